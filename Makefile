@@ -1,0 +1,61 @@
+# Shoal – make help lists the targets.
+SHELL := /usr/bin/env bash
+SHOAL_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/shoal
+export SHOAL_CACHE
+TOOLS := $(SHOAL_CACHE)/tools/bin
+export PATH := $(TOOLS):$(PATH)
+BIN := bin
+GO_TEST_FLAGS ?= -count=1
+# Integration suites start API servers; two at a time fits two cores.
+TEST_PARALLEL ?= 2
+
+.DEFAULT_GOAL := help
+
+.PHONY: help
+help: ## List the targets.
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: build
+build: ## Build shoal, shoal-hub and shoal-agent into bin/.
+	go build -o $(BIN)/ ./cmd/...
+
+.PHONY: tools
+tools: ## Install golangci-lint, protoc and the protoc plugins (pinned, cached).
+	@hack/tools.sh
+
+.PHONY: k8s-bin
+k8s-bin: ## Build kube-apiserver/scheduler/controller-manager v1.37.2, etcd and kwok into $(SHOAL_CACHE)/bin (cached).
+	@hack/k8s-bin.sh
+
+.PHONY: test
+test: k8s-bin ## Run every test: unit, integration and end to end (what CI runs).
+	@hack/test.sh $(GO_TEST_FLAGS) -p $(TEST_PARALLEL) ./...
+
+.PHONY: test-unit
+test-unit: ## Run the unit tests only (no API servers).
+	go test $(GO_TEST_FLAGS) -short ./...
+
+.PHONY: test-integration
+test-integration: k8s-bin ## Run the integration and end-to-end tests under test/.
+	@hack/test.sh $(GO_TEST_FLAGS) -p $(TEST_PARALLEL) ./test/...
+
+.PHONY: generate
+generate: tools ## Regenerate the gRPC/protobuf Go code.
+	@hack/generate.sh
+
+.PHONY: verify
+verify: tools ## gofmt, golangci-lint (with import-direction rules), go vet, generated code unchanged.
+	@hack/verify.sh
+
+.PHONY: demo
+demo: k8s-bin build ## Bring up a local fleet and run the main job end to end.
+	@hack/demo.sh
+
+.PHONY: bench
+bench: ## Run the decision benchmarks and the fleet simulator; JSON under bench/results/.
+	@hack/bench.sh
+
+.PHONY: clean
+clean: ## Stop any local fleet and remove build outputs (keeps the binary cache).
+	-@[ -x $(BIN)/shoal ] && $(BIN)/shoal dev down >/dev/null 2>&1 || true
+	rm -rf $(BIN) bench/results/*.tmp

@@ -1,0 +1,2 @@
+#!/usr/bin/env bash
+echo "demo: not built yet" >&2; exit 1
