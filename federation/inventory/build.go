@@ -1,0 +1,171 @@
+package inventory
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Build computes a cluster's GPU inventory from its Nodes and Pods. Nodes
+// without any GPU or MIG resource are left out. Every non-terminated pod bound
+// to a node counts against it, whoever created it. The result is sorted by
+// node name, so the same input always gives the same Cluster. Generation and
+// Labels are left for the caller.
+func Build(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys LabelKeys) Cluster {
+	used := usageByNode(pods)
+	out := Cluster{Name: cluster}
+	for _, kn := range nodes {
+		if kn == nil {
+			continue
+		}
+		n, ok := nodeFrom(kn, keys)
+		if !ok {
+			continue
+		}
+		u := used[n.Name]
+		n.UsedGPUs = int(u[ResourceGPU])
+		for r, m := range n.MIG {
+			m.Used = int(u[r])
+			n.MIG[r] = m
+		}
+		out.Nodes = append(out.Nodes, n)
+	}
+	sort.Slice(out.Nodes, func(i, j int) bool { return out.Nodes[i].Name < out.Nodes[j].Name })
+	return out
+}
+
+// nodeFrom converts a Kubernetes Node; ok is false for a node with no GPUs.
+func nodeFrom(kn *corev1.Node, keys LabelKeys) (Node, bool) {
+	l := kn.Labels
+	n := Node{
+		Name:          kn.Name,
+		Product:       l[LabelGPUProduct],
+		Clique:        l[LabelGPUClique],
+		Unschedulable: kn.Spec.Unschedulable,
+		Ready:         nodeReady(kn),
+	}
+	if keys.Rack != "" {
+		n.Rack = l[keys.Rack]
+	}
+	if keys.Block != "" {
+		n.Block = l[keys.Block]
+	}
+	if keys.Zone != "" {
+		n.Zone = l[keys.Zone]
+	}
+	if mem, err := strconv.ParseInt(l[LabelGPUMemory], 10, 64); err == nil {
+		n.MemoryMiB = mem
+	}
+	n.GPUs = quantity(kn.Status.Allocatable, ResourceGPU)
+	n.CapacityGPUs = quantity(kn.Status.Capacity, ResourceGPU)
+	for name, q := range kn.Status.Allocatable {
+		if strings.HasPrefix(string(name), ResourceMIGPrefix) && q.Value() > 0 {
+			if n.MIG == nil {
+				n.MIG = map[string]MIGResource{}
+			}
+			n.MIG[string(name)] = MIGResource{Allocatable: int(q.Value())}
+		}
+	}
+	if n.GPUs == 0 && n.CapacityGPUs == 0 && len(n.MIG) == 0 {
+		return Node{}, false
+	}
+	if len(kn.Spec.Taints) > 0 {
+		n.Taints = append([]corev1.Taint(nil), kn.Spec.Taints...)
+	}
+	return n, true
+}
+
+func quantity(rl corev1.ResourceList, name string) int {
+	q, ok := rl[corev1.ResourceName(name)]
+	if !ok {
+		return 0
+	}
+	return int(q.Value())
+}
+
+func nodeReady(kn *corev1.Node) bool {
+	for _, c := range kn.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// usageByNode sums GPU and MIG requests of non-terminated pods per node.
+func usageByNode(pods []*corev1.Pod) map[string]map[string]int64 {
+	used := map[string]map[string]int64{}
+	for _, p := range pods {
+		if p == nil || p.Spec.NodeName == "" ||
+			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for r, v := range podGPURequests(p) {
+			if used[p.Spec.NodeName] == nil {
+				used[p.Spec.NodeName] = map[string]int64{}
+			}
+			used[p.Spec.NodeName][r] += v
+		}
+	}
+	return used
+}
+
+// podGPURequests returns the pod's effective request of each GPU resource, the
+// way the kube-scheduler computes it: the larger of the app containers plus
+// sidecars and the largest init container plus the sidecars started before it.
+func podGPURequests(p *corev1.Pod) map[string]int64 {
+	out := map[string]int64{}
+	sidecars := map[string]int64{}
+	initPeak := map[string]int64{}
+	for _, c := range p.Spec.InitContainers {
+		sidecar := c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+		for r, v := range containerGPURequests(c) {
+			if sidecar {
+				sidecars[r] += v
+				continue
+			}
+			initPeak[r] = max(initPeak[r], v+sidecars[r])
+		}
+	}
+	for _, c := range p.Spec.Containers {
+		for r, v := range containerGPURequests(c) {
+			out[r] += v
+		}
+	}
+	for r, v := range sidecars {
+		out[r] += v
+	}
+	for r, v := range initPeak {
+		out[r] = max(out[r], v)
+	}
+	return out
+}
+
+// containerGPURequests returns a container's GPU requests; an extended
+// resource with only a limit is requested at its limit.
+func containerGPURequests(c corev1.Container) map[string]int64 {
+	var out map[string]int64
+	add := func(rl corev1.ResourceList, onlyMissing bool) {
+		for name, q := range rl {
+			r := string(name)
+			if r != ResourceGPU && !strings.HasPrefix(r, ResourceMIGPrefix) {
+				continue
+			}
+			if out == nil {
+				out = map[string]int64{}
+			}
+			if _, seen := out[r]; onlyMissing && seen {
+				continue
+			}
+			out[r] = value(q)
+		}
+	}
+	add(c.Resources.Requests, false)
+	add(c.Resources.Limits, true)
+	return out
+}
+
+func value(q resource.Quantity) int64 { return q.Value() }

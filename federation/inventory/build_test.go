@@ -1,0 +1,153 @@
+package inventory
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// testNode builds a Kubernetes Node for tests.
+type testNode struct{ n *corev1.Node }
+
+func newNode(name string) *testNode {
+	return &testNode{n: &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}},
+		Status: corev1.NodeStatus{
+			Capacity:    corev1.ResourceList{},
+			Allocatable: corev1.ResourceList{},
+			Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+		},
+	}}
+}
+
+func (b *testNode) gpus(capacity, alloc int64) *testNode {
+	b.n.Status.Capacity[ResourceGPU] = *resource.NewQuantity(capacity, resource.DecimalSI)
+	b.n.Status.Allocatable[ResourceGPU] = *resource.NewQuantity(alloc, resource.DecimalSI)
+	return b
+}
+
+func (b *testNode) res(name string, v int64) *testNode {
+	b.n.Status.Allocatable[corev1.ResourceName(name)] = *resource.NewQuantity(v, resource.DecimalSI)
+	return b
+}
+
+func (b *testNode) label(k, v string) *testNode { b.n.Labels[k] = v; return b }
+func (b *testNode) notReady() *testNode {
+	b.n.Status.Conditions[0].Status = corev1.ConditionFalse
+	return b
+}
+func (b *testNode) cordon() *testNode { b.n.Spec.Unschedulable = true; return b }
+func (b *testNode) taint(k string) *testNode {
+	b.n.Spec.Taints = append(b.n.Spec.Taints, corev1.Taint{Key: k, Effect: corev1.TaintEffectNoSchedule})
+	return b
+}
+func (b *testNode) obj() *corev1.Node { return b.n }
+
+func pod(node string, phase corev1.PodPhase, reqs ...map[string]int64) *corev1.Pod {
+	p := &corev1.Pod{Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
+	for _, r := range reqs {
+		c := corev1.Container{Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{}}}
+		for k, v := range r {
+			c.Resources.Limits[corev1.ResourceName(k)] = *resource.NewQuantity(v, resource.DecimalSI)
+		}
+		p.Spec.Containers = append(p.Spec.Containers, c)
+	}
+	return p
+}
+
+func gpu(n int64) map[string]int64 { return map[string]int64{ResourceGPU: n} }
+
+func TestBuild(t *testing.T) {
+	keys := DefaultLabelKeys()
+	nodes := []*corev1.Node{
+		newNode("b").gpus(8, 8).label(LabelGPUProduct, "NVIDIA-H100-80GB-HBM3").label(LabelGPUMemory, "81559").
+			label(keys.Rack, "r1").label(keys.Block, "b1").label(keys.Zone, "z1").label(LabelGPUClique, "c1").obj(),
+		newNode("a").gpus(8, 7).taint("dedicated").obj(),
+		newNode("cpu-only").obj(),
+		newNode("mig").res("nvidia.com/mig-1g.10gb", 7).obj(),
+		newNode("down").gpus(8, 8).notReady().obj(),
+		newNode("cordoned").gpus(4, 4).cordon().obj(),
+	}
+	pods := []*corev1.Pod{
+		pod("b", corev1.PodRunning, gpu(2), gpu(1)),
+		pod("b", corev1.PodPending, gpu(1)),
+		pod("b", corev1.PodSucceeded, gpu(4)),
+		pod("b", corev1.PodFailed, gpu(4)),
+		pod("", corev1.PodPending, gpu(8)),
+		pod("a", corev1.PodRunning, map[string]int64{"cpu": 4}),
+		pod("mig", corev1.PodRunning, map[string]int64{"nvidia.com/mig-1g.10gb": 3}),
+	}
+	c := Build("eu1", nodes, pods, keys)
+	wantOrder := []string{"a", "b", "cordoned", "down", "mig"}
+	if len(c.Nodes) != len(wantOrder) {
+		t.Fatalf("nodes = %d, want %d", len(c.Nodes), len(wantOrder))
+	}
+	for i, n := range c.Nodes {
+		if n.Name != wantOrder[i] {
+			t.Errorf("node %d = %s, want %s", i, n.Name, wantOrder[i])
+		}
+	}
+	tests := []struct {
+		node                 string
+		gpus, used, free     int
+		ready, unschedulable bool
+	}{
+		{"a", 7, 0, 7, true, false},
+		{"b", 8, 4, 4, true, false},
+		{"cordoned", 4, 0, 0, true, true},
+		{"down", 8, 0, 0, false, false},
+		{"mig", 0, 0, 0, true, false},
+	}
+	for i, tt := range tests {
+		n := c.Nodes[i]
+		if n.GPUs != tt.gpus || n.UsedGPUs != tt.used || n.FreeGPUs() != tt.free ||
+			n.Ready != tt.ready || n.Unschedulable != tt.unschedulable {
+			t.Errorf("%s: got gpus=%d used=%d free=%d ready=%v unsched=%v, want %+v",
+				tt.node, n.GPUs, n.UsedGPUs, n.FreeGPUs(), n.Ready, n.Unschedulable, tt)
+		}
+	}
+	b := c.Nodes[1]
+	if b.Product != "NVIDIA-H100-80GB-HBM3" || b.MemoryMiB != 81559 || b.Rack != "r1" ||
+		b.Block != "b1" || b.Zone != "z1" || b.Clique != "c1" {
+		t.Errorf("labels not read: %+v", b)
+	}
+	if a := c.Nodes[0]; a.CapacityGPUs != 8 || len(a.Taints) != 1 {
+		t.Errorf("a: capacity=%d taints=%v", a.CapacityGPUs, a.Taints)
+	}
+	if m := c.Nodes[4].MIG["nvidia.com/mig-1g.10gb"]; m.Allocatable != 7 || m.Used != 3 || m.Free() != 4 {
+		t.Errorf("mig = %+v", m)
+	}
+}
+
+func TestPodGPURequests(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	lim := func(n int64) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Limits: corev1.ResourceList{ResourceGPU: *resource.NewQuantity(n, resource.DecimalSI)}}
+	}
+	req := func(n int64) corev1.ResourceRequirements {
+		return corev1.ResourceRequirements{Requests: corev1.ResourceList{ResourceGPU: *resource.NewQuantity(n, resource.DecimalSI)}}
+	}
+	tests := []struct {
+		name string
+		spec corev1.PodSpec
+		want int64
+	}{
+		{"limits only", corev1.PodSpec{Containers: []corev1.Container{{Resources: lim(2)}, {Resources: lim(3)}}}, 5},
+		{"requests", corev1.PodSpec{Containers: []corev1.Container{{Resources: req(4)}}}, 4},
+		{"init bigger", corev1.PodSpec{InitContainers: []corev1.Container{{Resources: lim(8)}},
+			Containers: []corev1.Container{{Resources: lim(2)}}}, 8},
+		{"sidecar adds", corev1.PodSpec{InitContainers: []corev1.Container{{Resources: lim(1), RestartPolicy: &always}},
+			Containers: []corev1.Container{{Resources: lim(2)}}}, 3},
+		{"no gpu", corev1.PodSpec{Containers: []corev1.Container{{}}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := podGPURequests(&corev1.Pod{Spec: tt.spec})[ResourceGPU]
+			if got != tt.want {
+				t.Errorf("got %d, want %d", got, tt.want)
+			}
+		})
+	}
+}

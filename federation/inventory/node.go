@@ -1,0 +1,101 @@
+package inventory
+
+import (
+	corev1 "k8s.io/api/core/v1"
+)
+
+// MIGResource is the allocatable and used count of one MIG slice resource on a node.
+type MIGResource struct {
+	// Allocatable is the node's allocatable count of the resource.
+	Allocatable int `json:"allocatable"`
+	// Used is the sum of requests of the non-terminated pods on the node.
+	Used int `json:"used,omitempty"`
+}
+
+// Free returns the slices neither used nor over-committed (never negative).
+func (m MIGResource) Free() int { return max(0, m.Allocatable-m.Used) }
+
+// Node is one GPU node of a cluster as the scheduler needs to see it.
+type Node struct {
+	// Name is the Kubernetes node name.
+	Name string `json:"name"`
+	// Product is the GPU model from nvidia.com/gpu.product ("" if unlabelled).
+	Product string `json:"product,omitempty"`
+	// MemoryMiB is the memory of one GPU from nvidia.com/gpu.memory.
+	MemoryMiB int64 `json:"memoryMiB,omitempty"`
+	// CapacityGPUs is the node's capacity of nvidia.com/gpu; the difference to
+	// GPUs is what the device plugin reports unhealthy.
+	CapacityGPUs int `json:"capacityGPUs,omitempty"`
+	// GPUs is the node's allocatable nvidia.com/gpu.
+	GPUs int `json:"gpus"`
+	// UsedGPUs is the sum of nvidia.com/gpu requests of all non-terminated pods
+	// bound to the node, whoever created them.
+	UsedGPUs int `json:"usedGPUs,omitempty"`
+	// MIG maps a MIG resource name (nvidia.com/mig-1g.10gb) to its counts.
+	MIG map[string]MIGResource `json:"mig,omitempty"`
+	// Clique is the NVLink domain from nvidia.com/gpu.clique ("" if none).
+	Clique string `json:"clique,omitempty"`
+	// Rack, Block and Zone come from the cluster's LabelKeys ("" if unlabelled).
+	Rack  string `json:"rack,omitempty"`
+	Block string `json:"block,omitempty"`
+	Zone  string `json:"zone,omitempty"`
+	// Ready is the node's Ready condition.
+	Ready bool `json:"ready"`
+	// Unschedulable is true for a cordoned node.
+	Unschedulable bool `json:"unschedulable,omitempty"`
+	// Taints are the node's taints, as the scheduler must match tolerations to them.
+	Taints []corev1.Taint `json:"taints,omitempty"`
+}
+
+// Schedulable reports whether new pods may land on the node: Ready and not cordoned.
+func (n *Node) Schedulable() bool { return n.Ready && !n.Unschedulable }
+
+// FreeGPUs returns the whole GPUs a new pod could get on the node: zero on a
+// node that is not schedulable, never negative.
+func (n *Node) FreeGPUs() int {
+	if !n.Schedulable() {
+		return 0
+	}
+	return max(0, n.GPUs-n.UsedGPUs)
+}
+
+// FreeMIG returns the free slices of one MIG resource, zero on a node that is
+// not schedulable.
+func (n *Node) FreeMIG(resource string) int {
+	if !n.Schedulable() {
+		return 0
+	}
+	return n.MIG[resource].Free()
+}
+
+// NVLinkDomain returns the node's NVLink domain: its clique, or the node
+// itself when the cluster states no multi-node clique.
+func (n *Node) NVLinkDomain() string {
+	if n.Clique != "" {
+		return "clique:" + n.Clique
+	}
+	return "node:" + n.Name
+}
+
+// DomainOf returns the name of the node's domain at a level. A node without
+// the label for the level is a domain of its own ("node:<name>"): topology the
+// cluster does not state is never invented.
+func (n *Node) DomainOf(l Level) string {
+	var v string
+	switch l {
+	case LevelNVLink:
+		return n.NVLinkDomain()
+	case LevelNode:
+		return "node:" + n.Name
+	case LevelRack:
+		v = n.Rack
+	case LevelBlock:
+		v = n.Block
+	case LevelCluster:
+		return "cluster"
+	}
+	if v == "" {
+		return "node:" + n.Name
+	}
+	return string(l) + ":" + v
+}
