@@ -31,7 +31,9 @@ func TestEqualAndHash(t *testing.T) {
 		{"used changed", func(c *Cluster) { c.Nodes[1].UsedGPUs = 1 }, false},
 		{"cordoned", func(c *Cluster) { c.Nodes[0].Unschedulable = true }, false},
 		{"taint", func(c *Cluster) { c.Nodes[0].Taints = []corev1.Taint{{Key: "x", Effect: corev1.TaintEffectNoSchedule}} }, false},
-		{"mig used", func(c *Cluster) { c.Nodes[5].MIG = map[string]MIGResource{"nvidia.com/mig-1g.10gb": {Allocatable: 7, Used: 3}} }, false},
+		{"mig used", func(c *Cluster) {
+			c.Nodes[5].MIG = map[string]MIGResource{"nvidia.com/mig-1g.10gb": {Allocatable: 7, Used: 3}}
+		}, false},
 		{"label", func(c *Cluster) { c.Labels = map[string]string{"region": "us"} }, false},
 	}
 	for _, tt := range tests {
