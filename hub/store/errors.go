@@ -1,0 +1,55 @@
+package store
+
+import (
+	"errors"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+)
+
+// Errors returned by the store; test for them with errors.Is.
+var (
+	// ErrNotFound means the object does not exist.
+	ErrNotFound = errors.New("store: object not found")
+	// ErrAlreadyExists means Create found an object under that name.
+	ErrAlreadyExists = errors.New("store: object already exists")
+	// ErrConflict means the object changed since the revision the caller
+	// read (optimistic concurrency), or a Txn guard did not hold.
+	ErrConflict = errors.New("store: revision conflict")
+	// ErrCompacted means the requested revision is older than etcd's
+	// compacted history: list again and watch from the new revision.
+	ErrCompacted = errors.New("store: revision compacted")
+	// ErrInvalidContinue means a List continue token that this collection
+	// did not issue.
+	ErrInvalidContinue = errors.New("store: invalid continue token")
+	// ErrInvalidName means an empty or malformed kind or name.
+	ErrInvalidName = errors.New("store: invalid name")
+)
+
+// mapErr converts etcd client errors into the store's typed errors.
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, rpctypes.ErrCompacted) || errors.Is(err, rpctypes.ErrGRPCCompacted) {
+		return errors.Join(ErrCompacted, err)
+	}
+	return err
+}
+
+// resultLabel names the outcome of an operation for metrics.
+func resultLabel(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case errors.Is(err, ErrNotFound):
+		return "not_found"
+	case errors.Is(err, ErrAlreadyExists):
+		return "already_exists"
+	case errors.Is(err, ErrConflict):
+		return "conflict"
+	case errors.Is(err, ErrCompacted):
+		return "compacted"
+	default:
+		return "error"
+	}
+}

@@ -1,0 +1,115 @@
+package store
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// ListOptions selects a page of a List.
+type ListOptions struct {
+	// Limit is the page size; 0 lists everything.
+	Limit int64
+	// Continue is the token of the previous page's ListResult.
+	Continue string
+	// Revision lists the objects as they were at that store revision
+	// (0: now). Ignored with Continue, which carries its own revision.
+	Revision int64
+}
+
+// Item is one listed object.
+type Item[T any] struct {
+	// Name is the object's name within its kind.
+	Name string
+	// Object is the decoded value.
+	Object T
+	// Revision is the object's mod revision, for Update and Txn guards.
+	Revision int64
+}
+
+// ListResult is one page of a List.
+type ListResult[T any] struct {
+	// Items are sorted by name.
+	Items []Item[T]
+	// Continue fetches the next page at the same Revision; "" on the last page.
+	Continue string
+	// Revision is the store revision the page was read at; pass it to Watch
+	// to follow changes after the list.
+	Revision int64
+}
+
+// continueToken is the decoded form of ListResult.Continue.
+type continueToken struct {
+	Kind     string `json:"k"`
+	Revision int64  `json:"r"`
+	Start    string `json:"s"` // the first name of the next page
+}
+
+// List returns objects sorted by name, a page at a time. All pages of one
+// listing are read at the same revision; when etcd has compacted it, the
+// continued List fails with ErrCompacted and the caller starts over.
+func (c *Collection[T]) List(ctx context.Context, opts ListOptions) (res ListResult[T], err error) {
+	defer observe("list", time.Now(), &err)
+	start, rev := c.dir, opts.Revision
+	if opts.Continue != "" {
+		tok, err := c.decodeContinue(opts.Continue)
+		if err != nil {
+			return res, err
+		}
+		start, rev = c.dir+tok.Start, tok.Revision
+	}
+	ops := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(c.dir))}
+	if opts.Limit > 0 {
+		ops = append(ops, clientv3.WithLimit(opts.Limit))
+	}
+	if rev > 0 {
+		ops = append(ops, clientv3.WithRev(rev))
+	}
+	resp, err := c.s.client.Get(ctx, start, ops...)
+	if err != nil {
+		return res, mapErr(err)
+	}
+	res.Revision = resp.Header.Revision
+	if rev > 0 {
+		res.Revision = rev
+	}
+	res.Items = make([]Item[T], 0, len(resp.Kvs))
+	for _, kv := range resp.Kvs {
+		name := strings.TrimPrefix(string(kv.Key), c.dir)
+		obj, err := c.decode(name, kv.Value)
+		if err != nil {
+			return ListResult[T]{}, err
+		}
+		res.Items = append(res.Items, Item[T]{Name: name, Object: obj, Revision: kv.ModRevision})
+	}
+	if resp.More && len(res.Items) > 0 {
+		last := res.Items[len(res.Items)-1].Name
+		res.Continue = c.encodeContinue(continueToken{Kind: c.kind, Revision: res.Revision, Start: last + "\x00"})
+	}
+	return res, nil
+}
+
+func (c *Collection[T]) encodeContinue(tok continueToken) string {
+	b, _ := json.Marshal(tok) // a struct of strings and ints always marshals
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (c *Collection[T]) decodeContinue(s string) (continueToken, error) {
+	var tok continueToken
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &tok)
+	}
+	if err == nil && (tok.Kind != c.kind || tok.Revision <= 0) {
+		err = fmt.Errorf("token is for %s at revision %d", tok.Kind, tok.Revision)
+	}
+	if err != nil {
+		return tok, fmt.Errorf("%w: continue token: %v", ErrInvalidContinue, err)
+	}
+	return tok, nil
+}
