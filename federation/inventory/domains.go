@@ -2,22 +2,24 @@ package inventory
 
 import "sort"
 
-// Level is a topology level, from the tightest (nvlink) to the loosest (cluster).
+// Level is a topology level. Domains nest: a node lies in one NVLink domain
+// (its clique, or the node itself on HGX-style nodes whose NVLink stops at
+// the node), which lies in a rack, a block and a cluster.
 type Level string
 
 // The topology levels, tightest first.
 const (
-	LevelNVLink  Level = "nvlink"
 	LevelNode    Level = "node"
+	LevelNVLink  Level = "nvlink"
 	LevelRack    Level = "rack"
 	LevelBlock   Level = "block"
 	LevelCluster Level = "cluster"
 )
 
 // Levels lists the levels from the tightest to the loosest.
-var Levels = []Level{LevelNVLink, LevelNode, LevelRack, LevelBlock, LevelCluster}
+var Levels = []Level{LevelNode, LevelNVLink, LevelRack, LevelBlock, LevelCluster}
 
-// Rank orders levels: nvlink 0 … cluster 4; -1 for an unknown level.
+// Rank orders levels: node 0, nvlink 1 … cluster 4; -1 for an unknown level.
 func (l Level) Rank() int {
 	for i, x := range Levels {
 		if x == l {
