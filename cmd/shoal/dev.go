@@ -2,15 +2,141 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shoal-dev/shoal/test/fleet"
 )
 
-// newDevCommand returns `shoal dev`: start and stop a local fleet.
+// newDevCommand returns `shoal dev`: start, stop and inspect a local fleet.
 func newDevCommand() *cobra.Command {
-	return &cobra.Command{
+	var dir string
+	cmd := &cobra.Command{
 		Use:   "dev",
-		Short: "Start, stop and inspect a local fleet (not built yet)",
-		RunE:  func(*cobra.Command, []string) error { return errors.New("shoal dev is not built yet") },
+		Short: "Start, stop and inspect a local multi-cluster GPU fleet",
+		Long: "shoal dev runs a hub management cluster and N workload clusters on loopback from the " +
+			"binaries `make k8s-bin` builds, with KWOK GPU nodes labelled like NVIDIA GPU Feature Discovery " +
+			"labels real ones. State, kubeconfigs and logs live in --dir ($SHOAL_DEV_DIR, default ~/.shoal/dev).",
 	}
+	cmd.PersistentFlags().StringVar(&dir, "dir", fleet.DefaultDir(), "fleet directory")
+	cmd.AddCommand(newDevUpCommand(&dir), newDevDownCommand(&dir), newDevStatusCommand(&dir),
+		newDevKubeconfigCommand(&dir), newDevProfilesCommand())
+	return cmd
+}
+
+func newDevUpCommand(dir *string) *cobra.Command {
+	opts := fleet.Options{BasePort: fleet.DefaultBasePort}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start the hub cluster and the workload clusters (one per profile by default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			opts.Dir, opts.Out = *dir, cmd.OutOrStdout()
+			f, err := fleet.Up(ctx, opts)
+			if err != nil {
+				return err
+			}
+			printStatus(cmd.Context(), cmd.OutOrStdout(), f)
+			fmt.Fprintf(cmd.OutOrStdout(), "\nexport KUBECONFIG=%s   # one context per cluster\n"+
+				"kubectl --context %s get nodes\nshoal dev down                     # stops everything\n",
+				f.Kubeconfig, firstWorkload(f))
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&opts.Clusters, "clusters", 0, "workload clusters (default: one per profile)")
+	fl.StringSliceVar(&opts.Profiles, "profile", fleet.DefaultProfiles,
+		"fleet profiles, given to the workload clusters in turn (see `shoal dev profiles`)")
+	fl.IntVar(&opts.Nodes, "nodes", 0, "GPU nodes per workload cluster (default: the profile's, at least 16)")
+	fl.IntVar(&opts.BasePort, "base-port", opts.BasePort, "first port; cluster i uses base+10*i..+3 (0: any free ports)")
+	fl.BoolVar(&opts.NoHub, "no-hub", false, "start workload clusters only")
+	return cmd
+}
+
+func newDevDownCommand(dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "down",
+		Short: "Stop every process `shoal dev up` started and remove the fleet's data (logs stay)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := fleet.Open(*dir)
+			if errors.Is(err, fleet.ErrNoFleet) {
+				fmt.Fprintf(cmd.OutOrStdout(), "no fleet in %s\n", *dir)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			start, n := time.Now(), len(f.Processes())
+			if err := f.Down(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "stopped %d processes of %d clusters in %s (logs in %s)\n",
+				n, len(f.Clusters), time.Since(start).Round(time.Millisecond), *dir)
+			return nil
+		},
+	}
+}
+
+func newDevKubeconfigCommand(dir *string) *cobra.Command {
+	var raw bool
+	cmd := &cobra.Command{
+		Use:   "kubeconfig [CLUSTER]",
+		Short: "Print the path of a cluster's kubeconfig (all clusters when none is named); --raw prints it",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := fleet.Open(*dir)
+			if err != nil {
+				return err
+			}
+			path := f.Kubeconfig
+			if len(args) == 1 {
+				c := f.Cluster(args[0])
+				if c == nil {
+					return fmt.Errorf("no cluster %q in the fleet (have: %s)", args[0], clusterNames(f))
+				}
+				path = c.Kubeconfig
+			}
+			if !raw {
+				fmt.Fprintln(cmd.OutOrStdout(), path)
+				return nil
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(b)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&raw, "raw", false, "print the kubeconfig itself instead of its path")
+	return cmd
+}
+
+func newDevProfilesCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "profiles",
+		Short: "List the GPU fleet profiles",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			for _, n := range fleet.ProfileNames() {
+				p, _ := fleet.LookupProfile(n)
+				fmt.Fprintf(cmd.OutOrStdout(), "%-12s %3d nodes  %s\n", n, p.DefaultNodes, p.Description)
+			}
+		},
+	}
+}
+
+func firstWorkload(f *fleet.Fleet) string {
+	if w := f.Workloads(); len(w) > 0 {
+		return w[0].Name
+	}
+	return "hub"
 }

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/test/fleet"
+)
+
+func newDevStatusCommand(dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show the fleet's clusters, processes, GPU nodes and memory",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := fleet.Open(*dir)
+			if errors.Is(err, fleet.ErrNoFleet) {
+				fmt.Fprintf(cmd.OutOrStdout(), "no fleet in %s: start one with `shoal dev up`\n", *dir)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			printStatus(cmd.Context(), cmd.OutOrStdout(), f)
+			return nil
+		},
+	}
+}
+
+// printStatus writes one line per cluster: processes alive, nodes Ready,
+// GPUs and MIG slices on Ready nodes, resident memory.
+func printStatus(ctx context.Context, out io.Writer, f *fleet.Fleet) {
+	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "CLUSTER\tROLE\tPROFILE\tSERVER\tPROCESSES\tNODES READY\tGPUS\tMIG SLICES\tMEMORY")
+	var rss int64
+	for _, c := range f.Clusters {
+		alive, crss := 0, int64(0)
+		for _, p := range c.Processes {
+			if p.Alive() {
+				alive++
+				crss += p.RSS()
+			}
+		}
+		rss += crss
+		nodes, gpus, mig := "-", "-", "-"
+		if alive > 0 {
+			nodes, gpus, mig = nodeSummary(ctx, c)
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", c.Name, c.Role, orDash(c.Profile), c.Server,
+			alive, len(c.Processes), nodes, gpus, mig, mib(crss))
+	}
+	_ = w.Flush()
+	fmt.Fprintf(out, "fleet in %s, started %s, %d processes, %s resident\n",
+		f.Dir, f.StartedAt.Local().Format(time.DateTime), len(f.Processes()), mib(rss))
+}
+
+func nodeSummary(ctx context.Context, c *fleet.Cluster) (nodes, gpus, mig string) {
+	cs, err := c.Clientset()
+	if err != nil {
+		return "?", "?", "?"
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return "unreachable", "?", "?"
+	}
+	ready, g, m := 0, int64(0), int64(0)
+	for i := range list.Items {
+		n := &list.Items[i]
+		if !nodeReady(n) {
+			continue
+		}
+		ready++
+		for name, q := range n.Status.Allocatable {
+			switch {
+			case name == fleet.ResourceGPU:
+				g += q.Value()
+			case strings.HasPrefix(string(name), "nvidia.com/mig-"):
+				m += q.Value()
+			}
+		}
+	}
+	return fmt.Sprintf("%d/%d", ready, len(list.Items)), fmt.Sprint(g), fmt.Sprint(m)
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func clusterNames(f *fleet.Fleet) string {
+	names := make([]string, 0, len(f.Clusters))
+	for _, c := range f.Clusters {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func mib(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }

@@ -1,0 +1,77 @@
+package fleet
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+)
+
+// Ports are the loopback ports one cluster listens on.
+type Ports struct {
+	APIServer  int `json:"apiServer"`
+	EtcdClient int `json:"etcdClient"`
+	EtcdPeer   int `json:"etcdPeer"`
+	Scheduler  int `json:"scheduler,omitempty"`
+}
+
+// DefaultBasePort is where `shoal dev` lays out its ports: cluster i (the hub
+// is 0) uses base+10*i for kube-apiserver, +1 etcd client, +2 etcd peer,
+// +3 kube-scheduler.
+const DefaultBasePort = 16400
+
+// PortInUseError says a port the fleet needs is taken by something else.
+type PortInUseError struct {
+	Port      int
+	Cluster   string
+	Component string
+}
+
+func (e *PortInUseError) Error() string {
+	return fmt.Sprintf("port %d (%s of cluster %s) is already in use: stop what holds it "+
+		"(`ss -ltnp 'sport = :%d'`) or choose other ports with --base-port", e.Port, e.Component, e.Cluster, e.Port)
+}
+
+func layoutPorts(base, index int) Ports {
+	b := base + 10*index
+	return Ports{APIServer: b, EtcdClient: b + 1, EtcdPeer: b + 2, Scheduler: b + 3}
+}
+
+// freePorts asks the kernel for four unused loopback ports.
+func freePorts() (Ports, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			_ = l.Close()
+		}
+	}()
+	ports := make([]int, 4)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return Ports{}, err
+		}
+		ls = append(ls, l)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+	}
+	return Ports{APIServer: ports[0], EtcdClient: ports[1], EtcdPeer: ports[2], Scheduler: ports[3]}, nil
+}
+
+// checkPorts returns a *PortInUseError for the first port of c that is taken.
+func checkPorts(c *Cluster) error {
+	named := []struct {
+		port int
+		what string
+	}{{c.Ports.APIServer, "kube-apiserver"}, {c.Ports.EtcdClient, "etcd client"},
+		{c.Ports.EtcdPeer, "etcd peer"}, {c.Ports.Scheduler, "kube-scheduler"}}
+	for _, n := range named {
+		if n.port == 0 {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port)))
+		if err != nil {
+			return &PortInUseError{Port: n.port, Cluster: c.Name, Component: n.what}
+		}
+		_ = l.Close()
+	}
+	return nil
+}
