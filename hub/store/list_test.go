@@ -1,0 +1,89 @@
+package store_test
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"testing"
+
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+func TestListPaginationIsConsistent(t *testing.T) {
+	ctx := testCtx(t)
+	c := collection(t, "list")
+	var want []string
+	for i := range 25 {
+		name := fmt.Sprintf("job-%02d", i)
+		must[int64](t)(c.Create(ctx, name, testObj{Spec: "v1"}))
+		want = append(want, name)
+	}
+	other := collection(t, "other")
+	must[int64](t)(other.Create(ctx, "job-00", testObj{}))
+
+	first := must[store.ListResult[testObj]](t)(c.List(ctx, store.ListOptions{Limit: 10}))
+	if len(first.Items) != 10 || first.Continue == "" {
+		t.Fatalf("first page: %d items, continue %q", len(first.Items), first.Continue)
+	}
+	// Change the collection between pages: later pages must still show
+	// the objects as they were at the first page's revision.
+	must[int64](t)(c.Update(ctx, "job-15", testObj{Spec: "v2"}, 0))
+	if err := c.Delete(ctx, "job-20", 0); err != nil {
+		t.Fatal(err)
+	}
+	must[int64](t)(c.Create(ctx, "job-99", testObj{Spec: "new"}))
+
+	got := names(first.Items)
+	page := first
+	for page.Continue != "" {
+		page = must[store.ListResult[testObj]](t)(c.List(ctx, store.ListOptions{Limit: 10, Continue: page.Continue}))
+		if page.Revision != first.Revision {
+			t.Fatalf("page revision %d, want %d", page.Revision, first.Revision)
+		}
+		for _, it := range page.Items {
+			if it.Object.Spec != "v1" {
+				t.Errorf("%s: spec %q, want v1 as of the first page", it.Name, it.Object.Spec)
+			}
+		}
+		got = append(got, names(page.Items)...)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("paginated names %v, want %v", got, want)
+	}
+	if !sort.StringsAreSorted(got) {
+		t.Fatalf("names not sorted: %v", got)
+	}
+
+	now := must[store.ListResult[testObj]](t)(c.List(ctx, store.ListOptions{}))
+	if len(now.Items) != 25 || now.Continue != "" || now.Revision <= first.Revision {
+		t.Fatalf("full list now: %d items, continue %q, revision %d", len(now.Items), now.Continue, now.Revision)
+	}
+	at := must[store.ListResult[testObj]](t)(c.List(ctx, store.ListOptions{Revision: first.Revision}))
+	if fmt.Sprint(names(at.Items)) != fmt.Sprint(want) {
+		t.Fatalf("list at revision %d: %v", first.Revision, names(at.Items))
+	}
+}
+
+func TestListRejectsForeignContinueTokens(t *testing.T) {
+	ctx := testCtx(t)
+	a, b := collection(t, "a"), collection(t, "b")
+	for i := range 3 {
+		must[int64](t)(a.Create(ctx, fmt.Sprint(i), testObj{}))
+	}
+	page := must[store.ListResult[testObj]](t)(a.List(ctx, store.ListOptions{Limit: 1}))
+	for name, tok := range map[string]string{"other kind": page.Continue, "garbage": "%%%", "not json": "bm90IGpzb24"} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := b.List(ctx, store.ListOptions{Continue: tok}); !errors.Is(err, store.ErrInvalidContinue) {
+				t.Fatalf("error = %v, want ErrInvalidContinue", err)
+			}
+		})
+	}
+}
+
+func names(items []store.Item[testObj]) []string {
+	out := make([]string, 0, len(items))
+	for _, it := range items {
+		out = append(out, it.Name)
+	}
+	return out
+}
