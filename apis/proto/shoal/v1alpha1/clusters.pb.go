@@ -860,10 +860,14 @@ func (x *HeartbeatResponse) GetIntervalSeconds() int64 {
 
 type ReportInventoryRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Monotonic per agent start; the hub ignores reports older than the one it holds.
+	// Monotonic within one agent session; the hub ignores a report of the same
+	// session whose generation is not newer than the one it holds.
 	Generation int64 `protobuf:"varint,1,opt,name=generation,proto3" json:"generation,omitempty"`
 	// JSON of federation/inventory.Cluster.
 	InventoryJson []byte `protobuf:"bytes,2,opt,name=inventory_json,json=inventoryJson,proto3" json:"inventory_json,omitempty"`
+	// Random ID the agent picks at start. A report from a new session replaces
+	// the held one whatever its generation (a restarted agent counts from 1).
+	SessionId     string `protobuf:"bytes,3,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -910,6 +914,13 @@ func (x *ReportInventoryRequest) GetInventoryJson() []byte {
 		return x.InventoryJson
 	}
 	return nil
+}
+
+func (x *ReportInventoryRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
 }
 
 type ReportInventoryResponse struct {
@@ -1103,12 +1114,14 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"\x11cluster_reachable\x18\x02 \x01(\bR\x10clusterReachable\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\">\n" +
 	"\x11HeartbeatResponse\x12)\n" +
-	"\x10interval_seconds\x18\x01 \x01(\x03R\x0fintervalSeconds\"_\n" +
+	"\x10interval_seconds\x18\x01 \x01(\x03R\x0fintervalSeconds\"~\n" +
 	"\x16ReportInventoryRequest\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x01 \x01(\x03R\n" +
 	"generation\x12%\n" +
-	"\x0einventory_json\x18\x02 \x01(\fR\rinventoryJson\"J\n" +
+	"\x0einventory_json\x18\x02 \x01(\fR\rinventoryJson\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x03 \x01(\tR\tsessionId\"J\n" +
 	"\x17ReportInventoryResponse\x12/\n" +
 	"\x13accepted_generation\x18\x01 \x01(\x03R\x12acceptedGeneration\"<\n" +
 	"\x19ReportGitOpsStatusRequest\x12\x1f\n" +
