@@ -1,0 +1,109 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	"github.com/fluxcd/pkg/ssa"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+)
+
+// FieldManager is the server-side apply field manager of every object Shoal
+// applies from Git.
+const FieldManager = "shoal"
+
+// OwnerGroup prefixes the owner labels put on applied objects:
+// gitops.shoal.dev/name and gitops.shoal.dev/namespace. Prune deletes only
+// objects that still carry them.
+const OwnerGroup = "gitops.shoal.dev"
+
+// PruneAnnotation set to "disabled" on an object keeps it when it leaves Git.
+const PruneAnnotation = "shoal.dev/prune"
+
+// applier validates, applies, prunes and health-checks one object set.
+type applier struct {
+	rm              *ssa.ResourceManager
+	owner, ownerNS  string // values of the owner labels
+	pollInterval    time.Duration
+	validateWorkers int
+}
+
+func (a *applier) label(objs []*unstructured.Unstructured) {
+	a.rm.SetOwnerLabels(objs, a.owner, a.ownerNS)
+}
+
+// apply applies objs in stages (CRDs and Namespaces first) and returns the
+// change set. Objects equal to the cluster's are not written.
+func (a *applier) apply(ctx context.Context, objs []*unstructured.Unstructured, timeout time.Duration) (*ssa.ChangeSet, error) {
+	opts := ssa.DefaultApplyOptions()
+	opts.WaitInterval = a.pollInterval
+	opts.WaitTimeout = timeout
+	cs, err := a.rm.ApplyAllStaged(ctx, objs, opts)
+	if err != nil {
+		return cs, syncErr(gt.ReasonApplyFailed, "apply: %w", err)
+	}
+	return cs, nil
+}
+
+// prune deletes stale objects that still carry Shoal's owner labels and do
+// not opt out with PruneAnnotation. It returns what it deleted.
+func (a *applier) prune(ctx context.Context, stale []*unstructured.Unstructured) ([]gt.ObjectRef, error) {
+	if len(stale) == 0 {
+		return nil, nil
+	}
+	cs, err := a.rm.DeleteAll(ctx, stale, ssa.DeleteOptions{
+		PropagationPolicy: metav1.DeletePropagationBackground,
+		Inclusions:        a.rm.GetOwnerLabels(a.owner, a.ownerNS),
+		Exclusions:        map[string]string{PruneAnnotation: "disabled"},
+	})
+	var deleted []gt.ObjectRef
+	if cs != nil {
+		for _, e := range cs.Entries {
+			if e.Action == ssa.DeletedAction {
+				deleted = append(deleted, refOf(e.ObjMetadata))
+			}
+		}
+	}
+	if err != nil {
+		return deleted, syncErr(gt.ReasonPruneFailed, "prune: %w", err)
+	}
+	return deleted, nil
+}
+
+// wait blocks until every object of set is Current (kstatus) or timeout.
+func (a *applier) wait(ctx context.Context, set object.ObjMetadataSet, timeout time.Duration) error {
+	err := a.rm.WaitForSetWithContext(ctx, set, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout, FailFast: true})
+	if err != nil {
+		return syncErr(gt.ReasonHealthCheckFailed, "health check: %w", err)
+	}
+	return nil
+}
+
+// drifted returns the objects a sync at an unchanged revision had to write:
+// someone changed or deleted them in the cluster.
+func drifted(cs *ssa.ChangeSet) []gt.ObjectRef {
+	var out []gt.ObjectRef
+	if cs == nil {
+		return nil
+	}
+	for _, e := range cs.Entries {
+		if e.Action == ssa.ConfiguredAction || e.Action == ssa.CreatedAction {
+			out = append(out, refOf(e.ObjMetadata))
+		}
+	}
+	return out
+}
+
+// joinFirst joins up to n errors and says how many more there were.
+func joinFirst(errs []error, n int) error {
+	if len(errs) <= n {
+		return errors.Join(errs...)
+	}
+	return errors.Join(append(errs[:n:n], fmt.Errorf("and %d more", len(errs)-n))...)
+}

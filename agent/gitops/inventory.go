@@ -1,0 +1,160 @@
+package gitops
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+
+	"github.com/fluxcd/cli-utils/pkg/object"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+)
+
+// Keys of the inventory ConfigMap's data.
+const (
+	inventoryKeyEntries  = "entries"
+	inventoryKeyRevision = "revision"
+)
+
+// entry is one object Shoal applied: its cli-utils ObjMetadata string
+// ("namespace_name_group_kind") and API version.
+type entry struct {
+	ID      string `json:"id"`
+	Version string `json:"v"`
+}
+
+// inventory is the set of objects Shoal applied from Git, kept in a
+// ConfigMap in the agent's namespace so that prune survives agent restarts.
+type inventory struct {
+	Revision string
+	Entries  map[string]entry // by ID
+}
+
+func inventoryOf(objs []*unstructured.Unstructured, revision string) inventory {
+	inv := inventory{Revision: revision, Entries: map[string]entry{}}
+	for _, o := range objs {
+		id := object.UnstructuredToObjMetadata(o).String()
+		inv.Entries[id] = entry{ID: id, Version: o.GroupVersionKind().Version}
+	}
+	return inv
+}
+
+// union returns the entries of both inventories, with inv's revision.
+func (inv inventory) union(other inventory) inventory {
+	out := inventory{Revision: inv.Revision, Entries: map[string]entry{}}
+	for id, e := range other.Entries {
+		out.Entries[id] = e
+	}
+	for id, e := range inv.Entries {
+		out.Entries[id] = e
+	}
+	return out
+}
+
+// missingFrom returns, as deletable objects, the entries absent from next.
+func (inv inventory) missingFrom(next inventory) ([]*unstructured.Unstructured, error) {
+	var out []*unstructured.Unstructured
+	for id, e := range inv.Entries {
+		if _, ok := next.Entries[id]; ok {
+			continue
+		}
+		m, err := object.ParseObjMetadata(id)
+		if err != nil {
+			return nil, fmt.Errorf("inventory entry %q: %w", id, err)
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(m.GroupKind.WithVersion(e.Version))
+		u.SetNamespace(m.Namespace)
+		u.SetName(m.Name)
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// refs lists the inventory's objects, sorted.
+func (inv inventory) refs() []gt.ObjectRef {
+	out := make([]gt.ObjectRef, 0, len(inv.Entries))
+	for id := range inv.Entries {
+		if m, err := object.ParseObjMetadata(id); err == nil {
+			out = append(out, refOf(m))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
+func refOf(m object.ObjMetadata) gt.ObjectRef {
+	return gt.ObjectRef{Group: m.GroupKind.Group, Kind: m.GroupKind.Kind, Namespace: m.Namespace, Name: m.Name}
+}
+
+// inventoryStore reads and writes the inventory ConfigMap.
+type inventoryStore struct {
+	client client.Client
+	key    client.ObjectKey
+}
+
+func (s inventoryStore) load(ctx context.Context) (inventory, error) {
+	inv := inventory{Entries: map[string]entry{}}
+	var cm corev1.ConfigMap
+	err := s.client.Get(ctx, s.key, &cm)
+	if apierrors.IsNotFound(err) {
+		return inv, nil
+	}
+	if err != nil {
+		return inv, fmt.Errorf("read inventory %s: %w", s.key, err)
+	}
+	var entries []entry
+	if err := json.Unmarshal([]byte(cm.Data[inventoryKeyEntries]), &entries); err != nil && cm.Data[inventoryKeyEntries] != "" {
+		return inv, fmt.Errorf("decode inventory %s: %w", s.key, err)
+	}
+	for _, e := range entries {
+		inv.Entries[e.ID] = e
+	}
+	inv.Revision = cm.Data[inventoryKeyRevision]
+	return inv, nil
+}
+
+// save writes inv with server-side apply; an unchanged inventory is not
+// rewritten, so a no-op sync writes nothing.
+func (s inventoryStore) save(ctx context.Context, inv inventory, old inventory) error {
+	if inv.Revision == old.Revision && sameEntries(inv, old) {
+		return nil
+	}
+	entries := make([]entry, 0, len(inv.Entries))
+	for _, e := range inv.Entries {
+		entries = append(entries, e)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].ID < entries[j].ID })
+	data, err := json.Marshal(entries)
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: s.key.Namespace, Name: s.key.Name, Labels: map[string]string{"app.kubernetes.io/managed-by": FieldManager}},
+		Data:       map[string]string{inventoryKeyEntries: string(data), inventoryKeyRevision: inv.Revision},
+	}
+	//nolint:staticcheck // client.Apply with a typed object is the documented SSA path in this controller-runtime.
+	if err := s.client.Patch(ctx, cm, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("write inventory %s: %w", s.key, err)
+	}
+	return nil
+}
+
+func sameEntries(a, b inventory) bool {
+	if len(a.Entries) != len(b.Entries) {
+		return false
+	}
+	for id, e := range a.Entries {
+		if b.Entries[id] != e {
+			return false
+		}
+	}
+	return true
+}
