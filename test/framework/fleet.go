@@ -1,0 +1,81 @@
+package framework
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/shoal-dev/shoal/test/fleet"
+)
+
+// Fleet is a local fleet started for one test package, in its own temporary
+// directory on free ports.
+type Fleet struct {
+	*fleet.Fleet
+}
+
+// StartFleet starts a fleet as opts describe (Dir and BasePort are chosen
+// here: a fresh temporary directory and free ports). Progress goes to stderr.
+func StartFleet(ctx context.Context, opts fleet.Options) (*Fleet, error) {
+	dir, err := os.MkdirTemp("", "shoal-fleet-")
+	if err != nil {
+		return nil, err
+	}
+	opts.Dir, opts.BasePort = dir, 0
+	if opts.Out == nil {
+		opts.Out = os.Stderr
+	}
+	f, err := fleet.Up(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Fleet{Fleet: f}, nil
+}
+
+// Stop stops every process of the fleet. With keep (a failed run, or
+// SHOAL_KEEP_FLEET set) the directory with the logs stays and its path is
+// printed; otherwise it is removed.
+func (f *Fleet) Stop(keep bool) error {
+	err := f.Fleet.Stop()
+	if keep || os.Getenv("SHOAL_KEEP_FLEET") != "" {
+		fmt.Fprintf(os.Stderr, "fleet logs kept in %s\n", f.Dir)
+		return err
+	}
+	if rmErr := os.RemoveAll(f.Dir); err == nil {
+		err = rmErr
+	}
+	return err
+}
+
+// RunWithFleet is the body of a TestMain: under -short it only runs the tests
+// (which skip themselves); otherwise it starts a fleet, hands it to set, runs
+// the tests and stops the fleet, keeping its logs when a test failed.
+//
+//	func TestMain(m *testing.M) {
+//		os.Exit(framework.RunWithFleet(m, fleet.Options{NoHub: true, Profiles: []string{"hgx-h100"}}, func(f *framework.Fleet) { env = f }))
+//	}
+func RunWithFleet(m *testing.M, opts fleet.Options, set func(*Fleet)) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	f, err := StartFleet(ctx, opts)
+	cancel()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start fleet: %v\n", err)
+		return 1
+	}
+	set(f)
+	code := m.Run()
+	if err := f.Stop(code != 0); err != nil {
+		fmt.Fprintf(os.Stderr, "stop fleet: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
