@@ -1,0 +1,116 @@
+package placement
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Reason classifies why a gang is not placed now.
+type Reason string
+
+// The reasons a gang waits.
+const (
+	// ReasonNoMatchingNodes: no schedulable node passes the gang's product,
+	// cluster, MIG and toleration filters.
+	ReasonNoMatchingNodes Reason = "NoMatchingNodes"
+	// ReasonInsufficientGPUs: fewer GPUs are free than the gang needs.
+	ReasonInsufficientGPUs Reason = "InsufficientGPUs"
+	// ReasonFragmented: enough GPUs are free, but not enough on single nodes
+	// to hold whole members.
+	ReasonFragmented Reason = "Fragmented"
+	// ReasonTopology: members fit in the fleet but not inside one domain of
+	// the required level (or in MaxClusters clusters).
+	ReasonTopology Reason = "Topology"
+	// ReasonQuota: the gang's queue (or an ancestor) would exceed its quota.
+	ReasonQuota Reason = "QuotaExceeded"
+	// ReasonReserved: GPUs are held for a bigger gang ahead in line.
+	ReasonReserved Reason = "Reserved"
+	// ReasonPreempting: victims are being preempted to make room for the gang.
+	ReasonPreempting Reason = "Preempting"
+	// ReasonBlocked: a gang ahead in strict FIFO order blocks it (baselines).
+	ReasonBlocked Reason = "Blocked"
+)
+
+// Unschedulable says why a gang is not placed, in words a user can act on.
+type Unschedulable struct {
+	// Reason is the machine-readable cause.
+	Reason Reason
+	// Message is the explanation, e.g. "needs 32×8 GPUs in one rack; the
+	// largest free rack has 12×8 (eu1/rack:r7)".
+	Message string
+}
+
+// Error implements error.
+func (u *Unschedulable) Error() string { return string(u.Reason) + ": " + u.Message }
+
+// explain builds the Unschedulable for a request that did not fit.
+func (s *Snapshot) explain(r *request) *Unschedulable {
+	unit := fmt.Sprintf("%d GPUs", r.gpm)
+	shape := fmt.Sprintf("%d×%d GPUs", r.need, r.gpm)
+	if r.mig != "" {
+		unit = fmt.Sprintf("%d %s slices", r.gpm, strings.TrimPrefix(r.mig, "nvidia.com/"))
+		shape = fmt.Sprintf("%d×%d %s slices", r.need, r.gpm, strings.TrimPrefix(r.mig, "nvidia.com/"))
+	}
+	if r.g.Products != nil {
+		shape += " of " + strings.Join(r.g.Products, "|")
+	}
+	var nodes, down, slots, free int32
+	for i := range s.nodes {
+		n := &s.nodes[i]
+		if !r.classOK[n.class] {
+			continue
+		}
+		if r.mig != "" && n.mig[r.mig] == nil {
+			continue
+		}
+		nodes++
+		if !n.schedulable {
+			down++
+			continue
+		}
+		slots += s.slots(r, int32(i))
+		if r.mig == "" {
+			free += n.free
+		} else if m := n.mig[r.mig]; m != nil {
+			free += m.free()
+		}
+	}
+	switch {
+	case nodes == 0 || nodes == down:
+		return &Unschedulable{ReasonNoMatchingNodes, fmt.Sprintf(
+			"needs %s; no schedulable node matches its products, clusters, MIG profile and tolerations (%d match, %d cordoned or not ready)",
+			shape, nodes, down)}
+	case free < r.need*r.gpm:
+		return &Unschedulable{ReasonInsufficientGPUs, fmt.Sprintf(
+			"needs %s; %d are free on matching nodes", shape, free)}
+	case slots < r.need:
+		return &Unschedulable{ReasonFragmented, fmt.Sprintf(
+			"needs %s; %d are free on matching nodes but only %d members of %s fit on single nodes",
+			shape, free, slots, unit)}
+	}
+	return s.explainTopology(r, shape)
+}
+
+// explainTopology names the largest domain at the ceiling level.
+func (s *Snapshot) explainTopology(r *request, shape string) *Unschedulable {
+	if r.ceil == lvFleet {
+		return &Unschedulable{ReasonTopology, fmt.Sprintf(
+			"needs %s in at most %d clusters; the largest %d clusters do not hold it", shape, r.maxClusters, r.maxClusters)}
+	}
+	best, bestName := int32(0), ""
+	for d := range s.levels[r.ceil] {
+		if !r.clusterOK[s.levels[r.ceil][d].cluster] {
+			continue
+		}
+		k, _ := s.domainSlots(r, r.ceil, d, 0)
+		if k > best {
+			best, bestName = k, s.levels[r.ceil][d].name
+		}
+	}
+	lvl := string(levelNames[r.ceil])
+	if best == 0 {
+		return &Unschedulable{ReasonTopology, fmt.Sprintf("needs %s in one %s; no %s has room for a member", shape, lvl, lvl)}
+	}
+	return &Unschedulable{ReasonTopology, fmt.Sprintf(
+		"needs %s in one %s; the largest free %s has %d×%d (%s)", shape, lvl, lvl, best, r.gpm, bestName)}
+}

@@ -1,0 +1,166 @@
+package placement
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// request is a gang prepared for one decision: filters resolved per class
+// and cluster, level ceiling, policy.
+type request struct {
+	g           *Gang
+	gpm, need   int32
+	mig         string
+	classOK     []bool
+	clusterOK   []bool
+	ceil        int // highest level index allowed (lvFleet: several clusters)
+	maxClusters int
+	policy      Policy
+	topology    bool // false: ignore levels below the ceiling (baseline)
+	firstFit    bool // fill nodes in order instead of best fit (baseline)
+	holder      int32
+}
+
+// ErrInvalidGang is wrapped by errors about a gang that cannot be placed anywhere by construction.
+var ErrInvalidGang = fmt.Errorf("invalid gang")
+
+func validate(g *Gang) error {
+	switch {
+	case g.Members <= 0:
+		return fmt.Errorf("%w: members must be positive", ErrInvalidGang)
+	case g.GPUsPerMember <= 0:
+		return fmt.Errorf("%w: gpusPerMember must be positive", ErrInvalidGang)
+	}
+	for _, l := range []inventory.Level{g.Topology.Required, g.Topology.Preferred} {
+		if _, ok := levelIndex(l); l != "" && !ok {
+			return fmt.Errorf("%w: unknown topology level %q", ErrInvalidGang, l)
+		}
+	}
+	return nil
+}
+
+// newRequest resolves a gang's filters against the snapshot.
+func (s *Snapshot) newRequest(g *Gang, p params) *request {
+	r := &request{g: g, gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.MIGResource,
+		policy: g.Policy, topology: !p.ignoreTopology, firstFit: p.firstFit, holder: -1,
+		maxClusters: max(1, g.MaxClusters)}
+	if r.policy == "" {
+		r.policy = BinPack
+	}
+	r.ceil = lvCluster
+	if r.maxClusters > 1 {
+		r.ceil = lvFleet
+	}
+	if l, ok := levelIndex(g.Topology.Required); ok && r.topology {
+		r.ceil = l
+	}
+	r.clusterOK = s.scratch.bools(&s.scratch.clusterOK, len(s.clusters))
+	for i := range s.clusters {
+		r.clusterOK[i] = clusterMatches(g, s.clusters[i].name, s.clusters[i].labels)
+	}
+	r.classOK = s.scratch.bools(&s.scratch.classOK, len(s.classes))
+	for i := range s.classes {
+		c := &s.classes[i]
+		r.classOK[i] = r.clusterOK[c.cluster] && productMatches(g.Products, c.product) && tolerates(g.Tolerations, c.taints)
+	}
+	return r
+}
+
+func clusterMatches(g *Gang, name string, labels map[string]string) bool {
+	if len(g.Clusters) > 0 {
+		found := false
+		for _, c := range g.Clusters {
+			found = found || c == name
+		}
+		if !found {
+			return false
+		}
+	}
+	for k, v := range g.ClusterSelector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func productMatches(products []string, p string) bool {
+	if len(products) == 0 {
+		return true
+	}
+	for _, x := range products {
+		if x == p {
+			return true
+		}
+	}
+	return false
+}
+
+// tolerates reports whether the tolerations cover every NoSchedule and
+// NoExecute taint.
+func tolerates(tols []corev1.Toleration, taints []corev1.Taint) bool {
+	for i := range taints {
+		t := &taints[i]
+		if t.Effect == corev1.TaintEffectPreferNoSchedule {
+			continue
+		}
+		ok := false
+		for j := range tols {
+			if toleratesTaint(&tols[j], t) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func toleratesTaint(tol *corev1.Toleration, t *corev1.Taint) bool {
+	if tol.Effect != "" && tol.Effect != t.Effect {
+		return false
+	}
+	if tol.Key != "" && tol.Key != t.Key {
+		return false
+	}
+	switch tol.Operator {
+	case corev1.TolerationOpExists:
+		return true
+	case "", corev1.TolerationOpEqual:
+		return tol.Key != "" && tol.Value == t.Value
+	}
+	return false
+}
+
+// capacity returns how many members of gpm GPUs (or MIG slices) fit on node i.
+func (s *Snapshot) capacity(i int32, gpm int32, mig string) int32 {
+	n := &s.nodes[i]
+	if !n.schedulable {
+		return 0
+	}
+	if mig != "" {
+		m := n.mig[mig]
+		if m == nil {
+			return 0
+		}
+		return m.free() / gpm
+	}
+	return n.free / gpm
+}
+
+// slots returns the members of r that fit on node i for this request.
+func (s *Snapshot) slots(r *request, i int32) int32 {
+	n := &s.nodes[i]
+	if !r.classOK[n.class] {
+		return 0
+	}
+	if s.holders != nil && s.holders[i] >= 0 && s.holders[i] != r.holder {
+		return 0
+	}
+	return s.capacity(i, r.gpm, r.mig)
+}

@@ -1,0 +1,30 @@
+package placement
+
+// scratch holds buffers reused across decisions so a decision does not
+// allocate per node or per domain.
+type scratch struct {
+	clusterOK, classOK []bool
+	slots, free        [numLevels][]int32
+	picked             []pick
+}
+
+// pick is a tentative assignment: members on a node.
+type pick struct{ node, members int32 }
+
+func (sc *scratch) bools(buf *[]bool, n int) []bool {
+	if cap(*buf) < n {
+		*buf = make([]bool, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return *buf
+}
+
+func int32s(buf *[]int32, n int) []int32 {
+	if cap(*buf) < n {
+		*buf = make([]int32, n)
+	}
+	*buf = (*buf)[:n]
+	clear(*buf)
+	return *buf
+}

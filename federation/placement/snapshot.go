@@ -1,0 +1,198 @@
+package placement
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// Internal level indexes: domains nest node ⊂ nvlink ⊂ rack ⊂ block ⊂ cluster.
+const (
+	lvNode = iota
+	lvNVLink
+	lvRack
+	lvBlock
+	lvCluster
+	numLevels
+	lvFleet = numLevels // several clusters
+)
+
+var levelNames = [numLevels]inventory.Level{
+	inventory.LevelNode, inventory.LevelNVLink, inventory.LevelRack, inventory.LevelBlock, inventory.LevelCluster,
+}
+
+// levelIndex maps a level name to its index; ok is false for "" or unknown.
+func levelIndex(l inventory.Level) (int, bool) {
+	for i, n := range levelNames {
+		if n == l {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// node is one GPU node in the snapshot's flat array.
+type node struct {
+	name        string
+	cluster     int32
+	class       int32
+	dom         [numLevels]int32 // domain index at each level; dom[lvNode] is the node's own index
+	gpus        int32
+	used        int32
+	free        int32 // gpus-used when schedulable, else 0
+	schedulable bool
+	mig         map[string]*migCount
+}
+
+type migCount struct{ alloc, used int32 }
+
+func (c *migCount) free() int32 { return max(0, c.alloc-c.used) }
+
+// domain is a contiguous range of nodes (and of child domains) with a
+// running free-GPU count.
+type domain struct {
+	name     string
+	cluster  int32
+	lo, hi   int32 // node range
+	clo, chi int32 // child domain range one level down (level > 0)
+	gpus     int32
+	free     int32
+}
+
+// class groups nodes a gang's filters cannot tell apart: same cluster,
+// product and taints.
+type class struct {
+	cluster int32
+	product string
+	taints  []corev1.Taint
+}
+
+type clusterInfo struct {
+	name   string
+	labels map[string]string
+	ranges [numLevels][2]int32 // domain index range per level
+}
+
+// Snapshot is the fleet as one scheduling decision sees it. Place and
+// Schedule update it as they assume placements; it is not safe for
+// concurrent use. Build a fresh one per cycle, or keep one and apply
+// Assume/Release as gangs start and end.
+type Snapshot struct {
+	clusters  []clusterInfo
+	nodes     []node
+	levels    [numLevels][]domain
+	classes   []class
+	nodeIndex map[string]int32 // "cluster/node" → index
+	allocs    map[string]*allocation
+	trivial   [numLevels]bool // level has exactly the domains of the level below
+	maxNode   int32           // most GPUs on one node
+	holders   []int32         // per node: the reservation holding it, -1 for none (nil: no reservations)
+	scratch   scratch
+}
+
+// allocation is a gang holding GPUs in the snapshot.
+type allocation struct {
+	Allocation
+	nodes   []int32
+	members []int32
+	gpm     int32
+	mig     string
+}
+
+// NewSnapshot lays out the clusters' inventories and subtracts the running
+// allocations not already counted in them. Allocations on unknown nodes are
+// kept (they still matter for preemption and fair share) but book nothing.
+func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
+	s := &Snapshot{nodeIndex: map[string]int32{}, allocs: map[string]*allocation{}}
+	cs := append([]inventory.Cluster(nil), clusters...)
+	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
+	type keyed struct {
+		n    *inventory.Node
+		c    int32
+		keys [numLevels]string
+	}
+	var all []keyed
+	for ci := range cs {
+		s.clusters = append(s.clusters, clusterInfo{name: cs[ci].Name, labels: cs[ci].Labels})
+		for ni := range cs[ci].Nodes {
+			n := &cs[ci].Nodes[ni]
+			all = append(all, keyed{n: n, c: int32(ci), keys: domainKeys(n)})
+		}
+	}
+	sort.Slice(all, func(i, j int) bool {
+		a, b := &all[i], &all[j]
+		if a.c != b.c {
+			return a.c < b.c
+		}
+		for l := lvBlock; l >= lvNode; l-- {
+			if a.keys[l] != b.keys[l] {
+				return a.keys[l] < b.keys[l]
+			}
+		}
+		return false
+	})
+	classIdx := map[string]int32{}
+	s.nodes = make([]node, len(all))
+	for i, k := range all {
+		s.nodes[i] = s.newNode(k.n, k.c, classIdx)
+		s.nodeIndex[cs[k.c].Name+"/"+k.n.Name] = int32(i)
+	}
+	s.buildDomains(func(i int, l int) string { return all[i].keys[l] })
+	for _, a := range running {
+		s.add(a, !a.Counted)
+	}
+	return s
+}
+
+// domainKeys returns the key of a node's domain at each level. A level the
+// node has no label for inherits the domain below it (a node without a rack
+// label is a rack of its own; a rack without a block label a block of its
+// own), so domains always nest and no topology is invented.
+func domainKeys(n *inventory.Node) [numLevels]string {
+	var k [numLevels]string
+	k[lvNode] = n.Name
+	k[lvNVLink] = "node:" + n.Name
+	if n.Clique != "" {
+		k[lvNVLink] = "clique:" + n.Clique
+	}
+	k[lvRack] = k[lvNVLink]
+	if n.Rack != "" {
+		k[lvRack] = "rack:" + n.Rack
+	}
+	k[lvBlock] = k[lvRack]
+	if n.Block != "" {
+		k[lvBlock] = "block:" + n.Block
+	}
+	return k
+}
+
+func (s *Snapshot) newNode(n *inventory.Node, c int32, classIdx map[string]int32) node {
+	sig := fmt.Sprintf("%d\x00%s\x00%v", c, n.Product, n.Taints)
+	ci, ok := classIdx[sig]
+	if !ok {
+		ci = int32(len(s.classes))
+		classIdx[sig] = ci
+		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints})
+	}
+	out := node{name: n.Name, cluster: c, class: ci, gpus: int32(n.GPUs), used: int32(n.UsedGPUs),
+		schedulable: n.Schedulable()}
+	for r, m := range n.MIG {
+		if out.mig == nil {
+			out.mig = map[string]*migCount{}
+		}
+		out.mig[r] = &migCount{alloc: int32(m.Allocatable), used: int32(m.Used)}
+	}
+	out.free = out.freeNow()
+	s.maxNode = max(s.maxNode, out.gpus)
+	return out
+}
+
+func (n *node) freeNow() int32 {
+	if !n.schedulable {
+		return 0
+	}
+	return max(0, n.gpus-n.used)
+}

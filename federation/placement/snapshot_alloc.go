@@ -1,0 +1,156 @@
+package placement
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// ErrUnknownGang is returned by Release for a gang the snapshot does not hold.
+var ErrUnknownGang = errors.New("unknown gang")
+
+// ErrConflict is returned by Assume when the placement does not fit the
+// snapshot (a node is unknown, lacks free GPUs, or the gang already runs).
+var ErrConflict = errors.New("placement conflicts with the snapshot")
+
+// Assume books a placement of g that started at the given time, as a
+// scheduler does once it has committed a decision.
+func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
+	if _, dup := s.allocs[g.ID]; dup {
+		return fmt.Errorf("%w: gang %s already holds GPUs", ErrConflict, g.ID)
+	}
+	a := Allocation{Gang: g, Assignments: p.Assignments, Started: started}
+	for _, as := range a.Assignments {
+		i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
+		if !ok {
+			return fmt.Errorf("%w: unknown node %s/%s", ErrConflict, as.Cluster, as.Node)
+		}
+		if s.capacity(i, int32(g.GPUsPerMember), g.MIGResource) < int32(as.Members) {
+			return fmt.Errorf("%w: node %s/%s has no room for %d members", ErrConflict, as.Cluster, as.Node, as.Members)
+		}
+	}
+	s.add(a, true)
+	return nil
+}
+
+// add records an allocation; book subtracts its GPUs from the nodes.
+func (s *Snapshot) add(a Allocation, book bool) {
+	al := &allocation{Allocation: a, gpm: int32(a.Gang.GPUsPerMember), mig: a.Gang.MIGResource}
+	for _, as := range a.Assignments {
+		i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
+		if !ok {
+			continue
+		}
+		al.nodes = append(al.nodes, i)
+		al.members = append(al.members, int32(as.Members))
+		if book {
+			s.use(i, al.mig, int32(as.Members)*al.gpm)
+		}
+	}
+	s.allocs[a.Gang.ID] = al
+}
+
+// use adds (or with a negative count removes) usage on a node.
+func (s *Snapshot) use(i int32, mig string, count int32) {
+	n := &s.nodes[i]
+	if mig != "" {
+		if m := n.mig[mig]; m != nil {
+			m.used = max(0, m.used+count)
+		}
+		return
+	}
+	n.used = max(0, n.used+count)
+	s.setFree(i, n.freeNow())
+}
+
+// Release frees a gang's GPUs and forgets it.
+func (s *Snapshot) Release(gang string) (Allocation, error) {
+	al, ok := s.allocs[gang]
+	if !ok {
+		return Allocation{}, fmt.Errorf("%w: %s", ErrUnknownGang, gang)
+	}
+	s.unbook(al)
+	delete(s.allocs, gang)
+	return al.Allocation, nil
+}
+
+func (s *Snapshot) unbook(al *allocation) {
+	for k, i := range al.nodes {
+		s.use(i, al.mig, -al.members[k]*al.gpm)
+	}
+}
+
+func (s *Snapshot) rebook(al *allocation) {
+	for k, i := range al.nodes {
+		s.use(i, al.mig, al.members[k]*al.gpm)
+	}
+}
+
+// SetNodeSchedulable marks a node (un)schedulable, e.g. when it fails or is
+// cordoned. It reports whether the node is known.
+func (s *Snapshot) SetNodeSchedulable(cluster, name string, ok bool) bool {
+	i, known := s.nodeIndex[cluster+"/"+name]
+	if !known {
+		return false
+	}
+	s.nodes[i].schedulable = ok
+	s.setFree(i, s.nodes[i].freeNow())
+	return true
+}
+
+// GangsOnNode lists the gangs holding GPUs on a node, sorted.
+func (s *Snapshot) GangsOnNode(cluster, name string) []string {
+	i, known := s.nodeIndex[cluster+"/"+name]
+	if !known {
+		return nil
+	}
+	var out []string
+	for id, al := range s.allocs {
+		for _, n := range al.nodes {
+			if n == i {
+				out = append(out, id)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Running returns the allocations the snapshot holds, sorted by gang ID.
+func (s *Snapshot) Running() []Allocation {
+	out := make([]Allocation, 0, len(s.allocs))
+	for _, al := range s.allocs {
+		out = append(out, al.Allocation)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Gang.ID < out[j].Gang.ID })
+	return out
+}
+
+// Allocation returns the allocation of a gang.
+func (s *Snapshot) Allocation(gang string) (Allocation, bool) {
+	al, ok := s.allocs[gang]
+	if !ok {
+		return Allocation{}, false
+	}
+	return al.Allocation, true
+}
+
+// GPUs returns the whole GPUs of the fleet and those free on schedulable nodes.
+func (s *Snapshot) GPUs() (total, free int) {
+	for _, d := range s.levels[lvCluster] {
+		total += int(d.gpus)
+		free += int(d.free)
+	}
+	return total, free
+}
+
+// NodeFree returns the free whole GPUs of a node (0 if unknown or unschedulable).
+func (s *Snapshot) NodeFree(cluster, name string) int {
+	i, ok := s.nodeIndex[cluster+"/"+name]
+	if !ok {
+		return 0
+	}
+	return int(s.nodes[i].free)
+}

@@ -1,0 +1,126 @@
+package placement
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// Policy says how members spread over the domain chosen for a gang.
+type Policy string
+
+const (
+	// BinPack fills the fullest domains that fit, keeping big domains whole.
+	BinPack Policy = "BinPack"
+	// Spread picks the emptiest domain that fits and spreads members over its nodes.
+	Spread Policy = "Spread"
+)
+
+// Priority levels of the built-in priority classes.
+const (
+	PrioritySystemCritical int32 = 1000000
+	PriorityProduction     int32 = 10000
+	PriorityTraining       int32 = 5000
+	PriorityBatch          int32 = 1000
+	PriorityDevelopment    int32 = 100
+)
+
+// PriorityClasses maps the built-in priority class names to their values.
+var PriorityClasses = map[string]int32{
+	"system-critical": PrioritySystemCritical,
+	"production":      PriorityProduction,
+	"training":        PriorityTraining,
+	"batch":           PriorityBatch,
+	"development":     PriorityDevelopment,
+}
+
+// Topology is a gang's topology rule.
+type Topology struct {
+	// Required is the loosest level allowed: every member lies in one domain
+	// of this level. Empty means cluster (or several clusters with MaxClusters > 1).
+	Required inventory.Level
+	// Preferred is the level the gang would like; the engine always tries the
+	// tightest level first and falls back upward to Required. It is reported
+	// back so users can see whether their preference was met.
+	Preferred inventory.Level
+}
+
+// Gang is one job to place: Members pods of GPUsPerMember GPUs each, all or none.
+type Gang struct {
+	// ID identifies the gang (the job's key).
+	ID string
+	// Queue is the leaf queue path, e.g. "research/nlp/llama".
+	Queue string
+	// Priority is the priority class value; higher goes first.
+	Priority int32
+	// Preemptible says whether other gangs may preempt this one.
+	Preemptible bool
+	// GracePeriod is the time a victim gets to checkpoint before it is stopped.
+	GracePeriod time.Duration
+	// Members is the number of member pods.
+	Members int
+	// GPUsPerMember is the GPUs (or MIG slices with MIGResource) each member needs.
+	GPUsPerMember int
+	// MIGResource, when set (nvidia.com/mig-1g.10gb), makes members ask for MIG slices.
+	MIGResource string
+	// Products lists the GPU products the gang accepts; empty accepts any.
+	Products []string
+	// ClusterSelector must match the cluster's labels.
+	ClusterSelector map[string]string
+	// Clusters, when set, lists the clusters the gang may use.
+	Clusters []string
+	// Tolerations let members land on tainted nodes.
+	Tolerations []corev1.Toleration
+	// Topology is the gang's topology rule.
+	Topology Topology
+	// MaxClusters bounds how many clusters the gang may span (0 means 1).
+	MaxClusters int
+	// Policy is BinPack (default) or Spread.
+	Policy Policy
+	// Submitted is when the gang was submitted (FIFO tie-break).
+	Submitted time.Time
+}
+
+// GPUs returns the gang's total GPUs (or MIG slices).
+func (g *Gang) GPUs() int { return g.Members * g.GPUsPerMember }
+
+// Assignment puts Members members of a gang on one node.
+type Assignment struct {
+	// Cluster and Node name the node.
+	Cluster string
+	Node    string
+	// Members is how many of the gang's members run on the node.
+	Members int
+}
+
+// Placement is where a whole gang goes.
+type Placement struct {
+	// Gang is the gang's ID.
+	Gang string
+	// Assignments list the nodes, sorted by cluster and node.
+	Assignments []Assignment
+	// Level is the tightest level whose one domain holds the whole gang
+	// ("" when it spans clusters).
+	Level inventory.Level
+	// Domain names that domain, as "<cluster>/<level>:<name>".
+	Domain string
+	// Clusters lists the clusters used, fewest possible.
+	Clusters []string
+}
+
+// Allocation is a gang that holds GPUs: running, or reserved and being started.
+type Allocation struct {
+	// Gang is the running gang.
+	Gang Gang
+	// Assignments are its nodes.
+	Assignments []Assignment
+	// Started is when it started running.
+	Started time.Time
+	// LastCheckpoint, if set, is the last time it saved its work.
+	LastCheckpoint time.Time
+	// Counted says the inventory's UsedGPUs already include this gang's pods,
+	// so the snapshot must not subtract its GPUs again.
+	Counted bool
+}
