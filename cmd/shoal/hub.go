@@ -2,5 +2,7 @@ package main
 
 import "github.com/spf13/cobra"
 
-// addHubCommands adds the commands that talk to the hub API.
-func addHubCommands(root *cobra.Command) {}
+// addHubCommands adds the global hub flags and the commands that talk to the hub API.
+func addHubCommands(root *cobra.Command) {
+	addHubFlags(root)
+}

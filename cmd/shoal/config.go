@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/status"
+
+	"github.com/shoal-dev/shoal/hub/pki"
+)
+
+// hubFlags are the global flags that select the hub and the identity.
+type hubFlags struct {
+	config  string
+	context string
+	hub     string
+}
+
+var globalHubFlags hubFlags
+
+// addHubFlags adds --config, --context and --hub to root.
+func addHubFlags(root *cobra.Command) {
+	pf := root.PersistentFlags()
+	pf.StringVar(&globalHubFlags.config, "config", "", "shoal config file ($SHOAL_CONFIG, default ~/.shoal/config)")
+	pf.StringVar(&globalHubFlags.context, "context", "", "context of the config file to use (default: its currentContext)")
+	pf.StringVar(&globalHubFlags.hub, "hub", "", "hub address host:port, overriding the context's")
+}
+
+// configPath is --config, $SHOAL_CONFIG or ~/.shoal/config.
+func configPath() string {
+	if globalHubFlags.config != "" {
+		return globalHubFlags.config
+	}
+	if p := os.Getenv("SHOAL_CONFIG"); p != "" {
+		return p
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(".shoal", "config")
+	}
+	return filepath.Join(home, ".shoal", "config")
+}
+
+// currentContext loads the config file and returns the selected context
+// with --hub applied.
+func currentContext() (*pki.Context, error) {
+	path := configPath()
+	cfg, err := pki.LoadClientConfig(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no shoal config at %s: shoal-hub writes one on first start (--admin-config); "+
+			"copy it here or pass --config/SHOAL_CONFIG", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	hctx, err := cfg.Context(globalHubFlags.context)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	c := *hctx
+	if globalHubFlags.hub != "" {
+		c.Hub = globalHubFlags.hub
+	}
+	return &c, nil
+}
+
+// dialHub connects to the hub of the selected context over mTLS. Errors of
+// calls made on the connection name the hub and say what to check.
+func dialHub(cmd *cobra.Command) (*grpc.ClientConn, error) {
+	hctx, err := currentContext()
+	if err != nil {
+		return nil, err
+	}
+	tlsCfg, err := hctx.ClientTLSConfig()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", configPath(), err)
+	}
+	hint := errorHint{addr: hctx.Hub, context: hctx.Name}
+	conn, err := grpc.NewClient(hctx.Hub,
+		grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)),
+		grpc.WithUnaryInterceptor(hint.unary),
+		grpc.WithStreamInterceptor(hint.stream))
+	if err != nil {
+		return nil, fmt.Errorf("hub address %q: %w", hctx.Hub, err)
+	}
+	return conn, nil
+}
+
+// errorHint rewrites connection and identity errors into messages that say
+// what was wrong and what to do, keeping their gRPC codes.
+type errorHint struct{ addr, context string }
+
+func (h errorHint) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	return h.explain(invoker(ctx, method, req, reply, cc, opts...))
+}
+
+func (h errorHint) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	s, err := streamer(ctx, desc, cc, method, opts...)
+	return s, h.explain(err)
+}
+
+func (h errorHint) explain(err error) error {
+	st, ok := status.FromError(err)
+	if !ok || err == nil {
+		return err
+	}
+	switch st.Code() {
+	case codes.Unavailable:
+		return status.Errorf(codes.Unavailable, "cannot reach hub at %s: is shoal-hub running? "+
+			"(shoal --hub ADDR … or --context NAME to pick another hub): %s", h.addr, st.Message())
+	case codes.Unauthenticated:
+		return status.Errorf(codes.Unauthenticated, "hub at %s refused the credentials of context %q: "+
+			"is the config from this hub? (shoal-hub writes it to --admin-config): %s", h.addr, h.context, st.Message())
+	case codes.PermissionDenied:
+		return status.Errorf(codes.PermissionDenied, "the identity of context %q may not do this: "+
+			"use the admin config written by shoal-hub: %s", h.context, st.Message())
+	}
+	return err
+}
