@@ -21,8 +21,10 @@ func etcdArgs(c *Cluster) []string {
 }
 
 // apiserverArgs keeps kube-apiserver lean for small machines: no priority and
-// fairness, no profiling, no ServiceAccount admission (there is no
-// controller-manager to create service accounts; KWOK pods need no tokens).
+// fairness, no profiling. There is no kube-controller-manager, so the
+// admission plugins that rely on one are off: ServiceAccount (nothing creates
+// service accounts; KWOK pods need no tokens) and TaintNodesByCondition (its
+// not-ready taint would never be lifted).
 func apiserverArgs(c *Cluster, pki string) []string {
 	p := func(f string) string { return filepath.Join(pki, f) }
 	return []string{
@@ -36,7 +38,7 @@ func apiserverArgs(c *Cluster, pki string) []string {
 		"--service-account-signing-key-file=" + p(saPrivateFile),
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=Node,RBAC",
-		"--disable-admission-plugins=ServiceAccount",
+		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
 		"--enable-priority-and-fairness=false",
 		"--profiling=false", "--allow-privileged=true",
 		"--endpoint-reconciler-type=none",
@@ -65,6 +67,8 @@ func schedulerArgs(c *Cluster) ([]string, error) {
 		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
 		fmt.Sprintf("--secure-port=%d", c.Ports.Scheduler), "--bind-address=127.0.0.1",
 		"--cert-dir=" + filepath.Join(c.Dir, "scheduler-certs"),
+		// No front proxy here: skip the lookup of its CA (it only logs errors).
+		"--authentication-skip-lookup=true",
 		"--v=0",
 	}, nil
 }

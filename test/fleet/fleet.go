@@ -24,8 +24,9 @@ type State struct {
 // Fleet is a running (or stopped) local fleet.
 type Fleet struct {
 	State
-	opts Options
-	mu   sync.Mutex
+	opts   Options
+	mu     sync.Mutex // guards Clusters[*].Processes and output
+	saveMu sync.Mutex // serialises writes of the state file
 }
 
 // ErrNoFleet is returned by Open when the directory holds no fleet.
@@ -162,6 +163,8 @@ func (f *Fleet) record(c *Cluster, p *Process) {
 }
 
 func (f *Fleet) save() error {
+	f.saveMu.Lock()
+	defer f.saveMu.Unlock()
 	f.mu.Lock()
 	b, err := json.MarshalIndent(&f.State, "", "  ")
 	f.mu.Unlock()
