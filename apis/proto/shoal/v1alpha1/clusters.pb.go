@@ -1129,13 +1129,14 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"statusJson\"=\n" +
 	"\x1aReportGitOpsStatusResponse\x12\x1f\n" +
 	"\vsource_json\x18\x01 \x01(\fR\n" +
-	"sourceJson2\xf6\a\n" +
+	"sourceJson2\xc1\b\n" +
 	"\bClusters\x12b\n" +
 	"\x0fCreateJoinToken\x12&.shoal.v1alpha1.CreateJoinTokenRequest\x1a'.shoal.v1alpha1.CreateJoinTokenResponse\x12_\n" +
 	"\x0eListJoinTokens\x12%.shoal.v1alpha1.ListJoinTokensRequest\x1a&.shoal.v1alpha1.ListJoinTokensResponse\x12b\n" +
 	"\x0fRevokeJoinToken\x12&.shoal.v1alpha1.RevokeJoinTokenRequest\x1a'.shoal.v1alpha1.RevokeJoinTokenResponse\x12G\n" +
 	"\n" +
-	"GetCluster\x12!.shoal.v1alpha1.GetClusterRequest\x1a\x16.shoal.v1alpha1.Object\x12Y\n" +
+	"GetCluster\x12!.shoal.v1alpha1.GetClusterRequest\x1a\x16.shoal.v1alpha1.Object\x12I\n" +
+	"\fGetInventory\x12!.shoal.v1alpha1.GetClusterRequest\x1a\x16.shoal.v1alpha1.Object\x12Y\n" +
 	"\fListClusters\x12#.shoal.v1alpha1.ListClustersRequest\x1a$.shoal.v1alpha1.ListClustersResponse\x12M\n" +
 	"\rCordonCluster\x12$.shoal.v1alpha1.CordonClusterRequest\x1a\x16.shoal.v1alpha1.Object\x12\\\n" +
 	"\rRemoveCluster\x12$.shoal.v1alpha1.RemoveClusterRequest\x1a%.shoal.v1alpha1.RemoveClusterResponse\x12M\n" +
@@ -1195,26 +1196,28 @@ var file_shoal_v1alpha1_clusters_proto_depIdxs = []int32{
 	2,  // 8: shoal.v1alpha1.Clusters.ListJoinTokens:input_type -> shoal.v1alpha1.ListJoinTokensRequest
 	4,  // 9: shoal.v1alpha1.Clusters.RevokeJoinToken:input_type -> shoal.v1alpha1.RevokeJoinTokenRequest
 	6,  // 10: shoal.v1alpha1.Clusters.GetCluster:input_type -> shoal.v1alpha1.GetClusterRequest
-	7,  // 11: shoal.v1alpha1.Clusters.ListClusters:input_type -> shoal.v1alpha1.ListClustersRequest
-	9,  // 12: shoal.v1alpha1.Clusters.CordonCluster:input_type -> shoal.v1alpha1.CordonClusterRequest
-	10, // 13: shoal.v1alpha1.Clusters.RemoveCluster:input_type -> shoal.v1alpha1.RemoveClusterRequest
-	12, // 14: shoal.v1alpha1.Clusters.Register:input_type -> shoal.v1alpha1.RegisterRequest
-	14, // 15: shoal.v1alpha1.Clusters.Heartbeat:input_type -> shoal.v1alpha1.HeartbeatRequest
-	16, // 16: shoal.v1alpha1.Clusters.ReportInventory:input_type -> shoal.v1alpha1.ReportInventoryRequest
-	18, // 17: shoal.v1alpha1.Clusters.ReportGitOpsStatus:input_type -> shoal.v1alpha1.ReportGitOpsStatusRequest
-	1,  // 18: shoal.v1alpha1.Clusters.CreateJoinToken:output_type -> shoal.v1alpha1.CreateJoinTokenResponse
-	3,  // 19: shoal.v1alpha1.Clusters.ListJoinTokens:output_type -> shoal.v1alpha1.ListJoinTokensResponse
-	5,  // 20: shoal.v1alpha1.Clusters.RevokeJoinToken:output_type -> shoal.v1alpha1.RevokeJoinTokenResponse
-	21, // 21: shoal.v1alpha1.Clusters.GetCluster:output_type -> shoal.v1alpha1.Object
-	8,  // 22: shoal.v1alpha1.Clusters.ListClusters:output_type -> shoal.v1alpha1.ListClustersResponse
-	21, // 23: shoal.v1alpha1.Clusters.CordonCluster:output_type -> shoal.v1alpha1.Object
-	11, // 24: shoal.v1alpha1.Clusters.RemoveCluster:output_type -> shoal.v1alpha1.RemoveClusterResponse
-	13, // 25: shoal.v1alpha1.Clusters.Register:output_type -> shoal.v1alpha1.RegisterResponse
-	15, // 26: shoal.v1alpha1.Clusters.Heartbeat:output_type -> shoal.v1alpha1.HeartbeatResponse
-	17, // 27: shoal.v1alpha1.Clusters.ReportInventory:output_type -> shoal.v1alpha1.ReportInventoryResponse
-	19, // 28: shoal.v1alpha1.Clusters.ReportGitOpsStatus:output_type -> shoal.v1alpha1.ReportGitOpsStatusResponse
-	18, // [18:29] is the sub-list for method output_type
-	7,  // [7:18] is the sub-list for method input_type
+	6,  // 11: shoal.v1alpha1.Clusters.GetInventory:input_type -> shoal.v1alpha1.GetClusterRequest
+	7,  // 12: shoal.v1alpha1.Clusters.ListClusters:input_type -> shoal.v1alpha1.ListClustersRequest
+	9,  // 13: shoal.v1alpha1.Clusters.CordonCluster:input_type -> shoal.v1alpha1.CordonClusterRequest
+	10, // 14: shoal.v1alpha1.Clusters.RemoveCluster:input_type -> shoal.v1alpha1.RemoveClusterRequest
+	12, // 15: shoal.v1alpha1.Clusters.Register:input_type -> shoal.v1alpha1.RegisterRequest
+	14, // 16: shoal.v1alpha1.Clusters.Heartbeat:input_type -> shoal.v1alpha1.HeartbeatRequest
+	16, // 17: shoal.v1alpha1.Clusters.ReportInventory:input_type -> shoal.v1alpha1.ReportInventoryRequest
+	18, // 18: shoal.v1alpha1.Clusters.ReportGitOpsStatus:input_type -> shoal.v1alpha1.ReportGitOpsStatusRequest
+	1,  // 19: shoal.v1alpha1.Clusters.CreateJoinToken:output_type -> shoal.v1alpha1.CreateJoinTokenResponse
+	3,  // 20: shoal.v1alpha1.Clusters.ListJoinTokens:output_type -> shoal.v1alpha1.ListJoinTokensResponse
+	5,  // 21: shoal.v1alpha1.Clusters.RevokeJoinToken:output_type -> shoal.v1alpha1.RevokeJoinTokenResponse
+	21, // 22: shoal.v1alpha1.Clusters.GetCluster:output_type -> shoal.v1alpha1.Object
+	21, // 23: shoal.v1alpha1.Clusters.GetInventory:output_type -> shoal.v1alpha1.Object
+	8,  // 24: shoal.v1alpha1.Clusters.ListClusters:output_type -> shoal.v1alpha1.ListClustersResponse
+	21, // 25: shoal.v1alpha1.Clusters.CordonCluster:output_type -> shoal.v1alpha1.Object
+	11, // 26: shoal.v1alpha1.Clusters.RemoveCluster:output_type -> shoal.v1alpha1.RemoveClusterResponse
+	13, // 27: shoal.v1alpha1.Clusters.Register:output_type -> shoal.v1alpha1.RegisterResponse
+	15, // 28: shoal.v1alpha1.Clusters.Heartbeat:output_type -> shoal.v1alpha1.HeartbeatResponse
+	17, // 29: shoal.v1alpha1.Clusters.ReportInventory:output_type -> shoal.v1alpha1.ReportInventoryResponse
+	19, // 30: shoal.v1alpha1.Clusters.ReportGitOpsStatus:output_type -> shoal.v1alpha1.ReportGitOpsStatusResponse
+	19, // [19:31] is the sub-list for method output_type
+	7,  // [7:19] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name

@@ -23,6 +23,7 @@ const (
 	Clusters_ListJoinTokens_FullMethodName     = "/shoal.v1alpha1.Clusters/ListJoinTokens"
 	Clusters_RevokeJoinToken_FullMethodName    = "/shoal.v1alpha1.Clusters/RevokeJoinToken"
 	Clusters_GetCluster_FullMethodName         = "/shoal.v1alpha1.Clusters/GetCluster"
+	Clusters_GetInventory_FullMethodName       = "/shoal.v1alpha1.Clusters/GetInventory"
 	Clusters_ListClusters_FullMethodName       = "/shoal.v1alpha1.Clusters/ListClusters"
 	Clusters_CordonCluster_FullMethodName      = "/shoal.v1alpha1.Clusters/CordonCluster"
 	Clusters_RemoveCluster_FullMethodName      = "/shoal.v1alpha1.Clusters/RemoveCluster"
@@ -44,6 +45,9 @@ type ClustersClient interface {
 	ListJoinTokens(ctx context.Context, in *ListJoinTokensRequest, opts ...grpc.CallOption) (*ListJoinTokensResponse, error)
 	RevokeJoinToken(ctx context.Context, in *RevokeJoinTokenRequest, opts ...grpc.CallOption) (*RevokeJoinTokenResponse, error)
 	GetCluster(ctx context.Context, in *GetClusterRequest, opts ...grpc.CallOption) (*Object, error)
+	// GetInventory returns the cluster's latest inventory report: the JSON of
+	// federation/inventory.Cluster in Object.json.
+	GetInventory(ctx context.Context, in *GetClusterRequest, opts ...grpc.CallOption) (*Object, error)
 	ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error)
 	CordonCluster(ctx context.Context, in *CordonClusterRequest, opts ...grpc.CallOption) (*Object, error)
 	RemoveCluster(ctx context.Context, in *RemoveClusterRequest, opts ...grpc.CallOption) (*RemoveClusterResponse, error)
@@ -98,6 +102,16 @@ func (c *clustersClient) GetCluster(ctx context.Context, in *GetClusterRequest, 
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Object)
 	err := c.cc.Invoke(ctx, Clusters_GetCluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clustersClient) GetInventory(ctx context.Context, in *GetClusterRequest, opts ...grpc.CallOption) (*Object, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Object)
+	err := c.cc.Invoke(ctx, Clusters_GetInventory_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -186,6 +200,9 @@ type ClustersServer interface {
 	ListJoinTokens(context.Context, *ListJoinTokensRequest) (*ListJoinTokensResponse, error)
 	RevokeJoinToken(context.Context, *RevokeJoinTokenRequest) (*RevokeJoinTokenResponse, error)
 	GetCluster(context.Context, *GetClusterRequest) (*Object, error)
+	// GetInventory returns the cluster's latest inventory report: the JSON of
+	// federation/inventory.Cluster in Object.json.
+	GetInventory(context.Context, *GetClusterRequest) (*Object, error)
 	ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error)
 	CordonCluster(context.Context, *CordonClusterRequest) (*Object, error)
 	RemoveCluster(context.Context, *RemoveClusterRequest) (*RemoveClusterResponse, error)
@@ -217,6 +234,9 @@ func (UnimplementedClustersServer) RevokeJoinToken(context.Context, *RevokeJoinT
 }
 func (UnimplementedClustersServer) GetCluster(context.Context, *GetClusterRequest) (*Object, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetCluster not implemented")
+}
+func (UnimplementedClustersServer) GetInventory(context.Context, *GetClusterRequest) (*Object, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetInventory not implemented")
 }
 func (UnimplementedClustersServer) ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListClusters not implemented")
@@ -328,6 +348,24 @@ func _Clusters_GetCluster_Handler(srv interface{}, ctx context.Context, dec func
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ClustersServer).GetCluster(ctx, req.(*GetClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Clusters_GetInventory_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetClusterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClustersServer).GetInventory(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Clusters_GetInventory_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClustersServer).GetInventory(ctx, req.(*GetClusterRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -480,6 +518,10 @@ var Clusters_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetCluster",
 			Handler:    _Clusters_GetCluster_Handler,
+		},
+		{
+			MethodName: "GetInventory",
+			Handler:    _Clusters_GetInventory_Handler,
 		},
 		{
 			MethodName: "ListClusters",
