@@ -1,0 +1,103 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// Cluster is a registered workload cluster.
+type Cluster struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   ClusterSpec   `json:"spec,omitempty"`
+	Status ClusterStatus `json:"status,omitempty"`
+}
+
+// ClusterSpec is what the fleet operator sets on a cluster.
+type ClusterSpec struct {
+	// UID is the cluster's identity, the UID of its kube-system namespace;
+	// a cluster cannot register twice.
+	UID string `json:"uid"`
+	// Unschedulable (cordon) keeps new gangs off the cluster.
+	Unschedulable bool `json:"unschedulable,omitempty"`
+	// Drain asks for the cluster's preemptible gangs to be moved elsewhere.
+	Drain bool `json:"drain,omitempty"`
+	// GitOps is where the cluster's configuration comes from.
+	GitOps *GitOpsSource `json:"gitops,omitempty"`
+}
+
+// GitOpsSource names a cluster's configuration in Git.
+type GitOpsSource struct {
+	// URL of the repository.
+	URL string `json:"url"`
+	// Ref is a branch, tag or commit; default the repository's default branch.
+	Ref string `json:"ref,omitempty"`
+	// Path of the kustomization in the repository.
+	Path string `json:"path,omitempty"`
+	// Interval between drift corrections.
+	Interval *metav1.Duration `json:"interval,omitempty"`
+}
+
+// ClusterState is the hub's summary of a cluster.
+type ClusterState string
+
+// The cluster states.
+const (
+	// ClusterPending: registered, no inventory yet.
+	ClusterPending ClusterState = "Pending"
+	// ClusterReady: the agent reports and the cluster takes gangs.
+	ClusterReady ClusterState = "Ready"
+	// ClusterNotReady: the agent's lease or session lapsed.
+	ClusterNotReady ClusterState = "NotReady"
+	// ClusterCordoned: healthy, but no new gangs (spec.unschedulable).
+	ClusterCordoned ClusterState = "Cordoned"
+	// ClusterDraining: cordoned and moving its preemptible gangs away.
+	ClusterDraining ClusterState = "Draining"
+	// ClusterLost: silent for longer than the fence timeout; its gangs are rescheduled.
+	ClusterLost ClusterState = "Lost"
+)
+
+// ClusterStatus is what the hub observed about a cluster.
+type ClusterStatus struct {
+	// State summarises the cluster.
+	State ClusterState `json:"state,omitempty"`
+	// Conditions with reasons and messages (Ready, InventoryCurrent, GitOpsReady…).
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Inventory summarises the cluster's GPUs.
+	Inventory *InventorySummary `json:"inventory,omitempty"`
+	// GitOps is the applied configuration.
+	GitOps *GitOpsStatus `json:"gitops,omitempty"`
+	// AgentVersion is the version of the cluster's shoal-agent.
+	AgentVersion string `json:"agentVersion,omitempty"`
+	// LastHeartbeat is when the agent last reached the hub.
+	LastHeartbeat *metav1.Time `json:"lastHeartbeat,omitempty"`
+	// RegisteredTime is when the cluster registered.
+	RegisteredTime *metav1.Time `json:"registeredTime,omitempty"`
+}
+
+// InventorySummary is a cluster's GPU capacity in a few numbers; the full
+// inventory by shape lives in the hub's inventory store.
+type InventorySummary struct {
+	// Generation of the inventory report summarised.
+	Generation int64 `json:"generation,omitempty"`
+	// Nodes is the number of GPU nodes.
+	Nodes int32 `json:"nodes,omitempty"`
+	// GPUs is the number of GPUs; Free and Unhealthy are parts of it.
+	GPUs int32 `json:"gpus,omitempty"`
+	// FreeGPUs is the number of allocatable, unused GPUs.
+	FreeGPUs int32 `json:"freeGPUs,omitempty"`
+	// UnhealthyGPUs is the number of GPUs that cannot be used.
+	UnhealthyGPUs int32 `json:"unhealthyGPUs,omitempty"`
+	// Products maps a GPU product to its number of GPUs.
+	Products map[string]int32 `json:"products,omitempty"`
+}
+
+// GitOpsStatus is the configuration a cluster applied.
+type GitOpsStatus struct {
+	// Revision applied (commit).
+	Revision string `json:"revision,omitempty"`
+	// Health of the applied objects: Healthy, Progressing, Degraded or Unknown.
+	Health string `json:"health,omitempty"`
+	// LastAppliedTime of the revision.
+	LastAppliedTime *metav1.Time `json:"lastAppliedTime,omitempty"`
+	// Message from the last attempt.
+	Message string `json:"message,omitempty"`
+}

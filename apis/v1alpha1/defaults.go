@@ -1,0 +1,98 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// Default values of the Job and Queue fields that have one.
+const (
+	DefaultMaxClusters        int32 = 1
+	DefaultMaxRestarts        int32 = 3
+	DefaultGracePeriodSeconds int64 = 30
+	DefaultQueueWeight        int32 = 1
+	DefaultMIGPerMember       int32 = 1
+)
+
+// SetJobDefaults fills the unset fields of a Job in place: apiVersion and
+// kind, priority class, MIG slices per member, placement (maxClusters 1,
+// BinPack), failure policy (3 restarts, Reschedule), preemption
+// (preemptible below production, 30 s grace) and, when no container of the
+// template asks for the gang's GPUs, a limit on the first container.
+func SetJobDefaults(j *Job) {
+	j.APIVersion, j.Kind = APIVersion, KindJob
+	s := &j.Spec
+	if s.PriorityClass == "" {
+		s.PriorityClass = DefaultPriorityClass
+	}
+	if s.Gang.MIG != nil && s.Gang.MIG.PerMember == 0 {
+		s.Gang.MIG.PerMember = DefaultMIGPerMember
+	}
+	if s.Placement.MaxClusters == 0 {
+		s.Placement.MaxClusters = DefaultMaxClusters
+	}
+	if s.Placement.Policy == "" {
+		s.Placement.Policy = BinPack
+	}
+	if s.FailurePolicy.MaxRestarts == nil {
+		s.FailurePolicy.MaxRestarts = ptr(DefaultMaxRestarts)
+	}
+	if s.FailurePolicy.OnClusterLoss == "" {
+		s.FailurePolicy.OnClusterLoss = Reschedule
+	}
+	if s.Preemption.Preemptible == nil {
+		s.Preemption.Preemptible = ptr(s.PriorityClass.PreemptibleByDefault())
+	}
+	if s.Preemption.GracePeriodSeconds == nil {
+		s.Preemption.GracePeriodSeconds = ptr(DefaultGracePeriodSeconds)
+	}
+	defaultGPULimit(s)
+}
+
+// defaultGPULimit puts the gang's per-member accelerator request on the
+// first container when no container asks for that resource.
+func defaultGPULimit(s *JobSpec) {
+	name, n := s.Gang.Resource()
+	cs := s.Template.Spec.Containers
+	if n <= 0 || len(cs) == 0 || TemplateResource(&s.Template, name) > 0 {
+		return
+	}
+	if cs[0].Resources.Limits == nil {
+		cs[0].Resources.Limits = corev1.ResourceList{}
+	}
+	cs[0].Resources.Limits[name] = *resource.NewQuantity(int64(n), resource.DecimalSI)
+}
+
+// Resource returns the extended resource and count each member needs:
+// nvidia.com/gpu × GPUsPerMember, or the MIG profile's resource × PerMember.
+func (g Gang) Resource() (corev1.ResourceName, int32) {
+	if g.MIG != nil {
+		return g.MIG.ResourceName(), g.MIG.PerMember
+	}
+	return ResourceGPU, g.GPUsPerMember
+}
+
+// TemplateResource sums a resource's limits (or requests, where no limit
+// is set) over the template's containers.
+func TemplateResource(t *corev1.PodTemplateSpec, name corev1.ResourceName) int64 {
+	var sum int64
+	for _, c := range t.Spec.Containers {
+		if q, ok := c.Resources.Limits[name]; ok {
+			sum += q.Value()
+		} else if q, ok := c.Resources.Requests[name]; ok {
+			sum += q.Value()
+		}
+	}
+	return sum
+}
+
+// SetQueueDefaults fills the unset fields of a Queue in place: apiVersion,
+// kind and weight 1.
+func SetQueueDefaults(q *Queue) {
+	q.APIVersion, q.Kind = APIVersion, KindQueue
+	if q.Spec.Weight == nil {
+		q.Spec.Weight = ptr(DefaultQueueWeight)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,47 @@
+// Package v1alpha1 declares Shoal's user-facing objects (API group
+// shoal.dev, version v1alpha1): Job, Queue, Cluster, JoinToken and Rollout,
+// with their defaults, validation and strict decoding from YAML or JSON.
+//
+// The package only declares: it holds types and pure functions over them and
+// imports nothing of Shoal. The objects travel over the hub's gRPC API as
+// their JSON encoding (apis/proto/shoal/v1alpha1.Object), so what a user
+// writes in YAML is exactly what the hub stores.
+//
+// Validation returns every problem at once, each with its field path, as a
+// field.ErrorList; InvalidError wraps such a list as an error.
+package v1alpha1
+
+import "k8s.io/apimachinery/pkg/runtime/schema"
+
+// Group is the API group of Shoal's objects.
+const Group = "shoal.dev"
+
+// Version is the API version of this package.
+const Version = "v1alpha1"
+
+// APIVersion is the apiVersion field of every object of this package.
+const APIVersion = Group + "/" + Version
+
+// GroupVersion is Group and Version as a schema.GroupVersion.
+var GroupVersion = schema.GroupVersion{Group: Group, Version: Version}
+
+// Kinds of the objects of this package.
+const (
+	KindJob       = "Job"
+	KindQueue     = "Queue"
+	KindCluster   = "Cluster"
+	KindJoinToken = "JoinToken"
+	KindRollout   = "Rollout"
+)
+
+// Label and annotation keys Shoal puts on objects it creates.
+const (
+	// LabelCluster names the workload cluster of a virtual node or member pod.
+	LabelCluster = "shoal.dev/cluster"
+	// LabelJob names the Job a member pod belongs to.
+	LabelJob = "shoal.dev/job"
+	// LabelMember is the index of a member pod within its gang.
+	LabelMember = "shoal.dev/member"
+	// LabelQueue is the queue of a Job's member pods.
+	LabelQueue = "shoal.dev/queue"
+)

@@ -1,0 +1,133 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// JobPhase is where a Job is in its life.
+type JobPhase string
+
+// The job phases. Succeeded, Failed and Cancelled are terminal.
+const (
+	// JobPending: accepted and queued, not placed yet.
+	JobPending JobPhase = "Pending"
+	// JobPlaced: the gang has a reservation and its members are being dispatched.
+	JobPlaced JobPhase = "Placed"
+	// JobRunning: every member runs.
+	JobRunning JobPhase = "Running"
+	// JobSucceeded: the gang completed.
+	JobSucceeded JobPhase = "Succeeded"
+	// JobFailed: the gang failed beyond its failure policy.
+	JobFailed JobPhase = "Failed"
+	// JobCancelled: the user cancelled the job.
+	JobCancelled JobPhase = "Cancelled"
+)
+
+// JobPhases lists every phase.
+var JobPhases = []JobPhase{JobPending, JobPlaced, JobRunning, JobSucceeded, JobFailed, JobCancelled}
+
+// Terminal reports whether the phase is final.
+func (p JobPhase) Terminal() bool {
+	return p == JobSucceeded || p == JobFailed || p == JobCancelled
+}
+
+// Valid reports whether p is one of JobPhases.
+func (p JobPhase) Valid() bool {
+	for _, x := range JobPhases {
+		if p == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Job condition types.
+const (
+	// JobConditionAdmitted is True once the hub accepted the job into its queue.
+	JobConditionAdmitted = "Admitted"
+	// JobConditionPlaced is True while the gang holds a reservation.
+	JobConditionPlaced = "Placed"
+	// JobConditionRunning is True while every member runs.
+	JobConditionRunning = "Running"
+	// JobConditionFinished is True once the job is terminal; its reason says how.
+	JobConditionFinished = "Finished"
+)
+
+// JobStatus is what the hub observed about a Job.
+type JobStatus struct {
+	// Phase summarises the job's state.
+	Phase JobPhase `json:"phase,omitempty"`
+	// Conditions are the detailed, typed states with reasons and messages.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	// Placement explains the scheduler's latest decision (or why there is none).
+	Placement *PlacementStatus `json:"placement,omitempty"`
+	// Members is each member's placement and phase.
+	Members []MemberStatus `json:"members,omitempty"`
+	// Restarts counts whole-gang restarts.
+	Restarts int32 `json:"restarts,omitempty"`
+	// Epoch is the placement epoch; a stale epoch is refused everywhere.
+	Epoch int64 `json:"epoch,omitempty"`
+	// SubmitTime is when the hub accepted the job.
+	SubmitTime *metav1.Time `json:"submitTime,omitempty"`
+	// StartTime is when every member first ran.
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// CompletionTime is when the job became terminal.
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+}
+
+// PlacementStatus is the scheduler's decision, or the reason for none.
+type PlacementStatus struct {
+	// Clusters the gang was placed on.
+	Clusters []string `json:"clusters,omitempty"`
+	// Domain is the topology domain holding the gang, when one does.
+	Domain string `json:"domain,omitempty"`
+	// Explanation says, for people, why the gang was placed there or why it waits.
+	Explanation string `json:"explanation,omitempty"`
+	// Time of the decision.
+	Time *metav1.Time `json:"time,omitempty"`
+}
+
+// MemberPhase is the state of one member pod.
+type MemberPhase string
+
+// The member phases.
+const (
+	MemberPending   MemberPhase = "Pending"
+	MemberPrepared  MemberPhase = "Prepared"
+	MemberRunning   MemberPhase = "Running"
+	MemberSucceeded MemberPhase = "Succeeded"
+	MemberFailed    MemberPhase = "Failed"
+)
+
+// MemberStatus is one member's placement and phase.
+type MemberStatus struct {
+	// Index is the member's index in the gang, from 0.
+	Index int32 `json:"index"`
+	// Cluster is the workload cluster the member was placed on.
+	Cluster string `json:"cluster,omitempty"`
+	// Node is the target node (or virtual node) of the member.
+	Node string `json:"node,omitempty"`
+	// Domain is the topology domain of the member's target.
+	Domain string `json:"domain,omitempty"`
+	// Phase of the member pod.
+	Phase MemberPhase `json:"phase,omitempty"`
+}
+
+// Clusters returns the distinct clusters of the job's members and placement.
+func (s *JobStatus) Clusters() []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(c string) {
+		if c != "" && !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	if s.Placement != nil {
+		for _, c := range s.Placement.Clusters {
+			add(c)
+		}
+	}
+	for _, m := range s.Members {
+		add(m.Cluster)
+	}
+	return out
+}

@@ -1,0 +1,153 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Job is a gang of identical members that the hub places, all or none, on
+// the fleet's GPUs.
+type Job struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   JobSpec   `json:"spec"`
+	Status JobStatus `json:"status,omitempty"`
+}
+
+// JobSpec is what the user asks for. It is immutable once submitted.
+type JobSpec struct {
+	// Queue is the hierarchical queue (org/team/project) the job is charged to.
+	Queue string `json:"queue"`
+	// PriorityClass orders the job against others; default batch.
+	PriorityClass PriorityClass `json:"priorityClass,omitempty"`
+	// Gang is the number of members and what each needs.
+	Gang Gang `json:"gang"`
+	// Placement constrains where the gang may run.
+	Placement Placement `json:"placement,omitempty"`
+	// FailurePolicy says how failures restart the gang.
+	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+	// Preemption says whether and how gracefully the job may be preempted.
+	Preemption Preemption `json:"preemption,omitempty"`
+	// Template is the pod every member runs: a plain Kubernetes PodTemplateSpec.
+	Template corev1.PodTemplateSpec `json:"template"`
+}
+
+// Gang is the all-or-nothing group of members.
+type Gang struct {
+	// Members is the number of pods; all are placed together or none.
+	Members int32 `json:"members"`
+	// GPUsPerMember is the number of whole GPUs (nvidia.com/gpu) per member.
+	// Exactly one of GPUsPerMember and MIG is set.
+	GPUsPerMember int32 `json:"gpusPerMember,omitempty"`
+	// MIG asks for MIG slices instead of whole GPUs.
+	MIG *MIGRequest `json:"mig,omitempty"`
+}
+
+// MIGRequest is a number of MIG slices of one profile per member, the
+// resource nvidia.com/mig-<profile>.
+type MIGRequest struct {
+	// Profile is the MIG profile, e.g. "1g.10gb" or "3g.40gb".
+	Profile string `json:"profile"`
+	// PerMember is the number of slices per member; default 1.
+	PerMember int32 `json:"perMember,omitempty"`
+}
+
+// ResourceName is the Kubernetes resource the request stands for.
+func (m MIGRequest) ResourceName() corev1.ResourceName {
+	return corev1.ResourceName("nvidia.com/mig-" + m.Profile)
+}
+
+// ResourceGPU is the extended resource of a whole NVIDIA GPU.
+const ResourceGPU corev1.ResourceName = "nvidia.com/gpu"
+
+// TopologyLevel is a level of the GPU topology; levels nest, narrowest first:
+// node, nvlink (an NVLink domain, the node on HGX, a clique of nodes on
+// GB200 NVL72), rack, block, cluster.
+type TopologyLevel string
+
+// The topology levels, narrowest first.
+const (
+	TopologyNode    TopologyLevel = "node"
+	TopologyNVLink  TopologyLevel = "nvlink"
+	TopologyRack    TopologyLevel = "rack"
+	TopologyBlock   TopologyLevel = "block"
+	TopologyCluster TopologyLevel = "cluster"
+)
+
+// TopologyLevels lists the levels, narrowest first.
+var TopologyLevels = []TopologyLevel{TopologyNode, TopologyNVLink, TopologyRack, TopologyBlock, TopologyCluster}
+
+// Rank is the level's position in TopologyLevels, or -1 for an unknown level.
+func (l TopologyLevel) Rank() int {
+	for i, x := range TopologyLevels {
+		if x == l {
+			return i
+		}
+	}
+	return -1
+}
+
+// PlacementPolicy chooses between packing gangs tightly and spreading them.
+type PlacementPolicy string
+
+// The placement policies.
+const (
+	// BinPack fills the fullest domains first, keeping large holes free (default).
+	BinPack PlacementPolicy = "BinPack"
+	// Spread prefers the emptiest domains.
+	Spread PlacementPolicy = "Spread"
+)
+
+// Placement constrains where a gang runs.
+type Placement struct {
+	// MaxClusters is how many clusters the gang may span; default 1.
+	MaxClusters int32 `json:"maxClusters,omitempty"`
+	// ClusterSelector selects eligible clusters by their labels; nil selects all.
+	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
+	// GPUProducts, when set, restricts members to these GPU products
+	// (values of nvidia.com/gpu.product, e.g. NVIDIA-H100-80GB-HBM3).
+	GPUProducts []string `json:"gpuProducts,omitempty"`
+	// Topology asks for members to share a topology domain.
+	Topology Topology `json:"topology,omitempty"`
+	// Policy is BinPack (default) or Spread.
+	Policy PlacementPolicy `json:"policy,omitempty"`
+}
+
+// Topology is the gang's topology rule.
+type Topology struct {
+	// Required is the level whose single domain must hold the whole gang.
+	Required TopologyLevel `json:"required,omitempty"`
+	// Preferred is a narrower level the scheduler tries to keep the gang in.
+	Preferred TopologyLevel `json:"preferred,omitempty"`
+}
+
+// ClusterLossAction says what happens to a gang whose cluster is lost.
+type ClusterLossAction string
+
+// The cluster-loss actions.
+const (
+	// Reschedule places the gang again elsewhere after the fence timeout (default).
+	Reschedule ClusterLossAction = "Reschedule"
+	// Fail fails the job.
+	Fail ClusterLossAction = "Fail"
+)
+
+// FailurePolicy says how failures restart the gang.
+type FailurePolicy struct {
+	// MaxRestarts is how many times a failed member restarts the whole gang
+	// before the job fails; default 3 (when the policy is left out).
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
+	// OnClusterLoss is Reschedule (default) or Fail.
+	OnClusterLoss ClusterLossAction `json:"onClusterLoss,omitempty"`
+}
+
+// Preemption says whether a job may be preempted and how long it has to
+// checkpoint first.
+type Preemption struct {
+	// Preemptible defaults by priority class: true below production.
+	Preemptible *bool `json:"preemptible,omitempty"`
+	// GracePeriodSeconds is the time members get to checkpoint after the
+	// preemption notice; default 30.
+	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
+}

@@ -1,0 +1,73 @@
+package v1alpha1
+
+import (
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Queue is a node of the hierarchical queue tree (org, org/team,
+// org/team/project): GPU quotas per GPU class and a fair-share weight.
+type Queue struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   QueueSpec   `json:"spec,omitempty"`
+	Status QueueStatus `json:"status,omitempty"`
+}
+
+// MaxQueueDepth is the deepest queue name: org/team/project.
+const MaxQueueDepth = 3
+
+// QueueSpec is a queue's quotas and weight.
+type QueueSpec struct {
+	// Weight is the queue's fair share relative to its siblings; default 1,
+	// must be positive.
+	Weight *int32 `json:"weight,omitempty"`
+	// Quotas maps a GPU class (e.g. h100, a100-80gb, mig-1g.10gb) to the
+	// GPUs guaranteed to this queue and how many more it may borrow.
+	Quotas map[string]GPUQuota `json:"quotas,omitempty"`
+}
+
+// GPUQuota is a queue's share of one GPU class.
+type GPUQuota struct {
+	// Nominal is the number of GPUs guaranteed to the queue.
+	Nominal int32 `json:"nominal"`
+	// BorrowingLimit caps the GPUs the queue may borrow beyond Nominal from
+	// idle quota of other queues; nil means no limit, 0 forbids borrowing.
+	BorrowingLimit *int32 `json:"borrowingLimit,omitempty"`
+}
+
+// QueueStatus is the hub's view of a queue's usage.
+type QueueStatus struct {
+	// PendingJobs counts the queue's jobs waiting for placement.
+	PendingJobs int32 `json:"pendingJobs,omitempty"`
+	// ActiveJobs counts the queue's placed and running jobs.
+	ActiveJobs int32 `json:"activeJobs,omitempty"`
+	// UsedGPUs maps a GPU class to the GPUs the queue's jobs hold.
+	UsedGPUs map[string]int32 `json:"usedGPUs,omitempty"`
+	// Conditions of the queue.
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// QueueParent returns the parent of a hierarchical queue name ("a/b" for
+// "a/b/c") and false for a top-level queue.
+func QueueParent(name string) (string, bool) {
+	i := strings.LastIndexByte(name, '/')
+	if i < 0 {
+		return "", false
+	}
+	return name[:i], true
+}
+
+// QueueAncestors returns the ancestors of a queue name, root first
+// ("a", "a/b" for "a/b/c").
+func QueueAncestors(name string) []string {
+	var out []string
+	for i := 0; i < len(name); i++ {
+		if name[i] == '/' {
+			out = append(out, name[:i])
+		}
+	}
+	return out
+}

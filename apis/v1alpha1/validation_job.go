@@ -1,0 +1,158 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"regexp"
+
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// migProfile matches MIG profiles such as 1g.10gb or 3g.40gb.
+var migProfile = regexp.MustCompile(`^[1-9][0-9]*g\.[1-9][0-9]*gb$`)
+
+// ValidateJob returns every problem of a Job, each with its field path.
+// Fields that have defaults may be left unset. The pod template gets only
+// the checks Shoal itself needs; the hub also runs it through the
+// Kubernetes validator.
+func ValidateJob(j *Job) field.ErrorList {
+	errs := validateTypeMeta(j.TypeMeta, KindJob)
+	errs = append(errs, validateObjectMeta(&j.ObjectMeta, ValidateJobName)...)
+	return append(errs, validateJobSpec(&j.Spec, field.NewPath("spec"))...)
+}
+
+func validateJobSpec(s *JobSpec, p *field.Path) field.ErrorList {
+	errs := ValidateQueueName(s.Queue, p.Child("queue"))
+	if _, ok := s.PriorityClass.Value(); s.PriorityClass != "" && !ok {
+		errs = append(errs, field.NotSupported(p.Child("priorityClass"), s.PriorityClass, PriorityClasses()))
+	}
+	errs = append(errs, validateGang(&s.Gang, p.Child("gang"))...)
+	errs = append(errs, validatePlacement(&s.Placement, s.Gang.Members, p.Child("placement"))...)
+	errs = append(errs, validateFailurePolicy(&s.FailurePolicy, p.Child("failurePolicy"))...)
+	errs = append(errs, validatePreemption(&s.Preemption, p.Child("preemption"))...)
+	return append(errs, validateTemplate(s, p.Child("template"))...)
+}
+
+func validateGang(g *Gang, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if g.Members < 1 {
+		errs = append(errs, field.Invalid(p.Child("members"), g.Members, "must be at least 1"))
+	}
+	switch {
+	case g.MIG != nil && g.GPUsPerMember != 0:
+		errs = append(errs, field.Forbidden(p.Child("gpusPerMember"), "set either gpusPerMember or mig, not both"))
+	case g.MIG == nil && g.GPUsPerMember < 1:
+		errs = append(errs, field.Invalid(p.Child("gpusPerMember"), g.GPUsPerMember,
+			"must be at least 1 (or ask for MIG slices with spec.gang.mig)"))
+	}
+	if g.MIG != nil {
+		mp := p.Child("mig")
+		if !migProfile.MatchString(g.MIG.Profile) {
+			errs = append(errs, field.Invalid(mp.Child("profile"), g.MIG.Profile,
+				"must be a MIG profile such as 1g.10gb or 3g.40gb"))
+		}
+		if g.MIG.PerMember < 0 {
+			errs = append(errs, field.Invalid(mp.Child("perMember"), g.MIG.PerMember, "must be at least 1"))
+		}
+	}
+	return errs
+}
+
+func validatePlacement(pl *Placement, members int32, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	mc := p.Child("maxClusters")
+	switch {
+	case pl.MaxClusters < 0:
+		errs = append(errs, field.Invalid(mc, pl.MaxClusters, "must be at least 1"))
+	case members > 0 && pl.MaxClusters > members:
+		errs = append(errs, field.Invalid(mc, pl.MaxClusters,
+			fmt.Sprintf("must not exceed spec.gang.members (%d)", members)))
+	case pl.MaxClusters > 1 && pl.Topology.Required != "":
+		errs = append(errs, field.Invalid(mc, pl.MaxClusters,
+			"a required topology level keeps the gang inside one cluster: use maxClusters 1 or drop topology.required"))
+	}
+	if pl.ClusterSelector != nil {
+		errs = append(errs, metav1validation.ValidateLabelSelector(pl.ClusterSelector,
+			metav1validation.LabelSelectorValidationOptions{}, p.Child("clusterSelector"))...)
+	}
+	seen := sets.New[string]()
+	for i, prod := range pl.GPUProducts {
+		ip := p.Child("gpuProducts").Index(i)
+		for _, msg := range validation.IsValidLabelValue(prod) {
+			errs = append(errs, field.Invalid(ip, prod, msg))
+		}
+		if prod == "" {
+			errs = append(errs, field.Required(ip, "a GPU product such as NVIDIA-H100-80GB-HBM3"))
+		} else if seen.Has(prod) {
+			errs = append(errs, field.Duplicate(ip, prod))
+		}
+		seen.Insert(prod)
+	}
+	errs = append(errs, validateTopology(pl.Topology, p.Child("topology"))...)
+	if pl.Policy != "" && pl.Policy != BinPack && pl.Policy != Spread {
+		errs = append(errs, field.NotSupported(p.Child("policy"), pl.Policy, []PlacementPolicy{BinPack, Spread}))
+	}
+	return errs
+}
+
+func validateTopology(t Topology, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if t.Required != "" && t.Required.Rank() < 0 {
+		errs = append(errs, field.NotSupported(p.Child("required"), t.Required, TopologyLevels))
+	}
+	if t.Preferred != "" && t.Preferred.Rank() < 0 {
+		errs = append(errs, field.NotSupported(p.Child("preferred"), t.Preferred, TopologyLevels))
+	}
+	if t.Required.Rank() >= 0 && t.Preferred.Rank() >= 0 && t.Preferred.Rank() >= t.Required.Rank() {
+		errs = append(errs, field.Invalid(p.Child("preferred"), t.Preferred,
+			fmt.Sprintf("must be a narrower level than required (%s); levels from narrow to wide: %v",
+				t.Required, TopologyLevels)))
+	}
+	return errs
+}
+
+func validateFailurePolicy(f *FailurePolicy, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if f.MaxRestarts != nil && *f.MaxRestarts < 0 {
+		errs = append(errs, field.Invalid(p.Child("maxRestarts"), *f.MaxRestarts, "must not be negative"))
+	}
+	if f.OnClusterLoss != "" && f.OnClusterLoss != Reschedule && f.OnClusterLoss != Fail {
+		errs = append(errs, field.NotSupported(p.Child("onClusterLoss"), f.OnClusterLoss,
+			[]ClusterLossAction{Reschedule, Fail}))
+	}
+	return errs
+}
+
+func validatePreemption(pr *Preemption, p *field.Path) field.ErrorList {
+	if g := pr.GracePeriodSeconds; g != nil && *g < 0 {
+		return field.ErrorList{field.Invalid(p.Child("gracePeriodSeconds"), *g, "must not be negative")}
+	}
+	return nil
+}
+
+// validateTemplate checks what Shoal relies on: containers exist, the hub
+// does the binding, and the containers ask for the gang's accelerators.
+func validateTemplate(s *JobSpec, p *field.Path) field.ErrorList {
+	sp := p.Child("spec")
+	var errs field.ErrorList
+	if len(s.Template.Spec.Containers) == 0 {
+		return append(errs, field.Required(sp.Child("containers"), "a member pod needs at least one container"))
+	}
+	if s.Template.Spec.NodeName != "" {
+		errs = append(errs, field.Forbidden(sp.Child("nodeName"), "the hub places members; leave nodeName empty"))
+	}
+	name, n := s.Gang.Resource()
+	if got := TemplateResource(&s.Template, name); n > 0 && got != 0 && got != int64(n) {
+		errs = append(errs, field.Invalid(sp.Child("containers"), got, fmt.Sprintf(
+			"the containers' %s limits add up to %d but the gang asks for %d per member; "+
+				"make them equal or leave the limits out", name, got, n)))
+	}
+	if s.Gang.MIG != nil && TemplateResource(&s.Template, ResourceGPU) > 0 {
+		errs = append(errs, field.Forbidden(sp.Child("containers"),
+			fmt.Sprintf("a MIG gang must not ask for %s", ResourceGPU)))
+	}
+	return errs
+}
+

@@ -1,0 +1,33 @@
+package v1alpha1
+
+import (
+	"maps"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// ValidateQueue returns every problem of a Queue, each with its field path.
+func ValidateQueue(q *Queue) field.ErrorList {
+	errs := validateTypeMeta(q.TypeMeta, KindQueue)
+	errs = append(errs, validateObjectMeta(&q.ObjectMeta, ValidateQueueName)...)
+	p := field.NewPath("spec")
+	if w := q.Spec.Weight; w != nil && *w <= 0 {
+		errs = append(errs, field.Invalid(p.Child("weight"), *w, "must be greater than 0"))
+	}
+	for _, class := range slices.Sorted(maps.Keys(q.Spec.Quotas)) {
+		quota := q.Spec.Quotas[class]
+		kp := p.Child("quotas").Key(class)
+		for _, msg := range validation.IsDNS1123Subdomain(class) {
+			errs = append(errs, field.Invalid(kp, class, "GPU class "+msg))
+		}
+		if quota.Nominal < 0 {
+			errs = append(errs, field.Invalid(kp.Child("nominal"), quota.Nominal, "must not be negative"))
+		}
+		if b := quota.BorrowingLimit; b != nil && *b < 0 {
+			errs = append(errs, field.Invalid(kp.Child("borrowingLimit"), *b, "must not be negative"))
+		}
+	}
+	return errs
+}
