@@ -1,0 +1,29 @@
+package hubcluster
+
+// Names of the objects an Issuer keeps in the hub management cluster.
+const (
+	// Namespace holds the agents' ServiceAccounts.
+	Namespace = "shoal-system"
+	// ClusterRoleName is the ClusterRole shared by every agent.
+	ClusterRoleName = "shoal:agent"
+	// LeaseNamespace holds node leases.
+	LeaseNamespace = "kube-node-lease"
+	// LabelCluster names the cluster an object belongs to.
+	LabelCluster = "shoal.dev/cluster"
+	// DefaultTokenTTL bounds the lifetime of an issued token.
+	DefaultTokenTTL = 24 * 3600
+)
+
+// ServiceAccountName returns the agent ServiceAccount of a cluster.
+func ServiceAccountName(cluster string) string { return "shoal-agent-" + cluster }
+
+// Username returns the Kubernetes user name of a cluster's agent.
+func Username(cluster string) string {
+	return "system:serviceaccount:" + Namespace + ":" + ServiceAccountName(cluster)
+}
+
+// NodePrefix is the name prefix of a cluster's virtual nodes.
+func NodePrefix(cluster string) string { return "shoal-" + cluster + "-" }
+
+// objectName names the per-cluster RBAC and policy objects.
+func objectName(cluster string) string { return "shoal-agent-" + cluster }
