@@ -33,7 +33,7 @@ func (s *Syncer) Sync(ctx context.Context) (gt.Status, error) {
 type result struct {
 	co       *checkout
 	pinned   string // the commit the source pins, known even if fetch fails
-	applied  bool // the revision was applied in full
+	applied  bool   // the revision was applied in full
 	inv      inventory
 	drifted  []gt.ObjectRef
 	healthOK bool

@@ -1,0 +1,66 @@
+// Package gitops_test runs agent/gitops against fluxcd's gittestserver and a
+// real kube-apiserver (etcd + kube-apiserver from the binary cache).
+package gitops_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"testing"
+
+	"github.com/fluxcd/pkg/gittestserver"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/shoal-dev/shoal/test/framework"
+)
+
+var (
+	cfg     *rest.Config
+	k8s     client.Client
+	gitSrv  *gittestserver.GitServer
+	skipAll string // why every test skips (short mode)
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		skipAll = "integration test: needs a kube-apiserver (run without -short)"
+		os.Exit(m.Run())
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	cp, err := framework.StartControlPlane()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = cp.Stop() }()
+	cfg = cp.Config
+	if k8s, err = client.New(cfg, client.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if gitSrv, err = gittestserver.NewTempGitServer(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(gitSrv.Root()) }()
+	gitSrv.Auth(gitUser, gitPassword)
+	if err := gitSrv.StartHTTP(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer gitSrv.StopHTTP()
+	return m.Run()
+}
+
+// integration skips t in short mode.
+func integration(t testing.TB) {
+	t.Helper()
+	if skipAll != "" {
+		t.Skip(skipAll)
+	}
+}
