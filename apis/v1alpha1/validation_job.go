@@ -155,4 +155,3 @@ func validateTemplate(s *JobSpec, p *field.Path) field.ErrorList {
 	}
 	return errs
 }
-
