@@ -1,0 +1,110 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// GetCluster returns a cluster record with its revision in ResourceVersion.
+func (r *Registry) GetCluster(ctx context.Context, name string) (*v1alpha1.Cluster, int64, error) {
+	cl, rev, err := r.clusters.Get(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, fmt.Errorf("%w: cluster %q (shoal cluster list shows the registered ones)", ErrNotFound, name)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	return cl, rev, nil
+}
+
+// ClusterList is one page of clusters.
+type ClusterList struct {
+	Items    []*v1alpha1.Cluster
+	Revs     []int64
+	Continue string
+	Revision int64
+}
+
+// ListClusters returns a page of clusters whose labels match selector
+// (Kubernetes label-selector syntax; "" matches all).
+func (r *Registry) ListClusters(ctx context.Context, opts store.ListOptions, selector string) (*ClusterList, error) {
+	sel, err := labels.Parse(selector)
+	if err != nil {
+		return nil, fmt.Errorf("%w: selector %q: %w", ErrInvalid, selector, err)
+	}
+	res, err := r.clusters.List(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := &ClusterList{Continue: res.Continue, Revision: res.Revision}
+	for _, it := range res.Items {
+		if sel.Matches(labels.Set(it.Object.Labels)) {
+			out.Items = append(out.Items, it.Object)
+			out.Revs = append(out.Revs, it.Revision)
+		}
+	}
+	return out, nil
+}
+
+// Cordon sets or clears spec.unschedulable and re-evaluates the state.
+func (r *Registry) Cordon(ctx context.Context, name string, cordon bool) (*v1alpha1.Cluster, int64, error) {
+	cl, rev, err := r.clusters.GuaranteedUpdate(ctx, name, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
+		c.Spec.Unschedulable = cordon
+		r.evaluate(c)
+		return c, nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, fmt.Errorf("%w: cluster %q", ErrNotFound, name)
+	}
+	return cl, rev, err
+}
+
+// Remove revokes the cluster's hub-cluster credentials and deletes its
+// records; its agent certificate is refused from then on.
+func (r *Registry) Remove(ctx context.Context, name string) error {
+	cl, rev, err := r.GetCluster(ctx, name)
+	if err != nil {
+		return err
+	}
+	if r.cfg.Credentials != nil {
+		if err := r.cfg.Credentials.Revoke(ctx, name); err != nil {
+			return fmt.Errorf("%w: revoke credentials of cluster %q: %w", ErrHubCluster, name, err)
+		}
+	}
+	_, err = r.store.Txn(ctx).
+		If(r.clusters.RevIs(name, rev)).
+		Then(r.clusters.DeleteOp(name), r.uids.DeleteOp(cl.Spec.UID), r.inventories.DeleteOp(name)).
+		Commit()
+	if errors.Is(err, store.ErrConflict) {
+		return r.Remove(ctx, name) // changed (a heartbeat): read again
+	}
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Cluster removed", "cluster", name, "serial", cl.Annotations[AnnotationCertificateSerial])
+	return nil
+}
+
+// AuthorizeAgent checks that serial is the current agent certificate of a
+// registered cluster.
+func (r *Registry) AuthorizeAgent(ctx context.Context, cluster, serial string) error {
+	cl, _, err := r.clusters.Get(ctx, cluster)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: cluster %q is not registered (removed?): register again with a new join token",
+			ErrCertificateRevoked, cluster)
+	}
+	if err != nil {
+		return err
+	}
+	if cl.Annotations[AnnotationCertificateSerial] != serial {
+		return fmt.Errorf("%w: certificate %s is no longer cluster %q's (it registered again)", ErrCertificateRevoked, serial, cluster)
+	}
+	return nil
+}

@@ -1,0 +1,38 @@
+// Package registry owns the hub's records of workload clusters: join tokens,
+// registration (signing the agent's certificate), heartbeats, the latest
+// inventory report of each cluster, cluster liveness (Ready, NotReady, Lost),
+// cordon and removal. It is the only writer of the "clusters", "clusteruids",
+// "inventories" and "jointokens" kinds of the store.
+//
+// # Join tokens
+//
+// A token is "<id>.<secret>" (6 and 16 characters of [a-z0-9], like
+// kubeadm). The JoinToken record is stored under its id and keeps only the
+// SHA-256 of the secret. Register refuses an unknown, wrong, expired, revoked
+// or used-up token, and consumes one use in the same etcd transaction that
+// creates the Cluster record and the cluster-UID index entry, so concurrent
+// registrations can never use a token more often than it allows nor register
+// one cluster UID or name twice.
+//
+// # Agent certificates
+//
+// The Cluster record carries the serial of the agent certificate signed at
+// registration (annotation shoal.dev/agent-certificate-serial). An agent call
+// is authorized only while its certificate is the current one of a
+// registered cluster: removing the cluster, or registering it again, revokes
+// the old certificate at once, without a revocation list that grows forever.
+//
+// # Inventory ordering
+//
+// Reports carry (session ID, generation). The agent picks a random session ID
+// at start and numbers reports from 1. A report of the held session is
+// accepted only when its generation is newer; a report of another session
+// replaces the held one (the agent restarted). An empty session ID is treated
+// as a session of its own.
+//
+// # Liveness
+//
+// Heartbeats set status.lastHeartbeat. Run re-evaluates every cluster on an
+// interval: silent for longer than the grace → NotReady; longer than the
+// fence timeout → Lost. The clock is injected (k8s.io/utils/clock).
+package registry

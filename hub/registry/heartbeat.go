@@ -1,0 +1,137 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// ConditionReachable says whether the agent can reach its own cluster's API server.
+const ConditionReachable = "ClusterReachable"
+
+// Heartbeat records that cluster's agent is alive.
+func (r *Registry) Heartbeat(ctx context.Context, cluster, agentVersion string, reachable bool, message string) (*v1alpha1.Cluster, error) {
+	cl, _, err := r.clusters.GuaranteedUpdate(ctx, cluster, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
+		now := metav1.NewTime(r.clock.Now())
+		c.Status.LastHeartbeat = &now
+		if agentVersion != "" {
+			c.Status.AgentVersion = agentVersion
+		}
+		cond := metav1.Condition{Type: ConditionReachable, Status: metav1.ConditionTrue, Reason: "APIServerReachable", Message: message}
+		if !reachable {
+			cond.Status, cond.Reason = metav1.ConditionFalse, "APIServerUnreachable"
+		}
+		meta.SetStatusCondition(&c.Status.Conditions, cond)
+		r.evaluate(c)
+		return c, nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: cluster %q is not registered", ErrCertificateRevoked, cluster)
+	}
+	return cl, err
+}
+
+// ReportInventory keeps the report as cluster's latest unless it is older
+// than the held one (same session, generation not newer). It returns the
+// generation held afterwards.
+func (r *Registry) ReportInventory(ctx context.Context, cluster, session string, generation int64, inventoryJSON []byte) (int64, error) {
+	var inv inventory.Cluster
+	if err := json.Unmarshal(inventoryJSON, &inv); err != nil {
+		return 0, fmt.Errorf("%w: inventory JSON: %w", ErrInvalid, err)
+	}
+	if inv.Name != "" && inv.Name != cluster {
+		return 0, fmt.Errorf("%w: inventory names cluster %q, the certificate %q", ErrInvalid, inv.Name, cluster)
+	}
+	for {
+		held, invRev, err := r.inventories.Get(ctx, cluster)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return 0, err
+		}
+		if held != nil && held.SessionID == session && generation <= held.Generation {
+			return held.Generation, nil
+		}
+		cl, clRev, err := r.clusters.Get(ctx, cluster)
+		if errors.Is(err, store.ErrNotFound) {
+			return 0, fmt.Errorf("%w: cluster %q is not registered", ErrCertificateRevoked, cluster)
+		}
+		if err != nil {
+			return 0, err
+		}
+		rec := &InventoryRecord{Cluster: cluster, SessionID: session, Generation: generation,
+			Received: r.clock.Now().UTC(), Inventory: inventoryJSON}
+		cl.Status.Inventory = Summarize(inv, generation)
+		r.evaluate(cl)
+		_, err = r.store.Txn(ctx).
+			If(r.inventories.RevIs(cluster, invRev), r.clusters.RevIs(cluster, clRev)).
+			Then(r.inventories.PutOp(cluster, rec), r.clusters.PutOp(cluster, cl)).
+			Commit()
+		if err == nil {
+			return generation, nil
+		}
+		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
+			return 0, err
+		}
+	}
+}
+
+// GetInventory returns cluster's latest inventory report.
+func (r *Registry) GetInventory(ctx context.Context, cluster string) (*InventoryRecord, int64, error) {
+	rec, rev, err := r.inventories.Get(ctx, cluster)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, 0, fmt.Errorf("%w: no inventory from cluster %q yet", ErrNotFound, cluster)
+	}
+	return rec, rev, err
+}
+
+// Inventories returns the latest inventory of every cluster that reported one.
+func (r *Registry) Inventories(ctx context.Context) ([]inventory.Cluster, error) {
+	res, err := r.inventories.List(ctx, store.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]inventory.Cluster, 0, len(res.Items))
+	for _, it := range res.Items {
+		var inv inventory.Cluster
+		if err := json.Unmarshal(it.Object.Inventory, &inv); err != nil {
+			return nil, fmt.Errorf("inventory of cluster %q: %w", it.Name, err)
+		}
+		inv.Name = it.Name
+		out = append(out, inv)
+	}
+	return out, nil
+}
+
+// Summarize reduces an inventory to the Cluster status summary.
+func Summarize(inv inventory.Cluster, generation int64) *v1alpha1.InventorySummary {
+	s := &v1alpha1.InventorySummary{Generation: generation, Nodes: int32(len(inv.Nodes)), Products: map[string]int32{}}
+	for i := range inv.Nodes {
+		n := &inv.Nodes[i]
+		total := max(n.CapacityGPUs, n.GPUs)
+		s.GPUs += int32(total)
+		s.FreeGPUs += int32(n.FreeGPUs())
+		if n.Ready {
+			s.UnhealthyGPUs += int32(total - n.GPUs)
+		} else {
+			s.UnhealthyGPUs += int32(total)
+		}
+		if total > 0 {
+			product := n.Product
+			if product == "" {
+				product = "unknown"
+			}
+			s.Products[product] += int32(total)
+		}
+	}
+	if len(s.Products) == 0 {
+		s.Products = nil
+	}
+	return s
+}

@@ -1,0 +1,114 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// ConditionReady is the cluster's Ready condition, set with the state.
+const ConditionReady = "Ready"
+
+// State computes a cluster's state at now from its last heartbeat (or its
+// registration time, before the first one), the grace and the fence timeout.
+func State(c *v1alpha1.Cluster, now time.Time, grace, fence time.Duration) (v1alpha1.ClusterState, string, string) {
+	last := c.Status.LastHeartbeat
+	if last == nil {
+		last = c.Status.RegisteredTime
+	}
+	if last == nil {
+		return v1alpha1.ClusterPending, "NeverSeen", "the agent has not reported yet"
+	}
+	silent := now.Sub(last.Time)
+	switch {
+	case silent > fence:
+		return v1alpha1.ClusterLost, "FenceTimeoutExpired",
+			fmt.Sprintf("no heartbeat for %s, longer than the fence timeout %s", silent.Round(time.Second), fence)
+	case silent > grace:
+		return v1alpha1.ClusterNotReady, "HeartbeatMissed",
+			fmt.Sprintf("no heartbeat for %s, longer than the grace %s", silent.Round(time.Second), grace)
+	case c.Status.LastHeartbeat == nil:
+		return v1alpha1.ClusterPending, "AwaitingHeartbeat", "registered; waiting for the agent's first heartbeat"
+	case meta.IsStatusConditionFalse(c.Status.Conditions, ConditionReachable):
+		return v1alpha1.ClusterNotReady, "APIServerUnreachable", "the agent cannot reach its cluster's API server"
+	case c.Status.Inventory == nil:
+		return v1alpha1.ClusterPending, "AwaitingInventory", "waiting for the agent's first inventory report"
+	case c.Spec.Drain:
+		return v1alpha1.ClusterDraining, "Draining", "cordoned and draining"
+	case c.Spec.Unschedulable:
+		return v1alpha1.ClusterCordoned, "Cordoned", "cordoned: no new gangs"
+	}
+	return v1alpha1.ClusterReady, "HeartbeatCurrent", "the agent reports on time"
+}
+
+// evaluate sets c's state and Ready condition for the current time; it
+// reports whether they changed.
+func (r *Registry) evaluate(c *v1alpha1.Cluster) bool {
+	state, reason, msg := State(c, r.clock.Now(), r.cfg.Grace, r.cfg.FenceTimeout)
+	status := metav1.ConditionFalse
+	if state == v1alpha1.ClusterReady || state == v1alpha1.ClusterCordoned || state == v1alpha1.ClusterDraining {
+		status = metav1.ConditionTrue
+	}
+	prev := meta.FindStatusCondition(c.Status.Conditions, ConditionReady)
+	changed := c.Status.State != state || prev == nil || prev.Reason != reason || prev.Status != status
+	c.Status.State = state
+	if changed {
+		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
+			Type: ConditionReady, Status: status, Reason: reason, Message: msg,
+			LastTransitionTime: metav1.NewTime(r.clock.Now()),
+		})
+	}
+	return changed
+}
+
+// Run re-evaluates every cluster's state every interval (a quarter of the
+// grace, at least a second) until ctx ends.
+func (r *Registry) Run(ctx context.Context) error {
+	t := r.clock.NewTicker(r.HeartbeatInterval())
+	defer t.Stop()
+	for {
+		if err := r.Sweep(ctx); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "Cluster liveness sweep")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C():
+		}
+	}
+}
+
+// Sweep re-evaluates every cluster once and writes the ones whose state changed.
+func (r *Registry) Sweep(ctx context.Context) error {
+	res, err := r.clusters.List(ctx, store.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range res.Items {
+		before := it.Object.Status.State
+		if !r.evaluate(it.Object) {
+			continue
+		}
+		_, err := r.clusters.Update(ctx, it.Name, it.Object, it.Revision)
+		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+			continue // a heartbeat or a removal got there first; the next sweep sees it
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if before != it.Object.Status.State {
+			klog.FromContext(ctx).Info("Cluster state changed", "cluster", it.Name, "from", before, "to", it.Object.Status.State)
+		}
+	}
+	return errors.Join(errs...)
+}
