@@ -1,0 +1,46 @@
+// Package errs holds the domain errors that the hub's job and queue intake
+// return, beyond those of hub/store and apis/v1alpha1. hub/server converts
+// each to one gRPC code in its error table:
+//
+//	*v1alpha1.InvalidError, *v1alpha1.DecodeError  → InvalidArgument
+//	store.ErrInvalidName, store.ErrInvalidContinue → InvalidArgument
+//	store.ErrNotFound                              → NotFound
+//	store.ErrAlreadyExists                         → AlreadyExists
+//	ErrFailedPrecondition (and *PreconditionError) → FailedPrecondition
+//	store.ErrConflict                              → Aborted
+//	store.ErrCompacted                             → OutOfRange (list or watch again)
+//
+// Match them with errors.Is and errors.As, never by message.
+package errs
+
+import "errors"
+
+// ErrFailedPrecondition means the request is well formed but the system is
+// not in a state to perform it: a job's queue does not exist, a queue still
+// has jobs or children, a queue is being deleted.
+var ErrFailedPrecondition = errors.New("failed precondition")
+
+// PreconditionError is an ErrFailedPrecondition that says what is wrong and
+// what to do about it.
+type PreconditionError struct {
+	// Reason says what is wrong.
+	Reason string
+	// Hint says what to do, when there is something to do.
+	Hint string
+}
+
+// Error returns the reason and the hint.
+func (e *PreconditionError) Error() string {
+	if e.Hint == "" {
+		return e.Reason
+	}
+	return e.Reason + "; " + e.Hint
+}
+
+// Is makes errors.Is(err, ErrFailedPrecondition) hold.
+func (e *PreconditionError) Is(target error) bool { return target == ErrFailedPrecondition }
+
+// Precondition returns a *PreconditionError.
+func Precondition(reason, hint string) error {
+	return &PreconditionError{Reason: reason, Hint: hint}
+}
