@@ -6,10 +6,10 @@ func (s *Snapshot) place(r *request) (picks []pick, level, dom int, ok bool) {
 	s.scratch.picked = s.scratch.picked[:0]
 	top := min(r.ceil, lvCluster)
 	for l := lvNode; l <= top; l++ {
-		if !r.topology && l < top {
-			continue
+		if (r.firstFit || !r.topology) && l < top {
+			continue // baselines look at the ceiling level only
 		}
-		if l > lvNode && s.trivial[l] && (r.topology || l < top) {
+		if l > lvNode && s.trivial[l] && l < top {
 			continue
 		}
 		if d, found := s.bestDomain(r, l, -1); found {
@@ -37,7 +37,7 @@ func (s *Snapshot) bestDomain(r *request, l int, onlyCluster int) (int, bool) {
 		if cr[0] == cr[1] || (r.mig == "" && s.levels[lvCluster][cr[0]].free < want) {
 			continue
 		}
-		rg := s.clusters[c].ranges[l]
+		rg := s.domainRange(r, c, l)
 		doms := s.levels[l]
 		for d := rg[0]; d < rg[1]; d++ {
 			if r.mig == "" && doms[d].free < want {
@@ -178,4 +178,21 @@ func (s *Snapshot) fillInOrder(r *request, l int, clo int32, slots []int32, need
 		need -= got
 	}
 	return placed
+}
+
+// domainRange returns the domains of level l in cluster c that a request
+// may use: all of them, or those inside (or around) its within domain.
+func (s *Snapshot) domainRange(r *request, c, l int) [2]int32 {
+	if r.within < 0 {
+		return s.clusters[c].ranges[l]
+	}
+	w := &s.levels[r.within][r.withinDom]
+	if int(w.cluster) != c {
+		return [2]int32{}
+	}
+	if l >= r.within {
+		d := s.nodes[w.lo].dom[l]
+		return [2]int32{d, d + 1}
+	}
+	return [2]int32{s.nodes[w.lo].dom[l], s.nodes[w.hi-1].dom[l] + 1}
 }

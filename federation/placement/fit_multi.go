@@ -58,10 +58,10 @@ func (s *Snapshot) placeMulti(r *request) bool {
 	sub.need = need
 	top := lvCluster
 	for l := lvNode; l <= top; l++ {
-		if l > lvNode && s.trivial[l] && (sub.topology || l < top) {
+		if l > lvNode && s.trivial[l] && l < top {
 			continue
 		}
-		if !sub.topology && l < top {
+		if (sub.firstFit || !sub.topology) && l < top {
 			continue
 		}
 		if d, ok := s.bestDomain(&sub, l, cands[last].c); ok {

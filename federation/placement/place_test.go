@@ -40,7 +40,7 @@ func TestPlaceTable(t *testing.T) {
 		{name: "8 members of 4 GPUs fill one NVL clique",
 			gang: newGang("c", 4, 4).products("GB200").obj(), wantLevel: inventory.LevelNVLink, wantNodes: 4},
 		{name: "rack required: 5×8 does not fit a 4-node rack",
-			gang: newGang("d", 5, 8).products("H100").required(inventory.LevelRack).obj(),
+			gang:   newGang("d", 5, 8).products("H100").required(inventory.LevelRack).obj(),
 			reason: ReasonTopology, msg: "needs 5×8 GPUs of H100 in one rack; the largest free rack has 4×8 (eu1/rack:r01)"},
 		{name: "block holds it", gang: newGang("e", 5, 8).products("H100").required(inventory.LevelBlock).obj(),
 			wantLevel: inventory.LevelBlock, wantNodes: 5},

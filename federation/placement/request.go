@@ -22,6 +22,8 @@ type request struct {
 	topology    bool // false: ignore levels below the ceiling (baseline)
 	firstFit    bool // fill nodes in order instead of best fit (baseline)
 	holder      int32
+	within      int   // level of a domain the gang must stay in (-1: anywhere)
+	withinDom   int32 // that domain
 }
 
 // ErrInvalidGang is wrapped by errors about a gang that cannot be placed anywhere by construction.
@@ -45,7 +47,7 @@ func validate(g *Gang) error {
 // newRequest resolves a gang's filters against the snapshot.
 func (s *Snapshot) newRequest(g *Gang, p params) *request {
 	r := &request{g: g, gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.MIGResource,
-		policy: g.Policy, topology: !p.ignoreTopology, firstFit: p.firstFit, holder: -1,
+		policy: g.Policy, topology: !p.ignoreTopology, firstFit: p.firstFit, holder: -1, within: -1,
 		maxClusters: max(1, g.MaxClusters)}
 	if r.policy == "" {
 		r.policy = BinPack
@@ -160,6 +162,9 @@ func (s *Snapshot) slots(r *request, i int32) int32 {
 		return 0
 	}
 	if s.holders != nil && s.holders[i] >= 0 && s.holders[i] != r.holder {
+		return 0
+	}
+	if r.within >= 0 && n.dom[r.within] != r.withinDom {
 		return 0
 	}
 	return s.capacity(i, r.gpm, r.mig)

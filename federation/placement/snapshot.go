@@ -91,6 +91,7 @@ type Snapshot struct {
 	maxNode   int32           // most GPUs on one node
 	holders   []int32         // per node: the reservation holding it, -1 for none (nil: no reservations)
 	scratch   scratch
+	names     [numLevels]map[string]int32 // domain name → index, built on demand
 }
 
 // allocation is a gang holding GPUs in the snapshot.

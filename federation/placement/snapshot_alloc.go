@@ -154,3 +154,13 @@ func (s *Snapshot) NodeFree(cluster, name string) int {
 	}
 	return int(s.nodes[i].free)
 }
+
+// sortedAllocs returns the IDs of the gangs holding GPUs, sorted.
+func (s *Snapshot) sortedAllocs() []string {
+	ids := make([]string, 0, len(s.allocs))
+	for id := range s.allocs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}

@@ -1,0 +1,197 @@
+package placement
+
+// cycle is the state of one Schedule call.
+type cycle struct {
+	s         *Snapshot
+	in        *Input
+	cfg       config
+	qt        *queueTree
+	res       []resv
+	resByGang map[string]int32
+	held      int // GPUs of the domains held
+	total     int
+	headSeen  map[string]bool
+	placed    map[string]bool
+	waiting   map[string]bool // preemptors with victims still terminating
+	preempted int
+	attempts  int
+	blocked   bool
+	d         Decision
+}
+
+// resv is a reservation active in this cycle.
+type resv struct {
+	gang  string
+	level int
+	dom   int32
+	live  bool
+}
+
+// Schedule runs one scheduling cycle: it orders the pending gangs, places
+// every gang that fits (booking it in s), preempts for gangs that outrank
+// running ones, and holds domains for big gangs at the head of their queue
+// so that smaller gangs backfill around them without starving them.
+func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
+	cfg := defaults()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
+		placed: map[string]bool{}, waiting: map[string]bool{}}
+	c.total, _ = s.GPUs()
+	c.qt = newQueueTree(in.Queues, s.capacityByProduct())
+	c.chargeRunning()
+	term := make(map[string]string, len(in.Terminating))
+	for v, p := range in.Terminating {
+		term[v] = p
+		c.waiting[p] = true
+	}
+	c.in.Terminating = term
+	defer s.clearHolds()
+	c.restoreReservations()
+	order := sortPending(in.Pending, cfg.order)
+	if cfg.order == OrderFIFO {
+		for _, g := range order {
+			c.decide(g)
+		}
+	} else {
+		c.fairShare(order)
+	}
+	for _, r := range c.res {
+		if r.live {
+			c.d.Reservations = append(c.d.Reservations, Reservation{Gang: r.gang,
+				Level: levelNames[r.level], Domain: s.levels[r.level][r.dom].name})
+		}
+	}
+	return c.d
+}
+
+// chargeRunning charges every running gang to its queue and sets usage.
+func (c *cycle) chargeRunning() {
+	for _, id := range c.s.sortedAllocs() {
+		al := c.s.allocs[id]
+		by := map[string]int{}
+		for k, i := range al.nodes {
+			by[c.s.classes[c.s.nodes[i].class].product] += int(al.members[k] * al.gpm)
+		}
+		c.qt.charge(al.Gang.Queue, by)
+	}
+	for q, u := range c.in.Usage {
+		for n := c.qt.get(q); n != nil; n = n.parent {
+			n.usage += u
+		}
+	}
+}
+
+// decide places one gang or says why it waits.
+func (c *cycle) decide(g *Gang) {
+	if c.cfg.strict && c.blocked {
+		c.wait(g, &Unschedulable{ReasonBlocked, "a gang ahead in FIFO order does not fit yet"})
+		return
+	}
+	if err := validate(g); err != nil {
+		c.wait(g, &Unschedulable{ReasonNoMatchingNodes, err.Error()})
+		return
+	}
+	rid, hasRes := c.resByGang[g.ID]
+	r := c.s.newRequest(g, c.cfg.place)
+	if hasRes {
+		r.holder = rid
+	}
+	picks, level, dom, ok := c.s.place(r)
+	if ok {
+		by := c.s.gpusByProduct(g, picks)
+		if q, fits := c.qt.fits(g.Queue, by); !fits {
+			c.wait(g, &Unschedulable{ReasonQuota, "queue " + q + " would exceed its GPU quota (nominal plus borrowing limit)"})
+			return
+		}
+		p := c.s.placement(g.ID, picks, level, dom)
+		if err := c.s.Assume(*g, p, c.in.Now); err != nil {
+			c.wait(g, &Unschedulable{ReasonFragmented, err.Error()})
+			return
+		}
+		c.qt.charge(g.Queue, by)
+		c.placed[g.ID] = true
+		if hasRes {
+			c.drop(rid)
+		}
+		c.d.Placements = append(c.d.Placements, p)
+		return
+	}
+	why := c.s.explain(r)
+	c.blocked = true
+	head := !c.headSeen[g.Queue]
+	c.headSeen[g.Queue] = true
+	switch {
+	case c.waiting[g.ID]:
+		why = &Unschedulable{ReasonPreempting, "waiting for preempted gangs to leave; " + why.Message}
+	case c.cfg.preemption && c.preempted < c.cfg.maxPreemptors && c.attempts < 4*c.cfg.maxPreemptors && c.preempt(g, r):
+		why = &Unschedulable{ReasonPreempting, "preempting lower-priority gangs; " + why.Message}
+	case !hasRes && head && c.cfg.maxReservations > 0:
+		c.reserve(g, r)
+	}
+	c.wait(g, why)
+}
+
+func (c *cycle) wait(g *Gang, why *Unschedulable) {
+	c.d.Waiting = append(c.d.Waiting, Wait{Gang: g.ID, Why: why})
+}
+
+// fairShare walks priority bands; within a band it repeatedly takes the
+// next gang of the queue with the lowest weighted share, descending the tree.
+func (c *cycle) fairShare(order []*Gang) {
+	for lo := 0; lo < len(order); {
+		hi := lo
+		for hi < len(order) && order[hi].Priority == order[lo].Priority {
+			hi++
+		}
+		for _, g := range order[lo:hi] {
+			leaf := c.qt.get(g.Queue)
+			leaf.pending = append(leaf.pending, g)
+			for n := leaf; n != nil; n = n.parent {
+				n.active++
+			}
+		}
+		for g := c.pick(); g != nil; g = c.pick() {
+			c.decide(g)
+		}
+		lo = hi
+	}
+}
+
+// pick takes the next gang: at each level the child (or the queue itself)
+// with the lowest share that still has pending gangs.
+func (c *cycle) pick() *Gang {
+	n := c.qt.root
+	if n.active == 0 {
+		return nil
+	}
+	for {
+		var best *qnode
+		bestShare := 0.0
+		for _, ch := range n.children {
+			if ch.active == 0 {
+				continue
+			}
+			if sh := c.qt.share(ch); best == nil || sh < bestShare {
+				best, bestShare = ch, sh
+			}
+		}
+		own := n.next < len(n.pending)
+		if own && (best == nil || c.qt.share(n) <= bestShare) {
+			g := n.pending[n.next]
+			n.next++
+			for x := n; x != nil; x = x.parent {
+				x.active--
+			}
+			if n.next == len(n.pending) {
+				n.pending, n.next = n.pending[:0], 0
+			}
+			return g
+		}
+		if best == nil {
+			return nil
+		}
+		n = best
+	}
+}

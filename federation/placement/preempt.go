@@ -1,0 +1,202 @@
+package placement
+
+import (
+	"fmt"
+	"sort"
+)
+
+// maxPreemptionDomains bounds how many domains a preemption search tries.
+const maxPreemptionDomains = 8
+
+// victim is a running gang that may be preempted for the current gang.
+type victim struct {
+	al   *allocation
+	cost float64 // GPU-hours lost
+	why  string
+}
+
+// preempt looks for the cheapest set of whole gangs whose removal lets g fit
+// in one domain of its ceiling level, across all clusters; it emits the
+// preemptions, holds the domain for g and reports whether it found any.
+func (c *cycle) preempt(g *Gang, r *request) bool {
+	c.attempts++
+	cands := c.candidates(g)
+	if len(cands) == 0 {
+		return false
+	}
+	l := min(r.ceil, lvCluster)
+	doms := c.rankDomains(r, l, cands)
+	var best []victim
+	bestCost, bestDom := 0.0, int32(-1)
+	for _, d := range doms {
+		vs, cost, ok := c.tryDomain(r, l, d, cands)
+		if ok && (bestDom < 0 || cost < bestCost || (cost == bestCost && len(vs) < len(best))) {
+			best, bestCost, bestDom = vs, cost, d
+		}
+	}
+	if bestDom < 0 {
+		return false
+	}
+	c.preempted++
+	if rid, ok := c.resByGang[g.ID]; ok {
+		c.drop(rid)
+	}
+	if c.s.freeOfHolds(l, bestDom, -1) {
+		c.hold(g.ID, l, bestDom)
+	}
+	where := c.s.levels[l][bestDom].name
+	for _, v := range best {
+		c.in.markTerminating(v.al.Gang.ID, g.ID)
+		c.d.Preemptions = append(c.d.Preemptions, Preemption{
+			Victim: v.al.Gang.ID, Preemptor: g.ID, Grace: v.al.Gang.GracePeriod, GPUHoursLost: v.cost,
+			Reason: fmt.Sprintf("%s; frees room for %s (%d×%d GPUs) in %s; cheapest choice there: %.1f GPU-hours lost",
+				v.why, g.ID, g.Members, g.GPUsPerMember, where, v.cost),
+		})
+	}
+	return true
+}
+
+// candidates lists the running gangs g may preempt, cheapest first: lower
+// priority and preemptible, or (reclaim) same or lower priority from a queue
+// borrowing beyond its nominal quota while g's queue stays within its own.
+func (c *cycle) candidates(g *Gang) []victim {
+	want := map[string]int{"": g.GPUs()}
+	var out []victim
+	for _, id := range c.s.sortedAllocs() {
+		al := c.s.allocs[id]
+		v := &al.Gang
+		if !v.Preemptible || c.placed[id] || c.in.Terminating[id] != "" || v.ID == g.ID {
+			continue
+		}
+		var why string
+		switch {
+		case v.Priority < g.Priority:
+			why = fmt.Sprintf("priority %d below %d", v.Priority, g.Priority)
+		case v.Priority <= g.Priority && v.Queue != g.Queue && c.qt.borrowing(v.Queue) && c.qt.withinNominal(g.Queue, want):
+			why = fmt.Sprintf("queue %s borrows beyond its nominal quota and %s reclaims it", v.Queue, g.Queue)
+		default:
+			continue
+		}
+		out = append(out, victim{al: al, cost: c.lostHours(al), why: why})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.al.Gang.Priority != b.al.Gang.Priority {
+			return a.al.Gang.Priority < b.al.Gang.Priority
+		}
+		return a.cost < b.cost
+	})
+	return out
+}
+
+// lostHours estimates the GPU-hours a victim loses: GPUs × time since its
+// last checkpoint (or start).
+func (c *cycle) lostHours(al *allocation) float64 {
+	since := al.Started
+	if al.LastCheckpoint.After(since) {
+		since = al.LastCheckpoint
+	}
+	h := c.in.Now.Sub(since).Hours()
+	if h < 0 {
+		h = 0
+	}
+	gpus := 0
+	for _, m := range al.members {
+		gpus += int(m * al.gpm)
+	}
+	return h * float64(gpus)
+}
+
+// rankDomains returns the domains of level l where free GPUs plus the
+// candidates' GPUs could hold the gang, most promising first.
+func (c *cycle) rankDomains(r *request, l int, cands []victim) []int32 {
+	pot := map[int32]int32{}
+	for _, v := range cands {
+		for k, i := range v.al.nodes {
+			if r.classOK[c.s.nodes[i].class] {
+				pot[c.s.nodes[i].dom[l]] += v.al.members[k] * v.al.gpm
+			}
+		}
+	}
+	need := r.need * r.gpm
+	var out []int32
+	for d, p := range pot {
+		dom := &c.s.levels[l][d]
+		if r.clusterOK[dom.cluster] && dom.free+p >= need {
+			out = append(out, d)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a := c.s.levels[l][out[i]].free + pot[out[i]]
+		b := c.s.levels[l][out[j]].free + pot[out[j]]
+		if a != b {
+			return a > b
+		}
+		return out[i] < out[j]
+	})
+	if len(out) > maxPreemptionDomains {
+		out = out[:maxPreemptionDomains]
+	}
+	return out
+}
+
+// tryDomain releases candidates touching domain d, cheapest first, until
+// the gang fits there, then puts back every one it turns out not to need.
+// The snapshot is left as it was.
+func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim, float64, bool) {
+	r.within, r.withinDom = l, d
+	defer func() { r.within = -1 }()
+	var taken []victim
+	fits := false
+	for _, v := range cands {
+		if !touches(c.s, v.al, l, d) {
+			continue
+		}
+		c.s.unbook(v.al)
+		taken = append(taken, v)
+		if _, _, _, ok := c.s.place(r); ok {
+			fits = true
+			break
+		}
+	}
+	if !fits {
+		for _, v := range taken {
+			c.s.rebook(v.al)
+		}
+		return nil, 0, false
+	}
+	// Keep back the most expensive victims the gang does not need.
+	var need []victim
+	for i := len(taken) - 1; i >= 0; i-- {
+		c.s.rebook(taken[i].al)
+		if _, _, _, ok := c.s.place(r); ok {
+			continue
+		}
+		c.s.unbook(taken[i].al)
+		need = append(need, taken[i])
+	}
+	cost := 0.0
+	for _, v := range need {
+		c.s.rebook(v.al)
+		cost += v.cost
+	}
+	sort.Slice(need, func(i, j int) bool { return need[i].al.Gang.ID < need[j].al.Gang.ID })
+	return need, cost, true
+}
+
+func touches(s *Snapshot, al *allocation, l int, d int32) bool {
+	for _, i := range al.nodes {
+		if s.nodes[i].dom[l] == d {
+			return true
+		}
+	}
+	return false
+}
+
+// markTerminating records a victim chosen in this cycle.
+func (in *Input) markTerminating(victim, preemptor string) {
+	if in.Terminating == nil {
+		in.Terminating = map[string]string{}
+	}
+	in.Terminating[victim] = preemptor
+}

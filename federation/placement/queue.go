@@ -1,0 +1,216 @@
+package placement
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Quota bounds the GPUs a queue may hold of one GPU product.
+type Quota struct {
+	// Nominal is the GPUs the queue is entitled to.
+	Nominal int
+	// BorrowingLimit is how many GPUs beyond Nominal it may borrow from idle
+	// capacity; nil means no limit.
+	BorrowingLimit *int
+}
+
+// Queue is one node of the queue tree. Paths use "/" ("research/nlp").
+type Queue struct {
+	// Name is the queue's full path; its parent is the path without the last element.
+	Name string
+	// Weight is the queue's fair-share weight among its siblings (0 means 1).
+	Weight float64
+	// Quotas maps a GPU product ("" for any product) to the queue's quota.
+	Quotas map[string]Quota
+}
+
+// parentOf returns the parent path of a queue path ("" at the top).
+func parentOf(q string) string {
+	if i := strings.LastIndexByte(q, '/'); i >= 0 {
+		return q[:i]
+	}
+	return ""
+}
+
+// qnode is a queue in the scheduling cycle's tree.
+type qnode struct {
+	name     string
+	weight   float64
+	quotas   map[string]Quota
+	parent   *qnode
+	children []*qnode
+	alloc    map[string]int // GPUs held, by product
+	total    int            // GPUs held, all products
+	usage    float64        // decayed past usage, GPUs
+	pending  []*Gang        // leaf: gangs waiting, in FIFO order
+	next     int            // leaf: index of the next pending gang
+	active   int            // pending gangs left in this subtree
+}
+
+// queueTree builds the tree from the queue list, adding any queue a gang
+// or allocation names but the list does not (weight 1, no quota).
+type queueTree struct {
+	root  *qnode
+	byKey map[string]*qnode
+	cap   map[string]int // fleet GPUs by product
+	total int
+}
+
+func newQueueTree(queues []Queue, capacity map[string]int) *queueTree {
+	t := &queueTree{root: &qnode{weight: 1, alloc: map[string]int{}}, byKey: map[string]*qnode{}, cap: capacity}
+	t.byKey[""] = t.root
+	for _, c := range capacity {
+		t.total += c
+	}
+	qs := append([]Queue(nil), queues...)
+	sort.Slice(qs, func(i, j int) bool { return qs[i].Name < qs[j].Name })
+	for _, q := range qs {
+		n := t.get(q.Name)
+		if q.Weight > 0 {
+			n.weight = q.Weight
+		}
+		n.quotas = q.Quotas
+	}
+	return t
+}
+
+// get returns the queue at path, creating it (and its parents) if needed.
+func (t *queueTree) get(path string) *qnode {
+	if n, ok := t.byKey[path]; ok {
+		return n
+	}
+	p := t.get(parentOf(path))
+	n := &qnode{name: path, weight: 1, parent: p, alloc: map[string]int{}}
+	p.children = append(p.children, n)
+	sort.Slice(p.children, func(i, j int) bool { return p.children[i].name < p.children[j].name })
+	t.byKey[path] = n
+	return n
+}
+
+// charge adds (or removes, with negative gpus) held GPUs up the tree.
+func (t *queueTree) charge(queue string, byProduct map[string]int) {
+	for n := t.get(queue); n != nil; n = n.parent {
+		for p, g := range byProduct {
+			n.alloc[p] += g
+			n.total += g
+		}
+	}
+}
+
+// share is the queue's weighted dominant share: the largest fraction of any
+// product's capacity it holds, plus its decayed past usage over the fleet,
+// divided by its weight.
+func (t *queueTree) share(n *qnode) float64 {
+	dom := 0.0
+	for p, g := range n.alloc {
+		if c := t.cap[p]; c > 0 {
+			dom = math.Max(dom, float64(g)/float64(c))
+		}
+	}
+	if t.total > 0 {
+		dom += n.usage / float64(t.total)
+	}
+	return dom / n.weight
+}
+
+// fits reports whether adding the GPUs keeps the queue and its ancestors
+// within nominal plus borrowing limit; it returns the queue that would
+// exceed its quota otherwise.
+func (t *queueTree) fits(queue string, byProduct map[string]int) (string, bool) {
+	for n := t.get(queue); n != nil; n = n.parent {
+		for p, g := range byProduct {
+			if q, ok := n.quota(p); ok && q.BorrowingLimit != nil {
+				if n.held(p)+g > q.Nominal+*q.BorrowingLimit {
+					return n.name, false
+				}
+			}
+		}
+	}
+	return "", true
+}
+
+// withinNominal reports whether the queue holds no more than its nominal
+// quota of any product after adding the GPUs (true when it has no quota).
+func (t *queueTree) withinNominal(queue string, byProduct map[string]int) bool {
+	n := t.get(queue)
+	for p, g := range byProduct {
+		if q, ok := n.quota(p); ok && n.held(p)+g > q.Nominal {
+			return false
+		}
+	}
+	return true
+}
+
+// borrowing reports whether the queue holds more than its nominal quota.
+func (t *queueTree) borrowing(queue string) bool {
+	n := t.get(queue)
+	for p := range n.alloc {
+		if q, ok := n.quota(p); ok && n.held(p) > q.Nominal {
+			return true
+		}
+	}
+	return false
+}
+
+// quota returns the quota for a product, falling back to the "" quota.
+func (n *qnode) quota(product string) (Quota, bool) {
+	if q, ok := n.quotas[product]; ok {
+		return q, true
+	}
+	q, ok := n.quotas[""]
+	return q, ok
+}
+
+// held returns the GPUs held of a product, or of all products for a "" quota.
+func (n *qnode) held(product string) int {
+	if _, ok := n.quotas[product]; ok {
+		return n.alloc[product]
+	}
+	return n.total
+}
+
+// FairShare keeps each queue's usage as an exponentially decaying average
+// of the GPUs it held, so a queue that ran a lot recently yields to others.
+type FairShare struct {
+	// HalfLife is how long it takes past usage to count half as much.
+	HalfLife time.Duration
+	usage    map[string]float64
+	last     time.Time
+}
+
+// NewFairShare returns a tracker with the given half-life.
+func NewFairShare(halfLife time.Duration) *FairShare {
+	return &FairShare{HalfLife: halfLife, usage: map[string]float64{}}
+}
+
+// Advance decays usage to now and blends in the GPUs each leaf queue held
+// since the last call.
+func (f *FairShare) Advance(now time.Time, held map[string]int) {
+	if f.last.IsZero() || f.HalfLife <= 0 {
+		f.last = now
+		return
+	}
+	dt := now.Sub(f.last)
+	if dt <= 0 {
+		return
+	}
+	f.last = now
+	keep := math.Exp2(-float64(dt) / float64(f.HalfLife))
+	for q := range f.usage {
+		f.usage[q] *= keep
+	}
+	for q, g := range held {
+		f.usage[q] += float64(g) * (1 - keep)
+	}
+}
+
+// Usage returns the decayed usage of every leaf queue, for Input.Usage.
+func (f *FairShare) Usage() map[string]float64 {
+	out := make(map[string]float64, len(f.usage))
+	for q, u := range f.usage {
+		out[q] = u
+	}
+	return out
+}

@@ -1,0 +1,165 @@
+package placement
+
+import (
+	"sort"
+	"time"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// Input is what one scheduling cycle decides on, besides the snapshot.
+type Input struct {
+	// Now is the cycle's time; placements start at Now.
+	Now time.Time
+	// Pending are the gangs waiting to be placed.
+	Pending []Gang
+	// Queues is the queue tree with weights and quotas.
+	Queues []Queue
+	// Usage is the decayed past usage of each leaf queue in GPUs (FairShare.Usage).
+	Usage map[string]float64
+	// Reservations are the previous decision's reservations; a gang keeps its
+	// domain while it still waits.
+	Reservations []Reservation
+	// Terminating maps a running gang being preempted to its preemptor.
+	Terminating map[string]string
+}
+
+// Reservation holds a domain for a gang that waits at the head of its
+// queue (or for its preemption victims to leave): no other gang may use its
+// nodes, so the domain drains towards it while others backfill elsewhere.
+type Reservation struct {
+	// Gang is the holder.
+	Gang string
+	// Level and Domain name the domain held.
+	Level  inventory.Level
+	Domain string
+}
+
+// Preemption asks to stop a running gang so that another can run.
+type Preemption struct {
+	// Victim is the gang to stop, whole.
+	Victim string
+	// Preemptor is the gang it makes room for.
+	Preemptor string
+	// Grace is the time the victim gets to checkpoint.
+	Grace time.Duration
+	// GPUHoursLost estimates the work lost since the victim's last checkpoint.
+	GPUHoursLost float64
+	// Reason explains why this victim was chosen.
+	Reason string
+}
+
+// Wait is a gang left pending, with why.
+type Wait struct {
+	// Gang is the gang's ID.
+	Gang string
+	// Why explains it.
+	Why *Unschedulable
+}
+
+// Decision is the outcome of one scheduling cycle.
+type Decision struct {
+	// Placements are the gangs to start, already booked in the snapshot.
+	Placements []Placement
+	// Preemptions are the gangs to stop.
+	Preemptions []Preemption
+	// Reservations are the domains held, to pass to the next cycle.
+	Reservations []Reservation
+	// Waiting are the gangs not placed, with reasons.
+	Waiting []Wait
+}
+
+// Order is how a cycle orders pending gangs.
+type Order int
+
+const (
+	// OrderFairShare orders by priority, then hierarchical weighted fair share, then age.
+	OrderFairShare Order = iota
+	// OrderFIFO orders by submission time alone (baselines).
+	OrderFIFO
+)
+
+type config struct {
+	order              Order
+	strict             bool
+	maxReservations    int
+	reservationMinGPUs int
+	maxHeldFraction    float64
+	preemption         bool
+	maxPreemptors      int
+	place              params
+}
+
+// Option configures Schedule.
+type Option func(*config)
+
+// WithOrder sets the order of pending gangs.
+func WithOrder(o Order) Option { return func(c *config) { c.order = o } }
+
+// WithStrictOrder stops the cycle at the first gang that does not fit
+// (no backfill), as plain FIFO schedulers do.
+func WithStrictOrder() Option { return func(c *config) { c.strict = true } }
+
+// WithReservations sets how many head-of-queue reservations a cycle may hold
+// (0 turns them off), the smallest gang that gets one (0: one node's GPUs)
+// and the largest fraction of the fleet's GPUs they may cover together.
+func WithReservations(n, minGPUs int, maxFraction float64) Option {
+	return func(c *config) { c.maxReservations, c.reservationMinGPUs, c.maxHeldFraction = n, minGPUs, maxFraction }
+}
+
+// WithPreemption turns preemption on or off and bounds how many gangs may
+// start preempting in one cycle.
+func WithPreemption(on bool, maxPreemptors int) Option {
+	return func(c *config) { c.preemption, c.maxPreemptors = on, maxPreemptors }
+}
+
+// WithPlaceOptions passes placement options (baselines) to every decision.
+func WithPlaceOptions(opts ...PlaceOption) Option {
+	return func(c *config) {
+		for _, o := range opts {
+			o(&c.place)
+		}
+	}
+}
+
+func defaults() config {
+	return config{maxReservations: 4, maxHeldFraction: 0.25, preemption: true, maxPreemptors: 4}
+}
+
+// gangGPUsByProduct returns the GPUs a placement takes, by product.
+func (s *Snapshot) gpusByProduct(g *Gang, picks []pick) map[string]int {
+	out := map[string]int{}
+	for _, pk := range picks {
+		c := &s.classes[s.nodes[pk.node].class]
+		out[c.product] += int(pk.members) * g.GPUsPerMember
+	}
+	return out
+}
+
+// capacityByProduct returns the fleet's allocatable GPUs by product.
+func (s *Snapshot) capacityByProduct() map[string]int {
+	out := map[string]int{}
+	for i := range s.nodes {
+		out[s.classes[s.nodes[i].class].product] += int(s.nodes[i].gpus)
+	}
+	return out
+}
+
+// sortPending orders gangs by priority (not in FIFO), submission time, ID.
+func sortPending(gs []Gang, o Order) []*Gang {
+	out := make([]*Gang, len(gs))
+	for i := range gs {
+		out[i] = &gs[i]
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if o != OrderFIFO && a.Priority != b.Priority {
+			return a.Priority > b.Priority
+		}
+		if !a.Submitted.Equal(b.Submitted) {
+			return a.Submitted.Before(b.Submitted)
+		}
+		return a.ID < b.ID
+	})
+	return out
+}
