@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -36,80 +38,121 @@ type WatchEvent[T any] struct {
 	Err error
 }
 
+// errWatchInterrupted marks watch failures that a new watch from the last
+// delivered revision recovers from (lost leader, member down).
+var errWatchInterrupted = errors.New("watch interrupted")
+
 // Watch streams every change of the collection after store revision
-// fromRevision (0: from now on), in revision order. The channel closes when
-// ctx ends or after an Error event. Cancel ctx to stop the watch.
+// fromRevision (0: from now on), in revision order, without gaps or
+// duplicates. When the etcd member serving it fails or loses its leader,
+// the watch resumes on its own from the last delivered revision. The
+// channel closes when ctx ends or after an Error event: the history was
+// compacted (ErrCompacted), a value could not be decoded, or the store was
+// closed.
 func (c *Collection[T]) Watch(ctx context.Context, fromRevision int64) <-chan WatchEvent[T] {
 	out := make(chan WatchEvent[T], 64)
-	opts := []clientv3.OpOption{
-		clientv3.WithRange(clientv3.GetPrefixRangeEnd(c.dir)),
-		clientv3.WithPrevKV(),
-	}
-	if fromRevision > 0 {
-		opts = append(opts, clientv3.WithRev(fromRevision+1))
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	// Without a leader the member cannot tell whether it is stale: end the
-	// watch so the caller resumes on a healthy member.
-	wch := c.s.client.Watch(clientv3.WithRequireLeader(ctx), c.dir, opts...)
 	go func() {
 		defer close(out)
-		defer cancel()
-		for resp := range wch {
-			for _, ev := range c.events(resp) {
-				watchEvents.WithLabelValues(strings.ToLower(string(ev.Type))).Inc()
-				select {
-				case out <- ev:
-				case <-ctx.Done():
-					return
-				}
-				if ev.Type == Error {
-					return
-				}
+		last := fromRevision
+		if last == 0 {
+			rev, err := c.s.Revision(ctx)
+			if err != nil {
+				c.send(ctx, out, WatchEvent[T]{Type: Error, Err: fmt.Errorf("store: watch %s: %w", c.kind, err)})
+				return
 			}
+			last = rev
 		}
-		if ctx.Err() == nil {
+		backoff := 50 * time.Millisecond
+		for ctx.Err() == nil {
+			var err error
+			if last, err = c.watchOnce(ctx, out, last); !errors.Is(err, errWatchInterrupted) {
+				if err != nil {
+					c.send(ctx, out, WatchEvent[T]{Type: Error, Revision: last, Err: err})
+				}
+				return
+			}
 			select {
-			case out <- WatchEvent[T]{Type: Error, Err: fmt.Errorf("store: watch %s: closed by the client", c.kind)}:
+			case <-time.After(backoff):
 			case <-ctx.Done():
 			}
+			backoff = min(2*backoff, 2*time.Second)
 		}
 	}()
 	return out
 }
 
-// events converts one etcd watch response; a failed response becomes a
-// single Error event.
-func (c *Collection[T]) events(resp clientv3.WatchResponse) []WatchEvent[T] {
-	if resp.CompactRevision != 0 {
-		return []WatchEvent[T]{{Type: Error, Revision: resp.CompactRevision,
-			Err: fmt.Errorf("%w: watch %s: history starts at revision %d", ErrCompacted, c.kind, resp.CompactRevision)}}
-	}
-	if err := resp.Err(); err != nil {
-		return []WatchEvent[T]{{Type: Error, Err: fmt.Errorf("store: watch %s: %w", c.kind, mapErr(err))}}
-	}
-	evs := make([]WatchEvent[T], 0, len(resp.Events))
-	for _, e := range resp.Events {
-		name := strings.TrimPrefix(string(e.Kv.Key), c.dir)
-		ev := WatchEvent[T]{Name: name, Revision: e.Kv.ModRevision}
-		val := e.Kv.Value
-		switch {
-		case e.Type == mvccpb.DELETE:
-			ev.Type = Deleted
-			if e.PrevKv != nil {
-				val = e.PrevKv.Value
+// watchOnce runs one etcd watch from after revision last and returns the
+// last delivered revision and why it ended (nil: ctx ended).
+func (c *Collection[T]) watchOnce(ctx context.Context, out chan<- WatchEvent[T], last int64) (int64, error) {
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Without a leader a member cannot tell whether it is stale: end the
+	// watch there and resume on a healthy member.
+	wch := c.s.client.Watch(clientv3.WithRequireLeader(wctx), c.dir,
+		clientv3.WithRange(clientv3.GetPrefixRangeEnd(c.dir)), clientv3.WithPrevKV(), clientv3.WithRev(last+1))
+	for resp := range wch {
+		if resp.CompactRevision != 0 {
+			return last, fmt.Errorf("%w: watch %s from revision %d: history starts at %d", ErrCompacted, c.kind, last+1, resp.CompactRevision)
+		}
+		if err := resp.Err(); err != nil {
+			if ctx.Err() != nil {
+				return last, nil
 			}
-		case e.IsCreate():
-			ev.Type = Added
-		default:
-			ev.Type = Modified
+			return last, fmt.Errorf("store: watch %s: %w: %w", c.kind, errWatchInterrupted, err)
 		}
-		obj, err := c.decode(name, val)
-		if err != nil && !(ev.Type == Deleted && e.PrevKv == nil) {
-			return append(evs, WatchEvent[T]{Type: Error, Name: name, Revision: ev.Revision, Err: err})
+		for _, e := range resp.Events {
+			ev, err := c.event(e)
+			if err != nil {
+				return last, err
+			}
+			if !c.send(ctx, out, ev) {
+				return last, nil
+			}
+			last = ev.Revision
 		}
-		ev.Object = obj
-		evs = append(evs, ev)
 	}
-	return evs
+	switch {
+	case ctx.Err() != nil:
+		return last, nil
+	case c.s.client.Ctx().Err() != nil:
+		return last, fmt.Errorf("store: watch %s: store closed", c.kind)
+	default:
+		return last, fmt.Errorf("store: watch %s: %w: channel closed", c.kind, errWatchInterrupted)
+	}
+}
+
+// send delivers ev unless ctx ends first.
+func (c *Collection[T]) send(ctx context.Context, out chan<- WatchEvent[T], ev WatchEvent[T]) bool {
+	select {
+	case out <- ev:
+		watchEvents.WithLabelValues(strings.ToLower(string(ev.Type))).Inc()
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// event converts one etcd event.
+func (c *Collection[T]) event(e *clientv3.Event) (WatchEvent[T], error) {
+	name := strings.TrimPrefix(string(e.Kv.Key), c.dir)
+	ev := WatchEvent[T]{Name: name, Revision: e.Kv.ModRevision}
+	val := e.Kv.Value
+	switch {
+	case e.Type == mvccpb.DELETE:
+		ev.Type = Deleted
+		if e.PrevKv == nil { // the previous value was compacted away
+			return ev, nil
+		}
+		val = e.PrevKv.Value
+	case e.IsCreate():
+		ev.Type = Added
+	default:
+		ev.Type = Modified
+	}
+	obj, err := c.decode(name, val)
+	if err != nil {
+		return ev, err
+	}
+	ev.Object = obj
+	return ev, nil
 }
