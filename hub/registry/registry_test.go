@@ -1,0 +1,295 @@
+package registry_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/pki"
+	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+var (
+	shared *store.Store
+	ca     *pki.CA
+	prefix atomic.Int64
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "shoal-registry-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	if ca, err = pki.LoadOrCreateCA(dir + "/pki"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if shared, err = store.Open(ctx, store.Config{DataDir: dir + "/etcd", Embedded: store.EmbeddedConfig{UnsafeNoFsync: true}}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = shared.Close() }()
+	return m.Run()
+}
+
+// newRegistry returns a registry over its own key prefix with a fake clock.
+func newRegistry(t *testing.T) (*registry.Registry, *clocktesting.FakeClock, context.Context) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	s, err := store.Open(ctx, store.Config{Endpoints: []string{shared.ClientURL()}, Prefix: fmt.Sprintf("/t%d/", prefix.Add(1))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	return registry.New(s, ca, registry.Config{Grace: 40 * time.Second, FenceTimeout: 5 * time.Minute, Clock: clk}), clk, ctx
+}
+
+func csr(t *testing.T, cn string) []byte {
+	t.Helper()
+	key, err := pki.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := pki.NewCSR(key, cn, pki.AgentGroup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func register(t *testing.T, r *registry.Registry, ctx context.Context, token, name, uid string) (*registry.Registration, error) {
+	t.Helper()
+	return r.Register(ctx, registry.RegisterRequest{Token: token, ClusterName: name, ClusterUID: uid, CSRPEM: csr(t, "")})
+}
+
+func TestRegisterRefusals(t *testing.T) {
+	r, clk, ctx := newRegistry(t)
+	tok := func(ttl time.Duration, uses int32) string {
+		s, _, err := r.CreateToken(ctx, registry.TokenOptions{TTL: ttl, Usages: uses})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	good := tok(time.Hour, 5)
+	if _, err := register(t, r, ctx, good, "eu1", "uid-1"); err != nil {
+		t.Fatalf("first registration: %v", err)
+	}
+	expired := tok(time.Minute, 1)
+	revoked := tok(time.Hour, 1)
+	if err := r.RevokeToken(ctx, revoked[:6]); err != nil {
+		t.Fatal(err)
+	}
+	once := tok(time.Hour, 1)
+	if _, err := register(t, r, ctx, once, "us1", "uid-2"); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(2 * time.Minute)
+
+	tests := []struct {
+		name, token, cluster, uid string
+		csr                       []byte
+		want                      error
+	}{
+		{"malformed token", "nope", "c1", "u1", nil, registry.ErrInvalidToken},
+		{"unknown token", "abcdef.0123456789abcdef", "c1", "u1", nil, registry.ErrInvalidToken},
+		{"wrong secret", good[:7] + "0123456789abcdef", "c1", "u1", nil, registry.ErrInvalidToken},
+		{"expired token", expired, "c1", "u1", nil, registry.ErrInvalidToken},
+		{"revoked token", revoked, "c1", "u1", nil, registry.ErrInvalidToken},
+		{"used-up token", once, "c1", "u1", nil, registry.ErrInvalidToken},
+		{"same UID twice", good, "other", "uid-1", nil, registry.ErrUIDRegistered},
+		{"taken name", good, "eu1", "uid-9", nil, registry.ErrClusterExists},
+		{"bad name", good, "Bad_Name", "u1", nil, registry.ErrInvalid},
+		{"empty UID", good, "c1", "", nil, registry.ErrInvalid},
+		{"garbage CSR", good, "c1", "u1", []byte("not a csr"), registry.ErrInvalid},
+		{"CSR for another cluster", good, "c1", "u1", csr(t, pki.AgentCommonName("c2")), registry.ErrInvalid},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.csr
+			if c == nil {
+				c = csr(t, "")
+			}
+			_, err := r.Register(ctx, registry.RegisterRequest{Token: tt.token, ClusterName: tt.cluster, ClusterUID: tt.uid, CSRPEM: c})
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("error = %v, want %v", err, tt.want)
+			}
+		})
+	}
+	toks, err := r.ListTokens(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range toks {
+		if tk.Name == good[:6] && tk.Status.Uses != 1 {
+			t.Fatalf("token %s used %d times, want 1 (refused registrations must not consume it)", tk.Name, tk.Status.Uses)
+		}
+	}
+}
+
+func TestRegisterConcurrentTokenUse(t *testing.T) {
+	r, _, ctx := newRegistry(t)
+	const uses, clients = 3, 8
+	token, _, err := r.CreateToken(ctx, registry.TokenOptions{TTL: time.Hour, Usages: uses})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok atomic.Int32
+	var wg sync.WaitGroup
+	for i := range clients {
+		c := csr(t, "")
+		wg.Go(func() {
+			_, err := r.Register(ctx, registry.RegisterRequest{Token: token, ClusterName: fmt.Sprintf("c%d", i), ClusterUID: fmt.Sprintf("u%d", i), CSRPEM: c})
+			if err == nil {
+				ok.Add(1)
+			} else if !errors.Is(err, registry.ErrInvalidToken) {
+				t.Errorf("cluster c%d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != uses {
+		t.Fatalf("%d registrations succeeded with a %d-use token", ok.Load(), uses)
+	}
+	list, err := r.ListClusters(ctx, store.ListOptions{}, "")
+	if err != nil || len(list.Items) != uses {
+		t.Fatalf("%d clusters stored (%v), want %d", len(list.Items), err, uses)
+	}
+}
+
+func TestAgentCertificateRevokedByRemove(t *testing.T) {
+	r, _, ctx := newRegistry(t)
+	token, _, _ := r.CreateToken(ctx, registry.TokenOptions{Usages: 2})
+	reg, err := register(t, r, ctx, token, "eu1", "uid-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := pki.ParseCertificatePEM(reg.CertificatePEM)
+	id, err := pki.IdentityOf(cert)
+	if err != nil || id.Role != pki.RoleAgent || id.Cluster != "eu1" {
+		t.Fatalf("identity = %+v, %v; want agent of eu1", id, err)
+	}
+	if err := r.AuthorizeAgent(ctx, "eu1", id.Serial); err != nil {
+		t.Fatalf("fresh certificate refused: %v", err)
+	}
+	if err := r.Remove(ctx, "eu1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.AuthorizeAgent(ctx, "eu1", id.Serial); !errors.Is(err, registry.ErrCertificateRevoked) {
+		t.Fatalf("removed cluster's certificate: %v, want ErrCertificateRevoked", err)
+	}
+	if _, err := register(t, r, ctx, token, "eu1", "uid-1"); err != nil {
+		t.Fatalf("registering again after remove: %v", err)
+	}
+	if err := r.AuthorizeAgent(ctx, "eu1", id.Serial); !errors.Is(err, registry.ErrCertificateRevoked) {
+		t.Fatalf("old certificate after re-registration: %v, want ErrCertificateRevoked", err)
+	}
+}
+
+func TestInventoryOrdering(t *testing.T) {
+	r, _, ctx := newRegistry(t)
+	token, _, _ := r.CreateToken(ctx, registry.TokenOptions{})
+	if _, err := register(t, r, ctx, token, "eu1", "uid-1"); err != nil {
+		t.Fatal(err)
+	}
+	inv := func(gpus int) []byte {
+		return fmt.Appendf(nil, `{"name":"eu1","nodes":[{"name":"n1","product":"H100","capacityGPUs":%d,"gpus":%d,"ready":true}]}`, gpus, gpus)
+	}
+	steps := []struct {
+		session string
+		gen     int64
+		gpus    int
+		want    int64
+	}{
+		{"a", 1, 8, 1},
+		{"a", 3, 6, 3},
+		{"a", 2, 4, 3}, // older report of the same session: ignored
+		{"a", 3, 4, 3}, // same generation: ignored
+		{"b", 1, 2, 1}, // restarted agent: accepted although its generation is lower
+	}
+	for i, s := range steps {
+		got, err := r.ReportInventory(ctx, "eu1", s.session, s.gen, inv(s.gpus))
+		if err != nil || got != s.want {
+			t.Fatalf("step %d: accepted generation %d, %v; want %d", i, got, err, s.want)
+		}
+	}
+	cl, _, err := r.GetCluster(ctx, "eu1")
+	if err != nil || cl.Status.Inventory.GPUs != 2 || cl.Status.Inventory.Products["H100"] != 2 {
+		t.Fatalf("summary = %+v, %v; want 2 H100 from the last accepted report", cl.Status.Inventory, err)
+	}
+	if _, err := r.ReportInventory(ctx, "eu1", "b", 2, []byte("{")); !errors.Is(err, registry.ErrInvalid) {
+		t.Fatalf("bad JSON: %v, want ErrInvalid", err)
+	}
+}
+
+func TestLiveness(t *testing.T) {
+	r, clk, ctx := newRegistry(t)
+	token, _, _ := r.CreateToken(ctx, registry.TokenOptions{})
+	if _, err := register(t, r, ctx, token, "eu1", "uid-1"); err != nil {
+		t.Fatal(err)
+	}
+	state := func() v1alpha1.ClusterState {
+		t.Helper()
+		if err := r.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cl, _, err := r.GetCluster(ctx, "eu1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl.Status.State
+	}
+	expect := func(want v1alpha1.ClusterState) {
+		t.Helper()
+		if got := state(); got != want {
+			t.Fatalf("state = %s, want %s", got, want)
+		}
+	}
+	expect(v1alpha1.ClusterPending)
+	if _, err := r.Heartbeat(ctx, "eu1", "v1", true, ""); err != nil {
+		t.Fatal(err)
+	}
+	expect(v1alpha1.ClusterPending) // no inventory yet
+	if _, err := r.ReportInventory(ctx, "eu1", "s", 1, []byte(`{"nodes":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	expect(v1alpha1.ClusterReady)
+	if _, _, err := r.Cordon(ctx, "eu1", true); err != nil {
+		t.Fatal(err)
+	}
+	expect(v1alpha1.ClusterCordoned)
+	if _, _, err := r.Cordon(ctx, "eu1", false); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(39 * time.Second)
+	expect(v1alpha1.ClusterReady)
+	clk.Step(2 * time.Second)
+	expect(v1alpha1.ClusterNotReady)
+	if _, err := r.Heartbeat(ctx, "eu1", "v1", false, "connection refused"); err != nil {
+		t.Fatal(err)
+	}
+	expect(v1alpha1.ClusterNotReady) // beats, but cannot reach its own cluster
+	if _, err := r.Heartbeat(ctx, "eu1", "v1", true, ""); err != nil {
+		t.Fatal(err)
+	}
+	expect(v1alpha1.ClusterReady)
+	clk.Step(5*time.Minute + time.Second)
+	expect(v1alpha1.ClusterLost)
+}
