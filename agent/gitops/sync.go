@@ -101,9 +101,10 @@ func (s *Syncer) report(update func(*gt.Status)) gt.Status {
 	s.mu.Lock()
 	update(&s.status)
 	st := copyStatus(s.status)
+	fn := s.onStatus
 	s.mu.Unlock()
-	if s.opts.OnStatus != nil {
-		s.opts.OnStatus(st)
+	if fn != nil {
+		fn(st)
 	}
 	return st
 }

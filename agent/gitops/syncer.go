@@ -53,9 +53,10 @@ type Syncer struct {
 	trigger chan struct{}
 	syncMu  sync.Mutex // one sync at a time
 
-	mu     sync.Mutex
-	src    *gt.Source
-	status gt.Status
+	mu       sync.Mutex
+	src      *gt.Source
+	status   gt.Status
+	onStatus func(gt.Status)
 }
 
 // New returns a Syncer applying to the cluster cfg reaches. It has no
@@ -94,13 +95,14 @@ func New(cfg *rest.Config, opts Options) (*Syncer, error) {
 		return nil, err
 	}
 	return &Syncer{
-		opts:    opts,
-		client:  c,
-		applier: &applier{rm: rm, owner: opts.Name, ownerNS: opts.Namespace, pollInterval: opts.PollInterval, validateWorkers: opts.Concurrency},
-		store:   inventoryStore{client: c, key: client.ObjectKey{Namespace: opts.Namespace, Name: opts.Name + "-inventory"}},
-		fetcher: &fetcher{workDir: opts.WorkDir, insecureHTTP: opts.InsecureCredentialsOverHTTP},
-		trigger: make(chan struct{}, 1),
-		status:  gt.Status{Health: gt.HealthUnknown},
+		opts:     opts,
+		client:   c,
+		applier:  &applier{rm: rm, owner: opts.Name, ownerNS: opts.Namespace, pollInterval: opts.PollInterval, validateWorkers: opts.Concurrency},
+		store:    inventoryStore{client: c, key: client.ObjectKey{Namespace: opts.Namespace, Name: opts.Name + "-inventory"}},
+		fetcher:  &fetcher{workDir: opts.WorkDir, insecureHTTP: opts.InsecureCredentialsOverHTTP},
+		trigger:  make(chan struct{}, 1),
+		status:   gt.Status{Health: gt.HealthUnknown},
+		onStatus: opts.OnStatus,
 	}, nil
 }
 
@@ -127,6 +129,13 @@ func (s *Syncer) SetSource(src gt.Source) error {
 	s.mu.Unlock()
 	s.Trigger()
 	return nil
+}
+
+// SetOnStatus replaces the status callback (see Options.OnStatus).
+func (s *Syncer) SetOnStatus(fn func(gt.Status)) {
+	s.mu.Lock()
+	s.onStatus = fn
+	s.mu.Unlock()
 }
 
 // Source returns the current source, if any.

@@ -124,3 +124,25 @@ func (r *gitRepo) head(t testing.TB) string {
 	t.Fatal("no main branch")
 	return ""
 }
+
+// tag creates a lightweight tag on main's head and pushes it.
+func (r *gitRepo) tag(t testing.TB, name string) {
+	t.Helper()
+	auth := &http.BasicAuth{Username: gitUser, Password: gitPassword}
+	repo, err := git.Clone(memory.NewStorage(), memfs.New(), &git.CloneOptions{
+		URL: r.url, Auth: auth, ReferenceName: plumbing.NewBranchReferenceName("main"), SingleBranch: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.CreateTag(name, head.Hash(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(&git.PushOptions{Auth: auth, RefSpecs: []config.RefSpec{config.RefSpec("refs/tags/" + name + ":refs/tags/" + name)}}); err != nil {
+		t.Fatalf("push tag: %v", err)
+	}
+}
