@@ -97,11 +97,7 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 	if err != nil {
 		return err
 	}
-	kargs, err := kwokArgs(c, f.opts.StagesDir)
-	if err != nil {
-		return err
-	}
-	kwok, err := add("kwok", "kwok", kargs)
+	kwok, err := add("kwok", "kwok", kwokArgs(c, f.stages))
 	if err != nil {
 		return err
 	}

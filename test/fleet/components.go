@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 )
 
 func etcdArgs(c *Cluster) []string {
@@ -75,12 +74,7 @@ func schedulerArgs(c *Cluster) ([]string, error) {
 
 // kwokArgs makes kwok manage only the fleet's annotated fake nodes, without
 // node leases (thousands of lease renewals would dominate a small machine).
-func kwokArgs(c *Cluster, stagesDir string) ([]string, error) {
-	stages, err := filepath.Glob(filepath.Join(stagesDir, "*.yaml"))
-	if err != nil || len(stages) == 0 {
-		return nil, fmt.Errorf("%w: no KWOK stage configs in %s", ErrMissingBinaries, stagesDir)
-	}
-	sort.Strings(stages)
+func kwokArgs(c *Cluster, stages []string) []string {
 	args := []string{
 		"--kubeconfig=" + c.Kubeconfig,
 		"--manage-all-nodes=false",
@@ -91,5 +85,5 @@ func kwokArgs(c *Cluster, stagesDir string) ([]string, error) {
 	for _, s := range stages {
 		args = append(args, "--config="+s)
 	}
-	return args, nil
+	return args
 }

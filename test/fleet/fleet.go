@@ -25,6 +25,7 @@ type State struct {
 type Fleet struct {
 	State
 	opts   Options
+	stages []string   // KWOK stage files written for this fleet
 	mu     sync.Mutex // guards Clusters[*].Processes and output
 	saveMu sync.Mutex // serialises writes of the state file
 }

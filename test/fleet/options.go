@@ -25,6 +25,9 @@ type Options struct {
 	NodeWorkers int
 	// Region is every workload cluster's topology.kubernetes.io/region (default "local").
 	Region string
+	// PodStartDelays keeps the stock KWOK pod stages' random 2–10 s start
+	// delays; by default pods turn Running right after they are bound.
+	PodStartDelays bool
 	// Out receives one line per long step; nil discards them.
 	Out io.Writer
 }

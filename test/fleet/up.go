@@ -58,7 +58,7 @@ func clearStale(opts Options) error {
 			return &RunningError{Dir: opts.Dir, Alive: n}
 		}
 	}
-	for _, p := range []string{stateFile, "pki", "clusters", "kubeconfig"} {
+	for _, p := range []string{stateFile, "pki", "clusters", "kubeconfig", "kwok-stages"} {
 		if err := os.RemoveAll(filepath.Join(opts.Dir, p)); err != nil {
 			return err
 		}
@@ -117,6 +117,11 @@ func (f *Fleet) prepare() error {
 	if err := writePKI(f.pki()); err != nil {
 		return err
 	}
+	stages, err := writeStages(f.opts.StagesDir, filepath.Join(f.Dir, "kwok-stages"), f.opts.PodStartDelays)
+	if err != nil {
+		return err
+	}
+	f.stages = stages
 	for _, c := range f.Clusters {
 		if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 			return err

@@ -1,0 +1,27 @@
+// Package fleet_test checks the local GPU fleet end to end: real etcd,
+// kube-apiserver, kube-scheduler and kwok processes started by test/framework.
+package fleet_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/test/framework"
+)
+
+// env is the fleet shared by the package's tests: a hub and two workload
+// clusters (hgx-h100, a100-mig) with the profiles' default node counts.
+var env *framework.Fleet
+
+func TestMain(m *testing.M) {
+	opts := fleet.Options{Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}}
+	os.Exit(framework.RunWithFleet(m, opts, func(f *framework.Fleet) { env = f }))
+}
+
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts Kubernetes processes")
+	}
+}
