@@ -1,0 +1,19 @@
+package hubclient
+
+import "github.com/prometheus/client_golang/prometheus"
+
+var (
+	metricHeartbeats = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shoal_agent_heartbeats_total",
+		Help: "Heartbeats sent to the hub, by result (ok, error).",
+	}, []string{"result"})
+	metricReports = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shoal_agent_inventory_reports_total",
+		Help: "Inventory reports sent to the hub, by result (ok, error).",
+	}, []string{"result"})
+)
+
+// Collectors returns the package's metrics for registration.
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{metricHeartbeats, metricReports}
+}

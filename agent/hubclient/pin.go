@@ -1,0 +1,60 @@
+package hubclient
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrCAHashMismatch means the hub did not present a CA whose public key has
+// the pinned hash: it is not the hub the join token was made for.
+var ErrCAHashMismatch = errors.New("hub CA does not match the pinned CA hash")
+
+// CAHash returns sha256:<hex> of a certificate's SubjectPublicKeyInfo, the
+// kubeadm-style hash `shoal cluster token create` prints.
+func CAHash(cert *x509.Certificate) string {
+	sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// pinnedTLSConfig trusts exactly the CA with the given hash. The hub must
+// send its CA certificate in the serving chain: the leaf is verified against
+// the chain certificate whose key matches the pin, before any request (and so
+// the join token) is sent.
+func pinnedTLSConfig(serverName, caHash string) *tls.Config {
+	want := strings.ToLower(strings.TrimSpace(caHash))
+	return &tls.Config{
+		MinVersion:         tls.VersionTLS13,
+		ServerName:         serverName,
+		InsecureSkipVerify: true, // verified below against the pinned CA
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 {
+				return fmt.Errorf("%w: no certificate", ErrCAHashMismatch)
+			}
+			for _, c := range cs.PeerCertificates {
+				if CAHash(c) != want {
+					continue
+				}
+				roots := x509.NewCertPool()
+				roots.AddCert(c)
+				inter := x509.NewCertPool()
+				for _, ic := range cs.PeerCertificates[1:] {
+					inter.AddCert(ic)
+				}
+				_, err := cs.PeerCertificates[0].Verify(x509.VerifyOptions{
+					Roots: roots, Intermediates: inter, DNSName: serverName,
+					KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+				})
+				if err != nil {
+					return fmt.Errorf("%w: %v", ErrCAHashMismatch, err)
+				}
+				return nil
+			}
+			return fmt.Errorf("%w: the hub's chain holds no certificate with hash %s", ErrCAHashMismatch, want)
+		},
+	}
+}
