@@ -1,0 +1,182 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/pki"
+	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// maxTokenTTL bounds join tokens: they are meant to be short-lived.
+const maxTokenTTL = 30 * 24 * time.Hour
+
+// clustersServer serves the Clusters service from the registry.
+type clustersServer struct {
+	shoalv1.UnimplementedClustersServer
+	reg *registry.Registry
+}
+
+func newClustersServer(reg *registry.Registry) *clustersServer { return &clustersServer{reg: reg} }
+
+// object encodes v as an Object at revision rev.
+func object(v any, rev int64) (*shoalv1.Object, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return &shoalv1.Object{Json: b, Revision: rev}, nil
+}
+
+func (s *clustersServer) CreateJoinToken(ctx context.Context, req *shoalv1.CreateJoinTokenRequest) (*shoalv1.CreateJoinTokenResponse, error) {
+	ttl := time.Duration(req.TtlSeconds) * time.Second
+	if ttl > maxTokenTTL {
+		return nil, status.Errorf(codes.InvalidArgument, "ttl %s is longer than the maximum %s", ttl, maxTokenTTL)
+	}
+	token, rec, err := s.reg.CreateToken(ctx, registry.TokenOptions{TTL: ttl, Usages: req.Usages, Description: req.Description})
+	if err != nil {
+		return nil, err
+	}
+	rev, _ := strconv.ParseInt(rec.ResourceVersion, 10, 64)
+	obj, err := object(rec, rev)
+	if err != nil {
+		return nil, err
+	}
+	hash := s.reg.CA().Hash()
+	return &shoalv1.CreateJoinTokenResponse{
+		Token:        token,
+		CaHash:       hash,
+		AgentCommand: AgentCommand(s.reg.HubAddress(), token, hash),
+		JoinToken:    obj,
+	}, nil
+}
+
+// AgentCommand is the command that registers a workload cluster's agent.
+func AgentCommand(hub, token, caHash string) string {
+	return fmt.Sprintf("shoal-agent --hub %s --token %s --ca-hash %s --cluster-name NAME", hub, token, caHash)
+}
+
+func (s *clustersServer) ListJoinTokens(ctx context.Context, _ *shoalv1.ListJoinTokensRequest) (*shoalv1.ListJoinTokensResponse, error) {
+	toks, err := s.reg.ListTokens(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &shoalv1.ListJoinTokensResponse{}
+	for _, t := range toks {
+		rev, _ := strconv.ParseInt(t.ResourceVersion, 10, 64)
+		obj, err := object(t, rev)
+		if err != nil {
+			return nil, err
+		}
+		resp.Items = append(resp.Items, obj)
+	}
+	return resp, nil
+}
+
+func (s *clustersServer) RevokeJoinToken(ctx context.Context, req *shoalv1.RevokeJoinTokenRequest) (*shoalv1.RevokeJoinTokenResponse, error) {
+	return &shoalv1.RevokeJoinTokenResponse{}, s.reg.RevokeToken(ctx, strings.TrimSpace(req.Id))
+}
+
+func (s *clustersServer) GetCluster(ctx context.Context, req *shoalv1.GetClusterRequest) (*shoalv1.Object, error) {
+	cl, rev, err := s.reg.GetCluster(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	return object(cl, rev)
+}
+
+func (s *clustersServer) GetInventory(ctx context.Context, req *shoalv1.GetClusterRequest) (*shoalv1.Object, error) {
+	rec, rev, err := s.reg.GetInventory(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	return &shoalv1.Object{Json: rec.Inventory, Revision: rev}, nil
+}
+
+func (s *clustersServer) ListClusters(ctx context.Context, req *shoalv1.ListClustersRequest) (*shoalv1.ListClustersResponse, error) {
+	var opts store.ListOptions
+	if o := req.Options; o != nil {
+		opts = store.ListOptions{Limit: o.Limit, Continue: o.Continue}
+	}
+	list, err := s.reg.ListClusters(ctx, opts, req.Selector)
+	if err != nil {
+		return nil, err
+	}
+	resp := &shoalv1.ListClustersResponse{Meta: &shoalv1.ListMeta{Continue: list.Continue, Revision: list.Revision}}
+	for i, cl := range list.Items {
+		obj, err := object(cl, list.Revs[i])
+		if err != nil {
+			return nil, err
+		}
+		resp.Items = append(resp.Items, obj)
+	}
+	return resp, nil
+}
+
+func (s *clustersServer) CordonCluster(ctx context.Context, req *shoalv1.CordonClusterRequest) (*shoalv1.Object, error) {
+	cl, rev, err := s.reg.Cordon(ctx, req.Name, req.Cordon)
+	if err != nil {
+		return nil, err
+	}
+	return object(cl, rev)
+}
+
+func (s *clustersServer) RemoveCluster(ctx context.Context, req *shoalv1.RemoveClusterRequest) (*shoalv1.RemoveClusterResponse, error) {
+	return &shoalv1.RemoveClusterResponse{}, s.reg.Remove(ctx, req.Name)
+}
+
+func (s *clustersServer) Register(ctx context.Context, req *shoalv1.RegisterRequest) (*shoalv1.RegisterResponse, error) {
+	reg, err := s.reg.Register(ctx, registry.RegisterRequest{
+		Token: req.Token, ClusterName: req.ClusterName, ClusterUID: req.ClusterUid,
+		CSRPEM: req.CsrPem, AgentVersion: req.AgentVersion, Labels: req.Labels,
+	})
+	if err != nil {
+		return nil, err
+	}
+	obj, err := object(reg.Cluster, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &shoalv1.RegisterResponse{CertificatePem: reg.CertificatePEM, CaPem: reg.CAPEM, HubKubeconfig: reg.HubKubeconfig, Cluster: obj}, nil
+}
+
+// agentCluster is the calling agent's cluster (the auth interceptor checked it).
+func agentCluster(ctx context.Context) (string, error) {
+	id, ok := IdentityFrom(ctx)
+	if !ok || id.Role != pki.RoleAgent {
+		return "", status.Error(codes.PermissionDenied, "agent identity required")
+	}
+	return id.Cluster, nil
+}
+
+func (s *clustersServer) Heartbeat(ctx context.Context, req *shoalv1.HeartbeatRequest) (*shoalv1.HeartbeatResponse, error) {
+	cluster, err := agentCluster(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.reg.Heartbeat(ctx, cluster, req.AgentVersion, req.ClusterReachable, req.Message); err != nil {
+		return nil, err
+	}
+	return &shoalv1.HeartbeatResponse{IntervalSeconds: int64(s.reg.HeartbeatInterval().Seconds())}, nil
+}
+
+func (s *clustersServer) ReportInventory(ctx context.Context, req *shoalv1.ReportInventoryRequest) (*shoalv1.ReportInventoryResponse, error) {
+	cluster, err := agentCluster(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gen, err := s.reg.ReportInventory(ctx, cluster, req.SessionId, req.Generation, req.InventoryJson)
+	if err != nil {
+		return nil, err
+	}
+	return &shoalv1.ReportInventoryResponse{AcceptedGeneration: gen}, nil
+}

@@ -1,0 +1,71 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/errs"
+	"github.com/shoal-dev/shoal/hub/pki"
+	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+func TestToStatus(t *testing.T) {
+	wrap := func(err error) error { return fmt.Errorf("doing something: %w", err) }
+	tests := []struct {
+		name string
+		err  error
+		want codes.Code
+	}{
+		{"nil", nil, codes.OK},
+		{"bad token", wrap(registry.ErrInvalidToken), codes.Unauthenticated},
+		{"revoked certificate", wrap(registry.ErrCertificateRevoked), codes.PermissionDenied},
+		{"unknown identity", wrap(pki.ErrUnknownIdentity), codes.PermissionDenied},
+		{"bad CSR through registry", fmt.Errorf("%w: %w", registry.ErrInvalid, pki.ErrBadCSR), codes.InvalidArgument},
+		{"invalid object", wrap(v1alpha1.NewInvalidError("Job", "a", field.ErrorList{field.Required(field.NewPath("spec", "queue"), "")})), codes.InvalidArgument},
+		{"decode", wrap(&v1alpha1.DecodeError{}), codes.InvalidArgument},
+		{"bad continue", wrap(store.ErrInvalidContinue), codes.InvalidArgument},
+		{"name taken", wrap(registry.ErrClusterExists), codes.AlreadyExists},
+		{"uid taken", wrap(registry.ErrUIDRegistered), codes.AlreadyExists},
+		{"store exists", wrap(store.ErrAlreadyExists), codes.AlreadyExists},
+		{"registry not found", wrap(registry.ErrNotFound), codes.NotFound},
+		{"store not found", wrap(store.ErrNotFound), codes.NotFound},
+		{"precondition", wrap(errs.Precondition("queue has jobs", "delete them")), codes.FailedPrecondition},
+		{"conflict", wrap(store.ErrConflict), codes.Aborted},
+		{"compacted", errors.Join(store.ErrCompacted, errors.New("etcd")), codes.OutOfRange},
+		{"hub cluster down", wrap(registry.ErrHubCluster), codes.Unavailable},
+		{"deadline", wrap(context.DeadlineExceeded), codes.DeadlineExceeded},
+		{"status passes through", status.Error(codes.ResourceExhausted, "slow down"), codes.ResourceExhausted},
+		{"unknown is internal", errors.New("disk on fire"), codes.Internal},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := toStatus(context.Background(), "/shoal.v1alpha1.Jobs/Submit", tt.err)
+			if c := status.Code(got); c != tt.want {
+				t.Fatalf("code = %s, want %s (%v)", c, tt.want, got)
+			}
+			if tt.want == codes.Internal && status.Convert(got).Message() == tt.err.Error() {
+				t.Fatal("internal error text leaked to the client")
+			}
+		})
+	}
+}
+
+func TestShortMethod(t *testing.T) {
+	for in, want := range map[string]string{
+		"/shoal.v1alpha1.Clusters/Register": "Clusters/Register",
+		"/grpc.health.v1.Health/Check":      "Health/Check",
+		"Plain":                             "Plain",
+	} {
+		if got := shortMethod(in); got != want {
+			t.Errorf("shortMethod(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
+	"k8s.io/klog/v2"
+
+	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// Config assembles a Server.
+type Config struct {
+	// Listen is the gRPC address (host:port).
+	Listen string
+	// HTTPListen is the address of /healthz, /readyz and /metrics; "" disables it.
+	HTTPListen string
+	// TLS is the serving configuration (pki.CA.ServerTLSConfig).
+	TLS *tls.Config
+	// Store backs readiness.
+	Store *store.Store
+	// Registry serves the Clusters service and authorizes agents.
+	Registry *registry.Registry
+	// Services registers further services (jobs, queues) on the gRPC server.
+	Services []func(grpc.ServiceRegistrar)
+	// Gatherer is what /metrics exposes; default prometheus.DefaultGatherer.
+	Gatherer prometheus.Gatherer
+	// ShutdownTimeout bounds the graceful stop; default 10s.
+	ShutdownTimeout time.Duration
+}
+
+// Server is the hub's gRPC and HTTP servers.
+type Server struct {
+	cfg     Config
+	grpc    *grpc.Server
+	ready   chan struct{}
+	grpcLis net.Listener
+	httpLis net.Listener
+}
+
+// New builds the servers; Run serves them.
+func New(cfg Config) (*Server, error) {
+	if cfg.TLS == nil || cfg.Registry == nil || cfg.Store == nil {
+		return nil, errors.New("server: TLS, Store and Registry are required")
+	}
+	if cfg.ShutdownTimeout == 0 {
+		cfg.ShutdownTimeout = 10 * time.Second
+	}
+	if cfg.Gatherer == nil {
+		cfg.Gatherer = prometheus.DefaultGatherer
+	}
+	auth := authenticator{agents: cfg.Registry}
+	g := grpc.NewServer(
+		grpc.Creds(credentials.NewTLS(cfg.TLS)),
+		grpc.ChainUnaryInterceptor(observeUnary, auth.unary),
+		grpc.ChainStreamInterceptor(observeStream, auth.stream),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
+		grpc.MaxRecvMsgSize(16<<20),
+	)
+	shoalv1.RegisterClustersServer(g, newClustersServer(cfg.Registry))
+	for _, register := range cfg.Services {
+		register(g)
+	}
+	return &Server{cfg: cfg, grpc: g, ready: make(chan struct{})}, nil
+}
+
+// Listen binds the listeners (Run calls it when not done before), so that
+// callers can learn the addresses of ":0" listeners.
+func (s *Server) Listen() error {
+	if s.grpcLis != nil {
+		return nil
+	}
+	l, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", s.cfg.Listen, err)
+	}
+	s.grpcLis = l
+	if s.cfg.HTTPListen != "" {
+		if s.httpLis, err = net.Listen("tcp", s.cfg.HTTPListen); err != nil {
+			_ = l.Close()
+			return fmt.Errorf("server: listen on %s: %w", s.cfg.HTTPListen, err)
+		}
+	}
+	return nil
+}
+
+// Addr is the gRPC listener's address (after Listen).
+func (s *Server) Addr() net.Addr { return s.grpcLis.Addr() }
+
+// HTTPAddr is the HTTP listener's address (after Listen), or nil.
+func (s *Server) HTTPAddr() net.Addr {
+	if s.httpLis == nil {
+		return nil
+	}
+	return s.httpLis.Addr()
+}
+
+// Ready closes once the servers accept connections.
+func (s *Server) Ready() <-chan struct{} { return s.ready }
+
+// Run serves until ctx ends, then stops gracefully (in-flight calls get up
+// to ShutdownTimeout).
+func (s *Server) Run(ctx context.Context) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	log := klog.FromContext(ctx)
+	errc := make(chan error, 2)
+	go func() { errc <- s.grpc.Serve(s.grpcLis) }()
+	var hs *http.Server
+	if s.httpLis != nil {
+		hs = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := hs.Serve(s.httpLis); !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}()
+	}
+	log.Info("Hub serving", "grpc", s.grpcLis.Addr().String(), "http", addrString(s.HTTPAddr()))
+	close(s.ready)
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+		err = fmt.Errorf("server: %w", err)
+	}
+	s.stop(ctx, hs)
+	return err
+}
+
+func (s *Server) stop(ctx context.Context, hs *http.Server) {
+	done := make(chan struct{})
+	go func() { s.grpc.GracefulStop(); close(done) }()
+	t := time.NewTimer(s.cfg.ShutdownTimeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		s.grpc.Stop()
+	}
+	if hs != nil {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = hs.Shutdown(ctx)
+	}
+}
+
+func addrString(a net.Addr) string {
+	if a == nil {
+		return ""
+	}
+	return a.String()
+}
