@@ -19,7 +19,11 @@ type InvalidError struct {
 // Error lists the problems, one per line after the first.
 func (e *InvalidError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %q is invalid", e.Kind, e.Name)
+	if e.Name == "" {
+		fmt.Fprintf(&b, "%s is invalid", e.Kind)
+	} else {
+		fmt.Fprintf(&b, "%s %q is invalid", e.Kind, e.Name)
+	}
 	if len(e.Errs) == 1 {
 		fmt.Fprintf(&b, ": %s", e.Errs[0].Error())
 		return b.String()

@@ -1,0 +1,25 @@
+// Package jobs is the hub's job intake: it accepts Jobs into their queues
+// (defaulting, validation, idempotent submission), lists, watches and
+// cancels them. It is the only writer of the "jobs" store kind; the
+// scheduler and dispatcher of later stages change a job's status through
+// Service.UpdateStatus.
+//
+// # Submission
+//
+// Submit defaults and validates the job (every problem with its field path,
+// as a *v1alpha1.InvalidError), checks that its queue exists and is not
+// being deleted (errs.ErrFailedPrecondition otherwise), optionally runs the
+// pod template through a TemplateValidator (the hub backs it with a
+// server-side dry-run on its management cluster), and stores the job as
+// Pending in one transaction guarded by the queue's revision and the job
+// name's absence. Submission is idempotent: the SHA-256 of the defaulted
+// spec is kept in the annotation shoal.dev/spec-hash, and resubmitting the
+// same name with the same spec returns the stored job; a different spec
+// under a taken name is store.ErrAlreadyExists.
+//
+// # Lists
+//
+// List filters by queue, phase and cluster on the hub (etcd cannot) and
+// still pages exactly: its continue token records the store page and how
+// many of its items were consumed, at one pinned revision.
+package jobs

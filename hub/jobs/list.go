@@ -1,0 +1,157 @@
+package jobs
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// Page sizes of List.
+const (
+	// DefaultListLimit is the page size when the caller asks for none.
+	DefaultListLimit = 500
+	// MaxListLimit caps the page size.
+	MaxListLimit = 5000
+	// scanBatch is how many stored jobs a filtered List reads at a time.
+	scanBatch = 1000
+)
+
+// ListOptions selects and pages jobs. Empty filters match everything.
+type ListOptions struct {
+	Queue, Cluster string
+	Phase          v1alpha1.JobPhase
+	// Limit is the page size (DefaultListLimit when 0, at most MaxListLimit).
+	Limit int64
+	// Continue is the token of the previous page.
+	Continue string
+}
+
+// ListResult is a page of jobs.
+type ListResult struct {
+	Items []*v1alpha1.Job
+	// Continue fetches the next page; empty on the last one.
+	Continue string
+	// Revision the list was read at; Watch from it misses nothing.
+	Revision int64
+}
+
+// cursor is List's continue token: the store page to read again (by its
+// store token, or by revision for the first page), its size, and how many of
+// its items the previous page already went through.
+type cursor struct {
+	Rev   int64  `json:"r"`
+	Store string `json:"c,omitempty"`
+	Batch int64  `json:"b"`
+	Skip  int    `json:"s"`
+}
+
+// List returns a page of jobs matching opts, sorted by name, all read at
+// one store revision.
+func (s *Service) List(ctx context.Context, opts ListOptions) (ListResult, error) {
+	if opts.Phase != "" && !opts.Phase.Valid() {
+		return ListResult{}, v1alpha1.NewInvalidError("job list", "", field.ErrorList{
+			field.NotSupported(field.NewPath("phase"), opts.Phase, v1alpha1.JobPhases)})
+	}
+	limit := min(max(opts.Limit, 0), MaxListLimit)
+	if limit == 0 {
+		limit = DefaultListLimit
+	}
+	cur := cursor{Batch: max(limit, scanBatch)}
+	if !opts.filtered() {
+		cur.Batch = limit
+	}
+	if opts.Continue != "" {
+		var err error
+		if cur, err = decodeCursor(opts.Continue); err != nil {
+			return ListResult{}, err
+		}
+	}
+	var out ListResult
+	for {
+		page, err := s.jobs.List(ctx, store.ListOptions{Limit: cur.Batch, Continue: cur.Store, Revision: cur.Rev})
+		if err != nil {
+			return ListResult{}, err
+		}
+		cur.Rev, out.Revision = page.Revision, page.Revision
+		for i := cur.Skip; i < len(page.Items); i++ {
+			it := page.Items[i]
+			if !opts.match(it.Object) {
+				continue
+			}
+			if int64(len(out.Items)) == limit {
+				out.Continue = encodeCursor(cursor{Rev: cur.Rev, Store: cur.Store, Batch: cur.Batch, Skip: i})
+				return out, nil
+			}
+			out.Items = append(out.Items, withRevision(it.Object, it.Revision))
+		}
+		if page.Continue == "" {
+			return out, nil
+		}
+		cur.Store, cur.Skip = page.Continue, 0
+		if int64(len(out.Items)) == limit {
+			out.Continue = encodeCursor(cur)
+			return out, nil
+		}
+	}
+}
+
+func (o ListOptions) filtered() bool { return o.Queue != "" || o.Phase != "" || o.Cluster != "" }
+
+func (o ListOptions) match(j *v1alpha1.Job) bool {
+	if o.Queue != "" && j.Spec.Queue != o.Queue {
+		return false
+	}
+	if o.Phase != "" && j.Status.Phase != o.Phase {
+		return false
+	}
+	return o.Cluster == "" || slices.Contains(j.Status.Clusters(), o.Cluster)
+}
+
+func encodeCursor(c cursor) string {
+	b, _ := json.Marshal(c) // a struct of strings and ints always marshals
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (cursor, error) {
+	var c cursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err == nil && (c.Rev <= 0 || c.Batch <= 0 || c.Skip < 0) {
+		err = fmt.Errorf("revision %d, batch %d, skip %d", c.Rev, c.Batch, c.Skip)
+	}
+	if err != nil {
+		return c, fmt.Errorf("%w: job list continue token: %v", store.ErrInvalidContinue, err)
+	}
+	return c, nil
+}
+
+// ActiveJobs counts the queue's jobs that are not terminal (for
+// hub/queues, which refuses to delete a queue in use).
+func (s *Service) ActiveJobs(ctx context.Context, queue string) (int, error) {
+	n := 0
+	opts := store.ListOptions{Limit: scanBatch}
+	for {
+		page, err := s.jobs.List(ctx, opts)
+		if err != nil {
+			return 0, err
+		}
+		for _, it := range page.Items {
+			if it.Object.Spec.Queue == queue && !it.Object.Status.Phase.Terminal() {
+				n++
+			}
+		}
+		if page.Continue == "" {
+			return n, nil
+		}
+		opts.Continue = page.Continue
+	}
+}

@@ -1,0 +1,80 @@
+package jobs
+
+import (
+	"context"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/queues"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// Kind is the store kind of Job records.
+const Kind = "jobs"
+
+// AnnotationSpecHash holds the SHA-256 (hex) of the job's defaulted spec.
+const AnnotationSpecHash = "shoal.dev/spec-hash"
+
+// TemplateValidator checks a job's pod template with the real Kubernetes
+// validator (a server-side dry-run on the hub cluster). It returns a
+// *v1alpha1.InvalidError, with paths relative to the template, when the
+// template is rejected; any other error means it could not check.
+type TemplateValidator interface {
+	Validate(ctx context.Context, t *corev1.PodTemplateSpec) error
+}
+
+// Service is the job intake.
+type Service struct {
+	store     *store.Store
+	jobs      *store.Collection[*v1alpha1.Job]
+	queues    *store.Collection[*v1alpha1.Queue]
+	validator TemplateValidator
+	clock     clock.PassiveClock
+}
+
+// Option configures a Service.
+type Option func(*Service)
+
+// WithTemplateValidator checks every submitted pod template with v.
+func WithTemplateValidator(v TemplateValidator) Option { return func(s *Service) { s.validator = v } }
+
+// WithClock sets the clock for timestamps (tests).
+func WithClock(c clock.PassiveClock) Option { return func(s *Service) { s.clock = c } }
+
+// New returns the job intake on st.
+func New(st *store.Store, opts ...Option) *Service {
+	s := &Service{
+		store:  st,
+		jobs:   NewCollection(st),
+		queues: queues.NewCollection(st),
+		clock:  clock.RealClock{},
+	}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// NewCollection returns the typed store collection of Jobs; only this
+// package writes it.
+func NewCollection(st *store.Store) *store.Collection[*v1alpha1.Job] {
+	return store.NewCollection(st, Kind, store.JSONCodec[*v1alpha1.Job]())
+}
+
+// Get returns a job and its revision.
+func (s *Service) Get(ctx context.Context, name string) (*v1alpha1.Job, int64, error) {
+	j, rev, err := s.jobs.Get(ctx, name)
+	if err != nil {
+		return nil, 0, err
+	}
+	return withRevision(j, rev), rev, nil
+}
+
+// withRevision sets metadata.resourceVersion to the store revision for callers.
+func withRevision(j *v1alpha1.Job, rev int64) *v1alpha1.Job {
+	j.ResourceVersion = strconv.FormatInt(rev, 10)
+	return j
+}

@@ -1,0 +1,165 @@
+package jobs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/errs"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// maxAttempts bounds the retries of a submission whose queue changed
+// between the read and the write.
+const maxAttempts = 8
+
+// Result says what Submit did.
+type Result string
+
+// The submission results.
+const (
+	// Created: the job was stored.
+	Created Result = "created"
+	// Existing: the same job was already stored; nothing changed.
+	Existing Result = "existing"
+	// DryRun: the job is valid; nothing was stored.
+	DryRun Result = "dry_run"
+)
+
+// Submit accepts a job into its queue as Pending and returns the stored job
+// and its revision. See the package documentation for the rules.
+func (s *Service) Submit(ctx context.Context, in *v1alpha1.Job, dryRun bool) (_ *v1alpha1.Job, _ int64, res Result, err error) {
+	start := time.Now()
+	defer func() { observeSubmit(start, res, err) }()
+	j, hash, err := s.admit(ctx, in)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if dryRun {
+		return j, 0, DryRun, nil
+	}
+	for range maxAttempts {
+		qrev, err := s.queueRevision(ctx, j.Spec.Queue)
+		if err != nil {
+			return nil, 0, "", err
+		}
+		rev, err := s.store.Txn(ctx).
+			If(s.queues.RevIs(j.Spec.Queue, qrev), s.jobs.Absent(j.Name)).
+			Then(s.jobs.PutOp(j.Name, j)).Commit()
+		if err == nil {
+			return withRevision(j, rev), rev, Created, nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return nil, 0, "", err
+		}
+		cur, curRev, gerr := s.jobs.Get(ctx, j.Name)
+		if gerr == nil {
+			return sameJob(cur, curRev, hash)
+		}
+		if !errors.Is(gerr, store.ErrNotFound) {
+			return nil, 0, "", gerr
+		}
+	}
+	return nil, 0, "", fmt.Errorf("submit job %q: %w: queue %q kept changing", j.Name, store.ErrConflict, j.Spec.Queue)
+}
+
+// admit defaults, validates and stamps a copy of in; it returns the job to
+// store and its spec hash.
+func (s *Service) admit(ctx context.Context, in *v1alpha1.Job) (*v1alpha1.Job, string, error) {
+	j := &v1alpha1.Job{TypeMeta: in.TypeMeta, Spec: in.Spec}
+	j.Name, j.Namespace, j.Labels = in.Name, in.Namespace, in.Labels
+	j.Annotations = map[string]string{}
+	for k, v := range in.Annotations {
+		j.Annotations[k] = v
+	}
+	v1alpha1.SetJobDefaults(j)
+	if err := v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, v1alpha1.ValidateJob(j)); err != nil {
+		return nil, "", err
+	}
+	if err := s.validateTemplate(ctx, j); err != nil {
+		return nil, "", err
+	}
+	hash, err := specHash(&j.Spec)
+	if err != nil {
+		return nil, "", err
+	}
+	now := metav1.NewTime(s.clock.Now())
+	j.Annotations[AnnotationSpecHash] = hash
+	j.UID, j.CreationTimestamp, j.Generation = uuid.NewUUID(), now, 1
+	j.Status = v1alpha1.JobStatus{Phase: v1alpha1.JobPending, SubmitTime: &now, Conditions: []metav1.Condition{{
+		Type: v1alpha1.JobConditionAdmitted, Status: metav1.ConditionTrue, Reason: "Queued",
+		Message: fmt.Sprintf("accepted into queue %s", j.Spec.Queue), LastTransitionTime: now, ObservedGeneration: 1,
+	}}}
+	return j, hash, nil
+}
+
+// validateTemplate runs the optional TemplateValidator and puts its field
+// errors under spec.template.
+func (s *Service) validateTemplate(ctx context.Context, j *v1alpha1.Job) error {
+	if s.validator == nil {
+		return nil
+	}
+	err := s.validator.Validate(ctx, &j.Spec.Template)
+	var inv *v1alpha1.InvalidError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &inv):
+		root := field.NewPath("spec", "template")
+		out := make(field.ErrorList, 0, len(inv.Errs))
+		for _, fe := range inv.Errs {
+			e := *fe
+			e.Field = root.String() + "." + fe.Field
+			out = append(out, &e)
+		}
+		return v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, out)
+	default:
+		return fmt.Errorf("validate the pod template of job %q: %w", j.Name, err)
+	}
+}
+
+// queueRevision returns the revision of a queue that accepts jobs.
+func (s *Service) queueRevision(ctx context.Context, name string) (int64, error) {
+	q, rev, err := s.queues.Get(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, errs.Precondition(fmt.Sprintf("queue %q does not exist", name),
+			fmt.Sprintf("create it with `shoal queue create %s` or set spec.queue to an existing queue (`shoal queue list`)", name))
+	}
+	if err != nil {
+		return 0, err
+	}
+	if q.DeletionTimestamp != nil {
+		return 0, errs.Precondition(fmt.Sprintf("queue %q is being deleted", name), "submit to another queue")
+	}
+	return rev, nil
+}
+
+// sameJob returns the stored job when its spec hash is hash, and
+// store.ErrAlreadyExists otherwise.
+func sameJob(cur *v1alpha1.Job, rev int64, hash string) (*v1alpha1.Job, int64, Result, error) {
+	if cur.Annotations[AnnotationSpecHash] == hash {
+		return withRevision(cur, rev), rev, Existing, nil
+	}
+	return nil, 0, "", fmt.Errorf("%w: job %q exists with a different spec; choose another name, "+
+		"or cancel the old job and submit under a new one (`shoal job describe %s` shows it)",
+		store.ErrAlreadyExists, cur.Name, cur.Name)
+}
+
+// specHash is the SHA-256 of the spec's JSON (map keys sorted, so stable).
+func specHash(spec *v1alpha1.JobSpec) (string, error) {
+	b, err := json.Marshal(spec)
+	if err != nil {
+		return "", fmt.Errorf("hash job spec: %w", err)
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}

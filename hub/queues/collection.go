@@ -1,0 +1,44 @@
+package queues
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// Kind is the store kind of Queue records.
+const Kind = "queues"
+
+// AnnotationImplicit marks a queue created implicitly as the ancestor of another.
+const AnnotationImplicit = "shoal.dev/implicit"
+
+// NewCollection returns the typed store collection of Queues. Packages other
+// than queues only read it (hub/jobs guards submissions on a queue's revision).
+func NewCollection(s *store.Store) *store.Collection[*v1alpha1.Queue] {
+	return store.NewCollection(s, Kind, store.JSONCodec[*v1alpha1.Queue]())
+}
+
+// withRevision sets metadata.resourceVersion to the store revision for callers.
+func withRevision(q *v1alpha1.Queue, rev int64) *v1alpha1.Queue {
+	q.ResourceVersion = strconv.FormatInt(rev, 10)
+	return q
+}
+
+// listAll reads every queue, page by page, at one revision.
+func listAll(ctx context.Context, c *store.Collection[*v1alpha1.Queue]) ([]store.Item[*v1alpha1.Queue], error) {
+	var out []store.Item[*v1alpha1.Queue]
+	opts := store.ListOptions{Limit: 1000}
+	for {
+		res, err := c.List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Items...)
+		if res.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = res.Continue
+	}
+}
