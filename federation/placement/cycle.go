@@ -1,5 +1,7 @@
 package placement
 
+import "github.com/shoal-dev/shoal/federation/inventory"
+
 // cycle is the state of one Schedule call.
 type cycle struct {
 	s         *Snapshot
@@ -106,6 +108,12 @@ func (c *cycle) decide(g *Gang) {
 			return
 		}
 		p := c.s.placement(g.ID, picks, level, dom)
+		if c.cfg.quality {
+			p.Quality = &Quality{
+				NVLinkDomains: c.s.DomainsUsed(p, inventory.LevelNVLink), MinNVLinkDomains: c.s.MinDomains(*g, inventory.LevelNVLink),
+				Racks: c.s.DomainsUsed(p, inventory.LevelRack), MinRacks: c.s.MinDomains(*g, inventory.LevelRack),
+			}
+		}
 		if err := c.s.Assume(*g, p, c.in.Now); err != nil {
 			c.wait(g, &Unschedulable{ReasonFragmented, err.Error()})
 			return
@@ -118,7 +126,10 @@ func (c *cycle) decide(g *Gang) {
 		c.d.Placements = append(c.d.Placements, p)
 		return
 	}
-	why := c.s.explain(r)
+	why := &Unschedulable{Reason: ReasonInsufficientGPUs, Message: "does not fit now"}
+	if !c.cfg.terse {
+		why = c.s.explain(r)
+	}
 	c.blocked = true
 	head := !c.headSeen[g.Queue]
 	c.headSeen[g.Queue] = true

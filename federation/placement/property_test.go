@@ -57,8 +57,8 @@ func randomGang(rng *rand.Rand, id int, now time.Time) Gang {
 		Members: 1 + rng.IntN(6), GPUsPerMember: gpm, Submitted: now.Add(time.Duration(rng.IntN(100)) * time.Second),
 		Priority:    []int32{PriorityDevelopment, PriorityBatch, PriorityProduction}[rng.IntN(3)],
 		Preemptible: rng.IntN(3) > 0, MaxClusters: 1 + rng.IntN(2),
-		Topology:    Topology{Required: levelsOrNone[rng.IntN(len(levelsOrNone))]},
-		Policy:      []Policy{BinPack, Spread}[rng.IntN(2)]}
+		Topology: Topology{Required: levelsOrNone[rng.IntN(len(levelsOrNone))]},
+		Policy:   []Policy{BinPack, Spread}[rng.IntN(2)]}
 	if rng.IntN(10) == 0 {
 		g.MIGResource, g.GPUsPerMember = "nvidia.com/mig-1g.10gb", 1
 	}

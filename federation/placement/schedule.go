@@ -88,6 +88,8 @@ type config struct {
 	preemption         bool
 	maxPreemptors      int
 	place              params
+	quality            bool
+	terse              bool
 }
 
 // Option configures Schedule.
@@ -121,6 +123,13 @@ func WithPlaceOptions(opts ...PlaceOption) Option {
 		}
 	}
 }
+
+// WithQuality fills Placement.Quality (costs about one more decision per gang).
+func WithQuality() Option { return func(c *config) { c.quality = true } }
+
+// WithoutExplanations skips the per-gang explanation of waiting gangs
+// (their Why carries the reason only); simulations use it for speed.
+func WithoutExplanations() Option { return func(c *config) { c.terse = true } }
 
 func defaults() config {
 	return config{maxReservations: 4, maxHeldFraction: 0.25, preemption: true, maxPreemptors: 4}

@@ -108,6 +108,15 @@ type Placement struct {
 	Domain string
 	// Clusters lists the clusters used, fewest possible.
 	Clusters []string
+	// Quality, filled only under WithQuality, scores the placement.
+	Quality *Quality `json:",omitempty"`
+}
+
+// Quality compares the NVLink domains and racks a placement uses with the
+// fewest that could have held the gang at decision time.
+type Quality struct {
+	NVLinkDomains, MinNVLinkDomains int
+	Racks, MinRacks                 int
 }
 
 // Allocation is a gang that holds GPUs: running, or reserved and being started.
