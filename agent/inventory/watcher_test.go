@@ -1,0 +1,100 @@
+package inventory
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+)
+
+func gpuNode(name string, gpus int64) *corev1.Node {
+	q := *resource.NewQuantity(gpus, resource.DecimalSI)
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{fedinv.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3"}},
+		Status: corev1.NodeStatus{
+			Capacity: corev1.ResourceList{fedinv.ResourceGPU: q}, Allocatable: corev1.ResourceList{fedinv.ResourceGPU: q},
+			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
+		},
+	}
+}
+
+func next(t *testing.T, ch <-chan fedinv.Cluster, want func(fedinv.Cluster) bool) fedinv.Cluster {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case c := <-ch:
+			if want(c) {
+				return c
+			}
+		case <-deadline:
+			t.Fatal("inventory never reached the wanted state")
+		}
+	}
+}
+
+func TestWatcherPublishesChanges(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	cs := fake.NewClientset(gpuNode("n1", 8), gpuNode("n2", 8))
+	w := NewWatcher(cs, "eu1", fedinv.DefaultLabelKeys(), WithInterval(20*time.Millisecond), WithLabels(map[string]string{"region": "eu"}))
+	ch := w.Subscribe()
+	go func() { _ = w.Run(ctx) }()
+
+	first := next(t, ch, func(c fedinv.Cluster) bool { return c.FreeGPUs() == 16 })
+	if first.Labels["region"] != "eu" || first.Name != "eu1" {
+		t.Errorf("first = %+v", first)
+	}
+	n := gpuNode("n1", 8)
+	n.Spec.Unschedulable = true
+	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	second := next(t, ch, func(c fedinv.Cluster) bool { return c.FreeGPUs() == 8 })
+	if second.Generation <= first.Generation {
+		t.Errorf("generation %d not above %d", second.Generation, first.Generation)
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default"},
+		Spec: corev1.PodSpec{NodeName: "n2", Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Limits: corev1.ResourceList{fedinv.ResourceGPU: *resource.NewQuantity(3, resource.DecimalSI)}}}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning}}
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	third := next(t, ch, func(c fedinv.Cluster) bool { return c.FreeGPUs() == 5 })
+	if latest, ok := w.Latest(); !ok || latest.Generation != third.Generation {
+		t.Errorf("Latest = %d, want %d", latest.Generation, third.Generation)
+	}
+	// A change that does not touch the inventory publishes nothing.
+	other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cpu"}}
+	if _, err := cs.CoreV1().Nodes().Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-ch:
+		t.Errorf("published an unchanged inventory (generation %d)", c.Generation)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestTrimPod(t *testing.T) {
+	always := corev1.ContainerRestartPolicyAlways
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{"big": "x"}},
+		Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "c", Image: "i", Command: []string{"x"}}},
+			InitContainers: []corev1.Container{{Name: "s", RestartPolicy: &always}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: "Ready"}}}}
+	out, _ := trimPod(p)
+	tp := out.(*corev1.Pod)
+	if tp.Annotations != nil || tp.Spec.Containers[0].Image != "" || len(tp.Status.Conditions) != 0 {
+		t.Errorf("not trimmed: %+v", tp)
+	}
+	if tp.Spec.NodeName != "n" || tp.Status.Phase != corev1.PodRunning || tp.Spec.InitContainers[0].RestartPolicy == nil {
+		t.Errorf("lost a field the inventory needs: %+v", tp)
+	}
+}
