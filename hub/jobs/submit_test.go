@@ -73,7 +73,9 @@ func TestSubmitRefusals(t *testing.T) {
 // validatorFunc adapts a function to jobs.TemplateValidator.
 type validatorFunc func(context.Context, *corev1.PodTemplateSpec) error
 
-func (f validatorFunc) Validate(ctx context.Context, t *corev1.PodTemplateSpec) error { return f(ctx, t) }
+func (f validatorFunc) Validate(ctx context.Context, t *corev1.PodTemplateSpec) error {
+	return f(ctx, t)
+}
 
 func TestSubmitTemplateValidator(t *testing.T) {
 	ctx, q := testCtx(t), uniq("org")

@@ -1,0 +1,196 @@
+package queues_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/errs"
+	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/queues"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+var shared *store.Store
+
+func TestMain(m *testing.M) { os.Exit(runTests(m)) }
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "shoal-queues-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if shared, err = store.Open(ctx, store.Config{DataDir: dir}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = shared.Close() }()
+	return m.Run()
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func uniq(p string) string { return fmt.Sprintf("%s%d", p, time.Now().UnixNano()%1e12) }
+
+func queue(name string, weight int32) *v1alpha1.Queue {
+	return &v1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.QueueSpec{Weight: &weight,
+		Quotas: map[string]v1alpha1.GPUQuota{"h100": {Nominal: 64}}}}
+}
+
+func job(name, q string) *v1alpha1.Job {
+	return &v1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.JobSpec{Queue: q,
+		Gang: v1alpha1.Gang{Members: 1, GPUsPerMember: 1},
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+}
+
+func TestCreateMakesAncestorsAndRefusesDuplicates(t *testing.T) {
+	ctx, qs := testCtx(t), queues.New(shared, jobs.New(shared))
+	org := uniq("org")
+	q, _, err := qs.Create(ctx, queue(org+"/nlp/llama", 3))
+	if err != nil || *q.Spec.Weight != 3 || q.UID == "" {
+		t.Fatalf("create: %+v %v", q, err)
+	}
+	for _, anc := range []string{org, org + "/nlp"} {
+		a, _, err := qs.Get(ctx, anc)
+		if err != nil || a.Annotations[queues.AnnotationImplicit] != "true" || *a.Spec.Weight != 1 {
+			t.Errorf("ancestor %s: %+v %v", anc, a, err)
+		}
+	}
+	if _, _, err := qs.Create(ctx, queue(org+"/nlp/llama", 1)); !errors.Is(err, store.ErrAlreadyExists) {
+		t.Errorf("duplicate: %v", err)
+	}
+	if _, _, err := qs.Create(ctx, queue(org+"/nlp/x", 0)); err == nil {
+		t.Error("weight 0 accepted")
+	}
+	var inv *v1alpha1.InvalidError
+	if _, _, err := qs.Create(ctx, queue("A/b/c/d", 1)); !errors.As(err, &inv) {
+		t.Errorf("bad name: %v", err)
+	}
+}
+
+func TestUpdateRevisionGuard(t *testing.T) {
+	ctx, qs := testCtx(t), queues.New(shared, jobs.New(shared))
+	name := uniq("u")
+	_, rev, err := qs.Create(ctx, queue(name, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, rev2, err := qs.Update(ctx, queue(name, 5), rev)
+	if err != nil || *q.Spec.Weight != 5 || q.Generation != 2 {
+		t.Fatalf("update: %+v %v", q, err)
+	}
+	if _, _, err := qs.Update(ctx, queue(name, 7), rev); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("stale revision: %v", err)
+	}
+	if _, _, err := qs.Update(ctx, queue(name, 7), 0); err != nil {
+		t.Errorf("unconditional update: %v", err)
+	}
+	if _, _, err := qs.Update(ctx, queue(uniq("none"), 1), 0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("missing queue: %v", err)
+	}
+	list, _, _, err := qs.List(ctx, store.ListOptions{})
+	if err != nil || len(list) == 0 {
+		t.Fatalf("list: %d %v", len(list), err)
+	}
+	_ = rev2
+}
+
+func TestDeleteRefusedWhileInUse(t *testing.T) {
+	ctx := testCtx(t)
+	js := jobs.New(shared)
+	qs := queues.New(shared, js)
+	parent := uniq("d")
+	child := parent + "/team"
+	if _, _, err := qs.Create(ctx, queue(child, 1)); err != nil {
+		t.Fatal(err)
+	}
+	err := qs.Delete(ctx, parent)
+	if !errors.Is(err, errs.ErrFailedPrecondition) || !strings.Contains(err.Error(), child) {
+		t.Errorf("delete with a child: %v", err)
+	}
+	name := uniq("j")
+	if _, _, _, err := js.Submit(ctx, job(name, child), false); err != nil {
+		t.Fatal(err)
+	}
+	err = qs.Delete(ctx, child)
+	if !errors.Is(err, errs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "1 job") {
+		t.Errorf("delete with a job: %v", err)
+	}
+	if q, _, _ := qs.Get(ctx, child); q.DeletionTimestamp != nil {
+		t.Error("refused delete left the queue marked")
+	}
+	if _, _, err := js.Cancel(ctx, name); err != nil {
+		t.Fatal(err)
+	}
+	if err := qs.Delete(ctx, child); err != nil {
+		t.Fatalf("delete of an idle queue: %v", err)
+	}
+	if err := qs.Delete(ctx, parent); err != nil {
+		t.Fatalf("delete of the emptied parent: %v", err)
+	}
+	if err := qs.Delete(ctx, parent); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("second delete: %v", err)
+	}
+}
+
+// TestDeleteRacesSubmissions checks the invariant of Delete under
+// concurrent submissions: when the delete succeeds, no job of the queue
+// was accepted; when it is refused, the queue is still there.
+func TestDeleteRacesSubmissions(t *testing.T) {
+	ctx := testCtx(t)
+	js := jobs.New(shared)
+	qs := queues.New(shared, js)
+	for round := range 5 {
+		name := uniq("r")
+		if _, _, err := qs.Create(ctx, queue(name, 1)); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		accepted := 0
+		for i := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, _, _, err := js.Submit(ctx, job(fmt.Sprintf("%s-%d", name, i), name), false); err == nil {
+					mu.Lock()
+					accepted++
+					mu.Unlock()
+				}
+			}()
+		}
+		delErr := qs.Delete(ctx, name)
+		wg.Wait()
+		active, err := js.ActiveJobs(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if active != accepted {
+			t.Fatalf("round %d: %d accepted, %d stored", round, accepted, active)
+		}
+		_, _, getErr := qs.Get(ctx, name)
+		switch {
+		case delErr == nil && (accepted > 0 || !errors.Is(getErr, store.ErrNotFound)):
+			t.Fatalf("round %d: queue deleted but %d jobs accepted (get: %v)", round, accepted, getErr)
+		case delErr != nil && getErr != nil:
+			t.Fatalf("round %d: delete refused (%v) but the queue is gone: %v", round, delErr, getErr)
+		}
+	}
+}
