@@ -56,7 +56,7 @@ func queue(name string, weight int32) *v1alpha1.Queue {
 
 func job(name, q string) *v1alpha1.Job {
 	return &v1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.JobSpec{Queue: q,
-		Gang: v1alpha1.Gang{Members: 1, GPUsPerMember: 1},
+		Gang:     v1alpha1.Gang{Members: 1, GPUsPerMember: 1},
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
 }
 
