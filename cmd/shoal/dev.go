@@ -25,7 +25,7 @@ func newDevCommand() *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&dir, "dir", fleet.DefaultDir(), "fleet directory")
 	cmd.AddCommand(newDevUpCommand(&dir), newDevDownCommand(&dir), newDevStatusCommand(&dir),
-		newDevKubeconfigCommand(&dir), newDevProfilesCommand())
+		newDevKubeconfigCommand(&dir), newDevProfilesCommand(), newDevNodesCommand(&dir), newDevPodCommand(&dir))
 	return cmd
 }
 

@@ -36,11 +36,11 @@ func newDevStatusCommand(dir *string) *cobra.Command {
 	}
 }
 
-// printStatus writes one line per cluster: processes alive, nodes Ready,
+// printStatus writes one line per cluster: server version, processes alive, nodes Ready,
 // GPUs and MIG slices on Ready nodes, resident memory.
 func printStatus(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "CLUSTER\tROLE\tPROFILE\tSERVER\tPROCESSES\tNODES READY\tGPUS\tMIG SLICES\tMEMORY")
+	fmt.Fprintln(w, "CLUSTER\tROLE\tPROFILE\tSERVER\tVERSION\tPROCESSES\tNODES READY\tGPUS\tMIG SLICES\tMEMORY")
 	var rss int64
 	for _, c := range f.Clusters {
 		alive, crss := 0, int64(0)
@@ -51,28 +51,32 @@ func printStatus(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 			}
 		}
 		rss += crss
-		nodes, gpus, mig := "-", "-", "-"
+		version, nodes, gpus, mig := "-", "-", "-", "-"
 		if alive > 0 {
-			nodes, gpus, mig = nodeSummary(ctx, c)
+			version, nodes, gpus, mig = nodeSummary(ctx, c)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", c.Name, c.Role, orDash(c.Profile), c.Server,
-			alive, len(c.Processes), nodes, gpus, mig, mib(crss))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", c.Name, c.Role, orDash(c.Profile), c.Server,
+			version, alive, len(c.Processes), nodes, gpus, mig, mib(crss))
 	}
 	_ = w.Flush()
 	fmt.Fprintf(out, "fleet in %s, started %s, %d processes, %s resident\n",
 		f.Dir, f.StartedAt.Local().Format(time.DateTime), len(f.Processes()), mib(rss))
 }
 
-func nodeSummary(ctx context.Context, c *fleet.Cluster) (nodes, gpus, mig string) {
+func nodeSummary(ctx context.Context, c *fleet.Cluster) (version, nodes, gpus, mig string) {
 	cs, err := c.Clientset()
 	if err != nil {
-		return "?", "?", "?"
+		return "?", "?", "?", "?"
+	}
+	version = "?"
+	if v, err := cs.Discovery().ServerVersion(); err == nil {
+		version = v.GitVersion
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
-		return "unreachable", "?", "?"
+		return version, "unreachable", "?", "?"
 	}
 	ready, g, m := 0, int64(0), int64(0)
 	for i := range list.Items {
@@ -90,7 +94,7 @@ func nodeSummary(ctx context.Context, c *fleet.Cluster) (nodes, gpus, mig string
 			}
 		}
 	}
-	return fmt.Sprintf("%d/%d", ready, len(list.Items)), fmt.Sprint(g), fmt.Sprint(m)
+	return version, fmt.Sprintf("%d/%d", ready, len(list.Items)), fmt.Sprint(g), fmt.Sprint(m)
 }
 
 func nodeReady(n *corev1.Node) bool {

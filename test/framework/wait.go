@@ -6,7 +6,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -82,20 +81,5 @@ func PodCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition
 }
 
 // GPUPod returns a one-container pod that asks for count of the extended
-// resource (e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb).
-func GPUPod(ns, name, res string, count int64) *corev1.Pod {
-	q := *resource.NewQuantity(count, resource.DecimalSI)
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{
-				Name: "main", Image: "nvcr.io/nvidia/cuda:12.8.0-base-ubuntu24.04",
-				Command: []string{"nvidia-smi", "-L"},
-				Resources: corev1.ResourceRequirements{
-					Requests: corev1.ResourceList{corev1.ResourceName(res): q},
-					Limits:   corev1.ResourceList{corev1.ResourceName(res): q},
-				},
-			}},
-		},
-	}
-}
+// resource (e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb); see fleet.GPUPod.
+func GPUPod(ns, name, res string, count int64) *corev1.Pod { return fleet.GPUPod(ns, name, res, count) }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/test/fleet"
+)
+
+func newDevNodesCommand(dir *string) *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "nodes CLUSTER",
+		Short: "List a workload cluster's GPU nodes: product, GPUs, MIG slices, rack, block, clique",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := openCluster(*dir, args[0])
+			if err != nil {
+				return err
+			}
+			cs, err := c.Clientset()
+			if err != nil {
+				return err
+			}
+			list, err := cs.CoreV1().Nodes().List(cmd.Context(), metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintln(w, "NODE\tREADY\tPRODUCT\tGPUS\tMIG\tRACK\tBLOCK\tCLIQUE")
+			for i := range list.Items {
+				if limit > 0 && i == limit {
+					fmt.Fprintf(w, "... %d more\n", len(list.Items)-limit)
+					break
+				}
+				n := &list.Items[i]
+				l := n.Labels
+				fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, nodeReady(n), l[fleet.LabelGPUProduct],
+					n.Status.Allocatable.Name(fleet.ResourceGPU, "").String(), migSlices(n), l[fleet.LabelRack],
+					l[fleet.LabelBlock], orDash(l[fleet.LabelGPUClique]))
+			}
+			return w.Flush()
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 0, "show at most this many nodes (0: all)")
+	return cmd
+}
+
+func newDevPodCommand(dir *string) *cobra.Command {
+	var (
+		res     string
+		count   int64
+		timeout time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "pod CLUSTER NAME",
+		Short: "Create a pod asking for GPUs (or MIG slices) in a workload cluster and wait until it runs",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := openCluster(*dir, args[0])
+			if err != nil {
+				return err
+			}
+			cs, err := c.Clientset()
+			if err != nil {
+				return err
+			}
+			pod := fleet.GPUPod("default", args[1], res, count)
+			if _, err := cs.CoreV1().Pods("default").Create(cmd.Context(), pod, metav1.CreateOptions{}); err != nil {
+				return err
+			}
+			start := time.Now()
+			got, err := fleet.WaitPodRunning(cmd.Context(), cs, "default", pod.Name, timeout)
+			if err != nil {
+				return err
+			}
+			node, err := cs.CoreV1().Nodes().Get(cmd.Context(), got.Spec.NodeName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "pod %s/%s (%d x %s) %s on %s (%s, rack %s) after %s\n", c.Name, pod.Name,
+				count, res, got.Status.Phase, node.Name, node.Labels[fleet.LabelGPUProduct], node.Labels[fleet.LabelRack],
+				time.Since(start).Round(time.Millisecond))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&res, "resource", fleet.ResourceGPU, "extended resource to ask for, e.g. "+fleet.ResourceMIG1g10gb)
+	cmd.Flags().Int64Var(&count, "count", 1, "how many")
+	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait for Running")
+	return cmd
+}
+
+func openCluster(dir, name string) (*fleet.Cluster, error) {
+	f, err := fleet.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := f.Cluster(name)
+	if c == nil {
+		return nil, fmt.Errorf("no cluster %q in the fleet (have: %s)", name, clusterNames(f))
+	}
+	return c, nil
+}
+
+func migSlices(n *corev1.Node) string {
+	var parts []string
+	for name, q := range n.Status.Allocatable {
+		if p, ok := strings.CutPrefix(string(name), "nvidia.com/mig-"); ok {
+			parts = append(parts, fmt.Sprintf("%s x %s", q.String(), p))
+		}
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
