@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
+	"k8s.io/klog/v2"
 
 	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 )
@@ -42,6 +43,8 @@ type result struct {
 
 func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 	r := result{pinned: src.Ref.Commit}
+	ph := phases{log: klog.FromContext(ctx), now: s.opts.Now, last: s.opts.Now()}
+	defer ph.done()
 	auth, err := authOptions(ctx, s.client, s.opts.Namespace, src)
 	if err != nil {
 		return r, err
@@ -49,14 +52,17 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 	if r.co, err = s.fetcher.fetch(ctx, src, auth); err != nil {
 		return r, err
 	}
+	ph.mark("fetch")
 	objs, err := build(r.co.Dir, src.Path)
 	if err != nil {
 		return r, err
 	}
 	s.applier.label(objs)
+	ph.mark("build")
 	if err := s.applier.validate(ctx, s.client, objs); err != nil {
 		return r, err
 	}
+	ph.mark("validate")
 	old, err := s.store.load(ctx)
 	if err != nil {
 		return r, syncErr(gt.ReasonApplyFailed, "%w", err)
@@ -71,6 +77,7 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 	if err != nil {
 		return r, err
 	}
+	ph.mark("apply")
 	if old.Revision == r.co.Revision {
 		r.drifted = drifted(cs)
 	}
@@ -86,14 +93,32 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 	if err := s.store.save(ctx, next, old.union(next)); err != nil {
 		return r, syncErr(gt.ReasonApplyFailed, "%w", err)
 	}
+	ph.mark("prune")
 	r.applied, r.inv = true, next
 	s.report(func(st *gt.Status) {
 		st.Health, st.HealthMessage = gt.HealthProgressing, "waiting for objects to become ready"
 	})
 	r.health = s.applier.wait(ctx, object.UnstructuredSetToObjMetadataSet(objs), src.HealthTimeout)
 	r.healthOK = r.health == nil
+	ph.mark("health")
 	return r, r.health
 }
+
+// phases logs how long each step of a sync took, at V(1).
+type phases struct {
+	log  klog.Logger
+	now  func() time.Time
+	last time.Time
+	kv   []any
+}
+
+func (p *phases) mark(name string) {
+	now := p.now()
+	p.kv = append(p.kv, name, now.Sub(p.last).String())
+	p.last = now
+}
+
+func (p *phases) done() { p.log.V(1).Info("GitOps sync phases", p.kv...) }
 
 // report updates the status under the lock, hands a copy to OnStatus and
 // returns it.

@@ -28,7 +28,7 @@ func TestFleetRepositoryLayout(t *testing.T) {
 	}
 
 	head := repo.push(t, map[string]string{
-		"base/gpu-settings.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gpu-settings\n  namespace: fleet\ndata:\n  mig-strategy: mixed\n  time-slicing: \"off\"\n",
+		"base/gpu-settings.yaml":          "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: gpu-settings\n  namespace: fleet\ndata:\n  mig-strategy: mixed\n  time-slicing: \"off\"\n",
 		"clusters/us1/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: fleet-us1\nresources:\n  - ../../base\n  - gone.yaml\n",
 	})
 	st := eu1.syncOK(t, source(repo, "clusters/eu1"))

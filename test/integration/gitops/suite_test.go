@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluxcd/pkg/gittestserver"
 	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shoal-dev/shoal/test/framework"
@@ -23,6 +24,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	klog.InitFlags(nil)
 	flag.Parse()
 	if testing.Short() {
 		skipAll = "integration test: needs a kube-apiserver (run without -short)"
