@@ -43,10 +43,10 @@ func newDevUpCommand(dir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printStatus(cmd.Context(), cmd.OutOrStdout(), f)
+			devPrintStatus(cmd.Context(), cmd.OutOrStdout(), f)
 			fmt.Fprintf(cmd.OutOrStdout(), "\nexport KUBECONFIG=%s   # one context per cluster\n"+
 				"kubectl --context %s get nodes\nshoal dev down                     # stops everything\n",
-				f.Kubeconfig, firstWorkload(f))
+				f.Kubeconfig, devFirstWorkload(f))
 			return nil
 		},
 	}
@@ -101,7 +101,7 @@ func newDevKubeconfigCommand(dir *string) *cobra.Command {
 			if len(args) == 1 {
 				c := f.Cluster(args[0])
 				if c == nil {
-					return fmt.Errorf("no cluster %q in the fleet (have: %s)", args[0], clusterNames(f))
+					return fmt.Errorf("no cluster %q in the fleet (have: %s)", args[0], devClusterNames(f))
 				}
 				path = c.Kubeconfig
 			}
@@ -135,7 +135,7 @@ func newDevProfilesCommand() *cobra.Command {
 	}
 }
 
-func firstWorkload(f *fleet.Fleet) string {
+func devFirstWorkload(f *fleet.Fleet) string {
 	if w := f.Workloads(); len(w) > 0 {
 		return w[0].Name
 	}

@@ -21,7 +21,7 @@ func newDevNodesCommand(dir *string) *cobra.Command {
 		Short: "List a workload cluster's GPU nodes: product, GPUs, MIG slices, rack, block, clique",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCluster(*dir, args[0])
+			c, err := devOpenCluster(*dir, args[0])
 			if err != nil {
 				return err
 			}
@@ -43,9 +43,9 @@ func newDevNodesCommand(dir *string) *cobra.Command {
 				}
 				n := &list.Items[i]
 				l := n.Labels
-				fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, nodeReady(n), l[fleet.LabelGPUProduct],
-					n.Status.Allocatable.Name(fleet.ResourceGPU, "").String(), migSlices(n), l[fleet.LabelRack],
-					l[fleet.LabelBlock], orDash(l[fleet.LabelGPUClique]))
+				fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, devNodeReady(n), l[fleet.LabelGPUProduct],
+					n.Status.Allocatable.Name(fleet.ResourceGPU, "").String(), devMigSlices(n), l[fleet.LabelRack],
+					l[fleet.LabelBlock], devOrDash(l[fleet.LabelGPUClique]))
 			}
 			return w.Flush()
 		},
@@ -65,7 +65,7 @@ func newDevPodCommand(dir *string) *cobra.Command {
 		Short: "Create a pod asking for GPUs (or MIG slices) in a workload cluster and wait until it runs",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := openCluster(*dir, args[0])
+			c, err := devOpenCluster(*dir, args[0])
 			if err != nil {
 				return err
 			}
@@ -98,19 +98,19 @@ func newDevPodCommand(dir *string) *cobra.Command {
 	return cmd
 }
 
-func openCluster(dir, name string) (*fleet.Cluster, error) {
+func devOpenCluster(dir, name string) (*fleet.Cluster, error) {
 	f, err := fleet.Open(dir)
 	if err != nil {
 		return nil, err
 	}
 	c := f.Cluster(name)
 	if c == nil {
-		return nil, fmt.Errorf("no cluster %q in the fleet (have: %s)", name, clusterNames(f))
+		return nil, fmt.Errorf("no cluster %q in the fleet (have: %s)", name, devClusterNames(f))
 	}
 	return c, nil
 }
 
-func migSlices(n *corev1.Node) string {
+func devMigSlices(n *corev1.Node) string {
 	var parts []string
 	for name, q := range n.Status.Allocatable {
 		if p, ok := strings.CutPrefix(string(name), "nvidia.com/mig-"); ok {

@@ -30,7 +30,7 @@ func newDevStatusCommand(dir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printStatus(cmd.Context(), cmd.OutOrStdout(), f)
+			devPrintStatus(cmd.Context(), cmd.OutOrStdout(), f)
 			return nil
 		},
 	}
@@ -38,7 +38,7 @@ func newDevStatusCommand(dir *string) *cobra.Command {
 
 // printStatus writes one line per cluster: server version, processes alive, nodes Ready,
 // GPUs and MIG slices on Ready nodes, resident memory.
-func printStatus(ctx context.Context, out io.Writer, f *fleet.Fleet) {
+func devPrintStatus(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "CLUSTER\tROLE\tPROFILE\tSERVER\tVERSION\tPROCESSES\tNODES READY\tGPUS\tMIG SLICES\tMEMORY")
 	var rss int64
@@ -53,17 +53,17 @@ func printStatus(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 		rss += crss
 		version, nodes, gpus, mig := "-", "-", "-", "-"
 		if alive > 0 {
-			version, nodes, gpus, mig = nodeSummary(ctx, c)
+			version, nodes, gpus, mig = devNodeSummary(ctx, c)
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", c.Name, c.Role, orDash(c.Profile), c.Server,
-			version, alive, len(c.Processes), nodes, gpus, mig, mib(crss))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\t%s\n", c.Name, c.Role, devOrDash(c.Profile), c.Server,
+			version, alive, len(c.Processes), nodes, gpus, mig, devMib(crss))
 	}
 	_ = w.Flush()
 	fmt.Fprintf(out, "fleet in %s, started %s, %d processes, %s resident\n",
-		f.Dir, f.StartedAt.Local().Format(time.DateTime), len(f.Processes()), mib(rss))
+		f.Dir, f.StartedAt.Local().Format(time.DateTime), len(f.Processes()), devMib(rss))
 }
 
-func nodeSummary(ctx context.Context, c *fleet.Cluster) (version, nodes, gpus, mig string) {
+func devNodeSummary(ctx context.Context, c *fleet.Cluster) (version, nodes, gpus, mig string) {
 	cs, err := c.Clientset()
 	if err != nil {
 		return "?", "?", "?", "?"
@@ -81,7 +81,7 @@ func nodeSummary(ctx context.Context, c *fleet.Cluster) (version, nodes, gpus, m
 	ready, g, m := 0, int64(0), int64(0)
 	for i := range list.Items {
 		n := &list.Items[i]
-		if !nodeReady(n) {
+		if !devNodeReady(n) {
 			continue
 		}
 		ready++
@@ -97,7 +97,7 @@ func nodeSummary(ctx context.Context, c *fleet.Cluster) (version, nodes, gpus, m
 	return version, fmt.Sprintf("%d/%d", ready, len(list.Items)), fmt.Sprint(g), fmt.Sprint(m)
 }
 
-func nodeReady(n *corev1.Node) bool {
+func devNodeReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			return c.Status == corev1.ConditionTrue
@@ -106,7 +106,7 @@ func nodeReady(n *corev1.Node) bool {
 	return false
 }
 
-func clusterNames(f *fleet.Fleet) string {
+func devClusterNames(f *fleet.Fleet) string {
 	names := make([]string, 0, len(f.Clusters))
 	for _, c := range f.Clusters {
 		names = append(names, c.Name)
@@ -114,11 +114,11 @@ func clusterNames(f *fleet.Fleet) string {
 	return strings.Join(names, ", ")
 }
 
-func orDash(s string) string {
+func devOrDash(s string) string {
 	if s == "" {
 		return "-"
 	}
 	return s
 }
 
-func mib(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }
+func devMib(b int64) string { return fmt.Sprintf("%d MiB", b>>20) }
