@@ -27,8 +27,14 @@ func (s *Snapshot) place(r *request) (picks []pick, level, dom int, ok bool) {
 // fullest that fits for BinPack, the emptiest for Spread, the first for
 // first fit. With onlyCluster ≥ 0 it looks in that cluster alone.
 func (s *Snapshot) bestDomain(r *request, l int, onlyCluster int) (int, bool) {
-	best, bestFree := -1, int32(0)
 	want := r.need * r.gpm
+	if r.mig == "" && want > s.maxGPUs[l] {
+		return -1, false
+	}
+	if l == lvNode && r.mig == "" && !r.firstFit && r.within < 0 {
+		return s.bestNode(r, onlyCluster)
+	}
+	best, bestFree := -1, int32(0)
 	for c := range s.clusters {
 		if !r.clusterOK[c] || (onlyCluster >= 0 && c != onlyCluster) {
 			continue

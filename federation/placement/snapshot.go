@@ -92,6 +92,8 @@ type Snapshot struct {
 	holders   []int32         // per node: the reservation holding it, -1 for none (nil: no reservations)
 	scratch   scratch
 	names     [numLevels]map[string]int32 // domain name → index, built on demand
+	index     freeIndex
+	maxGPUs   [numLevels]int32 // GPUs of the largest domain per level
 }
 
 // allocation is a gang holding GPUs in the snapshot.
@@ -142,6 +144,12 @@ func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 		s.nodeIndex[cs[k.c].Name+"/"+k.n.Name] = int32(i)
 	}
 	s.buildDomains(func(i int, l int) string { return all[i].keys[l] })
+	s.buildFreeIndex()
+	for l := range numLevels {
+		for _, d := range s.levels[l] {
+			s.maxGPUs[l] = max(s.maxGPUs[l], d.gpus)
+		}
+	}
 	for _, a := range running {
 		s.add(a, !a.Counted)
 	}

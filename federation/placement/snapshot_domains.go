@@ -77,6 +77,7 @@ func (s *Snapshot) setFree(i int32, free int32) {
 	if delta == 0 {
 		return
 	}
+	s.index.move(n.cluster, n.free, free, i)
 	n.free = free
 	for l := range numLevels {
 		s.levels[l][n.dom[l]].free += delta

@@ -1,0 +1,91 @@
+package placement_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/federation/sim"
+)
+
+// occupied returns a fleet's snapshot with realistic occupancy: filled to
+// 85% with the workload mix, then thinned to 70% by random departures.
+func occupied(b *testing.B, fleet string) *placement.Snapshot {
+	b.Helper()
+	clusters, err := sim.Fleet(fleet)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := placement.NewSnapshot(clusters, nil)
+	sim.Occupy(s, sim.Fleets[fleet], 0.85, 0.70, 1)
+	return s
+}
+
+// BenchmarkPlace times one decision for a gang of 8, 64, 256 and 1,024 GPUs
+// (members of 8 H100 GPUs, no topology rule: the engine still searches from
+// the tightest level up) and reports p50/p99 besides the mean.
+func BenchmarkPlace(b *testing.B) {
+	for _, fleet := range []string{"F-M", "F-L"} {
+		s := occupied(b, fleet)
+		for _, gpus := range []int{8, 64, 256, 1024} {
+			g := placement.Gang{ID: "bench", Queue: "q", Members: gpus / 8, GPUsPerMember: 8,
+				Products: []string{sim.ProductH100}}
+			b.Run(fmt.Sprintf("%s/gpus=%d", fleet, gpus), func(b *testing.B) {
+				times := make([]time.Duration, 0, b.N)
+				b.ReportAllocs()
+				for b.Loop() {
+					t := time.Now()
+					_, _ = s.Place(g)
+					times = append(times, time.Since(t))
+				}
+				reportPercentiles(b, times)
+			})
+		}
+	}
+}
+
+func reportPercentiles(b *testing.B, times []time.Duration) {
+	if len(times) == 0 {
+		return
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(times[len(times)*99/100].Nanoseconds()), "p99-ns")
+}
+
+// BenchmarkThroughput places a stream of gangs from the workload mix on an
+// occupied fleet, booking each and ending the oldest to hold occupancy,
+// and reports member placements per second on one goroutine.
+func BenchmarkThroughput(b *testing.B) {
+	for _, fleet := range []string{"F-M", "F-L"} {
+		b.Run(fleet, func(b *testing.B) {
+			s := occupied(b, fleet)
+			jobs := sim.Generate(sim.Fleets[fleet], sim.DefaultWorkload(1, 24*time.Hour, 3))
+			rng := rand.New(rand.NewPCG(3, 3))
+			var live []string
+			members, placed := 0, 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				j := jobs[i%len(jobs)]
+				j.Gang.ID = fmt.Sprintf("t%d", i)
+				p, err := s.Place(j.Gang)
+				if err == nil && s.Assume(j.Gang, p, time.Time{}) == nil {
+					members += j.Gang.Members
+					placed++
+					live = append(live, j.Gang.ID)
+				}
+				for len(live) > 0 && (err != nil || rng.IntN(2) == 0) {
+					_, _ = s.Release(live[0])
+					live = live[1:]
+					err = nil
+				}
+			}
+			b.ReportMetric(float64(members)/b.Elapsed().Seconds(), "members/s")
+			b.ReportMetric(float64(placed)/b.Elapsed().Seconds(), "gangs/s")
+		})
+	}
+}
