@@ -1,0 +1,130 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// fleet is what one cycle decides on.
+type fleet struct {
+	ledger   *ledger.State
+	jobs     []store.Item[*v1alpha1.Job]
+	queues   []*v1alpha1.Queue
+	clusters []inventory.Cluster
+	// received is when each cluster's inventory report arrived.
+	received map[string]time.Time
+	// nodes maps "<cluster>/<node>" to the inventory node.
+	nodes map[string]*inventory.Node
+}
+
+// read loads the fleet. The ledger is read first: a booking made after it
+// fails its guard, so the decision never misses one.
+func (s *Scheduler) read(ctx context.Context) (*fleet, error) {
+	f := &fleet{received: map[string]time.Time{}, nodes: map[string]*inventory.Node{}}
+	var err error
+	if f.ledger, err = s.ledger.Read(ctx); err != nil {
+		return nil, fmt.Errorf("read ledger: %w", err)
+	}
+	if f.jobs, err = listAll(ctx, s.jobs); err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	qs, err := listAll(ctx, s.queues)
+	if err != nil {
+		return nil, fmt.Errorf("list queues: %w", err)
+	}
+	for _, q := range qs {
+		f.queues = append(f.queues, q.Object)
+	}
+	if err := s.readClusters(ctx, f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// readClusters keeps the inventories of Ready clusters.
+func (s *Scheduler) readClusters(ctx context.Context, f *fleet) error {
+	cls, err := listAll(ctx, s.clusters)
+	if err != nil {
+		return fmt.Errorf("list clusters: %w", err)
+	}
+	ready := map[string]bool{}
+	for _, c := range cls {
+		ready[c.Name] = c.Object.Status.State == v1alpha1.ClusterReady
+	}
+	invs, err := listAll(ctx, s.inventories)
+	if err != nil {
+		return fmt.Errorf("list inventories: %w", err)
+	}
+	for _, it := range invs {
+		if !ready[it.Name] {
+			continue
+		}
+		var inv inventory.Cluster
+		if err := json.Unmarshal(it.Object.Inventory, &inv); err != nil {
+			return fmt.Errorf("inventory of cluster %q: %w", it.Name, err)
+		}
+		inv.Name = it.Name
+		f.clusters = append(f.clusters, inv)
+		f.received[it.Name] = it.Object.Received
+	}
+	for ci := range f.clusters {
+		c := &f.clusters[ci]
+		for ni := range c.Nodes {
+			f.nodes[c.Name+"/"+c.Nodes[ni].Name] = &c.Nodes[ni]
+		}
+	}
+	return nil
+}
+
+// allocations turns the ledger into the snapshot's running gangs. A gang
+// counts as already included in the inventory once every member ran and
+// every cluster it uses reported after that; before, its GPUs are
+// subtracted from the inventory.
+func (f *fleet) allocations() []placement.Allocation {
+	out := make([]placement.Allocation, 0, len(f.ledger.Reservations))
+	for _, it := range f.ledger.Reservations {
+		r := it.Object
+		counted := !r.Started.IsZero()
+		for _, c := range r.Clusters {
+			counted = counted && f.received[c].After(r.Started)
+		}
+		out = append(out, placement.Allocation{Gang: r.Gang, Assignments: r.Assignments,
+			Started: r.Started, Counted: counted})
+	}
+	return out
+}
+
+func listAll[T any](ctx context.Context, c *store.Collection[T]) ([]store.Item[T], error) {
+	var out []store.Item[T]
+	opts := store.ListOptions{Limit: 1000}
+	for {
+		res, err := c.List(ctx, opts)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Items...)
+		if res.Continue == "" {
+			return out, nil
+		}
+		opts.Continue = res.Continue
+	}
+}
+
+// registryInventories is the registry's inventory collection, read only.
+func registryInventories(st *store.Store) *store.Collection[*registry.InventoryRecord] {
+	return store.NewCollection(st, registry.KindInventories, store.JSONCodec[*registry.InventoryRecord]())
+}
+
+// registryClusters is the registry's cluster collection, read only.
+func registryClusters(st *store.Store) *store.Collection[*v1alpha1.Cluster] {
+	return store.NewCollection(st, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())
+}

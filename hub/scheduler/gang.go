@@ -1,0 +1,91 @@
+package scheduler
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/federation/placement"
+)
+
+// GangOf maps a (defaulted) job to the gang placement decides on. A
+// cluster selector's matchLabels select clusters; matchExpressions are not
+// supported by the placement engine and are ignored.
+func GangOf(j *v1alpha1.Job) placement.Gang {
+	s := &j.Spec
+	prio, _ := s.PriorityClass.Value()
+	g := placement.Gang{
+		ID:          j.Name,
+		Queue:       s.Queue,
+		Priority:    prio,
+		Members:     int(s.Gang.Members),
+		MaxClusters: int(s.Placement.MaxClusters),
+		Products:    s.Placement.GPUProducts,
+		Tolerations: s.Template.Spec.Tolerations,
+		Policy:      placement.Policy(s.Placement.Policy),
+		Topology: placement.Topology{
+			Required:  inventory.Level(s.Placement.Topology.Required),
+			Preferred: inventory.Level(s.Placement.Topology.Preferred),
+		},
+	}
+	if s.Gang.MIG != nil {
+		g.MIGResource = string(s.Gang.MIG.ResourceName())
+		g.GPUsPerMember = int(max(1, s.Gang.MIG.PerMember))
+	} else {
+		g.GPUsPerMember = int(s.Gang.GPUsPerMember)
+	}
+	if s.Placement.ClusterSelector != nil {
+		g.ClusterSelector = s.Placement.ClusterSelector.MatchLabels
+	}
+	if s.Preemption.Preemptible != nil {
+		g.Preemptible = *s.Preemption.Preemptible
+	}
+	if s.Preemption.GracePeriodSeconds != nil {
+		g.GracePeriod = time.Duration(*s.Preemption.GracePeriodSeconds) * time.Second
+	}
+	if j.Status.SubmitTime != nil {
+		g.Submitted = j.Status.SubmitTime.Time
+	} else {
+		g.Submitted = j.CreationTimestamp.Time
+	}
+	return g
+}
+
+// resourceOf is the extended resource a gang's members request.
+func resourceOf(g *placement.Gang) string {
+	if g.MIGResource != "" {
+		return g.MIGResource
+	}
+	return inventory.ResourceGPU
+}
+
+// queuesOf maps the stored queues to the placement queue tree. Quotas are
+// keyed by GPU class in the API and by product in the engine; until the two
+// share a mapping only weights are passed on.
+func queuesOf(qs []*v1alpha1.Queue) []placement.Queue {
+	out := make([]placement.Queue, 0, len(qs))
+	for _, q := range qs {
+		pq := placement.Queue{Name: q.Name, Weight: 1}
+		if q.Spec.Weight != nil {
+			pq.Weight = float64(*q.Spec.Weight)
+		}
+		out = append(out, pq)
+	}
+	return out
+}
+
+// CopyJob returns a deep copy of a job (the API types have no generated
+// DeepCopy).
+func CopyJob(j *v1alpha1.Job) *v1alpha1.Job {
+	b, err := json.Marshal(j)
+	if err != nil {
+		panic(fmt.Sprintf("copy job %q: %v", j.Name, err))
+	}
+	out := &v1alpha1.Job{}
+	if err := json.Unmarshal(b, out); err != nil {
+		panic(fmt.Sprintf("copy job %q: %v", j.Name, err))
+	}
+	return out
+}

@@ -1,0 +1,42 @@
+package scheduler
+
+import "github.com/prometheus/client_golang/prometheus"
+
+var (
+	cycles = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shoal_scheduler_cycles_total",
+		Help: "Scheduling cycles, by result (ok, conflict, error).",
+	}, []string{"result"})
+	placed = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_scheduler_placed_total",
+		Help: "Gangs booked by the scheduler.",
+	})
+	waiting = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "shoal_scheduler_waiting_jobs",
+		Help: "Pending jobs left waiting by the last cycle.",
+	})
+	leader = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "shoal_scheduler_leader",
+		Help: "1 while this replica leads the scheduler election.",
+	})
+)
+
+// Register registers the scheduler's metrics.
+func Register(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func observeCycle(r Result) {
+	if r.Conflict {
+		cycles.WithLabelValues("conflict").Inc()
+	} else {
+		cycles.WithLabelValues("ok").Inc()
+	}
+	placed.Add(float64(len(r.Placed)))
+	waiting.Set(float64(r.Waiting))
+}

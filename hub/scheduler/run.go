@@ -1,0 +1,108 @@
+package scheduler
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// Run campaigns for leadership and, while leading, runs cycles on the
+// interval and whenever jobs, reservations or inventories change. It
+// returns nil when ctx ends.
+func (s *Scheduler) Run(ctx context.Context) error {
+	log := klog.FromContext(ctx).WithName("scheduler")
+	for ctx.Err() == nil {
+		lead, err := s.st.Campaign(ctx, Election, s.cfg.Identity)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			log.Error(err, "campaign failed; retrying")
+			s.sleep(ctx, time.Second)
+			continue
+		}
+		log.Info("leading the scheduler", "identity", s.cfg.Identity)
+		leader.Set(1)
+		s.lead(klog.NewContext(ctx, log), lead)
+		leader.Set(0)
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		_ = lead.Resign(rctx)
+		cancel()
+	}
+	return nil
+}
+
+// lead runs cycles until leadership or ctx ends.
+func (s *Scheduler) lead(ctx context.Context, lead store.Leadership) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-lead.Done():
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	held := lead.Held()
+	trigger := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case trigger <- struct{}{}:
+		default:
+		}
+	}
+	s.watch(ctx, poke)
+	ticker := s.cfg.Clock.NewTicker(s.cfg.Interval)
+	defer ticker.Stop()
+	s.holds = nil
+	for ctx.Err() == nil {
+		res, err := s.Cycle(ctx, &held)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			cycles.WithLabelValues("error").Inc()
+			klog.FromContext(ctx).Error(err, "scheduling cycle failed")
+		case res.Conflict:
+			poke()
+		}
+		select {
+		case <-ctx.Done():
+		case <-trigger:
+		case <-ticker.C():
+		}
+	}
+}
+
+// watch pokes on every change of jobs, reservations and inventories.
+func (s *Scheduler) watch(ctx context.Context, poke func()) {
+	rev, err := s.st.Revision(ctx)
+	if err != nil {
+		rev = 0
+	}
+	go drain(ctx, s.jobs.Watch(ctx, rev), poke)
+	go drain(ctx, s.ledger.Reservations().Watch(ctx, rev), poke)
+	go drain(ctx, s.inventories.Watch(ctx, rev), poke)
+}
+
+func drain[T any](ctx context.Context, ch <-chan store.WatchEvent[T], poke func()) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+			poke()
+		}
+	}
+}
+
+func (s *Scheduler) sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-s.cfg.Clock.After(d):
+	}
+}

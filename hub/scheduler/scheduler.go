@@ -1,0 +1,86 @@
+package scheduler
+
+import (
+	"time"
+
+	"k8s.io/utils/clock"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/hub/queues"
+	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// Election is the store election the scheduler replicas campaign in.
+const Election = "scheduler"
+
+// AnnotationNotBefore on a job (RFC 3339) keeps it out of scheduling until
+// then; hub/dispatch sets it to back off a job whose dispatch was aborted.
+const AnnotationNotBefore = "shoal.dev/not-before"
+
+// AnnotationPreemptedBy on a job names the job it is preempted for.
+const AnnotationPreemptedBy = "shoal.dev/preempted-by"
+
+// Condition types the scheduler sets on jobs, besides v1alpha1's Placed.
+const (
+	// ConditionPreempted is True while the job is being preempted; its
+	// message names the preemptor and the grace period.
+	ConditionPreempted = "Preempted"
+)
+
+// Config configures a Scheduler.
+type Config struct {
+	// Identity names this replica in the election (e.g. the hostname).
+	Identity string
+	// Interval is the longest time between cycles; default 2s.
+	Interval time.Duration
+	// Clock is the time source; default the real clock.
+	Clock clock.WithTicker
+	// Options are passed to placement.Schedule.
+	Options []placement.Option
+	// FairShareHalfLife is the half-life of queue usage; default 1h.
+	FairShareHalfLife time.Duration
+}
+
+// Scheduler is the global gang scheduler loop.
+type Scheduler struct {
+	cfg         Config
+	st          *store.Store
+	ledger      *ledger.Ledger
+	jobs        *store.Collection[*v1alpha1.Job]
+	queues      *store.Collection[*v1alpha1.Queue]
+	clusters    *store.Collection[*v1alpha1.Cluster]
+	inventories *store.Collection[*registry.InventoryRecord]
+	fair        *placement.FairShare
+	// holds are the previous cycle's head-of-queue reservations (leader memory).
+	holds []placement.Reservation
+}
+
+// New returns a scheduler on st.
+func New(st *store.Store, cfg Config) *Scheduler {
+	if cfg.Interval <= 0 {
+		cfg.Interval = 2 * time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.FairShareHalfLife <= 0 {
+		cfg.FairShareHalfLife = time.Hour
+	}
+	if cfg.Identity == "" {
+		cfg.Identity = "shoal-hub"
+	}
+	return &Scheduler{
+		cfg:         cfg,
+		st:          st,
+		ledger:      ledger.New(st),
+		jobs:        jobs.NewCollection(st),
+		queues:      queues.NewCollection(st),
+		clusters:    registryClusters(st),
+		inventories: registryInventories(st),
+		fair:        placement.NewFairShare(cfg.FairShareHalfLife),
+	}
+}
