@@ -2,7 +2,6 @@ package gitops
 
 import (
 	"context"
-	"fmt"
 	"os"
 
 	"github.com/fluxcd/pkg/git"
@@ -93,6 +92,3 @@ func strategy(r gt.Ref) repository.CheckoutStrategy {
 	}
 	return repository.CheckoutStrategy{Branch: "main"}
 }
-
-// String describes the checkout for logs.
-func (c *checkout) String() string { return fmt.Sprintf("%s (%s)", c.Revision, c.Dir) }

@@ -77,18 +77,6 @@ func (inv inventory) missingFrom(next inventory) ([]*unstructured.Unstructured, 
 	return out, nil
 }
 
-// refs lists the inventory's objects, sorted.
-func (inv inventory) refs() []gt.ObjectRef {
-	out := make([]gt.ObjectRef, 0, len(inv.Entries))
-	for id := range inv.Entries {
-		if m, err := object.ParseObjMetadata(id); err == nil {
-			out = append(out, refOf(m))
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	return out
-}
-
 func refOf(m object.ObjMetadata) gt.ObjectRef {
 	return gt.ObjectRef{Group: m.GroupKind.Group, Kind: m.GroupKind.Kind, Namespace: m.Namespace, Name: m.Name}
 }
