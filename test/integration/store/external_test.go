@@ -1,5 +1,6 @@
 // Package store_test runs hub/store against a real 3-member etcd cluster
-// started from the etcd binary in the binary cache (`make k8s-bin`).
+// with TLS and client-certificate authentication, started from the etcd
+// binary in the binary cache (`make k8s-bin`).
 package store_test
 
 import (
@@ -51,7 +52,11 @@ func leaderMember(t *testing.T, ctx context.Context, c *etcdcluster.Cluster) *et
 	t.Helper()
 	var leader *etcdcluster.Member
 	eventually(t, ctx, "find the raft leader", func(ctx context.Context) error {
-		cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), Logger: zap.NewNop(), DialTimeout: 5 * time.Second})
+		tlsCfg, err := c.Certs.ClientTLS()
+		if err != nil {
+			return err
+		}
+		cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), TLS: tlsCfg, Logger: zap.NewNop(), DialTimeout: 5 * time.Second})
 		if err != nil {
 			return err
 		}
@@ -80,13 +85,26 @@ func TestExternalClusterSurvivesMemberLoss(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cluster, err := etcdcluster.Start(ctx, filepath.Join(framework.BinDir(), "etcd"), t.TempDir(), 3)
+	cluster, err := etcdcluster.Start(ctx, filepath.Join(framework.BinDir(), "etcd"), t.TempDir(), 3, etcdcluster.Options{TLS: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cluster.Stop()
 
-	s, err := store.Open(ctx, store.Config{Endpoints: cluster.Endpoints(), ElectionTTL: 10 * time.Second})
+	certs := cluster.Certs
+	noClientCert, err := store.ClientTLS(certs.CAFile, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := store.Open(ctx, store.Config{Endpoints: cluster.Endpoints(), TLS: noClientCert, DialTimeout: 3 * time.Second}); err == nil {
+		_ = s.Close()
+		t.Fatal("Open without a client certificate succeeded against --client-cert-auth etcd")
+	}
+	tlsCfg, err := store.ClientTLS(certs.CAFile, certs.ClientCertFile, certs.ClientKeyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.Open(ctx, store.Config{Endpoints: cluster.Endpoints(), TLS: tlsCfg, ElectionTTL: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

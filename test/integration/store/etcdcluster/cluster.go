@@ -25,6 +25,7 @@ type Member struct {
 	bin       string
 	args      []string
 	logPath   string
+	certs     *Certs
 	cmd       *exec.Cmd
 	exited    chan struct{}
 }
@@ -32,15 +33,32 @@ type Member struct {
 // Cluster is a set of etcd members started together.
 type Cluster struct {
 	Members []*Member
+	// Certs is set for a TLS cluster (client URLs https, client
+	// certificates required).
+	Certs *Certs
+}
+
+// Options change how Start runs the cluster.
+type Options struct {
+	// TLS serves clients over TLS and requires client certificates.
+	TLS bool
 }
 
 // Start starts an n-member cluster under dir with the etcd binary bin and
 // waits until every member reports healthy.
-func Start(ctx context.Context, bin, dir string, n int) (*Cluster, error) {
+func Start(ctx context.Context, bin, dir string, n int, opts Options) (*Cluster, error) {
 	if st, err := os.Stat(bin); err != nil || st.Mode()&0o111 == 0 {
 		return nil, fmt.Errorf("etcd binary %s missing: run `make k8s-bin`", bin)
 	}
 	c := &Cluster{}
+	scheme := "http"
+	if opts.TLS {
+		certs, err := writeCerts(dir)
+		if err != nil {
+			return nil, fmt.Errorf("etcd test certificates: %w", err)
+		}
+		c.Certs, scheme = certs, "https"
+	}
 	var initial []string
 	for i := range n {
 		cp, err := freePort()
@@ -53,7 +71,7 @@ func Start(ctx context.Context, bin, dir string, n int) (*Cluster, error) {
 		}
 		m := &Member{
 			Name:      fmt.Sprintf("m%d", i),
-			ClientURL: fmt.Sprintf("http://127.0.0.1:%d", cp),
+			ClientURL: fmt.Sprintf("%s://127.0.0.1:%d", scheme, cp),
 			PeerURL:   fmt.Sprintf("http://127.0.0.1:%d", pp),
 			DataDir:   filepath.Join(dir, fmt.Sprintf("m%d", i)),
 			bin:       bin,
@@ -69,6 +87,11 @@ func Start(ctx context.Context, bin, dir string, n int) (*Cluster, error) {
 			"--listen-peer-urls", m.PeerURL, "--initial-advertise-peer-urls", m.PeerURL,
 			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
 			"--initial-cluster-token", "shoal-test", "--log-level", "warn",
+		}
+		if c.Certs != nil {
+			m.args = append(m.args, "--cert-file", c.Certs.ServerCertFile, "--key-file", c.Certs.ServerKeyFile,
+				"--trusted-ca-file", c.Certs.CAFile, "--client-cert-auth")
+			m.certs = c.Certs
 		}
 		if err := m.Start(); err != nil {
 			c.Stop()
@@ -152,7 +175,7 @@ func (m *Member) WaitHealthy(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	for {
-		if healthy(ctx, m.ClientURL) {
+		if m.healthy(ctx) {
 			return nil
 		}
 		select {
@@ -165,12 +188,21 @@ func (m *Member) WaitHealthy(ctx context.Context) error {
 	}
 }
 
-func healthy(ctx context.Context, clientURL string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, clientURL+"/health", nil)
+func (m *Member) healthy(ctx context.Context) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.ClientURL+"/health", nil)
 	if err != nil {
 		return false
 	}
-	resp, err := http.DefaultClient.Do(req)
+	client := http.DefaultClient
+	if m.certs != nil {
+		tlsCfg, err := m.certs.ClientTLS()
+		if err != nil {
+			return false
+		}
+		client = &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}
+		defer client.CloseIdleConnections()
+	}
+	resp, err := client.Do(req)
 	if err != nil {
 		return false
 	}
