@@ -113,14 +113,21 @@ func (h errorHint) explain(err error) error {
 	}
 	switch st.Code() {
 	case codes.Unavailable:
-		return status.Errorf(codes.Unavailable, "cannot reach hub at %s: is shoal-hub running? "+
+		st = status.Newf(codes.Unavailable, "cannot reach hub at %s: is shoal-hub running? "+
 			"(shoal --hub ADDR … or --context NAME to pick another hub): %s", h.addr, st.Message())
 	case codes.Unauthenticated:
-		return status.Errorf(codes.Unauthenticated, "hub at %s refused the credentials of context %q: "+
+		st = status.Newf(codes.Unauthenticated, "hub at %s refused the credentials of context %q: "+
 			"is the config from this hub? (shoal-hub writes it to --admin-config): %s", h.addr, h.context, st.Message())
 	case codes.PermissionDenied:
-		return status.Errorf(codes.PermissionDenied, "the identity of context %q may not do this: "+
+		st = status.Newf(codes.PermissionDenied, "the identity of context %q may not do this: "+
 			"use the admin config written by shoal-hub: %s", h.context, st.Message())
 	}
-	return err
+	return hubError{st}
 }
+
+// hubError prints only the hub's message (not "rpc error: code = …") and
+// keeps the status for status.Code.
+type hubError struct{ st *status.Status }
+
+func (e hubError) Error() string              { return e.st.Message() }
+func (e hubError) GRPCStatus() *status.Status { return e.st }
