@@ -59,8 +59,11 @@ func devPrintStatus(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 			version, alive, len(c.Processes), nodes, gpus, mig, devMib(crss))
 	}
 	_ = w.Flush()
-	fmt.Fprintf(out, "fleet in %s, started %s, %d processes, %s resident\n",
-		f.Dir, f.StartedAt.Local().Format(time.DateTime), len(f.Processes()), devMib(rss))
+	fmt.Fprintf(out, "fleet in %s, started %s, %d of %d processes running, %s resident\n",
+		f.Dir, f.StartedAt.Local().Format(time.DateTime), f.Alive(), len(f.Processes()), devMib(rss))
+	if f.Alive() < len(f.Processes()) {
+		fmt.Fprintln(out, "some processes are gone (see the logs in the cluster directories): `shoal dev down` cleans up, then `shoal dev up`")
+	}
 }
 
 func devNodeSummary(ctx context.Context, c *fleet.Cluster) (version, nodes, gpus, mig string) {

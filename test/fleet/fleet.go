@@ -138,16 +138,25 @@ func (f *Fleet) Stop() error {
 	return errors.Join(errs...)
 }
 
-// Down stops the fleet and removes its state, data and credentials; the logs
-// stay under the cluster directories until the next Up.
+// Down stops the fleet and removes everything it wrote except the logs:
+// state, etcd data, credentials, kubeconfigs and pid files.
 func (f *Fleet) Down() error {
 	if err := f.Stop(); err != nil {
 		return err
 	}
 	for _, c := range f.Clusters {
-		_ = os.RemoveAll(filepath.Join(c.Dir, "etcd-data"))
+		entries, _ := os.ReadDir(c.Dir)
+		for _, e := range entries {
+			if filepath.Ext(e.Name()) != ".log" {
+				_ = os.RemoveAll(filepath.Join(c.Dir, e.Name()))
+			}
+		}
 	}
-	_ = os.RemoveAll(f.pki())
+	for _, p := range []string{f.pki(), f.Kubeconfig, filepath.Join(f.Dir, "kwok-stages")} {
+		if p != "" {
+			_ = os.RemoveAll(p)
+		}
+	}
 	return os.Remove(filepath.Join(f.Dir, stateFile))
 }
 

@@ -54,8 +54,13 @@ func TestDownStopsEverything(t *testing.T) {
 		}
 		_ = l.Close()
 	}
-	if _, err := os.Stat(filepath.Join(dir, "state.json")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("state file left after Down: %v", err)
+	for _, gone := range []string{"state.json", "kubeconfig", "pki", "clusters/*/*.pid", "clusters/*/kubeconfig", "clusters/*/etcd-data"} {
+		if m, _ := filepath.Glob(filepath.Join(dir, gone)); len(m) > 0 {
+			t.Errorf("Down left %v", m)
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "clusters/*/kube-apiserver.log")); len(m) != 2 {
+		t.Errorf("Down removed the logs: kube-apiserver logs %v", m)
 	}
 }
 
