@@ -1,0 +1,15 @@
+package podsync
+
+import "github.com/prometheus/client_golang/prometheus"
+
+var (
+	metricCreated = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_agent_local_pods_created_total", Help: "Local pods created for hub pods."})
+	metricDeleted = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_agent_local_pods_deleted_total", Help: "Local pods deleted because their hub pod was deleted."})
+	metricLost = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_agent_local_pods_lost_total", Help: "Local pods deleted behind the agent's back (reported as LocalPodDeleted)."})
+)
+
+// Collectors returns the package's metrics for registration.
+func Collectors() []prometheus.Collector { return []prometheus.Collector{metricCreated, metricDeleted, metricLost} }

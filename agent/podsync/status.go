@@ -1,0 +1,55 @@
+package podsync
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// terminate marks every container that is not terminated yet as terminated.
+func terminate(st *corev1.PodStatus, reason, msg string) {
+	now := metav1.Now()
+	for _, list := range [][]corev1.ContainerStatus{st.ContainerStatuses, st.InitContainerStatuses} {
+		for i := range list {
+			if list[i].State.Terminated != nil {
+				continue
+			}
+			list[i].State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: 137, Reason: reason, Message: msg, FinishedAt: now}}
+			list[i].Ready = false
+		}
+	}
+}
+
+// deletedStatus is the final status of a pod deleted from the hub.
+func deletedStatus(last corev1.PodStatus) corev1.PodStatus {
+	st := *last.DeepCopy()
+	if st.Phase != corev1.PodSucceeded {
+		st.Phase = corev1.PodFailed
+	}
+	terminate(&st, ReasonDeleted, "deleted on the hub")
+	return st
+}
+
+// lostStatus is the status of a hub pod whose local pod was deleted by
+// someone else than the agent.
+func lostStatus(last corev1.PodStatus) corev1.PodStatus {
+	st := *last.DeepCopy()
+	if st.Phase != corev1.PodSucceeded {
+		st.Phase = corev1.PodFailed
+	}
+	st.Reason = ReasonLocalPodDeleted
+	st.Message = "the pod was deleted in the workload cluster by someone other than the Shoal agent"
+	terminate(&st, ReasonLocalPodDeleted, st.Message)
+	return st
+}
+
+// fromLocal reconstructs the identity of a hub pod from its local pod (used
+// after an agent restart, before the hub pod is seen again).
+func fromLocal(lp *corev1.Pod) *corev1.Pod {
+	p := lp.DeepCopy()
+	p.UID = types.UID(lp.Annotations[AnnotationHubUID])
+	p.ResourceVersion = ""
+	p.Spec.NodeName = lp.Annotations[AnnotationVirtualNode]
+	return p
+}

@@ -1,0 +1,196 @@
+package podsync
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// Mutator adjusts a local pod before it is created; it is the hook for the
+// gang dispatch (a shoal.dev/gang scheduling gate, prepare/commit, epochs).
+type Mutator func(hub, local *corev1.Pod) error
+
+// entry is what the syncer knows of one hub pod.
+type entry struct {
+	vnode    string
+	hub      *corev1.Pod
+	deleting bool
+	lost     bool // the local pod was deleted behind the agent's back
+	status   corev1.PodStatus
+}
+
+// Syncer mirrors hub pods into the local cluster. One Syncer serves all the
+// agent's virtual nodes; each registers its status callback with Notify.
+type Syncer struct {
+	local    kubernetes.Interface
+	localCfg *rest.Config
+	keys     fedinv.LabelKeys
+	recorder record.EventRecorder
+	mutate   Mutator
+
+	mu      sync.Mutex
+	pods    map[types.NamespacedName]*entry
+	lost    map[types.UID]bool
+	notify  map[string]func(*corev1.Pod)
+	lister  corelisters.PodLister
+	nsReady map[string]bool
+	synced  chan struct{}
+}
+
+// New returns a Syncer for the local cluster. recorder records events on
+// hub pods; localCfg is used for exec.
+func New(local kubernetes.Interface, localCfg *rest.Config, keys fedinv.LabelKeys, recorder record.EventRecorder) *Syncer {
+	return &Syncer{local: local, localCfg: localCfg, keys: keys, recorder: recorder,
+		pods: map[types.NamespacedName]*entry{}, lost: map[types.UID]bool{}, notify: map[string]func(*corev1.Pod){},
+		nsReady: map[string]bool{}, synced: make(chan struct{})}
+}
+
+// SetMutator installs the pre-create hook.
+func (s *Syncer) SetMutator(m Mutator) { s.mutate = m }
+
+// Notify registers the status callback of a virtual node.
+func (s *Syncer) Notify(vnode string, cb func(*corev1.Pod)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.notify[vnode] = cb
+}
+
+// Synced is closed when the local pod cache is filled.
+func (s *Syncer) Synced() <-chan struct{} { return s.synced }
+
+// Run watches the managed local pods until ctx ends.
+func (s *Syncer) Run(ctx context.Context) error {
+	f := informers.NewSharedInformerFactoryWithOptions(s.local, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = LabelManaged + "=true"
+	}))
+	inf := f.Core().V1().Pods()
+	_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { s.localChanged(ctx, o) },
+		UpdateFunc: func(_, o any) { s.localChanged(ctx, o) },
+		DeleteFunc: func(o any) { s.localDeleted(ctx, o) },
+	})
+	if err != nil {
+		return err
+	}
+	s.lister = inf.Lister()
+	f.Start(ctx.Done())
+	defer f.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
+		return ctx.Err()
+	}
+	close(s.synced)
+	<-ctx.Done()
+	return nil
+}
+
+func key(ns, name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
+
+// hubView returns the hub pod with the status the provider reports.
+func (e *entry) hubView() *corev1.Pod {
+	p := e.hub.DeepCopy()
+	p.Status = *e.status.DeepCopy()
+	return p
+}
+
+func (s *Syncer) send(vnode string, p *corev1.Pod) {
+	s.mu.Lock()
+	cb := s.notify[vnode]
+	s.mu.Unlock()
+	if cb != nil {
+		cb(p)
+	}
+}
+
+func (s *Syncer) localChanged(ctx context.Context, o any) {
+	lp, ok := o.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	e := s.pods[key(lp.Namespace, lp.Name)]
+	if e == nil || e.lost || string(e.hub.UID) != lp.Annotations[AnnotationHubUID] {
+		s.mu.Unlock()
+		return
+	}
+	e.status = *lp.Status.DeepCopy()
+	view, vnode := e.hubView(), e.vnode
+	s.mu.Unlock()
+	klog.FromContext(ctx).V(3).Info("Local pod changed", "pod", klog.KObj(lp), "phase", lp.Status.Phase)
+	s.send(vnode, view)
+}
+
+func (s *Syncer) localDeleted(ctx context.Context, o any) {
+	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	lp, ok := o.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	s.mu.Lock()
+	k := key(lp.Namespace, lp.Name)
+	e := s.pods[k]
+	if e == nil || string(e.hub.UID) != lp.Annotations[AnnotationHubUID] {
+		s.mu.Unlock()
+		return
+	}
+	if e.deleting {
+		delete(s.pods, k)
+		e.status = deletedStatus(lp.Status)
+		view, vnode := e.hubView(), e.vnode
+		s.mu.Unlock()
+		s.send(vnode, view)
+		return
+	}
+	e.lost = true
+	s.lost[e.hub.UID] = true
+	e.status = lostStatus(lp.Status)
+	view, vnode := e.hubView(), e.vnode
+	s.mu.Unlock()
+	klog.FromContext(ctx).Info("Local pod deleted behind the agent's back; reporting, not recreating", "pod", klog.KObj(lp))
+	metricLost.Inc()
+	if s.recorder != nil {
+		s.recorder.Event(view, corev1.EventTypeWarning, ReasonLocalPodDeleted,
+			fmt.Sprintf("the pod was deleted in the workload cluster (node %s); it is not recreated", lp.Spec.NodeName))
+	}
+	s.send(vnode, view)
+}
+
+// ensureNamespace creates the namespace, labelled as managed, if missing.
+func (s *Syncer) ensureNamespace(ctx context.Context, ns string) error {
+	s.mu.Lock()
+	ok := s.nsReady[ns]
+	s.mu.Unlock()
+	if ok {
+		return nil
+	}
+	_, err := s.local.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		_, err = s.local.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: ns, Labels: map[string]string{LabelManaged: "true"}}}, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("ensure namespace %s: %w", ns, err)
+	}
+	s.mu.Lock()
+	s.nsReady[ns] = true
+	s.mu.Unlock()
+	return nil
+}
