@@ -1,0 +1,137 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+// decodeQueueObject reads a Queue from an API object.
+func decodeQueueObject(o *shoalv1.Object) (*v1alpha1.Queue, error) {
+	var q v1alpha1.Queue
+	if err := json.Unmarshal(o.GetJson(), &q); err != nil {
+		return nil, fmt.Errorf("the hub sent a queue this CLI cannot read (version skew?): %w", err)
+	}
+	return &q, nil
+}
+
+func newQueueGetCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "get NAME...",
+		Short: "Show queues by name",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := outCheck(output); err != nil {
+				return err
+			}
+			cl, done, err := queuesClient(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			var qs []*v1alpha1.Queue
+			for _, name := range args {
+				obj, err := cl.Get(cmd.Context(), &shoalv1.GetQueueRequest{Name: name})
+				if err != nil {
+					return outCallError("get queue/"+name, err)
+				}
+				q, err := decodeQueueObject(obj)
+				if err != nil {
+					return err
+				}
+				qs = append(qs, q)
+			}
+			var v any = outList(qs)
+			if len(qs) == 1 {
+				v = qs[0]
+			}
+			if ok, err := outStructured(cmd.OutOrStdout(), output, v); ok {
+				return err
+			}
+			return printQueueTable(cmd.OutOrStdout(), qs, output == "wide", time.Now())
+		},
+	}
+	outFlag(cmd, &output)
+	return cmd
+}
+
+func newQueueListCommand() *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List queues with their weights and GPU quotas (nominal+borrowing limit)",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := outCheck(output); err != nil {
+				return err
+			}
+			cl, done, err := queuesClient(cmd)
+			if err != nil {
+				return err
+			}
+			defer done()
+			var qs []*v1alpha1.Queue
+			opts := &shoalv1.ListOptions{Limit: 500}
+			for {
+				resp, err := cl.List(cmd.Context(), &shoalv1.ListQueuesRequest{Options: opts})
+				if err != nil {
+					return outCallError("list queues", err)
+				}
+				for _, o := range resp.Items {
+					q, err := decodeQueueObject(o)
+					if err != nil {
+						return err
+					}
+					qs = append(qs, q)
+				}
+				if opts.Continue = resp.GetMeta().GetContinue(); opts.Continue == "" {
+					break
+				}
+			}
+			if ok, err := outStructured(cmd.OutOrStdout(), output, outList(qs)); ok {
+				return err
+			}
+			if len(qs) == 0 {
+				fmt.Fprintln(cmd.OutOrStdout(), "No queues found: create one with `shoal queue create org/team --gpu-quota h100=8`.")
+				return nil
+			}
+			return printQueueTable(cmd.OutOrStdout(), qs, output == "wide", time.Now())
+		},
+	}
+	outFlag(cmd, &output)
+	return cmd
+}
+
+// printQueueTable writes queues as a table; wide adds usage.
+func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, wide bool, now time.Time) error {
+	tw := outTable(w)
+	hdr := "NAME\tWEIGHT\tQUOTAS\tAGE"
+	if wide {
+		hdr += "\tPENDING\tACTIVE\tIMPLICIT"
+	}
+	fmt.Fprintln(tw, hdr)
+	for _, q := range qs {
+		weight := int32(1)
+		if q.Spec.Weight != nil {
+			weight = *q.Spec.Weight
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s", q.Name, weight, queueQuotas(q), outAge(q.CreationTimestamp, now))
+		if wide {
+			fmt.Fprintf(tw, "\t%d\t%d\t%t", q.Status.PendingJobs, q.Status.ActiveJobs,
+				q.Annotations["shoal.dev/implicit"] == "true")
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
