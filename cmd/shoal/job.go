@@ -144,4 +144,3 @@ func submitJobs(cmd *cobra.Command, cl shoalv1.JobsClient, jobs []*v1alpha1.Job,
 	_, err := outStructured(cmd.OutOrStdout(), output, outList(out))
 	return err
 }
-
