@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -45,7 +46,8 @@ type Store struct {
 }
 
 // Open connects to the external etcd cluster named by cfg.Endpoints, or
-// starts an embedded etcd in cfg.DataDir and connects to it. Close releases both.
+// starts an embedded etcd in cfg.DataDir and connects to it. ctx bounds
+// only the start: the store outlives it. Close releases both.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	prefix := cfg.Prefix
 	if prefix == "" {
@@ -67,6 +69,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, errors.New("store: set DataDir (embedded etcd) or Endpoints (external etcd)")
 		}
 		srv, err := startEmbedded(ctx, cfg.DataDir, cfg.Embedded)
+		for attempt := 1; attempt < 3 && errors.Is(err, syscall.EADDRINUSE) &&
+			cfg.Embedded.ClientAddr == "" && cfg.Embedded.PeerAddr == ""; attempt++ {
+			// Another process took the free port we picked: pick again.
+			srv, err = startEmbedded(ctx, cfg.DataDir, cfg.Embedded)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +87,6 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		DialTimeout:        cfg.DialTimeout,
 		DialKeepAliveTime:  10 * time.Second,
 		Logger:             zap.NewNop(),
-		Context:            ctx,
 		MaxCallSendMsgSize: 8 << 20,
 		MaxCallRecvMsgSize: 256 << 20,
 	})

@@ -2,6 +2,9 @@ package store_test
 
 import (
 	"context"
+	"errors"
+	"net"
+	"syscall"
 	"fmt"
 	"os"
 	"testing"
@@ -69,7 +72,9 @@ func must[T any](t testing.TB) func(T, error) T {
 
 func TestOpenEmbedded(t *testing.T) {
 	start := time.Now()
-	s, err := store.Open(testCtx(t), store.Config{DataDir: t.TempDir()})
+	openCtx, cancel := context.WithCancel(context.Background())
+	s, err := store.Open(openCtx, store.Config{DataDir: t.TempDir()})
+	cancel() // the store outlives the ctx of Open
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +82,8 @@ func TestOpenEmbedded(t *testing.T) {
 	if !s.Embedded() {
 		t.Error("Embedded() = false for a DataDir store")
 	}
-	if _, err := s.Revision(testCtx(t)); err != nil {
+	c := store.NewCollection(s, "jobs", store.JSONCodec[testObj]())
+	if _, err := c.Create(testCtx(t), "a", testObj{}); err != nil {
 		t.Error(err)
 	}
 	if err := s.Close(); err != nil {
@@ -113,5 +119,17 @@ func TestReopenKeepsData(t *testing.T) {
 	got, gotRev, err := c.Get(testCtx(t), "a")
 	if err != nil || got.Spec != "x" || gotRev != rev {
 		t.Fatalf("after reopen Get = %+v, %d, %v; want spec x at %d", got, gotRev, err, rev)
+	}
+}
+
+func TestOpenEmbeddedPortInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	_, err = store.Open(testCtx(t), store.Config{DataDir: t.TempDir(), Embedded: store.EmbeddedConfig{ClientAddr: l.Addr().String()}})
+	if !errors.Is(err, syscall.EADDRINUSE) {
+		t.Fatalf("Open on a taken port: %v, want EADDRINUSE", err)
 	}
 }
