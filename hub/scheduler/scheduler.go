@@ -59,8 +59,19 @@ type Scheduler struct {
 	holds []placement.Reservation
 }
 
+// Option adjusts a Config.
+type Option func(*Config)
+
+// WithPlacementOptions appends options for placement.Schedule.
+func WithPlacementOptions(opts ...placement.Option) Option {
+	return func(c *Config) { c.Options = append(c.Options, opts...) }
+}
+
 // New returns a scheduler on st.
-func New(st *store.Store, cfg Config) *Scheduler {
+func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
+	for _, o := range opts {
+		o(&cfg)
+	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = 2 * time.Second
 	}
