@@ -137,4 +137,6 @@ func (e *env) job(name string) *v1alpha1.Job {
 
 type inventoryNode = inventory.Node
 
-func contextWithCancel(e *env) (context.Context, context.CancelFunc) { return context.WithCancel(e.ctx) }
+func contextWithCancel(e *env) (context.Context, context.CancelFunc) {
+	return context.WithCancel(e.ctx)
+}

@@ -204,7 +204,9 @@ func TestRunElectsOneLeader(t *testing.T) {
 		doneA <- scheduler.New(e.st, scheduler.Config{Identity: "a", Interval: 50 * time.Millisecond}).Run(ctxA)
 	}()
 	waitLeader(t, e, "a")
-	go func() { _ = scheduler.New(e.st, scheduler.Config{Identity: "b", Interval: 50 * time.Millisecond}).Run(e.ctx) }()
+	go func() {
+		_ = scheduler.New(e.st, scheduler.Config{Identity: "b", Interval: 50 * time.Millisecond}).Run(e.ctx)
+	}()
 	e.submit("first", 1, 8)
 	waitPhase(t, e, "first", v1alpha1.JobPlaced)
 	stopA()
