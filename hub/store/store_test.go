@@ -3,10 +3,10 @@ package store_test
 import (
 	"context"
 	"errors"
-	"net"
-	"syscall"
 	"fmt"
+	"net"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
