@@ -54,7 +54,7 @@ func (c *Cluster) GPUNodes() ([]*corev1.Node, error) {
 // record is called after every process start so the state file stays current.
 func (c *Cluster) start(ctx context.Context, f *Fleet) error {
 	add := func(name, bin string, args []string) (*Process, error) {
-		p, err := startProcess(name, filepath.Join(f.opts.BinDir, bin), args, filepath.Join(c.Dir, name+".log"))
+		p, err := startProcess(name, filepath.Join(f.opts.BinDir, bin), args, filepath.Join(c.Dir, name+".log"), f.opts.DieWithParent)
 		if p != nil {
 			f.record(c, p)
 		}

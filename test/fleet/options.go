@@ -28,6 +28,9 @@ type Options struct {
 	// PodStartDelays keeps the stock KWOK pod stages' random 2–10 s start
 	// delays; by default pods turn Running right after they are bound.
 	PodStartDelays bool
+	// DieWithParent has the kernel kill every process of the fleet when the
+	// process that started it dies (tests); `shoal dev up` leaves it false.
+	DieWithParent bool
 	// Out receives one line per long step; nil discards them.
 	Out io.Writer
 }

@@ -33,7 +33,9 @@ type Process struct {
 
 // startProcess starts bin detached from the caller's terminal (own process
 // group), with output to logPath and its pid written to logPath's .pid twin.
-func startProcess(name, bin string, args []string, logPath string) (*Process, error) {
+// With dieWithParent the kernel kills it when the caller dies (a test binary
+// killed by its timeout must not leave API servers behind).
+func startProcess(name, bin string, args []string, logPath string, dieWithParent bool) (*Process, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
@@ -43,6 +45,9 @@ func startProcess(name, bin string, args []string, logPath string) (*Process, er
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Dir = filepath.Dir(logPath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if dieWithParent {
+		cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}

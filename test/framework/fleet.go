@@ -18,13 +18,14 @@ type Fleet struct {
 }
 
 // StartFleet starts a fleet as opts describe (Dir and BasePort are chosen
-// here: a fresh temporary directory and free ports). Progress goes to stderr.
+// here: a fresh temporary directory and free ports), whose processes die with
+// the test binary even when it is killed. Progress goes to stderr.
 func StartFleet(ctx context.Context, opts fleet.Options) (*Fleet, error) {
 	dir, err := os.MkdirTemp("", "shoal-fleet-")
 	if err != nil {
 		return nil, err
 	}
-	opts.Dir, opts.BasePort = dir, 0
+	opts.Dir, opts.BasePort, opts.DieWithParent = dir, 0, true
 	if opts.Out == nil {
 		opts.Out = os.Stderr
 	}

@@ -18,7 +18,7 @@ import (
 func TestDownStopsEverything(t *testing.T) {
 	skipShort(t)
 	dir := t.TempDir()
-	opts := fleet.Options{Dir: dir, Clusters: 1, Profiles: []string{"gb200-nvl72"}, Nodes: 18, Out: testWriter{t}}
+	opts := fleet.Options{Dir: dir, Clusters: 1, Profiles: []string{"gb200-nvl72"}, Nodes: 18, Out: testWriter{t}, DieWithParent: true}
 	f, err := fleet.Up(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
