@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/fluxcd/cli-utils/pkg/kstatus/status"
 	"github.com/fluxcd/cli-utils/pkg/object"
 	"github.com/fluxcd/pkg/ssa"
+	ssautils "github.com/fluxcd/pkg/ssa/utils"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 )
@@ -79,10 +82,43 @@ func (a *applier) prune(ctx context.Context, stale []*unstructured.Unstructured)
 // wait blocks until every object of set is Current (kstatus) or timeout.
 func (a *applier) wait(ctx context.Context, set object.ObjMetadataSet, timeout time.Duration) error {
 	err := a.rm.WaitForSetWithContext(ctx, set, ssa.WaitOptions{Interval: a.pollInterval, Timeout: timeout, FailFast: true})
-	if err != nil {
-		return syncErr(gt.ReasonHealthCheckFailed, "health check: %w", err)
+	if err == nil || ctx.Err() != nil {
+		return err
 	}
-	return nil
+	// The poller's error can be about the poll itself (a request cut by the
+	// deadline); say which objects are not ready instead when we can.
+	if summary := a.notReady(ctx, set); summary != nil {
+		err = summary
+	}
+	return syncErr(gt.ReasonHealthCheckFailed, "health check failed after %s: %w", timeout, err)
+}
+
+// notReady computes the kstatus of every object in set once and describes
+// those that are not Current; nil when all are (or none can be read).
+func (a *applier) notReady(ctx context.Context, set object.ObjMetadataSet) error {
+	var errs []error
+	for _, id := range set {
+		u := &unstructured.Unstructured{}
+		mapping, err := a.rm.Client().RESTMapper().RESTMapping(id.GroupKind)
+		if err != nil {
+			continue
+		}
+		u.SetGroupVersionKind(mapping.GroupVersionKind)
+		if err := a.rm.Client().Get(ctx, client.ObjectKey{Namespace: id.Namespace, Name: id.Name}, u); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", ssautils.FmtObjMetadata(id), err))
+			continue
+		}
+		res, err := status.Compute(u)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", ssautils.FmtObjMetadata(id), err))
+		} else if res.Status != status.CurrentStatus {
+			errs = append(errs, fmt.Errorf("%s is %s: %s", ssautils.FmtObjMetadata(id), res.Status, res.Message))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return joinFirst(errs, 5)
 }
 
 // drifted returns the objects a sync at an unchanged revision had to write:
