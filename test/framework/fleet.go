@@ -19,14 +19,14 @@ type Fleet struct {
 
 // StartFleet starts a fleet as opts describe (Dir and BasePort are chosen
 // here: a fresh temporary directory and free ports), whose processes die with
-// the test binary even when it is killed. Progress goes to stderr.
+// the test binary even when it is killed. Progress goes to stderr under -v.
 func StartFleet(ctx context.Context, opts fleet.Options) (*Fleet, error) {
 	dir, err := os.MkdirTemp("", "shoal-fleet-")
 	if err != nil {
 		return nil, err
 	}
 	opts.Dir, opts.BasePort, opts.DieWithParent = dir, 0, true
-	if opts.Out == nil {
+	if opts.Out == nil && testing.Verbose() {
 		opts.Out = os.Stderr
 	}
 	f, err := fleet.Up(ctx, opts)
