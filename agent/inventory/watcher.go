@@ -42,7 +42,13 @@ type Watcher struct {
 type Option func(*Watcher)
 
 // WithInterval sets the least time between builds (default DefaultInterval).
-func WithInterval(d time.Duration) Option { return func(w *Watcher) { w.interval = d } }
+func WithInterval(d time.Duration) Option {
+	return func(w *Watcher) {
+		if d > 0 {
+			w.interval = d
+		}
+	}
+}
 
 // WithLabels sets the cluster labels carried in every report.
 func WithLabels(l map[string]string) Option { return func(w *Watcher) { w.labels = l } }

@@ -12,4 +12,6 @@ var (
 )
 
 // Collectors returns the package's metrics for registration.
-func Collectors() []prometheus.Collector { return []prometheus.Collector{metricCreated, metricDeleted, metricLost} }
+func Collectors() []prometheus.Collector {
+	return []prometheus.Collector{metricCreated, metricDeleted, metricLost}
+}

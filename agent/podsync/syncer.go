@@ -59,6 +59,9 @@ func New(local kubernetes.Interface, localCfg *rest.Config, keys fedinv.LabelKey
 		nsReady: map[string]bool{}, synced: make(chan struct{})}
 }
 
+// SetRecorder sets the recorder of events on hub pods (call before Run).
+func (s *Syncer) SetRecorder(r record.EventRecorder) { s.recorder = r }
+
 // SetMutator installs the pre-create hook.
 func (s *Syncer) SetMutator(m Mutator) { s.mutate = m }
 
@@ -97,7 +100,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 	return nil
 }
 
-func key(ns, name string) types.NamespacedName { return types.NamespacedName{Namespace: ns, Name: name} }
+func key(ns, name string) types.NamespacedName {
+	return types.NamespacedName{Namespace: ns, Name: name}
+}
 
 // hubView returns the hub pod with the status the provider reports.
 func (e *entry) hubView() *corev1.Pod {

@@ -18,7 +18,7 @@ func hubPod(ann map[string]string) *corev1.Pod {
 		Spec: corev1.PodSpec{
 			NodeName: "shoal-eu1-h100", Priority: &prio,
 			NodeSelector: map[string]string{"shoal.dev/cluster": "eu1", "nvidia.com/gpu.product": "H100", "type": "virtual-kubelet"},
-			Tolerations: []corev1.Toleration{{Key: LabelVirtual, Operator: corev1.TolerationOpExists}, {Key: "gpu", Operator: corev1.TolerationOpExists}},
+			Tolerations:  []corev1.Toleration{{Key: LabelVirtual, Operator: corev1.TolerationOpExists}, {Key: "gpu", Operator: corev1.TolerationOpExists}},
 			Volumes: []corev1.Volume{{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}},
 				{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 			Containers: []corev1.Container{{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "kube-api-access-abcde"}, {Name: "data"}}}},

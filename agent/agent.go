@@ -1,0 +1,114 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/agent/hubclient"
+	"github.com/shoal-dev/shoal/agent/inventory"
+	"github.com/shoal-dev/shoal/agent/podsync"
+	"github.com/shoal-dev/shoal/agent/vnode"
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// Agent is one shoal-agent.
+type Agent struct {
+	cfg Config
+}
+
+// New checks cfg and returns an Agent.
+func New(cfg Config) (*Agent, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	return &Agent{cfg: cfg}, nil
+}
+
+// Run registers (or reuses stored credentials) and runs every part until
+// ctx ends or one of them fails.
+func (a *Agent) Run(ctx context.Context) error {
+	log := klog.FromContext(ctx).WithValues("cluster", a.cfg.Cluster)
+	ctx = klog.NewContext(ctx, log)
+	local, err := kubernetes.NewForConfig(a.cfg.Local)
+	if err != nil {
+		return fmt.Errorf("workload cluster client: %w", err)
+	}
+	creds, err := a.credentials(ctx, local)
+	if err != nil {
+		return err
+	}
+	hubAPI, err := hubclient.Dial(a.cfg.HubAddress, creds, a.cfg.Version)
+	if err != nil {
+		return err
+	}
+	defer hubAPI.Close()
+	hubCfg, err := clientcmd.RESTConfigFromKubeConfig(creds.HubKubeconfig)
+	if err != nil {
+		return fmt.Errorf("hub kubeconfig from registration: %w", err)
+	}
+	hubCfg.UserAgent = "shoal-agent/" + a.cfg.Version
+	hub, err := kubernetes.NewForConfig(hubCfg)
+	if err != nil {
+		return fmt.Errorf("hub cluster client: %w", err)
+	}
+
+	h := &health{client: local, ok: true}
+	watcher := inventory.NewWatcher(local, a.cfg.Cluster, a.cfg.Keys,
+		inventory.WithLabels(a.cfg.Labels), inventory.WithInterval(a.cfg.InventoryInterval))
+	toNodes, toHub := watcher.Subscribe(), watcher.Subscribe()
+	syncer := podsync.New(local, a.cfg.Local, a.cfg.Keys, nil)
+	kubelet := &vnode.KubeletServer{Addr: a.cfg.KubeletListen, Address: a.cfg.KubeletAddress, Syncer: syncer}
+	port, err := kubelet.Listen()
+	if err != nil {
+		return err
+	}
+	nodes := vnode.New(vnode.Config{Cluster: a.cfg.Cluster, Hub: hub, Syncer: syncer, Labels: a.cfg.Labels,
+		Address: a.cfg.KubeletAddress, Port: port, LeaseDurationSeconds: a.cfg.LeaseDurationSeconds,
+		Version: a.cfg.Version, Health: h.get})
+	syncer.SetRecorder(nodes.Recorder())
+	reports := make(chan hubclient.Report, 1)
+
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return h.run(ctx, 5*time.Second) })
+	g.Go(func() error { return watcher.Run(ctx) })
+	g.Go(func() error { return syncer.Run(ctx) })
+	g.Go(func() error { return kubelet.Serve(ctx) })
+	g.Go(func() error { return nodes.Run(ctx, toNodes) })
+	g.Go(func() error { return encodeReports(ctx, toHub, reports) })
+	g.Go(func() error { return hubAPI.RunReports(ctx, reports) })
+	g.Go(func() error {
+		return hubAPI.RunHeartbeats(ctx, a.cfg.HeartbeatInterval, hubclient.HealthFunc(h.get))
+	})
+	if a.cfg.GitOps != nil {
+		g.Go(func() error { return a.cfg.GitOps(ctx, hubAPI, local, a.cfg.Local) })
+	}
+	log.Info("Agent running", "hub", a.cfg.HubAddress, "kubeletPort", port)
+	return g.Wait()
+}
+
+// encodeReports turns each changed inventory into a report for the hub.
+func encodeReports(ctx context.Context, in <-chan fedinv.Cluster, out chan hubclient.Report) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case c := <-in:
+			b, err := json.Marshal(c)
+			if err != nil {
+				return fmt.Errorf("encode inventory: %w", err)
+			}
+			select { // the sender wants only the latest
+			case <-out:
+			default:
+			}
+			out <- hubclient.Report{Generation: c.Generation, JSON: b}
+		}
+	}
+}

@@ -1,0 +1,74 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/shoal-dev/shoal/agent/hubclient"
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// GitOpsFunc is the hook for the GitOps syncer (agent/gitops): it runs for
+// the agent's lifetime with the hub client and the local cluster.
+type GitOpsFunc func(ctx context.Context, hub *hubclient.Client, local kubernetes.Interface, localCfg *rest.Config) error
+
+// Config is everything the agent needs.
+type Config struct {
+	// HubAddress is the hub API's host:port.
+	HubAddress string
+	// Token and CAHash are needed only for the first registration.
+	Token, CAHash string
+	// Cluster is the cluster's federation name.
+	Cluster string
+	// Local reaches the workload cluster.
+	Local *rest.Config
+	// Namespace holds the credentials Secret (default shoal-system).
+	Namespace string
+	// Keys name the rack/block/zone labels.
+	Keys fedinv.LabelKeys
+	// Labels are the cluster's labels.
+	Labels map[string]string
+	// HeartbeatInterval between heartbeats (default 10 s; the hub may ask for another).
+	HeartbeatInterval time.Duration
+	// KubeletListen is the kubelet endpoint's listen address (default ":10250").
+	KubeletListen string
+	// KubeletAddress is the IP the hub's API server dials for logs/exec.
+	KubeletAddress string
+	// LeaseDurationSeconds of the virtual nodes' leases (default 40).
+	LeaseDurationSeconds int32
+	// InventoryInterval is the least time between inventory builds (default 200 ms).
+	InventoryInterval time.Duration
+	// Version is the agent version.
+	Version string
+	// GitOps, when set, runs beside the other parts.
+	GitOps GitOpsFunc
+}
+
+func (c *Config) defaults() error {
+	if c.Cluster == "" || c.HubAddress == "" || c.Local == nil {
+		return errors.New("agent: cluster name, hub address and workload cluster config are required")
+	}
+	if c.Namespace == "" {
+		c.Namespace = "shoal-system"
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = 10 * time.Second
+	}
+	if c.KubeletListen == "" {
+		c.KubeletListen = ":10250"
+	}
+	if c.KubeletAddress == "" {
+		c.KubeletAddress = "127.0.0.1"
+	}
+	if c.Keys == (fedinv.LabelKeys{}) {
+		c.Keys = fedinv.DefaultLabelKeys()
+	}
+	if c.Version == "" {
+		c.Version = "dev"
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+// Package agent wires shoal-agent together: registration (or stored
+// credentials), heartbeats, inventory reports, virtual nodes on the hub, the
+// pods they run in the workload cluster, and the kubelet endpoint for logs
+// and exec. Run blocks until its context ends or a part fails.
+package agent

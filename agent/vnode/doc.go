@@ -1,0 +1,12 @@
+// Package vnode publishes the agent's GPU pools as virtual-kubelet nodes in
+// the hub management cluster, one per (cluster, pool), named
+// shoal-<cluster>-<pool>, and serves the kubelet API (logs, exec) for the
+// pods bound to them. The agent owns each node's Ready condition: it is False
+// while the agent cannot reach its own cluster. A node lease is renewed while
+// the agent runs, so the nodes go stale when it dies.
+//
+// virtual-kubelet's nodeutil is not used: it always watches Secrets,
+// ConfigMaps and Services cluster-wide, which the agent's scoped hub
+// credentials do not (and must not) allow. The node and pod controllers are
+// assembled here with a pod informer filtered to the node.
+package vnode

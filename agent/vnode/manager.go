@@ -1,0 +1,212 @@
+package vnode
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	vknode "github.com/virtual-kubelet/virtual-kubelet/node"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/agent/podsync"
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// HealthFunc reports whether the agent reaches its own cluster.
+type HealthFunc func() (ok bool, msg string)
+
+// Config configures the virtual nodes of one cluster.
+type Config struct {
+	// Cluster is the cluster's federation name.
+	Cluster string
+	// Hub is the scoped client of the hub management cluster.
+	Hub kubernetes.Interface
+	// Syncer runs the pods in the workload cluster.
+	Syncer *podsync.Syncer
+	// Labels are the cluster labels copied onto every virtual node.
+	Labels map[string]string
+	// Address and Port are where the hub's API server reaches the kubelet endpoint.
+	Address string
+	Port    int32
+	// LeaseDurationSeconds of the node leases (default 40).
+	LeaseDurationSeconds int32
+	// Version is the agent version shown as the kubelet version.
+	Version string
+	// Health is polled every HealthInterval (default 5 s) for the Ready condition.
+	Health         HealthFunc
+	HealthInterval time.Duration
+	// Workers per pod controller (default 4).
+	Workers int
+}
+
+// Manager runs one virtual-kubelet node per pool.
+type Manager struct {
+	cfg      Config
+	recorder record.EventRecorder
+	eb       record.EventBroadcaster
+	mu       sync.Mutex
+	nodes    map[string]*nodeProvider
+	wg       sync.WaitGroup
+	errs     chan error
+}
+
+// New returns a Manager.
+func New(cfg Config) *Manager {
+	if cfg.Workers == 0 {
+		cfg.Workers = 4
+	}
+	if cfg.HealthInterval == 0 {
+		cfg.HealthInterval = 5 * time.Second
+	}
+	if cfg.LeaseDurationSeconds == 0 {
+		cfg.LeaseDurationSeconds = vknode.DefaultLeaseDuration
+	}
+	eb := record.NewBroadcaster()
+	rec := eb.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "shoal-agent", Host: cfg.Cluster})
+	return &Manager{cfg: cfg, eb: eb, recorder: rec, nodes: map[string]*nodeProvider{}, errs: make(chan error, 1)}
+}
+
+// Recorder records events on hub objects.
+func (m *Manager) Recorder() record.EventRecorder { return m.recorder }
+
+// Run publishes the pools of every inventory received on updates until ctx
+// ends; pools that disappear keep their node with zero capacity.
+func (m *Manager) Run(ctx context.Context, updates <-chan fedinv.Cluster) error {
+	log := klog.FromContext(ctx).WithName("vnode")
+	ctx = klog.NewContext(ctx, log)
+	m.eb.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: m.cfg.Hub.CoreV1().Events("")})
+	defer m.eb.Shutdown()
+	defer m.wg.Wait()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-m.cfg.Syncer.Synced():
+	}
+	tick := time.NewTicker(m.cfg.HealthInterval)
+	defer tick.Stop()
+	ready, msg := m.health()
+	var pools []fedinv.Pool
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-m.errs:
+			return err
+		case c := <-updates:
+			pools = c.Pools()
+		case <-tick.C:
+			ready, msg = m.health()
+		}
+		if err := m.apply(ctx, pools, ready, msg); err != nil {
+			return err
+		}
+	}
+}
+
+func (m *Manager) health() (bool, string) {
+	if m.cfg.Health == nil {
+		return true, ""
+	}
+	return m.cfg.Health()
+}
+
+// apply starts nodes for new pools and updates every node's status.
+func (m *Manager) apply(ctx context.Context, pools []fedinv.Pool, ready bool, msg string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	seen := map[string]bool{}
+	for _, p := range pools {
+		seen[p.Name] = true
+		np, ok := m.nodes[p.Name]
+		if !ok {
+			var err error
+			if np, err = m.start(ctx, p); err != nil {
+				return err
+			}
+			m.nodes[p.Name] = np
+		}
+		np.set(p, ready, msg)
+	}
+	for name, np := range m.nodes {
+		if !seen[name] {
+			gone := np.pool
+			gone.Capacity, gone.Allocatable, gone.Free, gone.LargestNodeFree, gone.Nodes = 0, 0, 0, 0, 0
+			np.set(gone, ready, msg)
+		}
+	}
+	return nil
+}
+
+// start assembles and runs the node and pod controllers of one pool.
+func (m *Manager) start(ctx context.Context, p fedinv.Pool) (*nodeProvider, error) {
+	spec := m.nodeSpec(p)
+	name := spec.Name
+	np := newNodeProvider(m, spec, p)
+	hub := m.cfg.Hub
+	nc, err := vknode.NewNodeController(np, spec, hub.CoreV1().Nodes(),
+		vknode.WithNodeEnableLeaseV1(hub.CoordinationV1().Leases(corev1.NamespaceNodeLease), m.cfg.LeaseDurationSeconds),
+		vknode.WithNodeStatusUpdateInterval(time.Minute))
+	if err != nil {
+		return nil, fmt.Errorf("node controller %s: %w", name, err)
+	}
+	podInf := informers.NewSharedInformerFactoryWithOptions(hub, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.FieldSelector = "spec.nodeName=" + name
+	}))
+	// Never started: the pods skip downward-API resolution, so these listers
+	// are never read, and the scoped credentials cannot watch Secrets anyway.
+	unused := informers.NewSharedInformerFactory(hub, 0)
+	pc, err := vknode.NewPodController(vknode.PodControllerConfig{
+		PodClient: hub.CoreV1(), EventRecorder: m.recorder,
+		Provider:    &provider{node: name, s: m.cfg.Syncer},
+		PodInformer: podInf.Core().V1().Pods(), SkipDownwardAPIResolution: true,
+		SecretInformer: unused.Core().V1().Secrets(), ConfigMapInformer: unused.Core().V1().ConfigMaps(),
+		ServiceInformer: unused.Core().V1().Services(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("pod controller %s: %w", name, err)
+	}
+	log := klog.FromContext(ctx).WithValues("node", name)
+	log.Info("Starting virtual node", "resource", p.Resource, "capacity", p.Capacity)
+	m.wg.Add(2)
+	go func() {
+		defer m.wg.Done()
+		if err := nc.Run(ctx); err != nil && ctx.Err() == nil {
+			m.fail(fmt.Errorf("virtual node %s: %w", name, err))
+		}
+	}()
+	go func() {
+		defer m.wg.Done()
+		podInf.Start(ctx.Done())
+		defer podInf.Shutdown()
+		if err := pc.Run(ctx, m.cfg.Workers); err != nil && ctx.Err() == nil {
+			m.fail(fmt.Errorf("pod controller %s: %w", name, err))
+		}
+	}()
+	return np, nil
+}
+
+func (m *Manager) fail(err error) {
+	select {
+	case m.errs <- err:
+	default:
+	}
+}
+
+// Nodes returns the names of the virtual nodes started so far.
+func (m *Manager) Nodes() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for pool := range m.nodes {
+		out = append(out, NodeName(m.cfg.Cluster, pool))
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/shoal-dev/shoal/agent"
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+)
+
+type options struct {
+	hub, token, caHash, cluster   string
+	kubeconfig, namespace         string
+	rackKey, blockKey, zoneKey    string
+	labels                        map[string]string
+	heartbeat                     time.Duration
+	kubeletListen, kubeletAddress string
+	leaseSeconds                  int32
+	metricsAddr                   string
+}
+
+func defaultOptions() *options {
+	keys := fedinv.DefaultLabelKeys()
+	return &options{namespace: "shoal-system", rackKey: keys.Rack, blockKey: keys.Block, zoneKey: keys.Zone,
+		heartbeat: 10 * time.Second, kubeletListen: ":10250", kubeletAddress: os.Getenv("POD_IP"),
+		leaseSeconds: 40, metricsAddr: ":8080"}
+}
+
+func (o *options) addFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.hub, "hub", o.hub, "hub gRPC address, host:port")
+	fs.StringVar(&o.token, "token", o.token, "join token (first registration only; then the credentials Secret is used)")
+	fs.StringVar(&o.caHash, "ca-hash", o.caHash, "pinned hub CA hash, sha256:<hex> (first registration only)")
+	fs.StringVar(&o.cluster, "cluster-name", o.cluster, "this cluster's name in the federation")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "kubeconfig of the workload cluster (default: in-cluster)")
+	fs.StringVar(&o.namespace, "namespace", o.namespace, "namespace of the agent and its credentials Secret")
+	fs.StringVar(&o.rackKey, "rack-label-key", o.rackKey, "node label naming a node's rack")
+	fs.StringVar(&o.blockKey, "block-label-key", o.blockKey, "node label naming a node's block")
+	fs.StringVar(&o.zoneKey, "zone-label-key", o.zoneKey, "node label naming a node's zone")
+	fs.StringToStringVar(&o.labels, "labels", o.labels, "cluster labels, k=v,k2=v2 (region, provider…)")
+	fs.DurationVar(&o.heartbeat, "heartbeat-interval", o.heartbeat, "time between heartbeats (the hub may ask for another)")
+	fs.StringVar(&o.kubeletListen, "kubelet-listen", o.kubeletListen, "listen address of the kubelet endpoint (logs, exec)")
+	fs.StringVar(&o.kubeletAddress, "kubelet-address", o.kubeletAddress, "IP the hub API server dials for logs/exec (default $POD_IP)")
+	fs.Int32Var(&o.leaseSeconds, "lease-duration", o.leaseSeconds, "virtual node lease duration in seconds")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of /metrics and /healthz (empty: off)")
+}
+
+func (o *options) config() (agent.Config, error) {
+	if o.hub == "" || o.cluster == "" {
+		return agent.Config{}, errors.New("--hub and --cluster-name are required")
+	}
+	local, err := localConfig(o.kubeconfig)
+	if err != nil {
+		return agent.Config{}, err
+	}
+	return agent.Config{
+		HubAddress: o.hub, Token: o.token, CAHash: o.caHash, Cluster: o.cluster, Local: local,
+		Namespace: o.namespace, Labels: o.labels, HeartbeatInterval: o.heartbeat,
+		Keys:          fedinv.LabelKeys{Rack: o.rackKey, Block: o.blockKey, Zone: o.zoneKey},
+		KubeletListen: o.kubeletListen, KubeletAddress: o.kubeletAddress,
+		LeaseDurationSeconds: o.leaseSeconds, Version: version,
+	}, nil
+}
+
+func localConfig(path string) (*rest.Config, error) {
+	if path == "" {
+		cfg, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("in-cluster config (or pass --kubeconfig): %w", err)
+		}
+		return cfg, nil
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", path)
+	if err != nil {
+		return nil, fmt.Errorf("--kubeconfig: %w", err)
+	}
+	return cfg, nil
+}
