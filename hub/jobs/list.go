@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -75,21 +74,25 @@ func (s *Service) List(ctx context.Context, opts ListOptions) (ListResult, error
 	}
 	var out ListResult
 	for {
-		page, err := s.jobs.List(ctx, store.ListOptions{Limit: cur.Batch, Continue: cur.Store, Revision: cur.Rev})
+		page, err := s.index.List(ctx, store.ListOptions{Limit: cur.Batch, Continue: cur.Store, Revision: cur.Rev})
 		if err != nil {
 			return ListResult{}, err
 		}
 		cur.Rev, out.Revision = page.Revision, page.Revision
 		for i := cur.Skip; i < len(page.Items); i++ {
 			it := page.Items[i]
-			if !opts.match(it.Object) {
+			if !opts.match(&it.Object.idx) {
 				continue
 			}
 			if int64(len(out.Items)) == limit {
 				out.Continue = encodeCursor(cursor{Rev: cur.Rev, Store: cur.Store, Batch: cur.Batch, Skip: i})
 				return out, nil
 			}
-			out.Items = append(out.Items, withRevision(it.Object, it.Revision))
+			j, err := it.Object.job()
+			if err != nil {
+				return ListResult{}, fmt.Errorf("job %q: %w", it.Name, err)
+			}
+			out.Items = append(out.Items, withRevision(j, it.Revision))
 		}
 		if page.Continue == "" {
 			return out, nil
@@ -104,14 +107,14 @@ func (s *Service) List(ctx context.Context, opts ListOptions) (ListResult, error
 
 func (o ListOptions) filtered() bool { return o.Queue != "" || o.Phase != "" || o.Cluster != "" }
 
-func (o ListOptions) match(j *v1alpha1.Job) bool {
-	if o.Queue != "" && j.Spec.Queue != o.Queue {
+func (o ListOptions) match(x *jobIndex) bool {
+	if o.Queue != "" && x.Spec.Queue != o.Queue {
 		return false
 	}
-	if o.Phase != "" && j.Status.Phase != o.Phase {
+	if o.Phase != "" && x.Status.Phase != o.Phase {
 		return false
 	}
-	return o.Cluster == "" || slices.Contains(j.Status.Clusters(), o.Cluster)
+	return o.Cluster == "" || x.hasCluster(o.Cluster)
 }
 
 func encodeCursor(c cursor) string {
@@ -140,12 +143,12 @@ func (s *Service) ActiveJobs(ctx context.Context, queue string) (int, error) {
 	n := 0
 	opts := store.ListOptions{Limit: scanBatch}
 	for {
-		page, err := s.jobs.List(ctx, opts)
+		page, err := s.index.List(ctx, opts)
 		if err != nil {
 			return 0, err
 		}
 		for _, it := range page.Items {
-			if it.Object.Spec.Queue == queue && !it.Object.Status.Phase.Terminal() {
+			if x := &it.Object.idx; x.Spec.Queue == queue && !x.Status.Phase.Terminal() {
 				n++
 			}
 		}

@@ -30,6 +30,7 @@ type TemplateValidator interface {
 type Service struct {
 	store     *store.Store
 	jobs      *store.Collection[*v1alpha1.Job]
+	index     *store.Collection[*indexed]
 	queues    *store.Collection[*v1alpha1.Queue]
 	validator TemplateValidator
 	clock     clock.PassiveClock
@@ -49,6 +50,7 @@ func New(st *store.Store, opts ...Option) *Service {
 	s := &Service{
 		store:  st,
 		jobs:   NewCollection(st),
+		index:  newIndexCollection(st),
 		queues: queues.NewCollection(st),
 		clock:  clock.RealClock{},
 	}

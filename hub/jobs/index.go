@@ -1,0 +1,71 @@
+package jobs
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// indexed is a stored job whose filter fields are decoded and whose full
+// decoding waits until a filter matches: most of a job's bytes are its
+// pod template, which a filtered list or a count never needs.
+type indexed struct {
+	raw []byte
+	idx jobIndex
+}
+
+// jobIndex holds the fields List and ActiveJobs filter on.
+type jobIndex struct {
+	Spec struct {
+		Queue string `json:"queue"`
+	} `json:"spec"`
+	Status struct {
+		Phase     v1alpha1.JobPhase `json:"phase"`
+		Placement *struct {
+			Clusters []string `json:"clusters"`
+		} `json:"placement"`
+		Members []struct {
+			Cluster string `json:"cluster"`
+		} `json:"members"`
+	} `json:"status"`
+}
+
+// hasCluster reports whether the job has a member or placement on cluster.
+func (x *jobIndex) hasCluster(cluster string) bool {
+	if p := x.Status.Placement; p != nil && slices.Contains(p.Clusters, cluster) {
+		return true
+	}
+	for _, m := range x.Status.Members {
+		if m.Cluster == cluster {
+			return true
+		}
+	}
+	return false
+}
+
+// job decodes the whole job.
+func (x *indexed) job() (*v1alpha1.Job, error) {
+	var j v1alpha1.Job
+	if err := json.Unmarshal(x.raw, &j); err != nil {
+		return nil, fmt.Errorf("decode stored job: %w", err)
+	}
+	return &j, nil
+}
+
+// indexCodec reads jobs as *indexed; the collection using it only reads.
+type indexCodec struct{}
+
+func (indexCodec) Marshal(x *indexed) ([]byte, error) { return x.raw, nil }
+
+func (indexCodec) Unmarshal(b []byte) (*indexed, error) {
+	x := &indexed{raw: b}
+	return x, json.Unmarshal(b, &x.idx)
+}
+
+// newIndexCollection is the read-only, lazily decoding view of the jobs.
+func newIndexCollection(st *store.Store) *store.Collection[*indexed] {
+	return store.NewCollection[*indexed](st, Kind, indexCodec{})
+}
