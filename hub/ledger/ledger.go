@@ -220,3 +220,9 @@ func (st *State) Booked(r *Reservation, rev int64) {
 		st.versions[c] = store.Item[*ClusterVersion]{Name: c, Object: &ClusterVersion{Bookings: n}, Revision: rev}
 	}
 }
+
+// ReleaseGuarded returns the delete of a job's reservation guarded by the
+// revision it was read at, for a caller's transaction.
+func (l *Ledger) ReleaseGuarded(job string, rev int64) (store.Cond, store.Op) {
+	return l.res.RevIs(job, rev), l.res.DeleteOp(job)
+}

@@ -1,0 +1,76 @@
+package dispatch
+
+import (
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// Election is the store election dispatcher replicas campaign in.
+const Election = "dispatch"
+
+// Config configures a Dispatcher.
+type Config struct {
+	// Identity names this replica in the election.
+	Identity string
+	// Namespace of the member pods in the hub cluster; default "shoal-jobs".
+	Namespace string
+	// PrepareTimeout is how long every member has to be Prepared; default 30s.
+	PrepareTimeout time.Duration
+	// Backoff is the first requeue delay after an abort; it doubles per
+	// abort up to MaxBackoff. Defaults 2s and 5m.
+	Backoff, MaxBackoff time.Duration
+	// ForceDeleteAfter is how long past its grace period a terminating
+	// member may hang (its agent gone) before it is deleted with grace 0;
+	// default 30s.
+	ForceDeleteAfter time.Duration
+	// Interval is the longest time between passes; default 1s.
+	Interval time.Duration
+	// Clock is the time source; default the real clock.
+	Clock clock.WithTicker
+}
+
+// Dispatcher runs the two-phase dispatch and the job lifecycle.
+type Dispatcher struct {
+	cfg    Config
+	st     *store.Store
+	hub    kubernetes.Interface
+	ledger *ledger.Ledger
+	jobs   *store.Collection[*v1alpha1.Job]
+}
+
+// New returns a dispatcher that keeps state in st and member pods in the
+// hub cluster behind hub.
+func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
+	if cfg.Namespace == "" {
+		cfg.Namespace = "shoal-jobs"
+	}
+	if cfg.PrepareTimeout <= 0 {
+		cfg.PrepareTimeout = 30 * time.Second
+	}
+	if cfg.Backoff <= 0 {
+		cfg.Backoff = 2 * time.Second
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 5 * time.Minute
+	}
+	if cfg.ForceDeleteAfter <= 0 {
+		cfg.ForceDeleteAfter = 30 * time.Second
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Identity == "" {
+		cfg.Identity = "shoal-hub"
+	}
+	return &Dispatcher{cfg: cfg, st: st, hub: hub, ledger: ledger.New(st), jobs: jobs.NewCollection(st)}
+}

@@ -1,0 +1,28 @@
+// Package dispatch materialises placed gangs in the hub management cluster
+// in two phases, and follows them to the end.
+//
+// For a job the scheduler booked (phase Placed, a ledger reservation of the
+// job's epoch) the dispatcher creates one hub pod per member, bound to the
+// member's virtual node (spec.nodeName) and carrying its target node, the
+// epoch and the rendezvous environment. The agent of each cluster creates
+// the local pod behind a shoal.dev/gang scheduling gate, checks that it
+// fits and reports the pod condition shoal.dev/Prepared. When every member
+// is Prepared before the prepare deadline the dispatcher records the commit
+// in the job (Dispatched=True, reason Committed) and then stamps
+// shoal.dev/commit=<epoch> on every member; agents lift their gates and the
+// workload clusters' kube-schedulers bind. When a member fails to prepare,
+// or the deadline passes, it records the abort (Dispatched=False, reason
+// Aborting), deletes every member, and once none is left releases the
+// reservation and requeues the job with backoff (annotation
+// shoal.dev/not-before).
+//
+// The decision is written to the store before it is acted on, so a hub
+// that restarts mid-dispatch finishes what was decided: re-stamping commit
+// on every member, or deleting every member. It never ends half committed.
+//
+// Afterwards the dispatcher aggregates member phases into the job (Running
+// when every member runs, Succeeded when all succeeded), restarts the
+// whole gang when a member fails (up to failurePolicy.maxRestarts), removes
+// every member of a cancelled job, and stops a preempted job's members with
+// its grace period before requeueing it.
+package dispatch
