@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/shoal-dev/shoal/test/fleet"
+)
+
+func runDev(ctx context.Context, t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := newDevCommand()
+	var out bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(ctx)
+	return out.String(), err
+}
+
+// TestDevUpStatusDown drives `shoal dev up`, `status`, `kubeconfig` and
+// `down` and checks that down leaves none of up's processes running.
+func TestDevUpStatusDown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts Kubernetes processes")
+	}
+	if err := fleet.CheckBinaries(fleet.BinDir(), fleet.KwokStagesDir()); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		if f, err := fleet.Open(dir); err == nil {
+			_ = f.Stop()
+		}
+	})
+	out, err := runDev(t.Context(), t, "up", "--dir", dir, "--clusters", "1", "--profile", "a100-mig", "--base-port", "0")
+	if err != nil {
+		t.Fatalf("dev up: %v\n%s", err, out)
+	}
+	f, err := fleet.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := f.Processes()
+	if len(pids) != 6 {
+		t.Fatalf("fleet has %d processes, want 6", len(pids))
+	}
+	if out, err = runDev(t.Context(), t, "status", "--dir", dir); err != nil || !strings.Contains(out, "16/16") ||
+		!strings.Contains(out, "v1.37.2") || !strings.Contains(out, "512") {
+		t.Errorf("dev status (err %v) does not show 16/16 Ready nodes, v1.37.2 and 512 MIG slices:\n%s", err, out)
+	}
+	if out, err = runDev(t.Context(), t, "kubeconfig", "--dir", dir, "a100-1"); err != nil || strings.TrimSpace(out) != f.Cluster("a100-1").Kubeconfig {
+		t.Errorf("dev kubeconfig a100-1 = %q (err %v), want %s", out, err, f.Cluster("a100-1").Kubeconfig)
+	}
+	if out, err = runDev(t.Context(), t, "down", "--dir", dir); err != nil {
+		t.Fatalf("dev down: %v\n%s", err, out)
+	}
+	for _, p := range pids {
+		if syscall.Kill(p.Pid, 0) == nil && p.Alive() {
+			t.Errorf("%s (pid %d) still running after dev down", p.Name, p.Pid)
+		}
+	}
+	if out, err = runDev(t.Context(), t, "status", "--dir", dir); err != nil || !strings.Contains(out, "no fleet") {
+		t.Errorf("dev status after down (err %v):\n%s", err, out)
+	}
+}
