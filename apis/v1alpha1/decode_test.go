@@ -2,8 +2,12 @@ package v1alpha1
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 const sampleJob = `apiVersion: shoal.dev/v1alpha1
@@ -103,5 +107,39 @@ func TestDecodeJSON(t *testing.T) {
 	}
 	if _, err := DecodeQueue([]byte(sampleJob)); err == nil {
 		t.Error("a Job decoded as a Queue")
+	}
+}
+
+// TestExamplesAreValid decodes, defaults and validates every object of
+// the project's examples/ directory.
+func TestExamplesAreValid(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no examples: %v", err)
+	}
+	for _, f := range files {
+		r, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs, err := DecodeAll(r)
+		_ = r.Close()
+		if err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+		for _, o := range objs {
+			var errs field.ErrorList
+			switch x := o.(type) {
+			case *Job:
+				SetJobDefaults(x)
+				errs = ValidateJob(x)
+			case *Queue:
+				SetQueueDefaults(x)
+				errs = ValidateQueue(x)
+			}
+			if len(errs) > 0 {
+				t.Errorf("%s: %v", f, errs)
+			}
+		}
 	}
 }
