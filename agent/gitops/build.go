@@ -52,3 +52,27 @@ func hasKustomization(dir string) bool {
 	}
 	return false
 }
+
+// buildCache keeps the objects of the last build, so a sync whose checkout
+// did not change (the usual drift-correction pass) skips kustomize.
+type buildCache struct {
+	dir, path string
+	objs      []*unstructured.Unstructured
+}
+
+// build returns deep copies of the cached objects for the same checkout and
+// path, or builds them.
+func (c *buildCache) build(co *checkout, path string) ([]*unstructured.Unstructured, error) {
+	if c.objs == nil || c.dir != co.Dir || c.path != path {
+		objs, err := build(co.Dir, path)
+		if err != nil {
+			return nil, err
+		}
+		c.dir, c.path, c.objs = co.Dir, path, objs
+	}
+	out := make([]*unstructured.Unstructured, len(c.objs))
+	for i, o := range c.objs {
+		out[i] = o.DeepCopy()
+	}
+	return out, nil
+}

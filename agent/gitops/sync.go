@@ -53,7 +53,7 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 		return r, err
 	}
 	ph.mark("fetch")
-	objs, err := build(r.co.Dir, src.Path)
+	objs, err := s.builds.build(r.co, src.Path)
 	if err != nil {
 		return r, err
 	}

@@ -50,6 +50,7 @@ type Syncer struct {
 	applier *applier
 	store   inventoryStore
 	fetcher *fetcher
+	builds  buildCache
 	trigger chan struct{}
 	syncMu  sync.Mutex // one sync at a time
 
