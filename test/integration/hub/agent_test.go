@@ -65,6 +65,10 @@ func register(t *testing.T, ctx context.Context, h *hubProc, token, name, uid st
 	return &agent{name: name, cert: cert, cl: h.dial(t, agentCreds(t, h, cert))}, nil
 }
 
+// redial gives the agent a connection that lives as long as t (the one
+// made by register closes with the subtest that registered).
+func (a *agent) redial(t *testing.T, h *hubProc) { a.cl = h.dial(t, agentCreds(t, h, a.cert)) }
+
 func agentCreds(t *testing.T, h *hubProc, cert tls.Certificate) credentials.TransportCredentials {
 	t.Helper()
 	c := *h.adminContext()

@@ -11,8 +11,10 @@ func TestEmbeddedEtcd(t *testing.T) {
 	if a == nil {
 		t.FailNow()
 	}
+	a.redial(t, h)
 	t.Run("concurrent registrations", func(t *testing.T) { testConcurrentRegistrations(t, h, "") })
 	t.Run("remove revokes", func(t *testing.T) { testRemoveRevokes(t, h, "") })
+	t.Run("liveness", func(t *testing.T) { testLiveness(t, h, "") })
 	t.Run("metrics and CLI", func(t *testing.T) { testMetricsAndCLI(t, h) })
 	t.Run("restart keeps state", func(t *testing.T) { testRestartKeepsState(t, h, a) })
 }

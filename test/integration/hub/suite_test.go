@@ -210,7 +210,7 @@ func testRestartKeepsState(t *testing.T, h *hubProc, a *agent) {
 		t.Fatalf("restart changed the hub's state:\nbefore %+v\nafter  %+v", before, after)
 	}
 	ctx := testCtx(t)
-	a.cl = h.dial(t, agentCreds(t, h, a.cert)) // the hub listens on a new port
+	a.redial(t, h) // the hub listens on a new port
 	if err := a.heartbeat(ctx); err != nil {
 		t.Fatalf("agent certificate after restart: %v", err)
 	}
@@ -254,4 +254,42 @@ func jsonUnmarshal(b []byte, v any) error {
 		return fmt.Errorf("decode hub object: %w", err)
 	}
 	return nil
+}
+
+// testLiveness: a cluster whose agent stops beating turns NotReady once the
+// hub's grace (5s in these tests) has passed, and Ready again on the next beat.
+func testLiveness(t *testing.T, h *hubProc, prefix string) {
+	ctx := testCtx(t)
+	admin := h.admin(t)
+	a, err := register(t, ctx, h, createToken(t, ctx, admin, 600, 1).Token, prefix+"live", prefix+"uid-live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lastBeat := time.Now() // taken before the beat: the hub's timestamp is not earlier
+	if err := a.heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitState := func(want v1alpha1.ClusterState, within time.Duration) {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			c := getCluster(t, ctx, admin, a.name)
+			if c.Status.State == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("cluster state %s after %s, want %s", c.Status.State, within, want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	// grace 5s + one sweep interval (grace/4) + slack for a loaded machine
+	waitState(v1alpha1.ClusterNotReady, 15*time.Second)
+	if silent := time.Since(lastBeat); silent < 5*time.Second {
+		t.Fatalf("NotReady after %s of silence, before the 5s grace", silent)
+	}
+	if err := a.heartbeat(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitState(v1alpha1.ClusterReady, 5*time.Second)
 }
