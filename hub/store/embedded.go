@@ -24,6 +24,10 @@ type EmbeddedConfig struct {
 	CompactionRetention time.Duration
 	// QuotaBackendBytes caps the database size; default 8 GiB.
 	QuotaBackendBytes int64
+	// MaxTxnOps is the most operations one Txn may hold; default 4096
+	// (etcd's own default, 128, is too small for the ledger entries of a
+	// large gang).
+	MaxTxnOps uint
 	// LogLevel of etcd's own logs; default "error".
 	LogLevel string
 	// UnsafeNoFsync turns off fsync: a crash can lose acknowledged writes
@@ -105,6 +109,10 @@ func embeddedConfig(dir string, ec EmbeddedConfig) (*embed.Config, error) {
 	cfg.QuotaBackendBytes = 8 << 30
 	if ec.QuotaBackendBytes > 0 {
 		cfg.QuotaBackendBytes = ec.QuotaBackendBytes
+	}
+	cfg.MaxTxnOps = 4096
+	if ec.MaxTxnOps > 0 {
+		cfg.MaxTxnOps = ec.MaxTxnOps
 	}
 	cfg.UnsafeNoFsync = ec.UnsafeNoFsync
 	clientURL, err := loopbackURL(ec.ClientAddr)

@@ -18,6 +18,9 @@ var (
 	// ErrCompacted means the requested revision is older than etcd's
 	// compacted history: list again and watch from the new revision.
 	ErrCompacted = errors.New("store: revision compacted")
+	// ErrTxnTooLarge means a transaction has more operations than etcd's
+	// --max-txn-ops or more bytes than its --max-request-bytes.
+	ErrTxnTooLarge = errors.New("store: transaction too large for etcd")
 	// ErrInvalidContinue means a List continue token that this collection
 	// did not issue.
 	ErrInvalidContinue = errors.New("store: invalid continue token")
@@ -32,6 +35,9 @@ func mapErr(err error) error {
 	}
 	if errors.Is(err, rpctypes.ErrCompacted) || errors.Is(err, rpctypes.ErrGRPCCompacted) {
 		return errors.Join(ErrCompacted, err)
+	}
+	if errors.Is(err, rpctypes.ErrTooManyOps) || errors.Is(err, rpctypes.ErrRequestTooLarge) {
+		return errors.Join(ErrTxnTooLarge, err)
 	}
 	return err
 }

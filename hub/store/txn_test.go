@@ -90,3 +90,22 @@ func TestTxnNeverDoubleBooks(t *testing.T) {
 		t.Fatalf("GPUs booked by %s and %s", a.Spec, b.Spec)
 	}
 }
+
+func TestTxnSize(t *testing.T) {
+	ctx := testCtx(t)
+	ledger := collection(t, "ledger")
+	big := func(n int) *store.Txn {
+		txn := shared.Txn(ctx)
+		for i := range n {
+			txn.Then(ledger.PutOp(fmt.Sprintf("node-%04d", i), testObj{Spec: "gang"}))
+		}
+		return txn
+	}
+	// A 1,024-GPU gang on 8-GPU nodes books 128 nodes plus the job.
+	if _, err := big(129).Commit(); err != nil {
+		t.Fatalf("129 operations: %v", err)
+	}
+	if _, err := big(5000).Commit(); !errors.Is(err, store.ErrTxnTooLarge) {
+		t.Fatalf("5000 operations: %v, want ErrTxnTooLarge", err)
+	}
+}
