@@ -3,6 +3,7 @@ package dispatch
 import (
 	"context"
 	"errors"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -112,7 +113,11 @@ func (d *Dispatcher) finishDecision(ctx context.Context, w *work, it store.Item[
 	case ReasonFailing:
 		return d.teardown(ctx, w, &it, 0, 0, fail(it.Object.Status.Conditions))
 	default:
-		return d.teardown(ctx, w, &it, 0, 0, requeue(ReasonAborting, disp.Message, true))
+		reason, msg, ok := strings.Cut(disp.Message, ": ")
+		if !ok {
+			reason, msg = ReasonAborting, disp.Message
+		}
+		return d.teardown(ctx, w, &it, 0, 0, requeue(reason, msg, true))
 	}
 }
 
@@ -121,4 +126,3 @@ const (
 	ReasonRestarting = "Restarting"
 	ReasonFailing    = "Failing"
 )
-

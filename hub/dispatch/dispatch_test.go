@@ -1,0 +1,340 @@
+package dispatch_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/dispatch"
+	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/hub/scheduler"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+const ns = "shoal-jobs"
+
+// rig is a scheduler and a dispatcher on one store with a fake hub cluster.
+type rig struct {
+	*env
+	hub   *fake.Clientset
+	sched *scheduler.Scheduler
+	disp  *dispatch.Dispatcher
+}
+
+func newRig(t *testing.T) *rig {
+	e := newEnv(t)
+	hub := fake.NewClientset()
+	return &rig{env: e, hub: hub, sched: scheduler.New(e.st, scheduler.Config{Clock: e.clock}),
+		disp: dispatch.New(e.st, hub, dispatch.Config{Clock: e.clock, PrepareTimeout: 10 * time.Second})}
+}
+
+func (r *rig) cycle() scheduler.Result {
+	r.t.Helper()
+	res, err := r.sched.Cycle(r.ctx, nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return res
+}
+
+func (r *rig) pass() {
+	r.t.Helper()
+	if err := r.disp.Pass(r.ctx); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+func (r *rig) pods(job string) []corev1.Pod {
+	r.t.Helper()
+	l, err := r.hub.CoreV1().Pods(ns).List(r.ctx, metav1.ListOptions{LabelSelector: dispatch.LabelJob + "=" + job})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return l.Items
+}
+
+// agent plays every agent: it sets the Prepared condition (or refuses the
+// member with index refuse) and, on committed pods, the phase.
+func (r *rig) agent(job string, refuse int, phase corev1.PodPhase) {
+	r.t.Helper()
+	for _, p := range r.pods(job) {
+		p := p
+		ok := corev1.ConditionTrue
+		if p.Labels[dispatch.LabelMember] == strconv.Itoa(refuse) {
+			ok = corev1.ConditionFalse
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: dispatch.ConditionPrepared, Status: ok, Reason: "NoFit"}}
+		if p.Annotations[dispatch.AnnotationCommit] != "" && phase != "" {
+			p.Status.Phase = phase
+		}
+		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.ctx, &p, metav1.UpdateOptions{}); err != nil {
+			r.t.Fatal(err)
+		}
+	}
+}
+
+func (r *rig) reserved(job string) bool {
+	_, _, err := ledger.New(r.st).Get(r.ctx, job)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		r.t.Fatal(err)
+	}
+	return err == nil
+}
+
+func cond(j *v1alpha1.Job, t string) *metav1.Condition {
+	return meta.FindStatusCondition(j.Status.Conditions, t)
+}
+
+func TestGangPreparesCommitsAndRuns(t *testing.T) {
+	r := newRig(t)
+	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.submit("llama", 2, 8)
+	r.cycle()
+	r.pass()
+	pods := r.pods("llama")
+	if len(pods) != 2 {
+		t.Fatalf("%d member pods, want 2", len(pods))
+	}
+	p := pods[0]
+	env := map[string]string{}
+	for _, e := range p.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	if p.Spec.NodeName != "shoal-eu1-h100-80gb" || p.Annotations[dispatch.AnnotationTargetNode] == "" ||
+		p.Annotations[dispatch.AnnotationEpoch] != "1" || env["SHOAL_GANG_SIZE"] != "2" || env["WORLD_SIZE"] != "2" ||
+		env["MASTER_ADDR"] != "llama-0.llama" || env["RANK"] != p.Labels[dispatch.LabelMember] {
+		t.Fatalf("member pod %s: node %s annotations %v env %v", p.Name, p.Spec.NodeName, p.Annotations, env)
+	}
+	if _, err := r.hub.CoreV1().Services(ns).Get(r.ctx, "llama", metav1.GetOptions{}); err != nil {
+		t.Fatalf("rendezvous service: %v", err)
+	}
+	r.pass()
+	if p := r.pods("llama")[0]; p.Annotations[dispatch.AnnotationCommit] != "" {
+		t.Fatal("committed before every member was prepared")
+	}
+	r.agent("llama", -1, "")
+	r.pass()
+	for _, p := range r.pods("llama") {
+		if p.Annotations[dispatch.AnnotationCommit] != "1" {
+			t.Fatalf("member %s not committed: %v", p.Name, p.Annotations)
+		}
+	}
+	r.agent("llama", -1, corev1.PodRunning)
+	r.pass()
+	j := r.job("llama")
+	if j.Status.Phase != v1alpha1.JobRunning || j.Status.StartTime == nil || j.Status.Members[1].Phase != v1alpha1.MemberRunning {
+		t.Fatalf("job %s members %+v", j.Status.Phase, j.Status.Members)
+	}
+	if c := cond(j, dispatch.ConditionDispatched); c == nil || c.Reason != dispatch.ReasonCommitted {
+		t.Fatalf("dispatched condition %+v", c)
+	}
+	r.agent("llama", -1, corev1.PodSucceeded)
+	r.pass() // Succeeded
+	r.pass() // members deleted
+	r.pass() // reservation released
+	if j := r.job("llama"); j.Status.Phase != v1alpha1.JobSucceeded || r.reserved("llama") || len(r.pods("llama")) != 0 {
+		t.Fatalf("after success: phase %s reserved %v pods %d", j.Status.Phase, r.reserved("llama"), len(r.pods("llama")))
+	}
+}
+
+func TestPrepareFailureAbortsWholeGangAndRequeues(t *testing.T) {
+	r := newRig(t)
+	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.submit("llama", 2, 8)
+	r.cycle()
+	r.pass()
+	r.agent("llama", 1, "")
+	r.pass() // abort decided, members deleted
+	r.pass() // none left: reservation released, job requeued
+	j := r.job("llama")
+	if len(r.pods("llama")) != 0 || r.reserved("llama") || j.Status.Phase != v1alpha1.JobPending {
+		t.Fatalf("after abort: pods %d reserved %v phase %s", len(r.pods("llama")), r.reserved("llama"), j.Status.Phase)
+	}
+	if c := cond(j, v1alpha1.JobConditionPlaced); c == nil || c.Reason != "PrepareFailed" {
+		t.Fatalf("placed condition %+v", c)
+	}
+	if res := r.cycle(); len(res.Placed) != 0 {
+		t.Fatal("placed again during its backoff")
+	}
+	r.clock.Step(3 * time.Second)
+	if res := r.cycle(); len(res.Placed) != 1 || r.job("llama").Status.Epoch != 2 {
+		t.Fatalf("not placed again after the backoff: %+v", res)
+	}
+	r.pass()
+	if ps := r.pods("llama"); len(ps) != 2 || ps[0].Labels[dispatch.LabelEpoch] != "2" {
+		t.Fatalf("epoch 2 members: %d", len(ps))
+	}
+}
+
+func TestPrepareDeadlineAborts(t *testing.T) {
+	r := newRig(t)
+	r.cluster("eu1", node("a", "r", 0))
+	r.submit("slow", 1, 8)
+	r.cycle()
+	r.pass()
+	r.clock.Step(11 * time.Second)
+	r.pass()
+	r.pass()
+	if c := cond(r.job("slow"), v1alpha1.JobConditionPlaced); c == nil || c.Reason != "PrepareTimeout" || r.reserved("slow") {
+		t.Fatalf("placed condition %+v", c)
+	}
+}
+
+func TestMemberFailureRestartsWholeGang(t *testing.T) {
+	r := newRig(t)
+	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.submit("llama", 2, 8, func(j *v1alpha1.Job) { one := int32(1); j.Spec.FailurePolicy.MaxRestarts = &one })
+	for round := 1; round <= 2; round++ {
+		r.cycle()
+		r.pass()
+		r.agent("llama", -1, "")
+		r.pass()
+		r.agent("llama", -1, corev1.PodRunning)
+		r.pass()
+		if ph := r.job("llama").Status.Phase; ph != v1alpha1.JobRunning {
+			t.Fatalf("round %d: phase %s", round, ph)
+		}
+		p := r.pods("llama")[0]
+		p.Status.Phase = corev1.PodFailed
+		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.ctx, &p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		r.pass()
+		if n := len(r.pods("llama")); n != 0 {
+			t.Fatalf("round %d: %d members left after a member failed", round, n)
+		}
+		r.pass()
+	}
+	j := r.job("llama")
+	if j.Status.Phase != v1alpha1.JobFailed || j.Status.Restarts != 1 || r.reserved("llama") {
+		t.Fatalf("phase %s restarts %d", j.Status.Phase, j.Status.Restarts)
+	}
+}
+
+func TestCancelRemovesEveryMember(t *testing.T) {
+	r := newRig(t)
+	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.submit("llama", 2, 8)
+	r.cycle()
+	r.pass()
+	if _, _, err := r.jobs.Cancel(r.ctx, "llama"); err != nil {
+		t.Fatal(err)
+	}
+	r.pass()
+	r.pass()
+	if len(r.pods("llama")) != 0 || r.reserved("llama") {
+		t.Fatalf("after cancel: pods %d reserved %v", len(r.pods("llama")), r.reserved("llama"))
+	}
+	if _, err := r.hub.CoreV1().Services(ns).Get(r.ctx, "llama", metav1.GetOptions{}); err == nil {
+		t.Fatal("rendezvous service left behind")
+	}
+}
+
+func TestPreemptionHonoursGraceAndRequeues(t *testing.T) {
+	r := newRig(t)
+	r.cluster("eu1", node("a", "r", 0))
+	r.submit("spot", 1, 8, func(j *v1alpha1.Job) {
+		j.Spec.PriorityClass = v1alpha1.PrioritySpot
+		g := int64(45)
+		j.Spec.Preemption.GracePeriodSeconds = &g
+	})
+	r.cycle()
+	r.pass()
+	r.agent("spot", -1, "")
+	r.pass()
+	r.agent("spot", -1, corev1.PodRunning)
+	r.pass()
+	r.submit("prod", 1, 8, func(j *v1alpha1.Job) { j.Spec.PriorityClass = v1alpha1.PriorityProduction })
+	if res := r.cycle(); len(res.Preempted) != 1 {
+		t.Fatalf("preempted %v", res.Preempted)
+	}
+	var grace *int64
+	r.hub.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		grace = a.(k8stesting.DeleteAction).GetDeleteOptions().GracePeriodSeconds
+		return false, nil, nil
+	})
+	r.pass()
+	if grace == nil || *grace != 45 {
+		t.Fatalf("victim deleted with grace %v, want 45", grace)
+	}
+	r.pass()
+	if j := r.job("spot"); j.Status.Phase != v1alpha1.JobPending || r.reserved("spot") {
+		t.Fatalf("victim phase %s", j.Status.Phase)
+	}
+	if res := r.cycle(); len(res.Placed) != 1 || res.Placed[0] != "prod" {
+		t.Fatalf("preemptor not placed: %+v", res)
+	}
+}
+
+// TestHubRestartMidCommitFinishesTheCommit fails the commit stamp on one
+// member; a fresh dispatcher (a restarted hub) stamps every member.
+func TestHubRestartMidCommitFinishesTheCommit(t *testing.T) {
+	r := newRig(t)
+	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.submit("llama", 2, 8)
+	r.cycle()
+	r.pass()
+	r.agent("llama", -1, "")
+	r.hub.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.(k8stesting.PatchAction).GetName() == dispatch.PodName("llama", 1, 1) {
+			return true, nil, errors.New("hub crashed")
+		}
+		return false, nil, nil
+	})
+	if err := r.disp.Pass(r.ctx); err == nil {
+		t.Fatal("pass did not fail")
+	}
+	r.hub.ReactionChain = r.hub.ReactionChain[1:]
+	restarted := dispatch.New(r.st, r.hub, dispatch.Config{Clock: r.clock})
+	if err := restarted.Pass(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.pods("llama") {
+		if p.Annotations[dispatch.AnnotationCommit] != "1" {
+			t.Fatalf("member %s not committed after the restart", p.Name)
+		}
+	}
+}
+
+// TestHubRestartMidAbortFinishesTheAbort: after the abort is decided, a
+// restarted hub never recreates the deleted members.
+func TestHubRestartMidAbortFinishesTheAbort(t *testing.T) {
+	r := newRig(t)
+	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.submit("llama", 2, 8)
+	r.cycle()
+	r.pass()
+	r.agent("llama", 1, "")
+	r.hub.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.(k8stesting.DeleteAction).GetName() == dispatch.PodName("llama", 1, 1) {
+			return true, nil, errors.New("hub crashed")
+		}
+		return false, nil, nil
+	})
+	_ = r.disp.Pass(r.ctx)
+	if n := len(r.pods("llama")); n != 1 {
+		t.Fatalf("%d members after the half-done abort, want 1", n)
+	}
+	r.hub.ReactionChain = r.hub.ReactionChain[1:]
+	restarted := dispatch.New(r.st, r.hub, dispatch.Config{Clock: r.clock})
+	for range 2 {
+		if err := restarted.Pass(r.ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(r.pods("llama")); n != 0 || r.reserved("llama") || r.job("llama").Status.Phase != v1alpha1.JobPending {
+		t.Fatalf("after restart: %d members, reserved %v", n, r.reserved("llama"))
+	}
+}
+
+var _ = context.Background
