@@ -37,7 +37,11 @@ func runTests(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = shared.Close() }()
-	return m.Run()
+	code := m.Run()
+	if controlPlane != nil {
+		_ = controlPlane.Stop()
+	}
+	return code
 }
 
 func testCtx(t testing.TB) context.Context {

@@ -118,7 +118,10 @@ func (s *Service) validateTemplate(ctx context.Context, j *v1alpha1.Job) error {
 		out := make(field.ErrorList, 0, len(inv.Errs))
 		for _, fe := range inv.Errs {
 			e := *fe
-			e.Field = root.String() + "." + fe.Field
+			e.Field = root.String()
+			if fe.Field != "" {
+				e.Field += "." + fe.Field
+			}
 			out = append(out, &e)
 		}
 		return v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, out)
