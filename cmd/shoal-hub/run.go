@@ -10,10 +10,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 	"google.golang.org/grpc"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/hub/hubcluster"
+	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/server"
@@ -42,7 +46,7 @@ func run(ctx context.Context, o *options) error {
 		return err
 	}
 	defer func() { _ = st.Close() }()
-	for _, register := range []func(prometheus.Registerer) error{store.Register, server.RegisterMetrics} {
+	for _, register := range []func(prometheus.Registerer) error{store.Register, server.RegisterMetrics, jobs.Register} {
 		if err := register(prometheus.DefaultRegisterer); err != nil {
 			return err
 		}
@@ -51,15 +55,15 @@ func run(ctx context.Context, o *options) error {
 		Grace: o.clusterGrace, FenceTimeout: o.fenceTimeout, AgentCertValidity: o.agentCertTTL,
 		HubAddress: o.advertiseAddress,
 	}
+	var rc *rest.Config
 	if o.kubeconfig != "" {
-		rc, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
-		if err != nil {
+		if rc, err = clientcmd.BuildConfigFromFlags("", o.kubeconfig); err != nil {
 			return fmt.Errorf("--kubeconfig: %w", err)
 		}
 		regCfg.Credentials = hubcluster.New(rc)
 	}
 	reg := registry.New(st, ca, regCfg)
-	services, err := apiServices(ctx, st)
+	services, err := apiServices(st, rc)
 	if err != nil {
 		return err
 	}
@@ -117,7 +121,18 @@ func writeAdminConfig(o *options, ca *pki.CA) error {
 	return cfg.Save(o.adminConfig)
 }
 
-// apiServices registers the job and queue services.
-func apiServices(_ context.Context, _ *store.Store) ([]func(grpc.ServiceRegistrar), error) {
-	return nil, nil
+// apiServices builds the job and queue services; with a hub management
+// cluster (rc not nil) pod templates are checked by a server-side dry-run there.
+func apiServices(st *store.Store, rc *rest.Config) ([]func(grpc.ServiceRegistrar), error) {
+	var opts []jobs.Option
+	if rc != nil {
+		cs, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return nil, fmt.Errorf("--kubeconfig: %w", err)
+		}
+		opts = append(opts, jobs.WithTemplateValidator(jobs.NewDryRunValidator(cs, "")))
+	}
+	js := jobs.New(st, opts...)
+	qs := queues.New(st, js)
+	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs)}, nil
 }

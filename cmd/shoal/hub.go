@@ -6,4 +6,6 @@ import "github.com/spf13/cobra"
 func addHubCommands(root *cobra.Command) {
 	addHubFlags(root)
 	root.AddCommand(newClusterCommand(), newCompletionCommand())
+	addJobCommands(root)
+	addQueueCommands(root)
 }
