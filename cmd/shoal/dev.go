@@ -57,6 +57,8 @@ func newDevUpCommand(dir *string) *cobra.Command {
 	fl.IntVar(&opts.Nodes, "nodes", 0, "GPU nodes per workload cluster (default: the profile's, at least 16)")
 	fl.IntVar(&opts.BasePort, "base-port", opts.BasePort, "first port; cluster i uses base+10*i..+3 (0: any free ports)")
 	fl.BoolVar(&opts.NoHub, "no-hub", false, "start workload clusters only")
+	fl.BoolVar(&opts.ControllerManager, "controller-manager", false,
+		"also run kube-controller-manager in every cluster (namespace deletion, GC, service accounts)")
 	fl.BoolVar(&opts.PodStartDelays, "pod-start-delays", false, "keep KWOK's random 2-10 s pod start delays")
 	return cmd
 }

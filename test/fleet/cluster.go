@@ -81,6 +81,11 @@ func (c *Cluster) start(ctx context.Context, f *Fleet) error {
 		return fmt.Errorf("cluster %s: kube-apiserver: %w", c.Name, err)
 	}
 	f.progress("cluster %s: kube-apiserver ready at %s", c.Name, c.Server)
+	if f.opts.ControllerManager {
+		if err := c.startControllerManager(ctx, f, add); err != nil {
+			return err
+		}
+	}
 	if c.Role != RoleWorkload {
 		return nil
 	}
@@ -111,10 +116,8 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 	}
 	f.progress("cluster %s: created %d %s nodes in %s, waiting for them to turn Ready",
 		c.Name, len(nodes), c.Profile, time.Since(start).Round(time.Millisecond))
-	insecure := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health probe of a self-signed dev scheduler
 	if err := poll(ctx, 120*time.Second, 200*time.Millisecond, sched, func() bool {
-		return httpOK(ctx, insecure, fmt.Sprintf("https://127.0.0.1:%d/healthz", c.Ports.Scheduler))
+		return httpOK(ctx, insecureClient(), fmt.Sprintf("https://127.0.0.1:%d/healthz", c.Ports.Scheduler))
 	}); err != nil {
 		return fmt.Errorf("cluster %s: kube-scheduler: %w", c.Name, err)
 	}
@@ -126,6 +129,27 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 	}
 	f.progress("cluster %s: %d nodes Ready (%d GPUs)", c.Name, len(nodes), len(nodes)*mustProfile(c.Profile).GPUsPerNode())
 	return nil
+}
+
+func (c *Cluster) startControllerManager(ctx context.Context, f *Fleet,
+	add func(string, string, []string) (*Process, error)) error {
+	kcm, err := add("kube-controller-manager", "kube-controller-manager", controllerManagerArgs(c, f.pki()))
+	if err != nil {
+		return err
+	}
+	if err := poll(ctx, 120*time.Second, 200*time.Millisecond, kcm, func() bool {
+		return httpOK(ctx, insecureClient(), fmt.Sprintf("https://127.0.0.1:%d/healthz", c.Ports.ControllerManager))
+	}); err != nil {
+		return fmt.Errorf("cluster %s: kube-controller-manager: %w", c.Name, err)
+	}
+	return nil
+}
+
+// insecureClient probes the health endpoints of components that serve with
+// self-signed certificates on loopback.
+func insecureClient() *http.Client {
+	return &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // loopback health probe of a dev component
 }
 
 // CountReadyNodes returns how many nodes of the cluster have Ready=True.

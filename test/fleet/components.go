@@ -87,3 +87,23 @@ func kwokArgs(c *Cluster, stages []string) []string {
 	}
 	return args
 }
+
+// controllerManagerArgs runs every default controller except node lifecycle
+// (KWOK nodes send no heartbeats), signing CSRs and service-account tokens
+// with the fleet's keys.
+func controllerManagerArgs(c *Cluster, pki string) []string {
+	p := func(f string) string { return filepath.Join(pki, f) }
+	return []string{
+		"--kubeconfig=" + c.Kubeconfig,
+		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
+		"--authentication-skip-lookup=true",
+		fmt.Sprintf("--secure-port=%d", c.Ports.ControllerManager), "--bind-address=127.0.0.1",
+		"--cert-dir=" + filepath.Join(c.Dir, "controller-manager-certs"),
+		"--leader-elect=false",
+		"--controllers=*,-nodelifecycle",
+		"--service-account-private-key-file=" + p(saPrivateFile), "--root-ca-file=" + p(caCertFile),
+		"--cluster-signing-cert-file=" + p(caCertFile), "--cluster-signing-key-file=" + p(caKeyFile),
+		"--kube-api-qps=500", "--kube-api-burst=1000",
+		"--v=0",
+	}
+}

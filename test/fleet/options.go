@@ -28,6 +28,11 @@ type Options struct {
 	// PodStartDelays keeps the stock KWOK pod stages' random 2–10 s start
 	// delays; by default pods turn Running right after they are bound.
 	PodStartDelays bool
+	// ControllerManager also runs kube-controller-manager in every cluster
+	// (namespace deletion, garbage collection, service accounts, CSR signing
+	// with the fleet CA), without its node lifecycle controller: KWOK nodes
+	// send no heartbeats and would turn NotReady.
+	ControllerManager bool
 	// DieWithParent has the kernel kill every process of the fleet when the
 	// process that started it dies (tests); `shoal dev up` leaves it false.
 	DieWithParent bool

@@ -12,11 +12,13 @@ type Ports struct {
 	EtcdClient int `json:"etcdClient"`
 	EtcdPeer   int `json:"etcdPeer"`
 	Scheduler  int `json:"scheduler,omitempty"`
+	// ControllerManager is used only with Options.ControllerManager.
+	ControllerManager int `json:"controllerManager,omitempty"`
 }
 
 // DefaultBasePort is where `shoal dev` lays out its ports: cluster i (the hub
 // is 0) uses base+10*i for kube-apiserver, +1 etcd client, +2 etcd peer,
-// +3 kube-scheduler.
+// +3 kube-scheduler, +4 kube-controller-manager.
 const DefaultBasePort = 16400
 
 // PortInUseError says a port the fleet needs is taken by something else.
@@ -33,10 +35,10 @@ func (e *PortInUseError) Error() string {
 
 func layoutPorts(base, index int) Ports {
 	b := base + 10*index
-	return Ports{APIServer: b, EtcdClient: b + 1, EtcdPeer: b + 2, Scheduler: b + 3}
+	return Ports{APIServer: b, EtcdClient: b + 1, EtcdPeer: b + 2, Scheduler: b + 3, ControllerManager: b + 4}
 }
 
-// freePorts asks the kernel for four unused loopback ports.
+// freePorts asks the kernel for five unused loopback ports.
 func freePorts() (Ports, error) {
 	var ls []net.Listener
 	defer func() {
@@ -44,7 +46,7 @@ func freePorts() (Ports, error) {
 			_ = l.Close()
 		}
 	}()
-	ports := make([]int, 4)
+	ports := make([]int, 5)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -53,7 +55,7 @@ func freePorts() (Ports, error) {
 		ls = append(ls, l)
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	return Ports{APIServer: ports[0], EtcdClient: ports[1], EtcdPeer: ports[2], Scheduler: ports[3]}, nil
+	return Ports{APIServer: ports[0], EtcdClient: ports[1], EtcdPeer: ports[2], Scheduler: ports[3], ControllerManager: ports[4]}, nil
 }
 
 // checkPorts returns a *PortInUseError for the first port of c that is taken.
@@ -62,7 +64,8 @@ func checkPorts(c *Cluster) error {
 		port int
 		what string
 	}{{c.Ports.APIServer, "kube-apiserver"}, {c.Ports.EtcdClient, "etcd client"},
-		{c.Ports.EtcdPeer, "etcd peer"}, {c.Ports.Scheduler, "kube-scheduler"}}
+		{c.Ports.EtcdPeer, "etcd peer"}, {c.Ports.Scheduler, "kube-scheduler"},
+		{c.Ports.ControllerManager, "kube-controller-manager"}}
 	for _, n := range named {
 		if n.port == 0 {
 			continue

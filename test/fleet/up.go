@@ -21,6 +21,9 @@ func Up(ctx context.Context, opts Options) (*Fleet, error) {
 	if err := CheckBinaries(opts.BinDir, opts.StagesDir); err != nil {
 		return nil, err
 	}
+	if _, err := os.Stat(filepath.Join(opts.BinDir, "kube-controller-manager")); opts.ControllerManager && err != nil {
+		return nil, fmt.Errorf("%w [kube-controller-manager] in %s: run `make k8s-bin`", ErrMissingBinaries, opts.BinDir)
+	}
 	if err := clearStale(opts); err != nil {
 		return nil, err
 	}
@@ -101,6 +104,9 @@ func (f *Fleet) plan() error {
 		}
 		if c.Role == RoleHub {
 			c.Ports.Scheduler = 0
+		}
+		if !o.ControllerManager {
+			c.Ports.ControllerManager = 0
 		}
 		if err := checkPorts(c); err != nil {
 			return err
