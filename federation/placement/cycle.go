@@ -18,6 +18,7 @@ type cycle struct {
 	preempted int
 	attempts  int
 	blocked   bool
+	running   []string // gangs holding GPUs at the start of the cycle, sorted
 	d         Decision
 }
 
@@ -26,6 +27,7 @@ type resv struct {
 	gang  string
 	level int
 	dom   int32
+	nodes []int32
 	live  bool
 }
 
@@ -61,8 +63,11 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 	}
 	for _, r := range c.res {
 		if r.live {
-			c.d.Reservations = append(c.d.Reservations, Reservation{Gang: r.gang,
-				Level: levelNames[r.level], Domain: s.levels[r.level][r.dom].name})
+			res := Reservation{Gang: r.gang, Level: levelNames[r.level], Domain: s.levels[r.level][r.dom].name}
+			for _, i := range r.nodes {
+				res.Nodes = append(res.Nodes, s.clusters[s.nodes[i].cluster].name+"/"+s.nodes[i].name)
+			}
+			c.d.Reservations = append(c.d.Reservations, res)
 		}
 	}
 	return c.d
@@ -70,13 +75,18 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 
 // chargeRunning charges every running gang to its queue and sets usage.
 func (c *cycle) chargeRunning() {
-	for _, id := range c.s.sortedAllocs() {
+	c.running = c.s.sortedAllocs()
+	for _, id := range c.running {
 		al := c.s.allocs[id]
-		by := map[string]int{}
+		leaf := c.qt.get(al.Gang.Queue)
 		for k, i := range al.nodes {
-			by[c.s.classes[c.s.nodes[i].class].product] += int(al.members[k] * al.gpm)
+			p := c.s.classes[c.s.nodes[i].class].product
+			g := int(al.members[k] * al.gpm)
+			for n := leaf; n != nil; n = n.parent {
+				n.alloc[p] += g
+				n.total += g
+			}
 		}
-		c.qt.charge(al.Gang.Queue, by)
 	}
 	for q, u := range c.in.Usage {
 		for n := c.qt.get(q); n != nil; n = n.parent {
@@ -99,6 +109,9 @@ func (c *cycle) decide(g *Gang) {
 	r := c.s.newRequest(g, c.cfg.place)
 	if hasRes {
 		r.holder = rid
+	}
+	if g.Estimate > 0 {
+		r.endsAt = c.in.Now.Add(g.Estimate).UnixNano()
 	}
 	picks, level, dom, ok := c.s.place(r)
 	if ok {

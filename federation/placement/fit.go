@@ -80,7 +80,7 @@ func (s *Snapshot) domainSlots(r *request, l, d int, stopAt int32) (slots, free 
 		} else {
 			free += s.nodes[i].mig[r.mig].free()
 		}
-		if r.firstFit && slots >= stopAt {
+		if r.firstFit && stopAt > 0 && slots >= stopAt {
 			return slots, free
 		}
 	}

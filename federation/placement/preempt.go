@@ -2,7 +2,9 @@ package placement
 
 import (
 	"fmt"
+	"math"
 	"sort"
+	"time"
 )
 
 // maxPreemptionDomains bounds how many domains a preemption search tries.
@@ -24,26 +26,42 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 	if len(cands) == 0 {
 		return false
 	}
+	// Preempt only when waiting would cost more: the gang's GPUs idle until
+	// the nodes a reservation would hold are expected to drain.
+	maxCost := math.Inf(1)
+	if _, _, nodes, ok := c.plan(r); ok {
+		t, known := c.s.drainTime(nodes, c.in.Now.UnixNano())
+		wait := time.Duration(t - c.in.Now.UnixNano())
+		if !known {
+			wait = time.Duration(math.MaxInt64)
+		}
+		if wait <= c.cfg.preemptAfter {
+			return false
+		}
+		if known {
+			maxCost = wait.Hours() * float64(g.GPUs())
+		}
+	}
 	l := min(r.ceil, lvCluster)
 	doms := c.rankDomains(r, l, cands)
 	var best []victim
+	var bestNodes []int32
 	bestCost, bestDom := 0.0, int32(-1)
 	for _, d := range doms {
-		vs, cost, ok := c.tryDomain(r, l, d, cands)
+		vs, nodes, cost, ok := c.tryDomain(r, l, d, cands)
 		if ok && (bestDom < 0 || cost < bestCost || (cost == bestCost && len(vs) < len(best))) {
-			best, bestCost, bestDom = vs, cost, d
+			best, bestNodes, bestCost, bestDom = vs, nodes, cost, d
 		}
 	}
-	if bestDom < 0 {
+	if bestDom < 0 || bestCost >= maxCost {
 		return false
 	}
 	c.preempted++
 	if rid, ok := c.resByGang[g.ID]; ok {
 		c.drop(rid)
 	}
-	if c.s.freeOfHolds(l, bestDom, -1) {
-		c.hold(g.ID, l, bestDom)
-	}
+	c.waiting[g.ID] = true
+	c.hold(g.ID, l, bestDom, bestNodes, false) // victims leave within their grace: no backfill
 	where := c.s.levels[l][bestDom].name
 	for _, v := range best {
 		c.in.markTerminating(v.al.Gang.ID, g.ID)
@@ -61,9 +79,14 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 // borrowing beyond its nominal quota while g's queue stays within its own.
 func (c *cycle) candidates(g *Gang) []victim {
 	want := map[string]int{"": g.GPUs()}
+	reclaim := c.qt.withinNominal(g.Queue, want)
+	borrowing := map[string]bool{}
 	var out []victim
-	for _, id := range c.s.sortedAllocs() {
-		al := c.s.allocs[id]
+	for _, id := range c.running {
+		al, ok := c.s.allocs[id]
+		if !ok {
+			continue
+		}
 		v := &al.Gang
 		if !v.Preemptible || c.placed[id] || c.in.Terminating[id] != "" || v.ID == g.ID {
 			continue
@@ -72,7 +95,7 @@ func (c *cycle) candidates(g *Gang) []victim {
 		switch {
 		case v.Priority < g.Priority:
 			why = fmt.Sprintf("priority %d below %d", v.Priority, g.Priority)
-		case v.Priority <= g.Priority && v.Queue != g.Queue && c.qt.borrowing(v.Queue) && c.qt.withinNominal(g.Queue, want):
+		case reclaim && v.Priority <= g.Priority && v.Queue != g.Queue && c.borrowingCached(borrowing, v.Queue):
 			why = fmt.Sprintf("queue %s borrows beyond its nominal quota and %s reclaims it", v.Queue, g.Queue)
 		default:
 			continue
@@ -143,7 +166,7 @@ func (c *cycle) rankDomains(r *request, l int, cands []victim) []int32 {
 // tryDomain releases candidates touching domain d, cheapest first, until
 // the gang fits there, then puts back every one it turns out not to need.
 // The snapshot is left as it was.
-func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim, float64, bool) {
+func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim, []int32, float64, bool) {
 	r.within, r.withinDom = l, d
 	defer func() { r.within = -1 }()
 	var taken []victim
@@ -163,7 +186,7 @@ func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim,
 		for _, v := range taken {
 			c.s.rebook(v.al)
 		}
-		return nil, 0, false
+		return nil, nil, 0, false
 	}
 	// Keep back the most expensive victims the gang does not need.
 	var need []victim
@@ -175,13 +198,18 @@ func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim,
 		c.s.unbook(taken[i].al)
 		need = append(need, taken[i])
 	}
+	picks, _, _, _ := c.s.place(r)
+	nodes := make([]int32, 0, len(picks))
+	for _, pk := range picks {
+		nodes = append(nodes, pk.node)
+	}
 	cost := 0.0
 	for _, v := range need {
 		c.s.rebook(v.al)
 		cost += v.cost
 	}
 	sort.Slice(need, func(i, j int) bool { return need[i].al.Gang.ID < need[j].al.Gang.ID })
-	return need, cost, true
+	return need, nodes, cost, true
 }
 
 func touches(s *Snapshot, al *allocation, l int, d int32) bool {
@@ -199,4 +227,13 @@ func (in *Input) markTerminating(victim, preemptor string) {
 		in.Terminating = map[string]string{}
 	}
 	in.Terminating[victim] = preemptor
+}
+
+func (c *cycle) borrowingCached(cache map[string]bool, q string) bool {
+	b, ok := cache[q]
+	if !ok {
+		b = c.qt.borrowing(q)
+		cache[q] = b
+	}
+	return b
 }

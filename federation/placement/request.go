@@ -2,6 +2,7 @@ package placement
 
 import (
 	"fmt"
+	"math"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -22,6 +23,7 @@ type request struct {
 	topology    bool // false: ignore levels below the ceiling (baseline)
 	firstFit    bool // fill nodes in order instead of best fit (baseline)
 	holder      int32
+	endsAt      int64 // UnixNano the gang ends by if started now (MaxInt64: unknown)
 	within      int   // level of a domain the gang must stay in (-1: anywhere)
 	withinDom   int32 // that domain
 }
@@ -47,7 +49,7 @@ func validate(g *Gang) error {
 // newRequest resolves a gang's filters against the snapshot.
 func (s *Snapshot) newRequest(g *Gang, p params) *request {
 	r := &request{g: g, gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.MIGResource,
-		policy: g.Policy, topology: !p.ignoreTopology, firstFit: p.firstFit, holder: -1, within: -1,
+		policy: g.Policy, topology: !p.ignoreTopology, firstFit: p.firstFit, holder: -1, within: -1, endsAt: math.MaxInt64,
 		maxClusters: max(1, g.MaxClusters)}
 	if r.policy == "" {
 		r.policy = BinPack
@@ -161,8 +163,10 @@ func (s *Snapshot) slots(r *request, i int32) int32 {
 	if !r.classOK[n.class] {
 		return 0
 	}
-	if s.holders != nil && s.holders[i] >= 0 && s.holders[i] != r.holder {
-		return 0
+	if s.holders != nil {
+		if h := s.holders[i]; h >= 0 && h != r.holder && r.endsAt > s.holdStart[h] {
+			return 0 // held for a gang that needs it before r would end
+		}
 	}
 	if r.within >= 0 && n.dom[r.within] != r.withinDom {
 		return 0

@@ -1,5 +1,10 @@
 package placement
 
+import (
+	"math"
+	"sort"
+)
+
 // holdsFor allocates the per-node holder marks.
 func (s *Snapshot) holdsFor() []int32 {
 	if s.holders == nil {
@@ -12,7 +17,7 @@ func (s *Snapshot) holdsFor() []int32 {
 }
 
 // clearHolds drops every reservation mark.
-func (s *Snapshot) clearHolds() { s.holders = nil }
+func (s *Snapshot) clearHolds() { s.holders, s.holdStart = nil, s.holdStart[:0] }
 
 // freeOfHolds reports whether no other reservation holds a node of the domain.
 func (s *Snapshot) freeOfHolds(l int, d int32, rid int32) bool {
@@ -28,17 +33,24 @@ func (s *Snapshot) freeOfHolds(l int, d int32, rid int32) bool {
 	return true
 }
 
-// hold marks a domain as held by a new reservation for gang.
-func (c *cycle) hold(gang string, l int, d int32) int32 {
+// hold marks nodes as held by a new reservation for gang (named after
+// the domain they lie in).
+func (c *cycle) hold(gang string, l int, d int32, nodes []int32, backfill bool) int32 {
 	rid := int32(len(c.res))
-	c.res = append(c.res, resv{gang: gang, level: l, dom: d, live: true})
+	c.res = append(c.res, resv{gang: gang, level: l, dom: d, nodes: nodes, live: true})
 	c.resByGang[gang] = rid
-	h := c.s.holdsFor()
-	dom := &c.s.levels[l][d]
-	for i := dom.lo; i < dom.hi; i++ {
-		h[i] = rid
+	start := c.in.Now.UnixNano()
+	if backfill {
+		if t, known := c.s.drainTime(nodes, start); known {
+			start = t
+		}
 	}
-	c.held += int(dom.gpus)
+	c.s.holdStart = append(c.s.holdStart, start)
+	h := c.s.holdsFor()
+	for _, i := range nodes {
+		h[i] = rid
+		c.held += int(c.s.nodes[i].gpus)
+	}
 	return rid
 }
 
@@ -50,17 +62,16 @@ func (c *cycle) drop(rid int32) {
 	}
 	r.live = false
 	delete(c.resByGang, r.gang)
-	dom := &c.s.levels[r.level][r.dom]
-	for i := dom.lo; i < dom.hi; i++ {
+	for _, i := range r.nodes {
 		if c.s.holders[i] == rid {
 			c.s.holders[i] = -1
+			c.held -= int(c.s.nodes[i].gpus)
 		}
 	}
-	c.held -= int(dom.gpus)
 }
 
 // restoreReservations re-holds the previous cycle's reservations of gangs
-// that still wait, so their domains keep draining towards them.
+// that still wait, so their nodes keep draining towards them.
 func (c *cycle) restoreReservations() {
 	if len(c.in.Reservations) == 0 {
 		return
@@ -75,10 +86,18 @@ func (c *cycle) restoreReservations() {
 			continue
 		}
 		d, found := c.s.domainByName(l, r.Domain)
-		if !found || !c.s.freeOfHolds(l, d, -1) {
+		if !found {
 			continue
 		}
-		c.hold(r.Gang, l, d)
+		var nodes []int32
+		for _, n := range r.Nodes {
+			if i, ok := c.s.nodeIndex[n]; ok && (c.s.holders == nil || c.s.holders[i] < 0) {
+				nodes = append(nodes, i)
+			}
+		}
+		if len(nodes) > 0 {
+			c.hold(r.Gang, l, d, nodes, !c.waiting[r.Gang])
+		}
 	}
 }
 
@@ -94,20 +113,30 @@ func (s *Snapshot) domainByName(l int, name string) (int32, bool) {
 	return d, ok
 }
 
-// reserve holds a domain for a big gang at the head of its queue: at the
-// tightest level where some domain could hold it once empty, the domain
-// closest to fitting now.
+// reserve holds nodes for a big gang at the head of its queue.
 func (c *cycle) reserve(g *Gang, r *request) {
-	need := r.need * r.gpm
-	if live := c.liveReservations(); live >= c.cfg.maxReservations {
+	if c.liveReservations() >= c.cfg.maxReservations {
 		return
 	}
 	minGPUs := int32(c.cfg.reservationMinGPUs)
 	if minGPUs == 0 {
 		minGPUs = c.s.maxNode
 	}
-	if need < minGPUs {
+	if r.need*r.gpm < minGPUs {
 		return
+	}
+	if l, d, nodes, ok := c.plan(r); ok {
+		c.hold(g.ID, l, d, nodes, true)
+	}
+}
+
+// plan picks what a reservation for r would hold: at the tightest level
+// where some domain could hold the gang once empty, the domain with the
+// most free GPUs now, and in it the nodes expected to drain first.
+func (c *cycle) plan(r *request) (int, int32, []int32, bool) {
+	need := r.need * r.gpm
+	if c.held > 0 && float64(c.held+int(need)) > c.cfg.maxHeldFraction*float64(c.total) {
+		return 0, 0, nil, false
 	}
 	top := min(r.ceil, lvCluster)
 	for l := lvNode; l <= top; l++ {
@@ -122,10 +151,7 @@ func (c *cycle) reserve(g *Gang, r *request) {
 			rg := c.s.clusters[ci].ranges[l]
 			for d := rg[0]; d < rg[1]; d++ {
 				dom := &c.s.levels[l][d]
-				if dom.gpus < need || c.s.capacitySlots(r, l, d) < r.need || !c.s.freeOfHolds(l, d, -1) {
-					continue
-				}
-				if c.held > 0 && float64(c.held+int(dom.gpus)) > c.cfg.maxHeldFraction*float64(c.total) {
+				if dom.gpus < need || c.s.capacitySlots(r, l, d) < r.need {
 					continue
 				}
 				if _, f := c.s.domainSlots(r, l, int(d), 0); f > bestFree {
@@ -134,10 +160,10 @@ func (c *cycle) reserve(g *Gang, r *request) {
 			}
 		}
 		if best >= 0 {
-			c.hold(g.ID, l, best)
-			return
+			return l, best, c.s.drainSet(r, l, best), true
 		}
 	}
+	return 0, 0, nil, false
 }
 
 func (c *cycle) liveReservations() int {
@@ -157,16 +183,102 @@ func (s *Snapshot) capacitySlots(r *request, l int, d int32) int32 {
 	var k int32
 	for i := dom.lo; i < dom.hi; i++ {
 		n := &s.nodes[i]
-		if !r.classOK[n.class] || !n.schedulable {
+		if !r.classOK[n.class] || !n.schedulable || (s.holders != nil && s.holders[i] >= 0) {
 			continue
 		}
-		if r.mig != "" {
-			if m := n.mig[r.mig]; m != nil {
-				k += m.alloc / r.gpm
-			}
-			continue
-		}
-		k += n.gpus / r.gpm
+		k += s.capacity1(r, i)
 	}
 	return k
+}
+
+// drainSet picks the nodes of a domain to hold for r: the eligible, unheld
+// nodes with the most free GPUs (they drain soonest) until, once empty, they
+// hold every member.
+func (s *Snapshot) drainSet(r *request, l int, d int32) []int32 {
+	dom := &s.levels[l][d]
+	var cands []int32
+	for i := dom.lo; i < dom.hi; i++ {
+		n := &s.nodes[i]
+		if r.classOK[n.class] && n.schedulable && (s.holders == nil || s.holders[i] < 0) {
+			cands = append(cands, i)
+		}
+	}
+	release := s.releaseTimes(l, d)
+	sort.SliceStable(cands, func(a, b int) bool {
+		ra, rb := release[cands[a]], release[cands[b]]
+		if ra != rb {
+			return ra < rb
+		}
+		return s.nodes[cands[a]].free > s.nodes[cands[b]].free
+	})
+	var out []int32
+	var k int32
+	for _, i := range cands {
+		if k >= r.need {
+			break
+		}
+		if c := s.capacity1(r, i); c > 0 {
+			out = append(out, i)
+			k += c
+		}
+	}
+	return out
+}
+
+// capacity1 is the members of r an empty node i would hold.
+func (s *Snapshot) capacity1(r *request, i int32) int32 {
+	n := &s.nodes[i]
+	if r.mig != "" {
+		if m := n.mig[r.mig]; m != nil {
+			return m.alloc / r.gpm
+		}
+		return 0
+	}
+	return n.gpus / r.gpm
+}
+
+// releaseTimes returns, for the nodes of a domain that run gangs, the
+// UnixNano when the last of them is expected to end (MaxInt64 when one has
+// no estimate). Nodes missing from the map are free now.
+func (s *Snapshot) releaseTimes(l int, d int32) map[int32]int64 {
+	dom := &s.levels[l][d]
+	out := map[int32]int64{}
+	for _, al := range s.allocs {
+		end := int64(math.MaxInt64)
+		if al.Gang.Estimate > 0 {
+			end = al.Started.Add(al.Gang.Estimate).UnixNano()
+		}
+		for _, i := range al.nodes {
+			if i >= dom.lo && i < dom.hi && end > out[i] {
+				out[i] = end
+			}
+		}
+	}
+	return out
+}
+
+// drainTime is when all the nodes are expected to be free: the latest
+// estimated end of the gangs on them, never before now; known is false when
+// one of those gangs has no estimate.
+func (s *Snapshot) drainTime(nodes []int32, now int64) (t int64, known bool) {
+	if len(nodes) == 0 {
+		return now, true
+	}
+	in := make(map[int32]bool, len(nodes))
+	for _, i := range nodes {
+		in[i] = true
+	}
+	t = now
+	for _, al := range s.allocs {
+		for _, i := range al.nodes {
+			if !in[i] {
+				continue
+			}
+			if al.Gang.Estimate <= 0 {
+				return now, false
+			}
+			t = max(t, al.Started.Add(al.Gang.Estimate).UnixNano())
+		}
+	}
+	return t, true
 }

@@ -24,15 +24,18 @@ type Input struct {
 	Terminating map[string]string
 }
 
-// Reservation holds a domain for a gang that waits at the head of its
-// queue (or for its preemption victims to leave): no other gang may use its
-// nodes, so the domain drains towards it while others backfill elsewhere.
+// Reservation holds nodes for a gang that waits at the head of its queue
+// (or for its preemption victims to leave): no other gang may use them, so
+// they drain towards it while others backfill on the rest of the fleet.
 type Reservation struct {
 	// Gang is the holder.
 	Gang string
-	// Level and Domain name the domain held.
+	// Level and Domain name the domain the held nodes lie in.
 	Level  inventory.Level
 	Domain string
+	// Nodes are the held nodes as "cluster/node": enough, once empty, for
+	// every member, chosen among those with the most free GPUs.
+	Nodes []string
 }
 
 // Preemption asks to stop a running gang so that another can run.
@@ -87,6 +90,7 @@ type config struct {
 	maxHeldFraction    float64
 	preemption         bool
 	maxPreemptors      int
+	preemptAfter       time.Duration
 	place              params
 	quality            bool
 	terse              bool
@@ -115,6 +119,12 @@ func WithPreemption(on bool, maxPreemptors int) Option {
 	return func(c *config) { c.preemption, c.maxPreemptors = on, maxPreemptors }
 }
 
+// WithPreemptAfter sets the expected wait below which a gang waits for
+// running gangs to end instead of preempting them (default 10 minutes).
+// Above it, a gang preempts only when the GPU-hours its victims lose are
+// fewer than its own GPUs would idle while it waited.
+func WithPreemptAfter(d time.Duration) Option { return func(c *config) { c.preemptAfter = d } }
+
 // WithPlaceOptions passes placement options (baselines) to every decision.
 func WithPlaceOptions(opts ...PlaceOption) Option {
 	return func(c *config) {
@@ -132,7 +142,8 @@ func WithQuality() Option { return func(c *config) { c.quality = true } }
 func WithoutExplanations() Option { return func(c *config) { c.terse = true } }
 
 func defaults() config {
-	return config{maxReservations: 4, maxHeldFraction: 0.25, preemption: true, maxPreemptors: 4}
+	return config{maxReservations: 4, maxHeldFraction: 0.25, preemption: true, maxPreemptors: 4,
+		preemptAfter: 10 * time.Minute}
 }
 
 // gangGPUsByProduct returns the GPUs a placement takes, by product.

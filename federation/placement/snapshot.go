@@ -90,6 +90,7 @@ type Snapshot struct {
 	trivial   [numLevels]bool // level has exactly the domains of the level below
 	maxNode   int32           // most GPUs on one node
 	holders   []int32         // per node: the reservation holding it, -1 for none (nil: no reservations)
+	holdStart []int64         // per reservation: UnixNano its held nodes are expected to be free
 	scratch   scratch
 	names     [numLevels]map[string]int32 // domain name → index, built on demand
 	index     freeIndex

@@ -164,3 +164,27 @@ func (s *Snapshot) sortedAllocs() []string {
 	sort.Strings(ids)
 	return ids
 }
+
+// FreeByCluster returns the free whole GPUs of each cluster by product, as
+// a per-cluster summed view (one virtual node per cluster) would show them.
+func (s *Snapshot) FreeByCluster() map[string]map[string]int {
+	out := make(map[string]map[string]int, len(s.clusters))
+	for i := range s.nodes {
+		n := &s.nodes[i]
+		c := s.clusters[n.cluster].name
+		if out[c] == nil {
+			out[c] = map[string]int{}
+		}
+		out[c][s.classes[n.class].product] += int(n.free)
+	}
+	return out
+}
+
+// Clusters returns the cluster names, sorted.
+func (s *Snapshot) Clusters() []string {
+	out := make([]string, len(s.clusters))
+	for i, c := range s.clusters {
+		out[i] = c.name
+	}
+	return out
+}

@@ -81,6 +81,11 @@ type Gang struct {
 	Policy Policy
 	// Submitted is when the gang was submitted (FIFO tie-break).
 	Submitted time.Time
+	// Estimate is how long the gang expects to run (a time limit; 0 when
+	// unknown). With it the gang may backfill onto nodes held for a bigger
+	// gang if it ends before they are needed, and reservations can tell when
+	// nodes will drain.
+	Estimate time.Duration
 }
 
 // GPUs returns the gang's total GPUs (or MIG slices).

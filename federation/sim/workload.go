@@ -76,9 +76,9 @@ func Queues(fleetGPUs int) []placement.Queue {
 
 // productShape is what a gang restricted to some products can get.
 type productShape struct {
-	products                []string
+	products                 []string
 	gpn, clique, rack, block int // GPUs per node, NVLink domain, rack, block
-	cluster                 int // GPUs of the largest cluster
+	cluster                  int // GPUs of the largest cluster
 }
 
 // Generate draws the jobs of a run over the fleet, in arrival order.
@@ -96,14 +96,31 @@ func Generate(shapes []ClusterShape, w Workload) []Job {
 	mean := meanWork(w, maxSize)
 	rate := w.Load * float64(fleetGPUs(shapes)) / mean // arrivals per second
 	var jobs []Job
+	work := 0.0
 	t := 0.0
 	for i := 0; ; i++ {
 		t += rng.ExpFloat64() / rate
-		if t >= w.Horizon.Seconds() {
-			return jobs
+		if t >= 1.5*w.Horizon.Seconds() {
+			break
 		}
-		jobs = append(jobs, newJob(rng, w, i, t, maxSize, choices, len(shapes) > 1))
+		j := newJob(rng, w, i, t, maxSize, choices, len(shapes) > 1)
+		jobs = append(jobs, j)
+		if t < w.Horizon.Seconds() {
+			work += float64(j.Gang.GPUs()) * j.Duration.Seconds()
+		}
 	}
+	// Heavy tails make the drawn load stray from the target on small
+	// fleets; stretch the arrival times so that it comes out at ρ.
+	scale := work / (w.Load * float64(fleetGPUs(shapes)) * w.Horizon.Seconds())
+	out := jobs[:0]
+	for _, j := range jobs {
+		j.Arrival = time.Duration(float64(j.Arrival) * scale)
+		j.Gang.Submitted = time.Unix(0, 0).UTC().Add(j.Arrival)
+		if j.Arrival < w.Horizon {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // meanWork estimates E[gpus·duration] in GPU-seconds with a fixed stream.
@@ -175,7 +192,10 @@ func newJob(rng *rand.Rand, w Workload, i int, at float64, maxSize int, choices 
 			g.MaxClusters = 2
 		}
 	}
-	return Job{Gang: g, Arrival: time.Duration(at * float64(time.Second)), Duration: drawDuration(rng, w)}
+	d := drawDuration(rng, w)
+	// Users state time limits above the real running time.
+	g.Estimate = time.Duration(float64(d) * (1 + rng.Float64()))
+	return Job{Gang: g, Arrival: time.Duration(at * float64(time.Second)), Duration: d}
 }
 
 // tightest returns the tightest level whose domains can hold size GPUs.

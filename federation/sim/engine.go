@@ -1,0 +1,208 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/shoal-dev/shoal/federation/placement"
+)
+
+// Config is one simulation run.
+type Config struct {
+	// Fleet names the generated fleet (F-S, F-M, F-L, F-XL).
+	Fleet string
+	// Workload is the job mix and load.
+	Workload Workload
+	// Warmup is left out of the measurements (default a fifth of the horizon).
+	Warmup time.Duration
+	// CycleEvery is how often the scheduler runs when something changed (default 30s).
+	CycleEvery time.Duration
+	// NodeFailuresPerDay is the expected fraction of nodes failing per day (rolling failures).
+	NodeFailuresPerDay float64
+	// RepairTime is how long a failed node stays down (default 4h).
+	RepairTime time.Duration
+	// CheckpointEvery is how often jobs save their work (default 1h).
+	CheckpointEvery time.Duration
+}
+
+func (c *Config) defaults() {
+	if c.Warmup == 0 {
+		c.Warmup = c.Workload.Horizon / 5
+	}
+	if c.CycleEvery == 0 {
+		c.CycleEvery = 30 * time.Second
+	}
+	if c.RepairTime == 0 {
+		c.RepairTime = 4 * time.Hour
+	}
+	if c.CheckpointEvery == 0 {
+		c.CheckpointEvery = time.Hour
+	}
+}
+
+type evKind int
+
+const (
+	evArrive evKind = iota
+	evFinish
+	evEvict
+	evFail
+	evRepair
+	evTick
+)
+
+type event struct {
+	at      time.Duration
+	seq     int
+	kind    evKind
+	job     int // job index, or node index for failures
+	attempt int
+}
+
+type events []event
+
+func (e events) Len() int { return len(e) }
+func (e events) Less(i, j int) bool {
+	if e[i].at != e[j].at {
+		return e[i].at < e[j].at
+	}
+	return e[i].seq < e[j].seq
+}
+func (e events) Swap(i, j int) { e[i], e[j] = e[j], e[i] }
+func (e *events) Push(x any)   { *e = append(*e, x.(event)) }
+func (e *events) Pop() any {
+	old := *e
+	x := old[len(old)-1]
+	*e = old[:len(old)-1]
+	return x
+}
+
+// jobState is a job's life in the run.
+type jobState struct {
+	Job
+	idx         int
+	remaining   time.Duration
+	attempt     int
+	queuedAt    time.Duration
+	started     time.Duration
+	running     bool
+	pending     bool
+	terminating bool
+	done        bool
+}
+
+// epoch is the simulated wall clock at time zero.
+var epoch = time.Unix(0, 0).UTC()
+
+// engine runs one strategy over one fleet and workload.
+type engine struct {
+	cfg      Config
+	strategy Strategy
+	snap     *placement.Snapshot
+	jobs     []*jobState
+	byID     map[string]*jobState
+	pending  []*jobState
+	ev       events
+	seq      int
+	now      time.Duration
+	dirty    bool
+	res      []placement.Reservation
+	term     map[string]string
+	fs       *placement.FairShare
+	queues   []placement.Queue
+	check    *checker
+	m        *metrics
+	rng      *rand.Rand
+	down     map[int]bool
+	nodes    []nodeRef
+}
+
+type nodeRef struct{ cluster, node string }
+
+func (e *engine) push(at time.Duration, k evKind, job, attempt int) {
+	e.seq++
+	heap.Push(&e.ev, event{at: at, seq: e.seq, kind: k, job: job, attempt: attempt})
+}
+
+// Run simulates one strategy and returns its figures.
+func Run(cfg Config, strategyName string) (Result, error) {
+	cfg.defaults()
+	strategy, ok := NewStrategy(strategyName)
+	if !ok {
+		return Result{}, fmt.Errorf("unknown strategy %q (want one of %v)", strategyName, StrategyNames)
+	}
+	clusters, err := Fleet(cfg.Fleet)
+	if err != nil {
+		return Result{}, err
+	}
+	e := &engine{cfg: cfg, strategy: strategy, snap: placement.NewSnapshot(clusters, nil),
+		byID: map[string]*jobState{}, term: map[string]string{}, fs: placement.NewFairShare(6 * time.Hour),
+		check: newChecker(clusters), rng: rand.New(rand.NewPCG(cfg.Workload.Seed, 0xfa11)), down: map[int]bool{}}
+	for _, c := range clusters {
+		for _, n := range c.Nodes {
+			e.nodes = append(e.nodes, nodeRef{c.Name, n.Name})
+		}
+	}
+	total, _ := e.snap.GPUs()
+	e.queues = Queues(total)
+	e.m = newMetrics(cfg, total, e.queues)
+	for i, j := range Generate(Fleets[cfg.Fleet], cfg.Workload) {
+		js := &jobState{Job: j, idx: i, remaining: j.Duration}
+		e.jobs = append(e.jobs, js)
+		e.byID[j.Gang.ID] = js
+		e.push(j.Arrival, evArrive, i, 0)
+		e.m.offered += float64(j.Gang.GPUs()) * j.Duration.Hours()
+	}
+	e.scheduleFailure()
+	e.push(cfg.CycleEvery, evTick, 0, 0)
+	start := time.Now()
+	e.loop()
+	return e.m.result(cfg, strategyName, e, time.Since(start)), nil
+}
+
+func (e *engine) loop() {
+	for e.ev.Len() > 0 {
+		ev := heap.Pop(&e.ev).(event)
+		if ev.at > e.cfg.Workload.Horizon {
+			e.advance(e.cfg.Workload.Horizon)
+			return
+		}
+		e.advance(ev.at)
+		switch ev.kind {
+		case evArrive:
+			js := e.jobs[ev.job]
+			js.queuedAt, js.pending = e.now, true
+			e.pending = append(e.pending, js)
+			e.m.backlog(js.Gang.Queue, +1)
+			e.dirty = true
+		case evFinish:
+			if js := e.jobs[ev.job]; js.running && js.attempt == ev.attempt {
+				e.stop(js)
+				js.done = true
+			}
+		case evEvict:
+			if js := e.jobs[ev.job]; js.running && js.attempt == ev.attempt {
+				e.m.preemptLost += e.interrupt(js)
+			}
+		case evFail:
+			e.fail(ev.job)
+			e.scheduleFailure()
+		case evRepair:
+			e.repair(ev.job)
+		case evTick:
+			if e.dirty {
+				e.cycle()
+			}
+			e.m.sample(e.now)
+			e.push(e.now+e.cfg.CycleEvery, evTick, 0, 0)
+		}
+	}
+}
+
+// advance moves the clock, integrating allocation.
+func (e *engine) advance(t time.Duration) {
+	e.m.integrate(e.now, t)
+	e.now = t
+}

@@ -1,0 +1,250 @@
+package sim
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/shoal-dev/shoal/federation/placement"
+)
+
+// SizeClasses are the gang-size classes queueing delay is reported by.
+var SizeClasses = []string{"1-8", "16-64", "128-256", "512-1024"}
+
+func sizeClass(gpus int) string {
+	switch {
+	case gpus <= 8:
+		return SizeClasses[0]
+	case gpus <= 64:
+		return SizeClasses[1]
+	case gpus <= 256:
+		return SizeClasses[2]
+	}
+	return SizeClasses[3]
+}
+
+// Result is one strategy's figures from one run (JSON in bench/results).
+type Result struct {
+	Strategy string  `json:"strategy"`
+	Fleet    string  `json:"fleet"`
+	GPUs     int     `json:"gpus"`
+	Load     float64 `json:"load"`
+	Seed     uint64  `json:"seed"`
+	Horizon  string  `json:"horizon"`
+	Warmup   string  `json:"warmup"`
+	// OfferedLoad is the realised ρ of the generated jobs; Bound is min(1, ρ).
+	OfferedLoad float64 `json:"offeredLoad"`
+	Bound       float64 `json:"bound"`
+	// Allocation is the time-averaged share of GPUs held by running gangs in the window.
+	Allocation float64 `json:"allocation"`
+	// NVLinkMinShare and RackMinShare are the shares of gangs placed in the
+	// fewest NVLink domains / racks feasible at decision time.
+	NVLinkMinShare float64 `json:"nvlinkMinShare"`
+	RackMinShare   float64 `json:"rackMinShare"`
+	// Broken rules, counted by an independent checker: all must be 0.
+	RequiredViolations int `json:"requiredViolations"`
+	PartialGangs       int `json:"partialGangs"`
+	DoubleBookings     int `json:"doubleBookings"`
+	IneligibleNodes    int `json:"ineligibleNodes"`
+	// Queueing delay in minutes by size class, over gangs started in the window.
+	DelayP50 map[string]float64 `json:"delayP50Minutes"`
+	DelayP99 map[string]float64 `json:"delayP99Minutes"`
+	// Jain is Jain's index over the queues' weighted allocation while they
+	// had backlog, averaged over the window; JainInstant averages the index
+	// of instantaneous samples over the queues with backlog at each sample.
+	Jain                   float64 `json:"jain"`
+	JainInstant            float64 `json:"jainInstant"`
+	Preemptions            int     `json:"preemptions"`
+	PreemptionGPUHoursLost float64 `json:"preemptionGPUHoursLost"`
+	NodeFailures           int     `json:"nodeFailures"`
+	FailureGPUHoursLost    float64 `json:"failureGPUHoursLost"`
+	Jobs                   int     `json:"jobs"`
+	Started                int     `json:"started"`
+	PendingAtEnd           int     `json:"pendingAtEnd"`
+	Cycles                 int     `json:"cycles"`
+	WallSeconds            float64 `json:"wallSeconds"`
+}
+
+type metrics struct {
+	from, to        time.Duration
+	total           int
+	alloc           int
+	allocByQueue    map[string]int
+	backlogByQueue  map[string]int
+	effWeight       map[string]float64
+	allocGPUHours   float64
+	offered         float64
+	delays          map[string][]float64
+	scored, nvOK    int
+	rackOK, started int
+	jainSum         float64
+	jainN           int
+	backlogAlloc    map[string]float64 // GPU-seconds held while backlogged
+	backlogTime     map[string]float64 // seconds backlogged
+	lastSample      time.Duration
+	preemptLost     float64
+	failLost        float64
+	preemptions     int
+	failures        int
+	cycles          int
+}
+
+func newMetrics(cfg Config, total int, queues []placement.Queue) *metrics {
+	m := &metrics{from: cfg.Warmup, to: cfg.Workload.Horizon, total: total, allocByQueue: map[string]int{},
+		backlogByQueue: map[string]int{}, backlogAlloc: map[string]float64{}, backlogTime: map[string]float64{}, delays: map[string][]float64{}, effWeight: map[string]float64{}}
+	w := map[string]float64{}
+	for _, q := range queues {
+		w[q.Name] = q.Weight
+	}
+	for _, l := range Leaves {
+		m.effWeight[l.Name] = effectiveWeight(l.Name, w)
+	}
+	return m
+}
+
+// effectiveWeight is the leaf's share of the fleet by the tree's weights:
+// the product over its path of weight / sum of sibling weights.
+func effectiveWeight(leaf string, w map[string]float64) float64 {
+	weight := func(q string) float64 {
+		if x, ok := w[q]; ok && x > 0 {
+			return x
+		}
+		return 1
+	}
+	share := 1.0
+	parts := strings.Split(leaf, "/")
+	for i := range parts {
+		q := strings.Join(parts[:i+1], "/")
+		parent := strings.Join(parts[:i], "/")
+		sum := 0.0
+		seen := map[string]bool{}
+		for _, l := range Leaves {
+			lp := strings.Split(l.Name, "/")
+			if len(lp) <= i || strings.Join(lp[:i], "/") != parent {
+				continue
+			}
+			sib := strings.Join(lp[:i+1], "/")
+			if !seen[sib] {
+				seen[sib] = true
+				sum += weight(sib)
+			}
+		}
+		share *= weight(q) / sum
+	}
+	return share
+}
+
+func (m *metrics) integrate(t0, t1 time.Duration) {
+	a, b := max(t0, m.from), min(t1, m.to)
+	if b > a {
+		m.allocGPUHours += float64(m.alloc) * (b - a).Hours()
+	}
+}
+
+func (m *metrics) allocate(queue string, gpus int) {
+	m.alloc += gpus
+	m.allocByQueue[queue] += gpus
+}
+
+func (m *metrics) backlog(queue string, n int) { m.backlogByQueue[queue] += n }
+
+func (m *metrics) placed(js *jobState, p placement.Placement, now time.Duration) {
+	if now < m.from {
+		return
+	}
+	m.started++
+	c := sizeClass(js.Gang.GPUs())
+	m.delays[c] = append(m.delays[c], (now - js.queuedAt).Minutes())
+	if q := p.Quality; q != nil {
+		m.scored++
+		if q.MinNVLinkDomains == 0 || q.NVLinkDomains <= q.MinNVLinkDomains {
+			m.nvOK++
+		}
+		if q.MinRacks == 0 || q.Racks <= q.MinRacks {
+			m.rackOK++
+		}
+	}
+}
+
+// sample adds one Jain's-index sample over the queues with backlog.
+func (m *metrics) sample(now time.Duration) {
+	if now < m.from {
+		m.lastSample = now
+		return
+	}
+	dt := (now - max(m.lastSample, m.from)).Seconds()
+	m.lastSample = now
+	var sum, sq float64
+	n := 0
+	for q, b := range m.backlogByQueue {
+		if b <= 0 {
+			continue
+		}
+		m.backlogAlloc[q] += float64(m.allocByQueue[q]) * dt
+		m.backlogTime[q] += dt
+		x := float64(m.allocByQueue[q]) / m.effWeight[q]
+		sum += x
+		sq += x * x
+		n++
+	}
+	if n < 2 {
+		return
+	}
+	j := 1.0
+	if sq > 0 {
+		j = sum * sum / (float64(n) * sq)
+	}
+	m.jainSum += j
+	m.jainN++
+}
+
+func (m *metrics) result(cfg Config, name string, e *engine, wall time.Duration) Result {
+	hours := (m.to - m.from).Hours()
+	r := Result{Strategy: name, Fleet: cfg.Fleet, GPUs: m.total, Load: cfg.Workload.Load, Seed: cfg.Workload.Seed,
+		Horizon: cfg.Workload.Horizon.String(), Warmup: cfg.Warmup.String(),
+		OfferedLoad:        m.offered / (float64(m.total) * cfg.Workload.Horizon.Hours()),
+		Allocation:         m.allocGPUHours / (float64(m.total) * hours),
+		RequiredViolations: e.check.required, PartialGangs: e.check.partial, DoubleBookings: e.check.double,
+		IneligibleNodes: e.check.ineligible, DelayP50: map[string]float64{}, DelayP99: map[string]float64{},
+		Preemptions: m.preemptions, PreemptionGPUHoursLost: m.preemptLost, NodeFailures: m.failures,
+		FailureGPUHoursLost: m.failLost, Jobs: len(e.jobs), Started: m.started, PendingAtEnd: len(e.pending),
+		Cycles: m.cycles, WallSeconds: wall.Seconds()}
+	r.Bound = math.Min(1, r.OfferedLoad)
+	if m.scored > 0 {
+		r.NVLinkMinShare = float64(m.nvOK) / float64(m.scored)
+		r.RackMinShare = float64(m.rackOK) / float64(m.scored)
+	}
+	if m.jainN > 0 {
+		r.JainInstant = m.jainSum / float64(m.jainN)
+	}
+	r.Jain = m.longRunJain()
+	for c, ds := range m.delays {
+		slices.Sort(ds)
+		r.DelayP50[c] = round(ds[len(ds)/2])
+		r.DelayP99[c] = round(ds[len(ds)*99/100])
+	}
+	return r
+}
+
+func round(x float64) float64 { return math.Round(x*10) / 10 }
+
+// longRunJain is Jain's index over queues of (mean GPUs held while
+// backlogged) / weight.
+func (m *metrics) longRunJain() float64 {
+	var sum, sq float64
+	n := 0
+	for q, t := range m.backlogTime {
+		if t <= 0 {
+			continue
+		}
+		x := m.backlogAlloc[q] / t / m.effWeight[q]
+		sum += x
+		sq += x * x
+		n++
+	}
+	if n == 0 || sq == 0 {
+		return 0
+	}
+	return sum * sum / (float64(n) * sq)
+}
