@@ -1,0 +1,130 @@
+package gang_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/shoal-dev/shoal/agent/gang"
+)
+
+func hubPod(name, epoch, commit string) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns",
+		Labels:      map[string]string{gang.LabelJob: "llama"},
+		Annotations: map[string]string{gang.AnnotationEpoch: epoch, gang.AnnotationTargetNode: "n1"}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
+			Limits: corev1.ResourceList{gang.ResourceGPU: resource.MustParse("8")}}}}}}
+	if commit != "" {
+		p.Annotations[gang.AnnotationCommit] = commit
+	}
+	return p
+}
+
+func gated(p *corev1.Pod) bool {
+	for _, g := range p.Spec.SchedulingGates {
+		if g.Name == gang.SchedulingGate {
+			return true
+		}
+	}
+	return false
+}
+
+func TestMutate(t *testing.T) {
+	for name, tc := range map[string]struct {
+		pods      []*corev1.Pod // mutated in order; the last one is checked
+		wantGate  bool
+		wantStale bool
+	}{
+		"member gets the gate":                   {pods: []*corev1.Pod{hubPod("a", "1", "")}, wantGate: true},
+		"committed member (agent restart)":       {pods: []*corev1.Pod{hubPod("a", "2", "2")}},
+		"stale epoch refused":                    {pods: []*corev1.Pod{hubPod("a", "3", ""), hubPod("b", "2", "")}, wantStale: true},
+		"newer epoch accepted":                   {pods: []*corev1.Pod{hubPod("a", "1", ""), hubPod("b", "2", "")}, wantGate: true},
+		"not a gang member: untouched, no error": {pods: []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "x"}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := gang.New(fake.NewClientset())
+			var err error
+			var local *corev1.Pod
+			for _, p := range tc.pods {
+				local = p.DeepCopy()
+				err = g.Mutate(p, local)
+			}
+			if tc.wantStale != errors.Is(err, gang.ErrStaleEpoch) || !tc.wantStale && err != nil {
+				t.Fatalf("err %v, want stale %v", err, tc.wantStale)
+			}
+			if !tc.wantStale && gated(local) != tc.wantGate {
+				t.Fatalf("gated %v, want %v", gated(local), tc.wantGate)
+			}
+		})
+	}
+}
+
+func gpuNode() *corev1.Node {
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
+		Allocatable: corev1.ResourceList{gang.ResourceGPU: resource.MustParse("8")},
+		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
+	return n
+}
+
+func TestPrepareAndCommit(t *testing.T) {
+	for name, tc := range map[string]struct {
+		occupied bool
+		want     corev1.ConditionStatus
+		reason   string
+	}{
+		"fits":                                {want: corev1.ConditionTrue, reason: "Fits"},
+		"a local pod took the GPUs meanwhile": {occupied: true, want: corev1.ConditionFalse, reason: "InsufficientGPUs"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			objs := []runtimeObject{gpuNode()}
+			if tc.occupied {
+				squatter := hubPod("squatter", "1", "")
+				squatter.Labels, squatter.Annotations = nil, nil
+				squatter.Spec.NodeName = "n1"
+				objs = append(objs, squatter)
+			}
+			local := fake.NewClientset(objs...)
+			g := gang.New(local)
+			hub := hubPod("m0", "1", "")
+			lp := hub.DeepCopy()
+			if err := g.Mutate(hub, lp); err != nil {
+				t.Fatal(err)
+			}
+			lp, err := local.CoreV1().Pods("ns").Create(ctx, lp, metav1.CreateOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Prepare(ctx, lp); err != nil {
+				t.Fatal(err)
+			}
+			lp, _ = local.CoreV1().Pods("ns").Get(ctx, "m0", metav1.GetOptions{})
+			c := lp.Status.Conditions[len(lp.Status.Conditions)-1]
+			if c.Type != gang.ConditionPrepared || c.Status != tc.want || c.Reason != tc.reason {
+				t.Fatalf("condition %+v, want %s %s", c, tc.want, tc.reason)
+			}
+			if err := g.Commit(ctx, hubPod("m0", "1", "1")); err != nil {
+				t.Fatal(err)
+			}
+			lp, _ = local.CoreV1().Pods("ns").Get(ctx, "m0", metav1.GetOptions{})
+			if gated(lp) {
+				t.Fatal("gate not lifted by the commit")
+			}
+		})
+	}
+}
+
+func TestCommitRefusesStaleEpoch(t *testing.T) {
+	g := gang.New(fake.NewClientset())
+	if err := g.Mutate(hubPod("a", "5", ""), hubPod("a", "5", "")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Commit(context.Background(), hubPod("old", "4", "4")); !errors.Is(err, gang.ErrStaleEpoch) {
+		t.Fatalf("err %v, want ErrStaleEpoch", err)
+	}
+}

@@ -1,0 +1,153 @@
+package gang
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+)
+
+// The protocol's names, shared with hub/dispatch.
+const (
+	// SchedulingGate holds a prepared member until the commit.
+	SchedulingGate = "shoal.dev/gang"
+	// LabelJob names the member's job.
+	LabelJob = "shoal.dev/job"
+	// AnnotationEpoch is the member's placement epoch.
+	AnnotationEpoch = "shoal.dev/epoch"
+	// AnnotationCommit, set to the epoch on the hub pod, commits the member.
+	AnnotationCommit = "shoal.dev/commit"
+	// AnnotationTargetNode is the local node the hub placed the member on.
+	AnnotationTargetNode = "shoal.dev/target-node"
+	// ConditionPrepared is the pod condition reporting the prepare result.
+	ConditionPrepared = "shoal.dev/Prepared"
+	// ResourceGPU is the whole-GPU resource.
+	ResourceGPU = "nvidia.com/gpu"
+)
+
+// ErrStaleEpoch refuses a member of an epoch older than one already seen.
+var ErrStaleEpoch = errors.New("stale placement epoch")
+
+// Gate gates, prepares and commits the local pods of gang members.
+type Gate struct {
+	local kubernetes.Interface
+	mu    sync.Mutex
+	// epochs is the newest epoch seen per "<namespace>/<job>".
+	epochs map[string]int64
+}
+
+// New returns a Gate on the local cluster.
+func New(local kubernetes.Interface) *Gate {
+	return &Gate{local: local, epochs: map[string]int64{}}
+}
+
+// member returns the job key and epoch of a gang member's pod; ok is false
+// for pods that are not gang members.
+func member(p *corev1.Pod) (job string, epoch int64, ok bool) {
+	v, has := p.Annotations[AnnotationEpoch]
+	if !has || p.Labels[LabelJob] == "" {
+		return "", 0, false
+	}
+	e, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return p.Namespace + "/" + p.Labels[LabelJob], e, true
+}
+
+// observe records epoch for job and reports whether it is current.
+func (g *Gate) observe(job string, epoch int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if epoch < g.epochs[job] {
+		return false
+	}
+	g.epochs[job] = epoch
+	return true
+}
+
+// Mutate gates the local pod of a gang member (the pod syncer's pre-create
+// hook). It refuses a stale epoch with ErrStaleEpoch.
+func (g *Gate) Mutate(hub, local *corev1.Pod) error {
+	job, epoch, ok := member(hub)
+	if !ok {
+		return nil
+	}
+	if !g.observe(job, epoch) {
+		return fmt.Errorf("%w: pod %s/%s has epoch %d, job %s is at %d", ErrStaleEpoch, hub.Namespace, hub.Name,
+			epoch, job, g.current(job))
+	}
+	if local.Labels == nil {
+		local.Labels = map[string]string{}
+	}
+	if local.Annotations == nil {
+		local.Annotations = map[string]string{}
+	}
+	local.Labels[LabelJob] = hub.Labels[LabelJob]
+	local.Annotations[AnnotationEpoch] = hub.Annotations[AnnotationEpoch]
+	local.Annotations[AnnotationTargetNode] = hub.Annotations[AnnotationTargetNode]
+	if hub.Annotations[AnnotationCommit] == hub.Annotations[AnnotationEpoch] {
+		return nil // committed already (agent restart): no gate
+	}
+	for _, sg := range local.Spec.SchedulingGates {
+		if sg.Name == SchedulingGate {
+			return nil
+		}
+	}
+	local.Spec.SchedulingGates = append(local.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: SchedulingGate})
+	return nil
+}
+
+func (g *Gate) current(job string) int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.epochs[job]
+}
+
+// Commit lifts the gate of the local pod of a committed hub pod (the pod
+// syncer's update hook). Pods without a current commit are left alone.
+func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
+	job, epoch, ok := member(hub)
+	if !ok || hub.Annotations[AnnotationCommit] != strconv.FormatInt(epoch, 10) {
+		return nil
+	}
+	if !g.observe(job, epoch) {
+		return fmt.Errorf("%w: commit of %s/%s for epoch %d", ErrStaleEpoch, hub.Namespace, hub.Name, epoch)
+	}
+	pods := g.local.CoreV1().Pods(hub.Namespace)
+	for range 5 {
+		lp, err := pods.Get(ctx, hub.Name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
+		}
+		if lp.Annotations[AnnotationEpoch] != hub.Annotations[AnnotationEpoch] {
+			return fmt.Errorf("%w: local pod %s/%s is of epoch %s", ErrStaleEpoch, hub.Namespace, hub.Name, lp.Annotations[AnnotationEpoch])
+		}
+		var gates []corev1.PodSchedulingGate
+		for _, sg := range lp.Spec.SchedulingGates {
+			if sg.Name != SchedulingGate {
+				gates = append(gates, sg)
+			}
+		}
+		if len(gates) == len(lp.Spec.SchedulingGates) {
+			return nil
+		}
+		lp.Spec.SchedulingGates = gates
+		_, err = pods.Update(ctx, lp, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) {
+			continue
+		}
+		if err == nil {
+			klog.FromContext(ctx).V(2).Info("gang member committed", "pod", klog.KObj(lp), "epoch", epoch)
+		}
+		return err
+	}
+	return fmt.Errorf("commit %s/%s: kept conflicting", hub.Namespace, hub.Name)
+}

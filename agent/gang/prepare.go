@@ -1,0 +1,181 @@
+package gang
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// Run prepares gated gang members of the local cluster until ctx ends.
+func (g *Gate) Run(ctx context.Context) error {
+	f := informers.NewSharedInformerFactoryWithOptions(g.local, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+		o.LabelSelector = LabelJob
+	}))
+	inf := f.Core().V1().Pods().Informer()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
+	defer q.ShutDown()
+	enqueue := func(o any) {
+		if p, ok := o.(*corev1.Pod); ok && needsPrepare(p) {
+			q.Add(cache.MetaObjectToName(p))
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue,
+		UpdateFunc: func(_, o any) { enqueue(o) }}); err != nil {
+		return err
+	}
+	f.Start(ctx.Done())
+	defer f.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil
+	}
+	go func() { <-ctx.Done(); q.ShutDown() }()
+	for {
+		k, quit := q.Get()
+		if quit {
+			return nil
+		}
+		err := g.prepareKey(ctx, k)
+		if err != nil {
+			klog.FromContext(ctx).Error(err, "prepare gang member", "pod", k)
+			q.AddRateLimited(k)
+		} else {
+			q.Forget(k)
+		}
+		q.Done(k)
+	}
+}
+
+func (g *Gate) prepareKey(ctx context.Context, k cache.ObjectName) error {
+	lp, err := g.local.CoreV1().Pods(k.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !needsPrepare(lp) {
+		return nil
+	}
+	return g.Prepare(ctx, lp)
+}
+
+// needsPrepare: a gated gang member without a Prepared condition yet.
+func needsPrepare(p *corev1.Pod) bool {
+	if _, _, ok := member(p); !ok || p.DeletionTimestamp != nil {
+		return false
+	}
+	gated := false
+	for _, sg := range p.Spec.SchedulingGates {
+		gated = gated || sg.Name == SchedulingGate
+	}
+	return gated && preparedCondition(p) == nil
+}
+
+func preparedCondition(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == ConditionPrepared {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// Prepare checks a gated member's fit and reports the Prepared condition.
+func (g *Gate) Prepare(ctx context.Context, lp *corev1.Pod) error {
+	job, epoch, _ := member(lp)
+	cond := corev1.PodCondition{Type: ConditionPrepared, Status: corev1.ConditionTrue, Reason: "Fits",
+		LastTransitionTime: metav1.Now()}
+	if g.current(job) > epoch {
+		cond.Status, cond.Reason = corev1.ConditionFalse, "StaleEpoch"
+		cond.Message = fmt.Sprintf("epoch %d is older than %d", epoch, g.current(job))
+	} else if reason, msg, err := g.fit(ctx, lp); err != nil {
+		return err
+	} else if reason != "" {
+		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, reason, msg
+	}
+	lp = lp.DeepCopy()
+	lp.Status.Conditions = append(lp.Status.Conditions, cond)
+	_, err := g.local.CoreV1().Pods(lp.Namespace).UpdateStatus(ctx, lp, metav1.UpdateOptions{})
+	if err == nil {
+		klog.FromContext(ctx).V(2).Info("gang member prepared", "pod", klog.KObj(lp), "fits", cond.Status, "reason", cond.Reason)
+	}
+	return err
+}
+
+// fit returns a reason and message when the member does not fit its target node.
+func (g *Gate) fit(ctx context.Context, lp *corev1.Pod) (string, string, error) {
+	target := lp.Annotations[AnnotationTargetNode]
+	if target == "" {
+		return "", "", nil // a domain target: the local scheduler decides
+	}
+	n, err := g.local.CoreV1().Nodes().Get(ctx, target, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return "NodeGone", fmt.Sprintf("node %s does not exist", target), nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	if n.Spec.Unschedulable || !nodeReady(n) {
+		return "NodeUnavailable", fmt.Sprintf("node %s is not ready or cordoned", target), nil
+	}
+	alloc := n.Status.Allocatable.Name(ResourceGPU, "0").Value()
+	bound, err := g.local.CoreV1().Pods("").List(ctx, metav1.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", target).String()})
+	if err != nil {
+		return "", "", err
+	}
+	var used int64
+	for i := range bound.Items {
+		p := &bound.Items[i]
+		if p.Spec.NodeName == target && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			used += gpus(p)
+		}
+	}
+	gated, err := g.local.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: LabelJob})
+	if err != nil {
+		return "", "", err
+	}
+	for i := range gated.Items {
+		p := &gated.Items[i]
+		c := preparedCondition(p)
+		if (p.Namespace != lp.Namespace || p.Name != lp.Name) && p.Spec.NodeName == "" && p.Annotations[AnnotationTargetNode] == target &&
+			c != nil && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
+			used += gpus(p)
+		}
+	}
+	if need := gpus(lp); used+need > alloc {
+		return "InsufficientGPUs", fmt.Sprintf("node %s has %d of %d GPUs free, the member needs %d",
+			target, max(0, alloc-used), alloc, need), nil
+	}
+	return "", "", nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// gpus is the pod's whole-GPU request (limits stand in for requests).
+func gpus(p *corev1.Pod) int64 {
+	var n int64
+	for _, c := range p.Spec.Containers {
+		if q, ok := c.Resources.Requests[ResourceGPU]; ok {
+			n += q.Value()
+		} else if q, ok := c.Resources.Limits[ResourceGPU]; ok {
+			n += q.Value()
+		}
+	}
+	return n
+}
