@@ -50,6 +50,9 @@ type Result struct {
 	// Queueing delay in minutes by size class, over gangs started in the window.
 	DelayP50 map[string]float64 `json:"delayP50Minutes"`
 	DelayP99 map[string]float64 `json:"delayP99Minutes"`
+	// ProductionDelayP50/P99 are the queueing delays of production (non-preemptible, top priority) gangs, minutes.
+	ProductionDelayP50 float64 `json:"productionDelayP50Minutes"`
+	ProductionDelayP99 float64 `json:"productionDelayP99Minutes"`
 	// Jain is Jain's index over the queues' weighted allocation while they
 	// had backlog, averaged over the window; JainInstant averages the index
 	// of instantaneous samples over the queues with backlog at each sample.
@@ -76,6 +79,7 @@ type metrics struct {
 	allocGPUHours   float64
 	offered         float64
 	delays          map[string][]float64
+	prodDelays      []float64
 	scored, nvOK    int
 	rackOK, started int
 	jainSum         float64
@@ -156,6 +160,9 @@ func (m *metrics) placed(js *jobState, p placement.Placement, now time.Duration)
 	m.started++
 	c := sizeClass(js.Gang.GPUs())
 	m.delays[c] = append(m.delays[c], (now - js.queuedAt).Minutes())
+	if js.Gang.Priority >= placement.PriorityProduction {
+		m.prodDelays = append(m.prodDelays, (now - js.queuedAt).Minutes())
+	}
 	if q := p.Quality; q != nil {
 		m.scored++
 		if q.MinNVLinkDomains == 0 || q.NVLinkDomains <= q.MinNVLinkDomains {
@@ -219,6 +226,10 @@ func (m *metrics) result(cfg Config, name string, e *engine, wall time.Duration)
 		r.JainInstant = m.jainSum / float64(m.jainN)
 	}
 	r.Jain = m.longRunJain()
+	if ds := m.prodDelays; len(ds) > 0 {
+		slices.Sort(ds)
+		r.ProductionDelayP50, r.ProductionDelayP99 = round(ds[len(ds)/2]), round(ds[len(ds)*99/100])
+	}
 	for c, ds := range m.delays {
 		slices.Sort(ds)
 		r.DelayP50[c] = round(ds[len(ds)/2])
