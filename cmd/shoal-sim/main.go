@@ -41,7 +41,11 @@ func run() error {
 	parallel := flag.Int("parallel", runtime.GOMAXPROCS(0), "runs at once")
 	out := flag.String("out", "", "write the results as JSON to this file")
 	profile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	parse := flag.String("parse-bench", "", "instead of simulating, turn this `go test -bench` output into medians (JSON with -out)")
 	flag.Parse()
+	if *parse != "" {
+		return runParseBench(*parse, *out)
+	}
 	if *profile != "" {
 		f, err := os.Create(*profile)
 		if err != nil {
