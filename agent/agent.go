@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	"github.com/shoal-dev/shoal/agent/gang"
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	"github.com/shoal-dev/shoal/agent/inventory"
 	"github.com/shoal-dev/shoal/agent/podsync"
@@ -64,6 +65,9 @@ func (a *Agent) Run(ctx context.Context) error {
 		inventory.WithLabels(a.cfg.Labels), inventory.WithInterval(a.cfg.InventoryInterval))
 	toNodes, toHub := watcher.Subscribe(), watcher.Subscribe()
 	syncer := podsync.New(local, a.cfg.Local, a.cfg.Keys, nil)
+	gate := gang.New(local)
+	syncer.SetMutator(gate.Mutate)
+	syncer.SetUpdateHook(gate.Commit)
 	kubelet := &vnode.KubeletServer{Addr: a.cfg.KubeletListen, Address: a.cfg.KubeletAddress, Syncer: syncer}
 	port, err := kubelet.Listen()
 	if err != nil {
@@ -79,6 +83,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return h.run(ctx, 5*time.Second) })
 	g.Go(func() error { return watcher.Run(ctx) })
 	g.Go(func() error { return syncer.Run(ctx) })
+	g.Go(func() error { return gate.Run(ctx) })
 	g.Go(func() error { return kubelet.Serve(ctx) })
 	g.Go(func() error { return nodes.Run(ctx, toNodes) })
 	g.Go(func() error { return encodeReports(ctx, toHub, reports) })

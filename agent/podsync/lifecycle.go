@@ -76,6 +76,9 @@ func (s *Syncer) UpdatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	if e == nil {
 		return s.CreatePod(ctx, vnode, hub)
 	}
+	if s.onUpdate != nil {
+		return s.onUpdate(ctx, hub)
+	}
 	return nil
 }
 

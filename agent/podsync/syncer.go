@@ -24,6 +24,10 @@ import (
 // gang dispatch (a shoal.dev/gang scheduling gate, prepare/commit, epochs).
 type Mutator func(hub, local *corev1.Pod) error
 
+// UpdateHook sees every newer version of a tracked hub pod; the gang
+// dispatch lifts its scheduling gate from it when the hub commits.
+type UpdateHook func(ctx context.Context, hub *corev1.Pod) error
+
 // entry is what the syncer knows of one hub pod.
 type entry struct {
 	vnode    string
@@ -41,6 +45,7 @@ type Syncer struct {
 	keys     fedinv.LabelKeys
 	recorder record.EventRecorder
 	mutate   Mutator
+	onUpdate UpdateHook
 
 	mu      sync.Mutex
 	pods    map[types.NamespacedName]*entry
@@ -64,6 +69,9 @@ func (s *Syncer) SetRecorder(r record.EventRecorder) { s.recorder = r }
 
 // SetMutator installs the pre-create hook.
 func (s *Syncer) SetMutator(m Mutator) { s.mutate = m }
+
+// SetUpdateHook installs the hook called with each newer hub pod.
+func (s *Syncer) SetUpdateHook(h UpdateHook) { s.onUpdate = h }
 
 // Notify registers the status callback of a virtual node.
 func (s *Syncer) Notify(vnode string, cb func(*corev1.Pod)) {
