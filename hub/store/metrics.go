@@ -21,12 +21,16 @@ var (
 		Name: "shoal_store_watch_events_total",
 		Help: "Events delivered by store watches. type: added, modified, deleted, error.",
 	}, []string{"type"})
+	watchRestarts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_store_watch_restarts_total",
+		Help: "Store watches resumed from their last revision after the serving etcd member failed or lost its leader.",
+	})
 )
 
 // Register registers the store's metrics on reg. Registering them again on
 // the same registry is not an error.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{requestDuration, requestsTotal, watchEvents} {
+	for _, c := range []prometheus.Collector{requestDuration, requestsTotal, watchEvents, watchRestarts} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

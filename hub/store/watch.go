@@ -64,13 +64,18 @@ func (c *Collection[T]) Watch(ctx context.Context, fromRevision int64) <-chan Wa
 		}
 		backoff := 50 * time.Millisecond
 		for ctx.Err() == nil {
-			var err error
-			if last, err = c.watchOnce(ctx, out, last); !errors.Is(err, errWatchInterrupted) {
+			delivered, err := c.watchOnce(ctx, out, last)
+			if !errors.Is(err, errWatchInterrupted) {
 				if err != nil {
-					c.send(ctx, out, WatchEvent[T]{Type: Error, Revision: last, Err: err})
+					c.send(ctx, out, WatchEvent[T]{Type: Error, Revision: delivered, Err: err})
 				}
 				return
 			}
+			if delivered > last { // made progress: retry quickly again
+				backoff = 50 * time.Millisecond
+			}
+			last = delivered
+			watchRestarts.Inc()
 			select {
 			case <-time.After(backoff):
 			case <-ctx.Done():

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -85,6 +86,10 @@ func TestExternalClusterSurvivesMemberLoss(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	reg := prometheus.NewRegistry()
+	if err := store.Register(reg); err != nil {
+		t.Fatal(err)
+	}
 	cluster, err := etcdcluster.Start(ctx, filepath.Join(framework.BinDir(), "etcd"), t.TempDir(), 3, etcdcluster.Options{TLS: true})
 	if err != nil {
 		t.Fatal(err)
@@ -133,6 +138,7 @@ func TestExternalClusterSurvivesMemberLoss(t *testing.T) {
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	events := jobs.Watch(wctx, listed.Revision)
+	lastRev := listed.Revision
 	lead, err := s.Campaign(ctx, "scheduler", "hub-a")
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +153,7 @@ func TestExternalClusterSurvivesMemberLoss(t *testing.T) {
 		create(i)
 	}
 	checkServing(t, ctx, s, jobs, lead, 40)
-	checkEvents(t, events, 20, 40)
+	checkEvents(t, events, &lastRev, 20, 40)
 
 	// The stopped member rejoins; then another member goes down.
 	if err := stopped.Start(); err != nil {
@@ -168,7 +174,7 @@ func TestExternalClusterSurvivesMemberLoss(t *testing.T) {
 		create(i)
 	}
 	checkServing(t, ctx, s, jobs, lead, 50)
-	checkEvents(t, events, 40, 50)
+	checkEvents(t, events, &lastRev, 40, 50)
 	select {
 	case <-lead.Done():
 		t.Fatal("leadership lost although a quorum stayed up")
@@ -177,6 +183,50 @@ func TestExternalClusterSurvivesMemberLoss(t *testing.T) {
 	if err := lead.Resign(ctx); err != nil {
 		t.Fatal(err)
 	}
+
+	// Quorum lost: the last member has no leader and ends its watches; the
+	// store's watch keeps resuming until the quorum is back, then delivers
+	// every later change exactly once.
+	restarts := watchRestarts(t, reg)
+	third := cluster.Members[2]
+	if third == stopped || third == other {
+		third = cluster.Members[1]
+	}
+	t.Logf("stopping %s too: no quorum", third.Name)
+	if err := third.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "watch interrupted by the leader loss", func(context.Context) error {
+		if watchRestarts(t, reg) == restarts {
+			return errors.New("no watch restart yet")
+		}
+		return nil
+	})
+	for _, m := range []*etcdcluster.Member{other, third} {
+		if err := m.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 50; i < 60; i++ {
+		create(i)
+	}
+	checkEvents(t, events, &lastRev, 50, 60)
+}
+
+// watchRestarts reads shoal_store_watch_restarts_total from reg.
+func watchRestarts(t *testing.T, reg *prometheus.Registry) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == "shoal_store_watch_restarts_total" {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatal("shoal_store_watch_restarts_total not registered")
+	return 0
 }
 
 // checkServing reads and writes through the store with one member down.
@@ -226,20 +276,19 @@ func checkServing(t *testing.T, ctx context.Context, s *store.Store, jobs *store
 }
 
 // checkEvents expects Added events for jobs from..to-1, skipping the
-// Modified events of checkServing, with growing revisions.
-func checkEvents(t *testing.T, events <-chan store.WatchEvent[job], from, to int) {
+// Modified events of checkServing, with revisions growing past *last.
+func checkEvents(t *testing.T, events <-chan store.WatchEvent[job], last *int64, from, to int) {
 	t.Helper()
-	var last int64
 	for i := from; i < to; {
 		select {
 		case ev, ok := <-events:
 			if !ok || ev.Type == store.Error {
 				t.Fatalf("watch ended: %+v", ev)
 			}
-			if ev.Revision <= last {
-				t.Fatalf("event revision %d after %d: duplicate or out of order", ev.Revision, last)
+			if ev.Revision <= *last {
+				t.Fatalf("event revision %d after %d: duplicate or out of order", ev.Revision, *last)
 			}
-			last = ev.Revision
+			*last = ev.Revision
 			if ev.Type != store.Added {
 				continue
 			}
