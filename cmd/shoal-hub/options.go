@@ -2,7 +2,6 @@ package main
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/store"
 )
 
 // options are shoal-hub's flags.
@@ -118,7 +118,8 @@ func (o *options) serverHosts() []string {
 	return hosts
 }
 
-// etcdTLS is the client TLS configuration for an external etcd (nil: plain).
+// etcdTLS is the client TLS configuration for an external etcd (nil: plain
+// http endpoints; system roots for https endpoints without --etcd-ca).
 func (o *options) etcdTLS() (*tls.Config, error) {
 	if o.etcdCA == "" && o.etcdCert == "" {
 		for _, e := range o.etcdEndpoints {
@@ -128,23 +129,5 @@ func (o *options) etcdTLS() (*tls.Config, error) {
 		}
 		return nil, nil
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if o.etcdCA != "" {
-		pem, err := os.ReadFile(o.etcdCA)
-		if err != nil {
-			return nil, fmt.Errorf("--etcd-ca: %w", err)
-		}
-		cfg.RootCAs = x509.NewCertPool()
-		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--etcd-ca %s holds no PEM certificate", o.etcdCA)
-		}
-	}
-	if o.etcdCert != "" {
-		cert, err := tls.LoadX509KeyPair(o.etcdCert, o.etcdKey)
-		if err != nil {
-			return nil, fmt.Errorf("--etcd-cert/--etcd-key: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
+	return store.ClientTLS(o.etcdCA, o.etcdCert, o.etcdKey)
 }

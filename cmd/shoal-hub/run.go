@@ -79,6 +79,9 @@ func run(ctx context.Context, o *options) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(gctx) })
 	g.Go(func() error { return reg.Run(gctx) })
+	if err := runScheduling(gctx, g, st, rc); err != nil {
+		return err
+	}
 	err = g.Wait()
 	log.Info("Hub stopped")
 	if errors.Is(err, context.Canceled) {

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/hub/dispatch"
+	"github.com/shoal-dev/shoal/hub/scheduler"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// runScheduling starts the leader-elected scheduler and, with a hub
+// management cluster (rc not nil), the leader-elected dispatcher.
+func runScheduling(ctx context.Context, g *errgroup.Group, st *store.Store, rc *rest.Config) error {
+	for _, register := range []func(prometheus.Registerer) error{scheduler.Register, dispatch.Register} {
+		if err := register(prometheus.DefaultRegisterer); err != nil {
+			return err
+		}
+	}
+	id, _ := os.Hostname()
+	id = fmt.Sprintf("%s-%d", id, os.Getpid())
+	sched := scheduler.New(st, scheduler.Config{Identity: id})
+	g.Go(func() error { return sched.Run(ctx) })
+	if rc == nil {
+		klog.FromContext(ctx).Info("No --kubeconfig: jobs are scheduled but not dispatched")
+		return nil
+	}
+	cs, err := kubernetes.NewForConfig(rest.CopyConfig(rc))
+	if err != nil {
+		return fmt.Errorf("--kubeconfig: %w", err)
+	}
+	disp := dispatch.New(st, cs, dispatch.Config{Identity: id})
+	g.Go(func() error { return disp.Run(ctx) })
+	return nil
+}
