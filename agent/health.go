@@ -35,6 +35,9 @@ func (h *health) check(ctx context.Context) {
 	h.ok, h.msg = err == nil, ""
 	if err != nil {
 		h.msg = err.Error()
+		if len(h.msg) > 200 {
+			h.msg = h.msg[:200] + "…"
+		}
 	}
 }
 

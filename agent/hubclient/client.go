@@ -2,6 +2,8 @@ package hubclient
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -19,6 +21,7 @@ type Client struct {
 	conn    *grpc.ClientConn
 	api     shoalv1alpha1.ClustersClient
 	version string
+	session string
 }
 
 // Dial returns a Client for the hub at addr, authenticated by creds.
@@ -31,7 +34,15 @@ func Dial(addr string, creds *Credentials, agentVersion string) (*Client, error)
 	if err != nil {
 		return nil, fmt.Errorf("dial hub %s: %w", addr, err)
 	}
-	return &Client{conn: conn, api: shoalv1alpha1.NewClustersClient(conn), version: agentVersion}, nil
+	return &Client{conn: conn, api: shoalv1alpha1.NewClustersClient(conn), version: agentVersion, session: newSessionID()}, nil
+}
+
+// newSessionID returns the random ID of one agent run: the hub replaces the
+// inventory it holds with any report of a new session.
+func newSessionID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // Close closes the connection.
@@ -48,7 +59,8 @@ func (c *Client) Heartbeat(ctx context.Context, reachable bool, msg string) (tim
 
 // ReportInventory sends one inventory report.
 func (c *Client) ReportInventory(ctx context.Context, generation int64, inventoryJSON []byte) (int64, error) {
-	resp, err := c.api.ReportInventory(ctx, &shoalv1alpha1.ReportInventoryRequest{Generation: generation, InventoryJson: inventoryJSON})
+	resp, err := c.api.ReportInventory(ctx, &shoalv1alpha1.ReportInventoryRequest{
+		Generation: generation, InventoryJson: inventoryJSON, SessionId: c.session})
 	if err != nil {
 		return 0, err
 	}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
@@ -34,9 +36,21 @@ func (s *Syncer) Logs(ctx context.Context, ns, pod, container string, o api.Cont
 	}
 	rc, err := s.local.CoreV1().Pods(ns).GetLogs(pod, opts).Stream(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("logs of %s/%s in the workload cluster: %w", ns, pod, err)
+		return nil, asKubeletError(fmt.Errorf("logs of %s/%s in the workload cluster: %w", ns, pod, err))
 	}
 	return rc, nil
+}
+
+// asKubeletError keeps the workload cluster's answer class (not found, bad
+// request) so the kubelet endpoint returns the same HTTP status to the hub.
+func asKubeletError(err error) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return errdefs.AsNotFound(err)
+	case apierrors.IsBadRequest(err), apierrors.IsInvalid(err):
+		return errdefs.AsInvalidInput(err)
+	}
+	return err
 }
 
 // Exec runs a command in a local container through the local API server.

@@ -1,0 +1,346 @@
+package agent
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/agent"
+	"github.com/shoal-dev/shoal/agent/hubclient"
+	"github.com/shoal-dev/shoal/agent/podsync"
+	"github.com/shoal-dev/shoal/agent/vnode"
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+)
+
+const (
+	clusterName = "eu1"
+	h100Node    = "shoal-eu1-h100-80gb"
+	migNode     = "shoal-eu1-a100-80gb-mig-1g-10gb"
+	leaseSecs   = 6
+)
+
+type runningAgent struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+func startAgent(t *testing.T, token string) *runningAgent {
+	t.Helper()
+	a, err := agent.New(agent.Config{
+		HubAddress: hub.addr, Token: token, CAHash: hub.caHash(), Cluster: clusterName,
+		Local: restConfigCopy(workCP.Config), Labels: map[string]string{"region": "eu"},
+		HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0", KubeletAddress: "127.0.0.1",
+		LeaseDurationSeconds: leaseSecs, Version: "v0.0.0-it",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &runningAgent{cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- a.Run(ctx) }()
+	return r
+}
+
+func (r *runningAgent) stop(t *testing.T) {
+	t.Helper()
+	r.cancel()
+	select {
+	case err := <-r.done:
+		if err != nil {
+			t.Errorf("agent returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("agent did not stop within 30s")
+	}
+}
+
+func nodeReady(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
+
+func gpuQty(rl corev1.ResourceList, r string) int64 {
+	q := rl[corev1.ResourceName(r)]
+	return q.Value()
+}
+
+func hubPod(name, node string, ann map[string]string, gpus int64) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Annotations: ann, Labels: map[string]string{"app": name}},
+		Spec: corev1.PodSpec{NodeName: node,
+			Tolerations: []corev1.Toleration{{Key: vnode.LabelVirtual, Operator: corev1.TolerationOpExists}},
+			Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
+				Limits: corev1.ResourceList{fedinv.ResourceGPU: *resourceQty(gpus)}}}}},
+	}
+}
+
+// TestAgent runs one agent through its life: registration, virtual nodes,
+// inventory, pods both ways, logs, restart with stored credentials, an
+// unreachable workload cluster, and death.
+func TestAgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two kube-apiservers")
+	}
+	ctx := t.Context()
+	kubelet := startFakeKubelet()
+	defer kubelet.srv.Close()
+	for _, n := range []*corev1.Node{
+		gpuNode("n1", "NVIDIA-H100-80GB-HBM3", "r1", map[string]int64{fedinv.ResourceGPU: 8}),
+		gpuNode("n2", "NVIDIA-H100-80GB-HBM3", "r1", map[string]int64{fedinv.ResourceGPU: 8}),
+		gpuNode("m1", "NVIDIA-A100-SXM4-80GB", "r2", map[string]int64{"nvidia.com/mig-1g.10gb": 7}),
+		gpuNode("cpu1", "", "r2", nil),
+	} {
+		kubelet.endpoint(n)
+		if err := createNode(ctx, work, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := work.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shoal-system"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hubAdmin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	reapCtx, stopReap := context.WithCancel(ctx)
+	defer stopReap()
+	go reapDeleted(reapCtx, work)
+
+	a := startAgent(t, hub.token)
+	defer func() { a.cancel() }()
+
+	t.Run("registration", func(t *testing.T) {
+		eventually(t, 30*time.Second, "registered", func(context.Context) (bool, error) { return hub.registrations() == 1, nil })
+		ks, err := work.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := hub.registered[0]; got.ClusterUid != string(ks.UID) || got.ClusterName != clusterName || got.Labels["region"] != "eu" {
+			t.Errorf("register request = %+v", got)
+		}
+		sec, err := work.CoreV1().Secrets("shoal-system").Get(ctx, hubclient.SecretName, metav1.GetOptions{})
+		if err != nil || len(sec.Data["tls.key"]) == 0 || len(sec.Data["hub.kubeconfig"]) == 0 {
+			t.Errorf("credentials secret: %v", err)
+		}
+	})
+
+	t.Run("virtual nodes", func(t *testing.T) {
+		var n *corev1.Node
+		eventually(t, 60*time.Second, "h100 virtual node Ready", func(ctx context.Context) (bool, error) {
+			var err error
+			n, err = hubAdmin.CoreV1().Nodes().Get(ctx, h100Node, metav1.GetOptions{})
+			return err == nil && nodeReady(n) == corev1.ConditionTrue, err
+		})
+		if c, a := gpuQty(n.Status.Capacity, fedinv.ResourceGPU), gpuQty(n.Status.Allocatable, fedinv.ResourceGPU); c != 16 || a != 16 {
+			t.Errorf("capacity/allocatable = %d/%d, want 16/16", c, a)
+		}
+		for k, v := range map[string]string{"shoal.dev/cluster": clusterName, "shoal.dev/virtual": "true", "type": "virtual-kubelet",
+			fedinv.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3", "region": "eu"} {
+			if n.Labels[k] != v {
+				t.Errorf("label %s = %q, want %q", k, n.Labels[k], v)
+			}
+		}
+		hasTaint := false
+		for _, tn := range n.Spec.Taints {
+			hasTaint = hasTaint || tn.Key == vnode.LabelVirtual && tn.Effect == corev1.TaintEffectNoSchedule
+		}
+		if !hasTaint {
+			t.Errorf("taints = %v", n.Spec.Taints)
+		}
+		if n.Status.DaemonEndpoints.KubeletEndpoint.Port == 0 {
+			t.Error("no kubelet endpoint")
+		}
+		eventually(t, 30*time.Second, "MIG virtual node", func(ctx context.Context) (bool, error) {
+			m, err := hubAdmin.CoreV1().Nodes().Get(ctx, migNode, metav1.GetOptions{})
+			return err == nil && gpuQty(m.Status.Capacity, "nvidia.com/mig-1g.10gb") == 7, err
+		})
+		eventually(t, 30*time.Second, "node lease", func(ctx context.Context) (bool, error) {
+			_, err := hubAdmin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, h100Node, metav1.GetOptions{})
+			return err == nil, err
+		})
+	})
+
+	t.Run("inventory report", func(t *testing.T) {
+		eventually(t, 30*time.Second, "inventory at the hub", func(context.Context) (bool, error) {
+			inv, ok := hub.latest(clusterName)
+			return ok && len(inv.Nodes) == 3 && inv.FreeGPUs() == 16 && inv.Labels["region"] == "eu", nil
+		})
+	})
+
+	t.Run("pod runs in the workload cluster", func(t *testing.T) {
+		p := hubPod("trainer", h100Node, map[string]string{podsync.AnnotationTargetNode: "n1"}, 8)
+		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		var local *corev1.Pod
+		eventually(t, 30*time.Second, "local pod", func(ctx context.Context) (bool, error) {
+			var err error
+			local, err = work.CoreV1().Pods("team-a").Get(ctx, "trainer", metav1.GetOptions{})
+			return err == nil, err
+		})
+		ns, err := work.CoreV1().Namespaces().Get(ctx, "team-a", metav1.GetOptions{})
+		if err != nil || ns.Labels[podsync.LabelManaged] != "true" {
+			t.Errorf("namespace not created as managed: %v %v", err, ns.Labels)
+		}
+		tolerates := false
+		for _, tl := range local.Spec.Tolerations {
+			tolerates = tolerates || tl.Key == vnode.LabelVirtual
+		}
+		if local.Spec.NodeName != "" || tolerates {
+			t.Errorf("hub-only fields kept: nodeName=%q tolerations=%v", local.Spec.NodeName, local.Spec.Tolerations)
+		}
+		aff := local.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
+		if len(aff) != 1 || aff[0].MatchFields[0].Values[0] != "n1" {
+			t.Errorf("affinity = %+v", aff)
+		}
+		if err := bindAndRun(ctx, work, "team-a", "trainer", "n1"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "hub pod Running", func(ctx context.Context) (bool, error) {
+			hp, err := hubAdmin.CoreV1().Pods("team-a").Get(ctx, "trainer", metav1.GetOptions{})
+			return err == nil && hp.Status.Phase == corev1.PodRunning, err
+		})
+	})
+
+	t.Run("a GPU pod and a cordon change the free GPUs", func(t *testing.T) {
+		eventually(t, 30*time.Second, "8 GPUs used", func(context.Context) (bool, error) {
+			inv, _ := hub.latest(clusterName)
+			return inv.FreeGPUs() == 8, nil
+		})
+		n2, err := work.CoreV1().Nodes().Get(ctx, "n2", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n2.Spec.Unschedulable = true
+		if _, err := work.CoreV1().Nodes().Update(ctx, n2, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "cordon reported", func(context.Context) (bool, error) {
+			inv, _ := hub.latest(clusterName)
+			return inv.FreeGPUs() == 0, nil
+		})
+		eventually(t, 30*time.Second, "virtual node allocatable 8", func(ctx context.Context) (bool, error) {
+			n, err := hubAdmin.CoreV1().Nodes().Get(ctx, h100Node, metav1.GetOptions{})
+			return err == nil && gpuQty(n.Status.Allocatable, fedinv.ResourceGPU) == 8, err
+		})
+	})
+
+	t.Run("logs through the hub", func(t *testing.T) {
+		want, err := work.CoreV1().Pods("team-a").GetLogs("trainer", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
+		if err != nil {
+			t.Fatalf("local logs: %v", err)
+		}
+		rc, err := hubAdmin.CoreV1().Pods("team-a").GetLogs("trainer", &corev1.PodLogOptions{Container: "main"}).Stream(ctx)
+		if err != nil {
+			t.Fatalf("hub logs: %v", err)
+		}
+		got, _ := io.ReadAll(rc)
+		_ = rc.Close()
+		if string(got) != string(want) || !strings.Contains(string(got), "hello from team-a/trainer") {
+			t.Errorf("hub logs = %q, workload logs = %q", got, want)
+		}
+		// An error of the workload cluster comes back as such.
+		_, localErr := work.CoreV1().Pods("team-a").GetLogs("trainer", &corev1.PodLogOptions{Container: "nope"}).DoRaw(ctx)
+		body, err := hubAdmin.CoreV1().Pods("team-a").GetLogs("trainer", &corev1.PodLogOptions{Container: "nope"}).DoRaw(ctx)
+		if localErr == nil || err == nil || statusCode(err) != statusCode(localErr) {
+			t.Errorf("hub logs of a missing container: %v (%q), workload cluster said %v", err, body, localErr)
+		}
+		t.Logf("hub: %v; workload: %v", err, localErr)
+	})
+
+	t.Run("deleting on the hub deletes locally", func(t *testing.T) {
+		grace := int64(2) // virtual-kubelet force-deletes the hub pod after the grace period
+		if err := hubAdmin.CoreV1().Pods("team-a").Delete(ctx, "trainer", metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 60*time.Second, "local pod gone", func(ctx context.Context) (bool, error) {
+			_, err := work.CoreV1().Pods("team-a").Get(ctx, "trainer", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+		eventually(t, 60*time.Second, "hub pod gone", func(ctx context.Context) (bool, error) {
+			_, err := hubAdmin.CoreV1().Pods("team-a").Get(ctx, "trainer", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		})
+	})
+
+	t.Run("a local pod deleted behind the agent's back is reported", func(t *testing.T) {
+		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, hubPod("victim", h100Node, nil, 1), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "local victim", func(ctx context.Context) (bool, error) {
+			_, err := work.CoreV1().Pods("team-a").Get(ctx, "victim", metav1.GetOptions{})
+			return err == nil, err
+		})
+		if err := work.CoreV1().Pods("team-a").Delete(ctx, "victim", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "hub pod Failed/LocalPodDeleted", func(ctx context.Context) (bool, error) {
+			hp, err := hubAdmin.CoreV1().Pods("team-a").Get(ctx, "victim", metav1.GetOptions{})
+			return err == nil && hp.Status.Phase == corev1.PodFailed && hp.Status.Reason == podsync.ReasonLocalPodDeleted, err
+		})
+		eventually(t, 30*time.Second, "event on the hub pod", func(ctx context.Context) (bool, error) {
+			evs, err := hubAdmin.CoreV1().Events("team-a").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=victim,reason=" + podsync.ReasonLocalPodDeleted})
+			return err == nil && len(evs.Items) > 0, err
+		})
+		if _, err := work.CoreV1().Pods("team-a").Get(ctx, "victim", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the local pod was recreated: %v", err)
+		}
+	})
+
+	t.Run("restart reuses the stored credentials", func(t *testing.T) {
+		a.stop(t)
+		a = startAgent(t, "") // no token: only the stored credentials can work
+		eventually(t, 30*time.Second, "heartbeat after restart", func(context.Context) (bool, error) {
+			hub.mu.Lock()
+			defer hub.mu.Unlock()
+			return time.Since(hub.beats[clusterName]) < 500*time.Millisecond, nil
+		})
+		if n := hub.registrations(); n != 1 {
+			t.Errorf("registrations = %d, want 1", n)
+		}
+	})
+
+	t.Run("an unreachable workload cluster makes the nodes NotReady", func(t *testing.T) {
+		if err := workCP.Stop(); err != nil {
+			t.Logf("stopping the workload API server: %v", err)
+		}
+		stopReap()
+		eventually(t, 60*time.Second, "virtual node NotReady", func(ctx context.Context) (bool, error) {
+			n, err := hubAdmin.CoreV1().Nodes().Get(ctx, h100Node, metav1.GetOptions{})
+			return err == nil && nodeReady(n) == corev1.ConditionFalse, err
+		})
+	})
+
+	t.Run("a dead agent's leases expire", func(t *testing.T) {
+		a.cancel()
+		<-a.done
+		eventually(t, 3*leaseSecs*time.Second, "lease expired", func(ctx context.Context) (bool, error) {
+			l, err := hubAdmin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, h100Node, metav1.GetOptions{})
+			return err == nil && leaseExpired(l, time.Now()), err
+		})
+	})
+}
+
+func leaseExpired(l *coordinationv1.Lease, now time.Time) bool {
+	if l.Spec.RenewTime == nil || l.Spec.LeaseDurationSeconds == nil {
+		return true
+	}
+	return now.After(l.Spec.RenewTime.Add(time.Duration(*l.Spec.LeaseDurationSeconds) * time.Second))
+}
+
+func statusCode(err error) int32 {
+	if s, ok := err.(apierrors.APIStatus); ok {
+		return s.Status().Code
+	}
+	return 0
+}
