@@ -132,4 +132,3 @@ func (h *fakeHub) registrations() int {
 	defer h.mu.Unlock()
 	return len(h.registered)
 }
-
