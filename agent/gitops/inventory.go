@@ -9,8 +9,8 @@ import (
 	"github.com/fluxcd/cli-utils/pkg/object"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
@@ -123,13 +123,10 @@ func (s inventoryStore) save(ctx context.Context, inv inventory, old inventory) 
 	if err != nil {
 		return err
 	}
-	cm := &corev1.ConfigMap{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: s.key.Namespace, Name: s.key.Name, Labels: map[string]string{"app.kubernetes.io/managed-by": FieldManager}},
-		Data:       map[string]string{inventoryKeyEntries: string(data), inventoryKeyRevision: inv.Revision},
-	}
-	//nolint:staticcheck // client.Apply with a typed object is the documented SSA path in this controller-runtime.
-	if err := s.client.Patch(ctx, cm, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	cm := corev1ac.ConfigMap(s.key.Name, s.key.Namespace).
+		WithLabels(map[string]string{"app.kubernetes.io/managed-by": FieldManager}).
+		WithData(map[string]string{inventoryKeyEntries: string(data), inventoryKeyRevision: inv.Revision})
+	if err := s.client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("write inventory %s: %w", s.key, err)
 	}
 	return nil

@@ -62,8 +62,7 @@ func (a *applier) validate(ctx context.Context, c client.Client, objs []*unstruc
 					dry.SetNamespace(placeholderNamespace)
 				}
 			}
-			//nolint:staticcheck // ssa uses the same client.Apply patch for unstructured objects.
-			err = c.Patch(gctx, dry, client.Apply, client.DryRunAll, client.FieldOwner(FieldManager), client.ForceOwnership)
+			err = c.Apply(gctx, client.ApplyConfigurationFromUnstructured(dry), client.DryRunAll, client.FieldOwner(FieldManager), client.ForceOwnership)
 			if err != nil {
 				fail(fmt.Errorf("%s: %w", ssautils.FmtUnstructured(o), err))
 			}
