@@ -49,11 +49,14 @@ func (c *Cluster) GPUNodes() ([]*corev1.Node, error) {
 	return BuildNodes(c.Name, c.Region, p, c.Nodes), nil
 }
 
+// startFunc starts one component of a cluster and records it in the state file.
+type startFunc func(name, bin string, args []string) (*Process, error)
+
 // start brings the cluster up: etcd, kube-apiserver, and for a workload
 // cluster kube-scheduler, kwok and its GPU nodes, waiting for each to serve.
-// record is called after every process start so the state file stays current.
+// Every process is recorded in the state file as soon as it starts.
 func (c *Cluster) start(ctx context.Context, f *Fleet) error {
-	add := func(name, bin string, args []string) (*Process, error) {
+	var add startFunc = func(name, bin string, args []string) (*Process, error) {
 		p, err := startProcess(name, filepath.Join(f.opts.BinDir, bin), args, filepath.Join(c.Dir, name+".log"), f.opts.DieWithParent)
 		if p != nil {
 			f.record(c, p)
@@ -92,8 +95,7 @@ func (c *Cluster) start(ctx context.Context, f *Fleet) error {
 	return c.startWorkload(ctx, f, cs, add)
 }
 
-func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Interface,
-	add func(string, string, []string) (*Process, error)) error {
+func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Interface, add startFunc) error {
 	sargs, err := schedulerArgs(c)
 	if err != nil {
 		return err
@@ -131,8 +133,7 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 	return nil
 }
 
-func (c *Cluster) startControllerManager(ctx context.Context, f *Fleet,
-	add func(string, string, []string) (*Process, error)) error {
+func (c *Cluster) startControllerManager(ctx context.Context, f *Fleet, add startFunc) error {
 	kcm, err := add("kube-controller-manager", "kube-controller-manager", controllerManagerArgs(c, f.pki()))
 	if err != nil {
 		return err
