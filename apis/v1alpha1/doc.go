@@ -34,6 +34,11 @@ const (
 	KindRollout   = "Rollout"
 )
 
+// SubmitResultHeader is the gRPC response header in which Jobs.Submit says
+// what it did: "created", "existing" (same name and spec already stored;
+// nothing changed) or "dry_run".
+const SubmitResultHeader = "shoal-submit-result"
+
 // Label and annotation keys Shoal puts on objects it creates.
 const (
 	// LabelCluster names the workload cluster of a virtual node or member pod.

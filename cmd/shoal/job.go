@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -120,7 +122,9 @@ func submitJobs(cmd *cobra.Command, cl shoalv1.JobsClient, jobs []*v1alpha1.Job,
 		if err != nil {
 			return err
 		}
-		obj, err := cl.Submit(cmd.Context(), &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: b}, DryRun: dryRun})
+		var hdr metadata.MD
+		obj, err := cl.Submit(cmd.Context(), &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: b}, DryRun: dryRun},
+			grpc.Header(&hdr))
 		if err != nil {
 			return outCallError("submit job/"+j.Name, err)
 		}
@@ -133,6 +137,8 @@ func submitJobs(cmd *cobra.Command, cl shoalv1.JobsClient, jobs []*v1alpha1.Job,
 			verb := fmt.Sprintf("submitted (%s in queue %s)", stored.Status.Phase, stored.Spec.Queue)
 			if dryRun {
 				verb = "is valid (dry run, not stored)"
+			} else if r := hdr.Get(v1alpha1.SubmitResultHeader); len(r) == 1 && r[0] == "existing" {
+				verb = fmt.Sprintf("unchanged (already submitted with the same spec; %s)", stored.Status.Phase)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "job/%s %s\n", stored.Name, verb)
 		}

@@ -118,7 +118,7 @@ func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, wide bool, now time.Time
 	tw := outTable(w)
 	hdr := "NAME\tWEIGHT\tQUOTAS\tAGE"
 	if wide {
-		hdr += "\tPENDING\tACTIVE\tIMPLICIT"
+		hdr += "\tIMPLICIT\tCREATED"
 	}
 	fmt.Fprintln(tw, hdr)
 	for _, q := range qs {
@@ -128,8 +128,8 @@ func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, wide bool, now time.Time
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s", q.Name, weight, queueQuotas(q), outAge(q.CreationTimestamp, now))
 		if wide {
-			fmt.Fprintf(tw, "\t%d\t%d\t%t", q.Status.PendingJobs, q.Status.ActiveJobs,
-				q.Annotations["shoal.dev/implicit"] == "true")
+			fmt.Fprintf(tw, "\t%t\t%s", q.Annotations["shoal.dev/implicit"] == "true",
+				q.CreationTimestamp.UTC().Format(time.RFC3339))
 		}
 		fmt.Fprintln(tw)
 	}

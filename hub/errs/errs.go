@@ -13,7 +13,10 @@
 // Match them with errors.Is and errors.As, never by message.
 package errs
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // ErrFailedPrecondition means the request is well formed but the system is
 // not in a state to perform it: a job's queue does not exist, a queue still
@@ -43,4 +46,22 @@ func (e *PreconditionError) Is(target error) bool { return target == ErrFailedPr
 // Precondition returns a *PreconditionError.
 func Precondition(reason, hint string) error {
 	return &PreconditionError{Reason: reason, Hint: hint}
+}
+
+// kindError is an error of a kind (a sentinel such as store.ErrNotFound)
+// with a message of its own for people.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+
+func (e *kindError) Unwrap() error { return e.kind }
+
+// Of returns an error that errors.Is kind and reads as the formatted
+// message alone, without the sentinel's text: for messages that say what was
+// wrong and what to do ("job \"a\" not found; `shoal job list` shows the jobs").
+func Of(kind error, format string, args ...any) error {
+	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }

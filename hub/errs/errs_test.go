@@ -19,3 +19,11 @@ func TestPreconditionIs(t *testing.T) {
 		t.Errorf("As: %+v", pe)
 	}
 }
+
+func TestOf(t *testing.T) {
+	sentinel := errors.New("store: object not found")
+	err := fmt.Errorf("get: %w", Of(sentinel, "job %q not found", "a"))
+	if !errors.Is(err, sentinel) || err.Error() != `get: job "a" not found` {
+		t.Errorf("got %v", err)
+	}
+}

@@ -44,7 +44,7 @@ func (s *Service) UpdateStatus(ctx context.Context, name string, fn func(*v1alph
 		return withRevision(j, rev), rev, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, notFound(err, name)
 	}
 	return withRevision(j, rev), rev, nil
 }

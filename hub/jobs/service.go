@@ -2,12 +2,14 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/store"
 )
@@ -70,9 +72,17 @@ func NewCollection(st *store.Store) *store.Collection[*v1alpha1.Job] {
 func (s *Service) Get(ctx context.Context, name string) (*v1alpha1.Job, int64, error) {
 	j, rev, err := s.jobs.Get(ctx, name)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, notFound(err, name)
 	}
 	return withRevision(j, rev), rev, nil
+}
+
+// notFound gives store.ErrNotFound a message that says what to do.
+func notFound(err error, name string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return errs.Of(store.ErrNotFound, "job %q not found; `shoal job list` shows the jobs", name)
+	}
+	return err
 }
 
 // withRevision sets metadata.resourceVersion to the store revision for callers.

@@ -152,9 +152,8 @@ func sameJob(cur *v1alpha1.Job, rev int64, hash string) (*v1alpha1.Job, int64, R
 	if cur.Annotations[AnnotationSpecHash] == hash {
 		return withRevision(cur, rev), rev, Existing, nil
 	}
-	return nil, 0, "", fmt.Errorf("%w: job %q exists with a different spec; choose another name, "+
-		"or cancel the old job and submit under a new one (`shoal job describe %s` shows it)",
-		store.ErrAlreadyExists, cur.Name, cur.Name)
+	return nil, 0, "", errs.Of(store.ErrAlreadyExists, "job %q exists with a different spec; choose another name, "+
+		"or cancel the old job and submit under a new one (`shoal job describe %s` shows it)", cur.Name, cur.Name)
 }
 
 // specHash is the SHA-256 of the spec's JSON (map keys sorted, so stable).

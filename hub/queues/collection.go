@@ -2,9 +2,11 @@ package queues
 
 import (
 	"context"
+	"errors"
 	"strconv"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -24,6 +26,14 @@ func NewCollection(s *store.Store) *store.Collection[*v1alpha1.Queue] {
 func withRevision(q *v1alpha1.Queue, rev int64) *v1alpha1.Queue {
 	q.ResourceVersion = strconv.FormatInt(rev, 10)
 	return q
+}
+
+// notFound gives store.ErrNotFound a message that says what to do.
+func notFound(err error, name string) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return errs.Of(store.ErrNotFound, "queue %q not found; `shoal queue list` shows the queues", name)
+	}
+	return err
 }
 
 // listAll reads every queue, page by page, at one revision.

@@ -21,7 +21,7 @@ func (s *Service) Delete(ctx context.Context, name string) error {
 	}
 	markedRev, err := s.mark(ctx, name, true)
 	if err != nil {
-		return err
+		return notFound(err, name)
 	}
 	n, err := s.jobs.ActiveJobs(ctx, name)
 	if err == nil && n > 0 {

@@ -86,7 +86,7 @@ func (s *Service) tryCreate(ctx context.Context, q *v1alpha1.Queue, now metav1.T
 	rev, err := txn.Then(s.queues.PutOp(q.Name, q)).Commit()
 	if errors.Is(err, store.ErrConflict) {
 		if _, _, gerr := s.queues.Get(ctx, q.Name); gerr == nil {
-			return 0, fmt.Errorf("%w: queue %q; use `shoal queue get %s` or update it", store.ErrAlreadyExists, q.Name, q.Name)
+			return 0, errs.Of(store.ErrAlreadyExists, "queue %q already exists; `shoal queue get %s` shows it", q.Name, q.Name)
 		}
 	}
 	return rev, err
@@ -122,11 +122,11 @@ func (s *Service) Update(ctx context.Context, in *v1alpha1.Queue, rev int64) (*v
 	for range maxAttempts {
 		cur, curRev, err := s.queues.Get(ctx, q.Name)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, notFound(err, q.Name)
 		}
 		if rev != 0 && rev != curRev {
-			return nil, 0, fmt.Errorf("%w: queue %q is at revision %d, not %d; get it again and reapply your change",
-				store.ErrConflict, q.Name, curRev, rev)
+			return nil, 0, errs.Of(store.ErrConflict, "queue %q is at revision %d, not %d; get it again and reapply your change",
+				q.Name, curRev, rev)
 		}
 		if cur.DeletionTimestamp != nil {
 			return nil, 0, errs.Precondition(fmt.Sprintf("queue %q is being deleted", q.Name), "")
@@ -149,7 +149,7 @@ func (s *Service) Update(ctx context.Context, in *v1alpha1.Queue, rev int64) (*v
 func (s *Service) Get(ctx context.Context, name string) (*v1alpha1.Queue, int64, error) {
 	q, rev, err := s.queues.Get(ctx, name)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, notFound(err, name)
 	}
 	return withRevision(q, rev), rev, nil
 }

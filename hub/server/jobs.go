@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
@@ -35,10 +36,11 @@ func (s *jobsServer) Submit(ctx context.Context, req *shoalv1.SubmitJobRequest) 
 	if err != nil {
 		return nil, err
 	}
-	stored, rev, _, err := s.jobs.Submit(ctx, j, req.DryRun)
+	stored, rev, res, err := s.jobs.Submit(ctx, j, req.DryRun)
 	if err != nil {
 		return nil, err
 	}
+	_ = grpc.SetHeader(ctx, metadata.Pairs(v1alpha1.SubmitResultHeader, string(res))) // informative only
 	return object(stored, rev)
 }
 

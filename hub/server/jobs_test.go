@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 
@@ -96,9 +97,14 @@ func TestJobsAndQueuesOverGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := jc.Submit(ctx, &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: []byte(jobJSON)}})
-	if err != nil || obj.Revision == 0 {
-		t.Fatalf("submit: %v", err)
+	var hdr metadata.MD
+	obj, err := jc.Submit(ctx, &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: []byte(jobJSON)}}, grpc.Header(&hdr))
+	if err != nil || obj.Revision == 0 || hdr.Get(v1alpha1.SubmitResultHeader)[0] != "created" {
+		t.Fatalf("submit: %v (header %v)", err, hdr)
+	}
+	again, err := jc.Submit(ctx, &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: []byte(jobJSON)}}, grpc.Header(&hdr))
+	if err != nil || again.Revision != obj.Revision || hdr.Get(v1alpha1.SubmitResultHeader)[0] != "existing" {
+		t.Fatalf("resubmit: %v (header %v)", err, hdr)
 	}
 	var j v1alpha1.Job
 	if err := json.Unmarshal(obj.Json, &j); err != nil || j.Status.Phase != v1alpha1.JobPending {
