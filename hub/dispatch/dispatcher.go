@@ -43,6 +43,8 @@ type Dispatcher struct {
 	hub    kubernetes.Interface
 	ledger *ledger.Ledger
 	jobs   *store.Collection[*v1alpha1.Job]
+	// nsReady is set once the member namespace exists (Run's goroutine only).
+	nsReady bool
 }
 
 // New returns a dispatcher that keeps state in st and member pods in the

@@ -4,6 +4,10 @@ import (
 	"context"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/hub/store"
@@ -57,7 +61,9 @@ func (d *Dispatcher) lead(ctx context.Context, lead store.Leadership) {
 	ticker := d.cfg.Clock.NewTicker(d.cfg.Interval)
 	defer ticker.Stop()
 	for ctx.Err() == nil {
-		if err := d.Pass(ctx); err != nil && ctx.Err() == nil {
+		if err := d.ensureNamespace(ctx); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "ensure the member namespace")
+		} else if err := d.Pass(ctx); err != nil && ctx.Err() == nil {
 			passes.WithLabelValues("error").Inc()
 			klog.FromContext(ctx).Error(err, "dispatch pass failed")
 		} else {
@@ -69,6 +75,20 @@ func (d *Dispatcher) lead(ctx context.Context, lead store.Leadership) {
 		case <-ticker.C():
 		}
 	}
+}
+
+// ensureNamespace creates the member pods' namespace once.
+func (d *Dispatcher) ensureNamespace(ctx context.Context) error {
+	if d.nsReady {
+		return nil
+	}
+	_, err := d.hub.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.cfg.Namespace}},
+		metav1.CreateOptions{})
+	if err == nil || apierrors.IsAlreadyExists(err) {
+		d.nsReady = true
+		return nil
+	}
+	return err
 }
 
 func drain[T any](ctx context.Context, ch <-chan store.WatchEvent[T], poke func()) {
