@@ -17,8 +17,8 @@ import (
 
 	"github.com/shoal-dev/shoal/hub/hubcluster"
 	"github.com/shoal-dev/shoal/hub/jobs"
-	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/pki"
+	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/server"
 	"github.com/shoal-dev/shoal/hub/store"
