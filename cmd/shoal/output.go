@@ -58,6 +58,9 @@ func outStructured(w io.Writer, format string, v any) (bool, error) {
 
 // outList is the kubectl-style list object printed by -o yaml|json.
 func outList[T any](items []T) map[string]any {
+	if items == nil {
+		items = []T{}
+	}
 	return map[string]any{"apiVersion": "v1", "kind": "List", "items": items}
 }
 

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// startHub builds and starts shoal-hub with embedded etcd in a temporary
+// directory and returns the admin config it writes.
+func startHub(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs shoal-hub")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "shoal-hub")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/shoal-dev/shoal/cmd/shoal-hub").CombinedOutput(); err != nil {
+		t.Fatalf("build shoal-hub: %v\n%s", err, out)
+	}
+	grpcAddr, httpAddr := freeAddr(t), freeAddr(t)
+	config := filepath.Join(dir, "config")
+	ctx, cancel := context.WithCancel(context.Background())
+	hub := exec.CommandContext(ctx, bin, "--data-dir", filepath.Join(dir, "data"), "--listen", grpcAddr,
+		"--http-listen", httpAddr, "--admin-config", config)
+	var log bytes.Buffer
+	hub.Stdout, hub.Stderr = &log, &log
+	if err := hub.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		_ = hub.Wait()
+		if t.Failed() {
+			t.Logf("shoal-hub log:\n%s", log.String())
+		}
+	})
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get("http://" + httpAddr + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if _, serr := os.Stat(config); resp.StatusCode == http.StatusOK && serr == nil {
+				return config
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("shoal-hub not ready within 60s:\n%s", log.String())
+		}
+		time.Sleep(100 * time.Millisecond) // poll readiness
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().String()
+}
+
+// shoal runs the CLI in process with args and stdin; it returns stdout and the error.
+func shoal(t *testing.T, config, stdin string, args ...string) (string, error) {
+	t.Helper()
+	globalHubFlags = hubFlags{}
+	root := &cobra.Command{Use: "shoal", SilenceUsage: true, SilenceErrors: true}
+	addHubCommands(root)
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetIn(strings.NewReader(stdin))
+	root.SetArgs(append([]string{"--config", config}, args...))
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// TestJobAndQueueCommands drives the job and queue commands against a real
+// hub: every line a user would type in the quick start, and the refusals.
+func TestJobAndQueueCommands(t *testing.T) {
+	config := startHub(t)
+	jobYAML, err := os.ReadFile("../../examples/job.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		args    []string
+		stdin   string
+		wantOut string // substring of the output
+		wantErr string // substring of the error; "" for success
+	}{
+		{[]string{"job", "submit", "-f", "-"}, string(jobYAML), "", `queue "research/nlp" does not exist`},
+		{[]string{"queue", "create", "research/nlp", "--gpu-quota", "h100=64", "--borrowing-limit", "h100=16", "--weight", "2"},
+			"", "queue/research/nlp created", ""},
+		{[]string{"queue", "create", "research/nlp"}, "", "", "already exists"},
+		{[]string{"queue", "list"}, "", "research/nlp   2        h100=64+16", ""},
+		{[]string{"job", "submit", "-f", "../../examples/job.yaml"}, "", "job/llama-pretrain submitted (Pending in queue research/nlp)", ""},
+		{[]string{"job", "submit", "-f", "-"}, string(jobYAML), "job/llama-pretrain unchanged", ""},
+		{[]string{"job", "submit", "-f", "-"}, strings.Replace(string(jobYAML), "members: 32", "members: 16", 1), "", "different spec"},
+		{[]string{"job", "submit", "-f", "-"}, strings.Replace(string(jobYAML), "members: 32", "members: 0", 1), "",
+			"spec.gang.members: Invalid value: 0: must be at least 1"},
+		{[]string{"job", "submit", "-f", "-"}, strings.Replace(string(jobYAML), "gpusPerMember", "gpusPerMembr", 1), "",
+			`unknown field "spec.gang.gpusPerMembr"`},
+		{[]string{"job", "submit", "--dry-run", "-f", "../../examples/job-small.yaml"}, "", "job/eval-mig is valid (dry run", ""},
+		{[]string{"job", "list", "--queue", "research/nlp", "--phase", "Pending", "-o", "wide"}, "", "rack (prefer nvlink)", ""},
+		{[]string{"job", "list", "--phase", "Sleeping"}, "", "", "unknown phase"},
+		{[]string{"job", "get", "eval-mig"}, "", "", `job "eval-mig" not found`},
+		{[]string{"job", "get", "llama-pretrain", "-o", "json"}, "", `"phase": "Pending"`, ""},
+		{[]string{"job", "describe", "llama-pretrain"}, "", "Admitted   True     Queued", ""},
+		{[]string{"queue", "delete", "research/nlp"}, "", "", "still has 1 job(s)"},
+		{[]string{"queue", "delete", "research"}, "", "", "child queues"},
+		{[]string{"job", "cancel", "llama-pretrain"}, "", "job/llama-pretrain Cancelled", ""},
+		{[]string{"job", "cancel", "llama-pretrain"}, "", "job/llama-pretrain Cancelled", ""},
+		{[]string{"queue", "delete", "research/nlp", "research"}, "", "queue/research deleted", ""},
+		{[]string{"queue", "list", "-o", "yaml"}, "", "items: []", ""},
+	}
+	for i, s := range steps {
+		out, err := shoal(t, config, s.stdin, s.args...)
+		name := fmt.Sprintf("step %d: shoal %s", i, strings.Join(s.args, " "))
+		switch {
+		case s.wantErr == "" && err != nil:
+			t.Fatalf("%s: %v\n%s", name, err, out)
+		case s.wantErr != "" && (err == nil || !strings.Contains(err.Error(), s.wantErr)):
+			t.Fatalf("%s: error %v, want one mentioning %q\n%s", name, err, s.wantErr, out)
+		case !strings.Contains(out, s.wantOut):
+			t.Fatalf("%s: output lacks %q:\n%s", name, s.wantOut, out)
+		}
+	}
+}
