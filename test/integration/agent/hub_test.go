@@ -33,6 +33,8 @@ type fakeHub struct {
 	registered []*shoalv1alpha1.RegisterRequest
 	beats      map[string]time.Time
 	inventory  map[string]fedinv.Cluster
+	// reported, when set, receives every accepted inventory (dropped when full).
+	reported chan fedinv.Cluster
 }
 
 func startFakeHub(dir string, issuer *hubcluster.Issuer) (*fakeHub, func(), error) {
@@ -117,6 +119,12 @@ func (h *fakeHub) ReportInventory(ctx context.Context, r *shoalv1alpha1.ReportIn
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.inventory[c] = inv
+	if h.reported != nil {
+		select {
+		case h.reported <- inv:
+		default:
+		}
+	}
 	return &shoalv1alpha1.ReportInventoryResponse{AcceptedGeneration: r.Generation}, nil
 }
 

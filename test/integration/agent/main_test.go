@@ -61,7 +61,11 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer stop()
-	return m.Run()
+	code := m.Run()
+	if bench != nil {
+		bench.stop()
+	}
+	return code
 }
 
 // eventually polls cond every 100 ms until it holds or timeout passes.
