@@ -2,24 +2,42 @@ package jobs_test
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/jobs"
-	"github.com/shoal-dev/shoal/test/framework"
 )
 
-// controlPlane is a kube-apiserver started by the first test that needs
-// one, stopped by TestMain.
+// controlPlane is an etcd + kube-apiserver started by the first test that
+// needs one, stopped by TestMain. (It is test/framework.StartControlPlane,
+// which hub packages may not import.)
 var (
-	controlPlane     *framework.ControlPlane
+	controlPlane     *envtest.Environment
+	controlPlaneCfg  *rest.Config
 	controlPlaneErr  error
 	controlPlaneOnce sync.Once
 )
+
+// binDir is where `make k8s-bin` puts kube-apiserver and etcd:
+// $SHOAL_CACHE/bin, default <user cache dir>/shoal/bin.
+func binDir() string {
+	if d := os.Getenv("SHOAL_CACHE"); d != "" {
+		return filepath.Join(d, "bin")
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = filepath.Join(os.TempDir(), "cache")
+	}
+	return filepath.Join(base, "shoal", "bin")
+}
 
 // kubeClient returns a client of the package's kube-apiserver.
 func kubeClient(t *testing.T) kubernetes.Interface {
@@ -27,11 +45,14 @@ func kubeClient(t *testing.T) kubernetes.Interface {
 	if testing.Short() {
 		t.Skip("starts kube-apiserver")
 	}
-	controlPlaneOnce.Do(func() { controlPlane, controlPlaneErr = framework.StartControlPlane() })
+	controlPlaneOnce.Do(func() {
+		controlPlane = &envtest.Environment{BinaryAssetsDirectory: binDir()}
+		controlPlaneCfg, controlPlaneErr = controlPlane.Start()
+	})
 	if controlPlaneErr != nil {
-		t.Fatalf("start kube-apiserver (make k8s-bin builds it): %v", controlPlaneErr)
+		t.Fatalf("start kube-apiserver from %s (make k8s-bin builds it): %v", binDir(), controlPlaneErr)
 	}
-	cs, err := kubernetes.NewForConfig(controlPlane.Config)
+	cs, err := kubernetes.NewForConfig(controlPlaneCfg)
 	if err != nil {
 		t.Fatal(err)
 	}

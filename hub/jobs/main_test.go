@@ -38,7 +38,7 @@ func runTests(m *testing.M) int {
 	}
 	defer func() { _ = shared.Close() }()
 	code := m.Run()
-	if controlPlane != nil {
+	if controlPlaneCfg != nil {
 		_ = controlPlane.Stop()
 	}
 	return code
