@@ -78,12 +78,17 @@ func (r *Registry) Remove(ctx context.Context, name string) error {
 			return fmt.Errorf("%w: revoke credentials of cluster %q: %w", ErrHubCluster, name, err)
 		}
 	}
+	names, namesRev, err := r.loadNames(ctx)
+	if err != nil {
+		return err
+	}
 	_, err = r.store.Txn(ctx).
-		If(r.clusters.RevIs(name, rev)).
-		Then(r.clusters.DeleteOp(name), r.uids.DeleteOp(cl.Spec.UID), r.inventories.DeleteOp(name)).
+		If(r.clusters.RevIs(name, rev), r.names.RevIs(allNames, namesRev)).
+		Then(r.clusters.DeleteOp(name), r.uids.DeleteOp(cl.Spec.UID), r.inventories.DeleteOp(name),
+			r.names.PutOp(allNames, names.without(name))).
 		Commit()
 	if errors.Is(err, store.ErrConflict) {
-		return r.Remove(ctx, name) // changed (a heartbeat): read again
+		return r.Remove(ctx, name) // changed (a heartbeat, a registration): read again
 	}
 	if err != nil {
 		return err

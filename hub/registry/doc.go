@@ -2,7 +2,14 @@
 // registration (signing the agent's certificate), heartbeats, the latest
 // inventory report of each cluster, cluster liveness (Ready, NotReady, Lost),
 // cordon and removal. It is the only writer of the "clusters", "clusteruids",
-// "inventories" and "jointokens" kinds of the store.
+// "clusternames", "inventories" and "jointokens" kinds of the store.
+//
+// # Cluster names
+//
+// A cluster name is a DNS label of at most 20 characters that does not
+// overlap another cluster's ("a" and "a-b" cannot both register: the node
+// prefix shoal-a- would cover both). The registered names form one record,
+// written in the registration and removal transactions.
 //
 // # Join tokens
 //

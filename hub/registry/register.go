@@ -121,19 +121,27 @@ func (r *Registry) commitRegistration(ctx context.Context, id, secret string, cl
 		if err := r.checkToken(tok, id, secret); err != nil {
 			return err
 		}
+		names, namesRev, err := r.loadNames(ctx)
+		if err != nil {
+			return err
+		}
+		if err := r.takenError(ctx, cl); err != nil {
+			return err
+		}
+		if err := names.conflict(cl.Name); err != nil {
+			return err
+		}
 		tok.Status.Uses++
 		tok.Status.Clusters = append(tok.Status.Clusters, cl.Name)
 		_, err = r.store.Txn(ctx).
-			If(r.tokens.RevIs(id, rev), r.clusters.Absent(cl.Name), r.uids.Absent(cl.Spec.UID)).
-			Then(r.tokens.PutOp(id, tok), r.clusters.PutOp(cl.Name, cl), r.uids.PutOp(cl.Spec.UID, uidRecord{Cluster: cl.Name})).
+			If(r.tokens.RevIs(id, rev), r.clusters.Absent(cl.Name), r.uids.Absent(cl.Spec.UID), r.names.RevIs(allNames, namesRev)).
+			Then(r.tokens.PutOp(id, tok), r.clusters.PutOp(cl.Name, cl), r.uids.PutOp(cl.Spec.UID, uidRecord{Cluster: cl.Name}),
+				r.names.PutOp(allNames, names.with(cl.Name))).
 			Commit()
 		if err == nil {
 			return nil
 		}
 		if !errors.Is(err, store.ErrConflict) {
-			return err
-		}
-		if err := r.takenError(ctx, cl); err != nil {
 			return err
 		}
 		if ctx.Err() != nil {
@@ -165,6 +173,11 @@ func (r *Registry) undoRegistration(ctx context.Context, id string, cl *v1alpha1
 	log := klog.FromContext(ctx)
 	if _, err := r.store.Txn(ctx).Then(r.clusters.DeleteOp(cl.Name), r.uids.DeleteOp(cl.Spec.UID)).Commit(); err != nil {
 		log.Error(err, "Undo registration", "cluster", cl.Name)
+	}
+	if _, _, err := r.names.GuaranteedUpdate(ctx, allNames, func(ns *nameSet) (*nameSet, error) {
+		return ns.without(cl.Name), nil
+	}); err != nil {
+		log.Error(err, "Undo registration: cluster name", "cluster", cl.Name)
 	}
 	_, _, err := r.tokens.GuaranteedUpdate(ctx, id, func(t *v1alpha1.JoinToken) (*v1alpha1.JoinToken, error) {
 		if t.Status.Uses > 0 {

@@ -16,6 +16,9 @@ import (
 const (
 	KindClusters    = "clusters"
 	KindClusterUIDs = "clusteruids"
+	// KindClusterNames holds one record, "all": every registered cluster
+	// name, so that Register can refuse overlapping names in its transaction.
+	KindClusterNames = "clusternames"
 	KindInventories = "inventories"
 	KindJoinTokens  = "jointokens"
 )
@@ -62,6 +65,7 @@ type Registry struct {
 	store       *store.Store
 	clusters    *store.Collection[*v1alpha1.Cluster]
 	uids        *store.Collection[uidRecord]
+	names       *store.Collection[*nameSet]
 	inventories *store.Collection[*InventoryRecord]
 	tokens      *store.Collection[*v1alpha1.JoinToken]
 }
@@ -105,6 +109,7 @@ func New(s *store.Store, ca *pki.CA, cfg Config) *Registry {
 		store:       s,
 		clusters:    store.NewCollection(s, KindClusters, store.JSONCodec[*v1alpha1.Cluster]()),
 		uids:        store.NewCollection(s, KindClusterUIDs, store.JSONCodec[uidRecord]()),
+		names:       store.NewCollection(s, KindClusterNames, store.JSONCodec[*nameSet]()),
 		inventories: store.NewCollection(s, KindInventories, store.JSONCodec[*InventoryRecord]()),
 		tokens:      store.NewCollection(s, KindJoinTokens, store.JSONCodec[*v1alpha1.JoinToken]()),
 	}

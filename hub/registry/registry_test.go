@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -292,4 +293,64 @@ func TestLiveness(t *testing.T) {
 	expect(v1alpha1.ClusterReady)
 	clk.Step(5*time.Minute + time.Second)
 	expect(v1alpha1.ClusterLost)
+}
+
+func TestOverlappingNamesRefused(t *testing.T) {
+	r, _, ctx := newRegistry(t)
+	token, _, _ := r.CreateToken(ctx, registry.TokenOptions{Usages: 100})
+	if _, err := register(t, r, ctx, token, "eu", "uid-eu"); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"eu-west", "eu-1-b"} {
+		if _, err := register(t, r, ctx, token, name, "uid-"+name); !errors.Is(err, registry.ErrClusterExists) {
+			t.Errorf("%s next to eu: %v, want ErrClusterExists", name, err)
+		}
+	}
+	if _, err := register(t, r, ctx, token, "euwest", "uid-euwest"); err != nil {
+		t.Errorf("euwest does not overlap eu: %v", err)
+	}
+	if _, err := register(t, r, ctx, token, "us-east", "uid-us-east"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := register(t, r, ctx, token, "us", "uid-us"); !errors.Is(err, registry.ErrClusterExists) {
+		t.Errorf("us next to us-east: %v, want ErrClusterExists", err)
+	}
+	if err := r.Remove(ctx, "us-east"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := register(t, r, ctx, token, "us", "uid-us"); err != nil {
+		t.Errorf("us after us-east was removed: %v", err)
+	}
+
+	// Racing registrations of overlapping names: exactly one wins.
+	var ok atomic.Int32
+	var wg sync.WaitGroup
+	for i, name := range []string{"ap", "ap-south", "ap-north", "ap-south-1"} {
+		c := csr(t, "")
+		wg.Go(func() {
+			_, err := r.Register(ctx, registry.RegisterRequest{Token: token, ClusterName: name, ClusterUID: fmt.Sprint("race-", i), CSRPEM: c})
+			if err == nil {
+				ok.Add(1)
+			} else if !errors.Is(err, registry.ErrClusterExists) {
+				t.Errorf("%s: %v", name, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := ok.Load(); n < 1 || n > 2 {
+		// "ap-south" and "ap-north" may both win when "ap" loses; "ap" excludes all others.
+		t.Fatalf("%d overlapping registrations succeeded", n)
+	}
+	list, _ := r.ListClusters(ctx, store.ListOptions{}, "")
+	var names []string
+	for _, c := range list.Items {
+		names = append(names, c.Name)
+	}
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			if strings.HasPrefix(b, a+"-") || strings.HasPrefix(a, b+"-") {
+				t.Errorf("overlapping clusters %s and %s both registered", a, b)
+			}
+		}
+	}
 }
