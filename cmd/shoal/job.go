@@ -22,8 +22,9 @@ func addJobCommands(root *cobra.Command) {
 		Long: "A job is a gang of identical members placed all or none on the fleet's GPUs " +
 			"(apiVersion shoal.dev/v1alpha1, kind Job; see docs/api.md and examples/).",
 	}
-	cmd.AddCommand(newJobSubmitCommand(), newJobGetCommand(), newJobListCommand(),
-		newJobDescribeCommand(), newJobWatchCommand(), newJobCancelCommand())
+	cmd.AddCommand(newJobSubmitCommand(), withJobCompletion(newJobGetCommand()), newJobListCommand(),
+		withJobCompletion(newJobDescribeCommand()), withJobCompletion(newJobWatchCommand()),
+		withJobCompletion(newJobCancelCommand()))
 	root.AddCommand(cmd)
 }
 

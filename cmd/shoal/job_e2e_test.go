@@ -81,7 +81,14 @@ func shoal(t *testing.T, config, stdin string, args ...string) (string, error) {
 	root.SetOut(&out)
 	root.SetErr(&out)
 	root.SetIn(strings.NewReader(stdin))
-	root.SetArgs(append([]string{"--config", config}, args...))
+	if len(args) > 0 && args[0] == cobra.ShellCompRequestCmd {
+		// shell completion: the flags go with the completed command
+		n := len(args)
+		args = append(append(args[:n-1:n-1], "--config", config), args[n-1])
+	} else {
+		args = append([]string{"--config", config}, args...)
+	}
+	root.SetArgs(args)
 	err := root.ExecuteContext(context.Background())
 	return out.String(), err
 }
@@ -118,6 +125,8 @@ func TestJobAndQueueCommands(t *testing.T) {
 		{[]string{"job", "get", "eval-mig"}, "", "", `job "eval-mig" not found`},
 		{[]string{"job", "get", "llama-pretrain", "-o", "json"}, "", `"phase": "Pending"`, ""},
 		{[]string{"job", "describe", "llama-pretrain"}, "", "Admitted   True     Queued", ""},
+		{[]string{cobra.ShellCompRequestCmd, "job", "describe", "lla"}, "", "llama-pretrain\n", ""},
+		{[]string{cobra.ShellCompRequestCmd, "queue", "delete", "research/"}, "", "research/nlp\n", ""},
 		{[]string{"queue", "delete", "research/nlp"}, "", "", "still has 1 job(s)"},
 		{[]string{"queue", "delete", "research"}, "", "", "child queues"},
 		{[]string{"job", "cancel", "llama-pretrain"}, "", "job/llama-pretrain Cancelled", ""},
