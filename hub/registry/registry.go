@@ -19,8 +19,8 @@ const (
 	// KindClusterNames holds one record, "all": every registered cluster
 	// name, so that Register can refuse overlapping names in its transaction.
 	KindClusterNames = "clusternames"
-	KindInventories = "inventories"
-	KindJoinTokens  = "jointokens"
+	KindInventories  = "inventories"
+	KindJoinTokens   = "jointokens"
 )
 
 // AnnotationCertificateSerial holds the serial (hex) of the cluster's current
