@@ -8,11 +8,11 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/agent/gang"
 	"github.com/shoal-dev/shoal/agent/hubclient"
+	"github.com/shoal-dev/shoal/agent/hubkube"
 	"github.com/shoal-dev/shoal/agent/inventory"
 	"github.com/shoal-dev/shoal/agent/podsync"
 	"github.com/shoal-dev/shoal/agent/vnode"
@@ -50,10 +50,16 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	defer hubAPI.Close()
-	hubCfg, err := clientcmd.RESTConfigFromKubeConfig(creds.HubKubeconfig)
+	hubKube, err := hubkube.New(creds.HubKubeconfig)
 	if err != nil {
-		return fmt.Errorf("hub kubeconfig from registration: %w", err)
+		return err
 	}
+	hubKube.OnRefresh = func(ctx context.Context, kc []byte) error {
+		next := *creds
+		next.HubKubeconfig = kc
+		return hubclient.SecretStore{Client: local, Namespace: a.cfg.Namespace}.Save(ctx, &next)
+	}
+	hubCfg := hubKube.Config()
 	hubCfg.UserAgent = "shoal-agent/" + a.cfg.Version
 	hub, err := kubernetes.NewForConfig(hubCfg)
 	if err != nil {
@@ -81,6 +87,7 @@ func (a *Agent) Run(ctx context.Context) error {
 
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return h.run(ctx, 5*time.Second) })
+	g.Go(func() error { return hubKube.Run(ctx) })
 	g.Go(func() error { return watcher.Run(ctx) })
 	g.Go(func() error { return syncer.Run(ctx) })
 	g.Go(func() error { return gate.Run(ctx) })

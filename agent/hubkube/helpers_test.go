@@ -1,0 +1,9 @@
+package hubkube
+
+import (
+	"net/http"
+
+	"k8s.io/client-go/rest"
+)
+
+func restHTTPClient(c *Client) (*http.Client, error) { return rest.HTTPClientFor(c.Config()) }
