@@ -50,9 +50,14 @@ type continueToken struct {
 	Start    string `json:"s"` // the first name of the next page
 }
 
-// List returns objects sorted by name, a page at a time. All pages of one
-// listing are read at the same revision; when etcd has compacted it, the
-// continued List fails with ErrCompacted and the caller starts over.
+// fullListChunk is the page size List uses internally for Limit 0, so no
+// etcd response grows with the collection (etcd's and gRPC's message limits).
+const fullListChunk = 1000
+
+// List returns objects sorted by name, a page at a time (Limit 0: all of
+// them, read internally in chunks). All pages of one listing are read at
+// the same revision; when etcd has compacted it, the continued List fails
+// with ErrCompacted and the caller starts over.
 func (c *Collection[T]) List(ctx context.Context, opts ListOptions) (res ListResult[T], err error) {
 	defer observe("list", time.Now(), &err)
 	start, rev := c.dir, opts.Revision
@@ -63,35 +68,58 @@ func (c *Collection[T]) List(ctx context.Context, opts ListOptions) (res ListRes
 		}
 		start, rev = c.dir+tok.Start, tok.Revision
 	}
-	ops := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(c.dir))}
-	if opts.Limit > 0 {
-		ops = append(ops, clientv3.WithLimit(opts.Limit))
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = fullListChunk
 	}
+	for {
+		next, err := c.listPage(ctx, &res, start, rev, limit)
+		if err != nil {
+			return ListResult[T]{}, err
+		}
+		rev = res.Revision
+		if next == "" {
+			return res, nil
+		}
+		if opts.Limit > 0 {
+			res.Continue = c.encodeContinue(continueToken{Kind: c.kind, Revision: rev, Start: next})
+			return res, nil
+		}
+		start = c.dir + next
+	}
+}
+
+// listPage appends up to limit objects from key start at revision rev (0:
+// now) to res, sets res.Revision and returns the name to continue from
+// ("" when done).
+func (c *Collection[T]) listPage(ctx context.Context, res *ListResult[T], start string, rev, limit int64) (string, error) {
+	ops := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(c.dir)), clientv3.WithLimit(limit)}
 	if rev > 0 {
 		ops = append(ops, clientv3.WithRev(rev))
 	}
 	resp, err := c.s.client.Get(ctx, start, ops...)
 	if err != nil {
-		return res, mapErr(err)
+		return "", mapErr(err)
 	}
 	res.Revision = resp.Header.Revision
 	if rev > 0 {
 		res.Revision = rev
 	}
-	res.Items = make([]Item[T], 0, len(resp.Kvs))
+	if res.Items == nil {
+		res.Items = make([]Item[T], 0, len(resp.Kvs))
+	}
 	for _, kv := range resp.Kvs {
 		name := strings.TrimPrefix(string(kv.Key), c.dir)
 		obj, err := c.decode(name, kv.Value)
 		if err != nil {
-			return ListResult[T]{}, err
+			return "", err
 		}
 		res.Items = append(res.Items, Item[T]{Name: name, Object: obj, Revision: kv.ModRevision})
 	}
-	if resp.More && len(res.Items) > 0 {
-		last := res.Items[len(res.Items)-1].Name
-		res.Continue = c.encodeContinue(continueToken{Kind: c.kind, Revision: res.Revision, Start: last + "\x00"})
+	if !resp.More || len(resp.Kvs) == 0 {
+		return "", nil
 	}
-	return res, nil
+	return res.Items[len(res.Items)-1].Name + "\x00", nil
 }
 
 func (c *Collection[T]) encodeContinue(tok continueToken) string {

@@ -87,3 +87,27 @@ func names(items []store.Item[testObj]) []string {
 	}
 	return out
 }
+
+func TestListAllReadsInChunks(t *testing.T) {
+	ctx := testCtx(t)
+	c := collection(t, "many")
+	const n = 2345 // more than two internal chunks
+	for i := 0; i < n; i += 100 {
+		txn := shared.Txn(ctx)
+		for j := i; j < min(i+100, n); j++ {
+			txn.Then(c.PutOp(fmt.Sprintf("%05d", j), testObj{Count: j}))
+		}
+		if _, err := txn.Commit(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := must[store.ListResult[testObj]](t)(c.List(ctx, store.ListOptions{}))
+	if len(res.Items) != n || res.Continue != "" {
+		t.Fatalf("%d items, continue %q; want %d, none", len(res.Items), res.Continue, n)
+	}
+	for i, it := range res.Items {
+		if it.Object.Count != i || it.Name != fmt.Sprintf("%05d", i) {
+			t.Fatalf("item %d is %s %+v", i, it.Name, it.Object)
+		}
+	}
+}
