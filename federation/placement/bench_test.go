@@ -89,3 +89,37 @@ func BenchmarkThroughput(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScheduleCycle times one full scheduling cycle (fair-share order,
+// quotas, reservations, preemption) over 500 pending gangs from the
+// workload mix on an occupied fleet.
+func BenchmarkScheduleCycle(b *testing.B) {
+	for _, fleet := range []string{"F-M", "F-L"} {
+		b.Run(fleet, func(b *testing.B) {
+			clusters, err := sim.Fleet(fleet)
+			if err != nil {
+				b.Fatal(err)
+			}
+			jobs := sim.Generate(sim.Fleets[fleet], sim.DefaultWorkload(1, 24*time.Hour, 5))
+			pending := make([]placement.Gang, 0, 500)
+			for _, j := range jobs[:min(500, len(jobs))] {
+				pending = append(pending, j.Gang)
+			}
+			total := 0
+			for _, c := range clusters {
+				for _, n := range c.Nodes {
+					total += n.GPUs
+				}
+			}
+			in := placement.Input{Now: time.Unix(0, 0).Add(time.Hour), Pending: pending, Queues: sim.Queues(total)}
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				s := placement.NewSnapshot(clusters, nil)
+				sim.Occupy(s, sim.Fleets[fleet], 0.85, 0.70, 1)
+				b.StartTimer()
+				placement.Schedule(s, in)
+			}
+		})
+	}
+}

@@ -21,6 +21,9 @@ type victim struct {
 // in one domain of its ceiling level, across all clusters; it emits the
 // preemptions, holds the domain for g and reports whether it found any.
 func (c *cycle) preempt(g *Gang, r *request) bool {
+	if !g.Submitted.IsZero() && c.in.Now.Sub(g.Submitted) < c.cfg.preemptAfter {
+		return false // young gangs usually find room as others end
+	}
 	c.attempts++
 	cands := c.candidates(g)
 	if len(cands) == 0 {
@@ -79,8 +82,7 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 // borrowing beyond its nominal quota while g's queue stays within its own.
 func (c *cycle) candidates(g *Gang) []victim {
 	want := map[string]int{"": g.GPUs()}
-	reclaim := c.qt.withinNominal(g.Queue, want)
-	borrowing := map[string]bool{}
+	reclaim := c.cfg.reclaim && c.qt.withinNominal(g.Queue, want)
 	var out []victim
 	for _, id := range c.running {
 		al, ok := c.s.allocs[id]
@@ -95,7 +97,7 @@ func (c *cycle) candidates(g *Gang) []victim {
 		switch {
 		case v.Priority < g.Priority:
 			why = fmt.Sprintf("priority %d below %d", v.Priority, g.Priority)
-		case reclaim && v.Priority <= g.Priority && v.Queue != g.Queue && c.borrowingCached(borrowing, v.Queue):
+		case reclaim && v.Priority <= g.Priority && v.Queue != g.Queue && c.qt.surplus(v.Queue, c.s.productOf(al), v.GPUs()):
 			why = fmt.Sprintf("queue %s borrows beyond its nominal quota and %s reclaims it", v.Queue, g.Queue)
 		default:
 			continue
@@ -229,11 +231,10 @@ func (in *Input) markTerminating(victim, preemptor string) {
 	in.Terminating[victim] = preemptor
 }
 
-func (c *cycle) borrowingCached(cache map[string]bool, q string) bool {
-	b, ok := cache[q]
-	if !ok {
-		b = c.qt.borrowing(q)
-		cache[q] = b
+// productOf returns the product of the first node of an allocation.
+func (s *Snapshot) productOf(al *allocation) string {
+	if len(al.nodes) == 0 {
+		return ""
 	}
-	return b
+	return s.classes[s.nodes[al.nodes[0]].class].product
 }

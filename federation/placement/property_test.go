@@ -178,8 +178,8 @@ func runProperty(t *testing.T, seed uint64, st *propStats) {
 		}
 		in := Input{Now: now, Pending: pending, Reservations: res, Terminating: terminating,
 			Queues: []Queue{{Name: "a", Weight: 2}, {Name: "b"}}}
-		d := Schedule(s, in)
-		d2 := Schedule(twin, in)
+		d := Schedule(s, in, WithReclaim())
+		d2 := Schedule(twin, in, WithReclaim())
 		if !reflect.DeepEqual(d, d2) {
 			t.Fatalf("cycle %d: same snapshot and input gave different decisions:\n%+v\n%+v", cycle, d, d2)
 		}

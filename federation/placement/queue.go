@@ -131,24 +131,40 @@ func (t *queueTree) fits(queue string, byProduct map[string]int) (string, bool) 
 	return "", true
 }
 
-// withinNominal reports whether the queue holds no more than its nominal
-// quota of any product after adding the GPUs (true when it has no quota).
+// surplus reports whether the queue or an ancestor borrows at least gpus
+// of product beyond its nominal quota, so that taking them back leaves it
+// at or above nominal (reclaim never pushes a queue below its entitlement,
+// which is what keeps reclaim from oscillating).
+func (t *queueTree) surplus(queue, product string, gpus int) bool {
+	for n := t.get(queue); n != nil; n = n.parent {
+		if q, ok := n.quota(product); ok && n.held(product)-gpus >= q.Nominal {
+			return true
+		}
+	}
+	return false
+}
+
+// withinNominal reports whether the queue and its ancestors hold no more
+// than their nominal quotas after adding the GPUs (true without quotas).
 func (t *queueTree) withinNominal(queue string, byProduct map[string]int) bool {
-	n := t.get(queue)
-	for p, g := range byProduct {
-		if q, ok := n.quota(p); ok && n.held(p)+g > q.Nominal {
-			return false
+	for n := t.get(queue); n != nil; n = n.parent {
+		for p, g := range byProduct {
+			if q, ok := n.quota(p); ok && n.held(p)+g > q.Nominal {
+				return false
+			}
 		}
 	}
 	return true
 }
 
-// borrowing reports whether the queue holds more than its nominal quota.
+// borrowing reports whether the queue or one of its ancestors holds more
+// than its nominal quota.
 func (t *queueTree) borrowing(queue string) bool {
-	n := t.get(queue)
-	for p := range n.alloc {
-		if q, ok := n.quota(p); ok && n.held(p) > q.Nominal {
-			return true
+	for n := t.get(queue); n != nil; n = n.parent {
+		for p := range n.alloc {
+			if q, ok := n.quota(p); ok && n.held(p) > q.Nominal {
+				return true
+			}
 		}
 	}
 	return false

@@ -91,6 +91,7 @@ type config struct {
 	preemption         bool
 	maxPreemptors      int
 	preemptAfter       time.Duration
+	reclaim            bool
 	place              params
 	quality            bool
 	terse              bool
@@ -119,11 +120,19 @@ func WithPreemption(on bool, maxPreemptors int) Option {
 	return func(c *config) { c.preemption, c.maxPreemptors = on, maxPreemptors }
 }
 
-// WithPreemptAfter sets the expected wait below which a gang waits for
-// running gangs to end instead of preempting them (default 10 minutes).
-// Above it, a gang preempts only when the GPU-hours its victims lose are
-// fewer than its own GPUs would idle while it waited.
+// WithPreemptAfter sets how long a gang waits before it may preempt, and
+// the expected drain time below which it keeps waiting instead (default 30
+// minutes: young gangs usually find room as others end). Beyond it, a gang
+// preempts only when the GPU-hours its victims lose are fewer than its own
+// GPUs would idle while it waited.
 func WithPreemptAfter(d time.Duration) Option { return func(c *config) { c.preemptAfter = d } }
+
+// WithReclaim lets a gang whose queue (and its ancestors) stays within its
+// nominal quota preempt same- or lower-priority gangs of queues borrowing
+// beyond theirs, but only the surplus: a queue is never pushed below its
+// nominal quota. Off by default (like Kueue's reclaimWithinCohort: Never):
+// in simulation it trades a lot of lost work for quota fidelity.
+func WithReclaim() Option { return func(c *config) { c.reclaim = true } }
 
 // WithPlaceOptions passes placement options (baselines) to every decision.
 func WithPlaceOptions(opts ...PlaceOption) Option {
@@ -143,7 +152,7 @@ func WithoutExplanations() Option { return func(c *config) { c.terse = true } }
 
 func defaults() config {
 	return config{maxReservations: 4, maxHeldFraction: 0.25, preemption: true, maxPreemptors: 4,
-		preemptAfter: 10 * time.Minute}
+		preemptAfter: 30 * time.Minute}
 }
 
 // gangGPUsByProduct returns the GPUs a placement takes, by product.

@@ -184,8 +184,9 @@ func (m *metrics) sample(now time.Duration) {
 	m.lastSample = now
 	var sum, sq float64
 	n := 0
-	for q, b := range m.backlogByQueue {
-		if b <= 0 {
+	for _, l := range Leaves {
+		q := l.Name
+		if m.backlogByQueue[q] <= 0 {
 			continue
 		}
 		m.backlogAlloc[q] += float64(m.allocByQueue[q]) * dt
@@ -245,7 +246,8 @@ func round(x float64) float64 { return math.Round(x*10) / 10 }
 func (m *metrics) longRunJain() float64 {
 	var sum, sq float64
 	n := 0
-	for q, t := range m.backlogTime {
+	for _, l := range Leaves {
+		q, t := l.Name, m.backlogTime[l.Name]
 		if t <= 0 {
 			continue
 		}

@@ -14,7 +14,10 @@ type Strategy interface {
 	Decide(s *placement.Snapshot, in placement.Input) placement.Decision
 }
 
-// StrategyNames lists the strategies a run compares: Shoal first, then the baselines.
+// StrategyNames lists the strategies a run compares: Shoal first, then the
+// baselines. NewStrategy also knows Shoal variants for ablations:
+// shoal-no-preemption, shoal-no-reservations, shoal-plain (neither),
+// shoal-reclaim and shoal-preempt-after-10m.
 var StrategyNames = []string{"shoal", "shoal-topology-off", "fifo-first-fit", "summed-capacity", "one-cluster-per-job"}
 
 // NewStrategy returns a fresh strategy by name.
@@ -31,6 +34,10 @@ func NewStrategy(name string) (Strategy, bool) {
 			placement.WithPlaceOptions(placement.FirstFit()))), true
 	case "shoal-no-preemption":
 		return scheduleWith(append(base, placement.WithPreemption(false, 0))), true
+	case "shoal-reclaim":
+		return scheduleWith(append(base, placement.WithReclaim())), true
+	case "shoal-preempt-after-10m":
+		return scheduleWith(append(base, placement.WithPreemptAfter(10*time.Minute))), true
 	case "shoal-no-reservations":
 		return scheduleWith(append(base, placement.WithReservations(0, 0, 0))), true
 	case "shoal-plain":
