@@ -54,6 +54,9 @@ func (o *options) config() (agent.Config, error) {
 	if o.hub == "" || o.cluster == "" {
 		return agent.Config{}, errors.New("--hub and --cluster-name are required")
 	}
+	if o.kubeletAddress == "" {
+		o.kubeletAddress = os.Getenv("POD_IP")
+	}
 	local, err := localConfig(o.kubeconfig)
 	if err != nil {
 		return agent.Config{}, err
