@@ -143,3 +143,10 @@ func TestExamplesAreValid(t *testing.T) {
 		}
 	}
 }
+
+func TestDecodeJSONDuplicateField(t *testing.T) {
+	_, err := Decode([]byte(`{"apiVersion":"shoal.dev/v1alpha1","kind":"Queue","metadata":{"name":"a"},"metadata":{"name":"b"}}`))
+	if err == nil || !strings.Contains(err.Error(), `duplicate field "metadata"`) {
+		t.Errorf("duplicate JSON field: %v", err)
+	}
+}

@@ -25,7 +25,7 @@ import (
 // intakeClients serves Jobs and Queues on an embedded store over an
 // in-memory connection, with the error table applied as the real server
 // does, and returns clients.
-func intakeClients(t *testing.T) (shoalv1.JobsClient, shoalv1.QueuesClient) {
+func intakeClients(t testing.TB) (shoalv1.JobsClient, shoalv1.QueuesClient) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts an embedded etcd")
