@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -31,6 +33,8 @@ func validateObjectMeta(m *metav1.ObjectMeta, nameFn func(string, *field.Path) f
 	} else {
 		errs = append(errs, nameFn(m.Name, p.Child("name"))...)
 	}
+	errs = append(errs, metav1validation.ValidateLabels(m.Labels, p.Child("labels"))...)
+	errs = append(errs, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
 	if m.Namespace != "" {
 		errs = append(errs, field.Forbidden(p.Child("namespace"),
 			"Shoal objects are not namespaced; a job's scope is its spec.queue"))

@@ -31,6 +31,10 @@ func TestValidateJob(t *testing.T) {
 			j.Namespace = "default"
 		}).obj(), []string{"metadata.name: Invalid value", "metadata.namespace: Forbidden",
 			"spec.queue: Invalid value"}},
+		{"bad labels and annotations", newJob("a").with(func(j *Job) {
+			j.Labels = map[string]string{"bad key!": "v"}
+			j.Annotations = map[string]string{"-x": "v"}
+		}).obj(), []string{"metadata.labels: Invalid value", "metadata.annotations: Invalid value"}},
 		{"missing name and queue", newJob("").with(func(j *Job) { j.Spec.Queue = "" }).obj(),
 			[]string{"metadata.name: Required value", "spec.queue: Required value"}},
 		{"wrong kind and version", newJob("a").with(func(j *Job) {
