@@ -133,6 +133,7 @@ func BenchmarkList(b *testing.B) {
 	load(b, s, c, total)
 	ctx := context.Background()
 	b.Run("page500", func(b *testing.B) {
+		defer reportCPU(b, processCPU(b))
 		for b.Loop() {
 			res, err := c.List(ctx, store.ListOptions{Limit: 500})
 			if err != nil || len(res.Items) != 500 {
@@ -141,6 +142,7 @@ func BenchmarkList(b *testing.B) {
 		}
 	})
 	b.Run("all-in-pages-of-500", func(b *testing.B) {
+		defer reportCPU(b, processCPU(b))
 		for b.Loop() {
 			n, opts := 0, store.ListOptions{Limit: 500}
 			for {
@@ -160,6 +162,7 @@ func BenchmarkList(b *testing.B) {
 		}
 	})
 	b.Run("all-limit0", func(b *testing.B) {
+		defer reportCPU(b, processCPU(b))
 		for b.Loop() {
 			res, err := c.List(ctx, store.ListOptions{})
 			if err != nil || len(res.Items) != total {
@@ -176,6 +179,12 @@ func processCPU(b *testing.B) time.Duration {
 		b.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the process CPU time per operation since cpu0 (steadier
+// than wall time on a shared machine).
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64((processCPU(b)-cpu0).Milliseconds())/float64(b.N), "cpu-ms/op")
 }
 
 // load writes n jobs in transactions of 100 puts.
