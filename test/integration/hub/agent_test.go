@@ -18,6 +18,8 @@ type agent struct {
 	name string
 	cert tls.Certificate
 	cl   shoalv1.ClustersClient
+	// kubeconfig is the scoped hub-cluster kubeconfig (hub with --kubeconfig).
+	kubeconfig []byte
 }
 
 // createToken makes a join token with the admin identity.
@@ -62,7 +64,7 @@ func register(t *testing.T, ctx context.Context, h *hubProc, token, name, uid st
 	if err := json.Unmarshal(resp.Cluster.Json, &cl); err != nil || cl.Name != name || cl.Spec.UID != uid {
 		t.Fatalf("Register returned cluster %+v, %v", cl.ObjectMeta, err)
 	}
-	return &agent{name: name, cert: cert, cl: h.dial(t, agentCreds(t, h, cert))}, nil
+	return &agent{name: name, cert: cert, cl: h.dial(t, agentCreds(t, h, cert)), kubeconfig: resp.HubKubeconfig}, nil
 }
 
 // redial gives the agent a connection that lives as long as t (the one
