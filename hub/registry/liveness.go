@@ -17,6 +17,9 @@ import (
 // ConditionReady is the cluster's Ready condition, set with the state.
 const ConditionReady = "Ready"
 
+// pruneInterval is how often Run deletes long-expired join tokens.
+const pruneInterval = time.Hour
+
 // State computes a cluster's state at now from its last heartbeat (or its
 // registration time, before the first one), the grace and the fence timeout.
 func State(c *v1alpha1.Cluster, now time.Time, grace, fence time.Duration) (v1alpha1.ClusterState, string, string) {
@@ -70,13 +73,23 @@ func (r *Registry) evaluate(c *v1alpha1.Cluster) bool {
 }
 
 // Run re-evaluates every cluster's state every interval (a quarter of the
-// grace, at least a second) until ctx ends.
+// grace, at least a second), and hourly deletes join tokens expired for
+// longer than TokenRetention, until ctx ends.
 func (r *Registry) Run(ctx context.Context) error {
 	t := r.clock.NewTicker(r.HeartbeatInterval())
 	defer t.Stop()
+	var lastPrune time.Time
 	for {
 		if err := r.Sweep(ctx); err != nil && ctx.Err() == nil {
 			klog.FromContext(ctx).Error(err, "Cluster liveness sweep")
+		}
+		if now := r.clock.Now(); now.Sub(lastPrune) >= pruneInterval {
+			lastPrune = now
+			if n, err := r.PruneTokens(ctx); err != nil && ctx.Err() == nil {
+				klog.FromContext(ctx).Error(err, "Prune expired join tokens")
+			} else if n > 0 {
+				klog.FromContext(ctx).Info("Pruned expired join tokens", "count", n)
+			}
 		}
 		select {
 		case <-ctx.Done():

@@ -354,3 +354,23 @@ func TestOverlappingNamesRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestPruneTokens(t *testing.T) {
+	r, clk, ctx := newRegistry(t)
+	if _, _, err := r.CreateToken(ctx, registry.TokenOptions{TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(2 * time.Hour)
+	if _, _, err := r.CreateToken(ctx, registry.TokenOptions{TTL: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(registry.TokenRetention)
+	n, err := r.PruneTokens(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d, %v; want the one expired more than %s ago", n, err, registry.TokenRetention)
+	}
+	toks, _ := r.ListTokens(ctx)
+	if len(toks) != 1 {
+		t.Fatalf("%d tokens left, want 1", len(toks))
+	}
+}

@@ -151,3 +151,30 @@ func (r *Registry) checkToken(tok *v1alpha1.JoinToken, id, secret string) error 
 	}
 	return nil
 }
+
+// TokenRetention is how long an expired join token stays listed.
+const TokenRetention = 24 * time.Hour
+
+// PruneTokens deletes the tokens that expired more than TokenRetention ago
+// and returns how many it deleted.
+func (r *Registry) PruneTokens(ctx context.Context) (int, error) {
+	res, err := r.tokens.List(ctx, store.ListOptions{})
+	if err != nil {
+		return 0, err
+	}
+	cutoff := r.clock.Now().Add(-TokenRetention)
+	n := 0
+	for _, it := range res.Items {
+		if !it.Object.Spec.Expires.Time.Before(cutoff) {
+			continue
+		}
+		err := r.tokens.Delete(ctx, it.Name, it.Revision)
+		if err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, store.ErrConflict) {
+			return n, err
+		}
+		if err == nil {
+			n++
+		}
+	}
+	return n, nil
+}
