@@ -32,6 +32,7 @@
 // Continue token pins the following pages to the same revision, so a
 // paginated list is a consistent snapshot. Watch(ctx, rev) delivers every
 // change after revision rev (pass a List's Revision or the Revision of the
-// last event seen). Once etcd has compacted the history the watch or the
-// continued list fails with ErrCompacted and the caller lists again.
+// last event seen) and resumes on its own when an etcd member fails. Once
+// etcd has compacted the history the watch or the continued list fails with
+// ErrCompacted and the caller lists again.
 package store

@@ -31,7 +31,8 @@ type WatchEvent[T any] struct {
 	// Object is the new value; for Deleted, the last value before deletion.
 	Object T
 	// Revision is the store revision of the change (the object's new mod
-	// revision); resume a watch from it.
+	// revision); resume a watch from it. A Txn's writes share one revision:
+	// resume from it only after handling all events of that revision.
 	Revision int64
 	// Err is set on Error events. errors.Is(Err, ErrCompacted) means the
 	// history needed is gone: List again and watch from the list's Revision.
