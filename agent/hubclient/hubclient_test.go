@@ -245,7 +245,9 @@ func TestMutualTLSCallsAndStore(t *testing.T) {
 		}
 	}
 	rcancel()
-	<-done
+	if err := <-done; err != nil {
+		t.Error(err)
+	}
 	if h.beats[0] != "shoal:agent:eu1" || h.gens[0] != 7 {
 		t.Errorf("beats=%v gens=%v", h.beats, h.gens)
 	}

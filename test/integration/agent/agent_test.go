@@ -323,7 +323,9 @@ func TestAgent(t *testing.T) {
 
 	t.Run("a dead agent's leases expire", func(t *testing.T) {
 		a.cancel()
-		<-a.done
+		if err := <-a.done; err != nil {
+			t.Errorf("agent returned %v", err)
+		}
 		eventually(t, 3*leaseSecs*time.Second, "lease expired", func(ctx context.Context) (bool, error) {
 			l, err := hubAdmin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, h100Node, metav1.GetOptions{})
 			return err == nil && leaseExpired(l, time.Now()), err

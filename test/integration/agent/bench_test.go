@@ -98,7 +98,13 @@ func startBench() (*benchEnv, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	env := &benchEnv{cs: cs}
 	done := make(chan error, 1)
-	env.stop = func() { cancel(); <-done; _ = cp.Stop() }
+	env.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Println("agent:", err)
+		}
+		_ = cp.Stop()
+	}
 	fail := func(err error) (*benchEnv, error) { cancel(); _ = cp.Stop(); return nil, err }
 	if err := createNodes(ctx, cs, benchNodes); err != nil {
 		return fail(err)

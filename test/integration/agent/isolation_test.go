@@ -1,10 +1,8 @@
-package hubcluster_test
+package agent
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"os"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	"testing"
 	"time"
 
@@ -14,30 +12,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shoal-dev/shoal/hub/hubcluster"
-	"github.com/shoal-dev/shoal/test/framework"
 )
-
-var hubCfg *rest.Config
-
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() || os.Getenv("SHOAL_SKIP_INTEGRATION") != "" {
-		os.Exit(m.Run())
-	}
-	cp, err := framework.StartControlPlane()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	hubCfg = cp.Config
-	code := m.Run()
-	_ = cp.Stop()
-	os.Exit(code)
-}
 
 func agentClient(t *testing.T, kubeconfig []byte) kubernetes.Interface {
 	t.Helper()
@@ -52,20 +30,20 @@ func agentClient(t *testing.T, kubeconfig []byte) kubernetes.Interface {
 	return cs
 }
 
-func vnode(cluster, pool string) *corev1.Node {
+func vnodeObj(cluster, pool string) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 		Name: hubcluster.NodePrefix(cluster) + pool, Labels: map[string]string{hubcluster.LabelCluster: cluster},
 	}}
 }
 
-func boundPod(name, node string) *corev1.Pod {
+func boundPodObj(name, node string) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
 		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 	}
 }
 
-func lease(node string) *coordinationv1.Lease {
+func leaseObj(node string) *coordinationv1.Lease {
 	return &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: node, Namespace: hubcluster.LeaseNamespace}}
 }
 
@@ -77,7 +55,7 @@ func TestIsolation(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	iss := hubcluster.New(hubCfg, hubcluster.WithTokenTTL(3600))
+	iss := hubcluster.New(hubCP.Config, hubcluster.WithTokenTTL(3600))
 	kcA, err := iss.Issue(ctx, "a")
 	if err != nil {
 		t.Fatal(err)
@@ -87,15 +65,15 @@ func TestIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, b := agentClient(t, kcA), agentClient(t, kcB)
-	admin := kubernetes.NewForConfigOrDie(hubCfg)
+	admin := hubAdmin
 	mustCreateNS(ctx, t, admin, hubcluster.LeaseNamespace)
 
 	// B's node exists; A must not touch it. Wait for the policy to be active.
-	if _, err := b.CoreV1().Nodes().Create(ctx, vnode("a-b", "h100"), metav1.CreateOptions{}); err != nil {
+	if _, err := b.CoreV1().Nodes().Create(ctx, vnodeObj("a-b", "h100"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("b creates its node: %v", err)
 	}
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := a.CoreV1().Nodes().Create(ctx, vnode("a-b", "a100"), metav1.CreateOptions{})
+		_, err := a.CoreV1().Nodes().Create(ctx, vnodeObj("a-b", "a100"), metav1.CreateOptions{})
 		if err == nil {
 			_ = admin.CoreV1().Nodes().Delete(ctx, "shoal-a-b-a100", metav1.DeleteOptions{})
 			return false, nil
@@ -106,10 +84,10 @@ func TestIsolation(t *testing.T) {
 		t.Fatalf("policy never refused a's agent creating b's node: %v", err)
 	}
 
-	if _, err := a.CoreV1().Nodes().Create(ctx, vnode("a", "h100"), metav1.CreateOptions{}); err != nil {
+	if _, err := a.CoreV1().Nodes().Create(ctx, vnodeObj("a", "h100"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a creates its own node: %v", err)
 	}
-	unlabelled := vnode("a", "nolabel")
+	unlabelled := vnodeObj("a", "nolabel")
 	unlabelled.Labels = nil
 	refused(t, "a creates a node without its cluster label", func() error {
 		_, err := a.CoreV1().Nodes().Create(ctx, unlabelled, metav1.CreateOptions{})
@@ -138,16 +116,16 @@ func TestIsolation(t *testing.T) {
 	})
 
 	// Leases.
-	if _, err := a.CoordinationV1().Leases(hubcluster.LeaseNamespace).Create(ctx, lease("shoal-a-h100"), metav1.CreateOptions{}); err != nil {
+	if _, err := a.CoordinationV1().Leases(hubcluster.LeaseNamespace).Create(ctx, leaseObj("shoal-a-h100"), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a creates its own lease: %v", err)
 	}
 	refused(t, "a creates a lease for another cluster's node", func() error {
-		_, err := a.CoordinationV1().Leases(hubcluster.LeaseNamespace).Create(ctx, lease("shoal-other-h100"), metav1.CreateOptions{})
+		_, err := a.CoordinationV1().Leases(hubcluster.LeaseNamespace).Create(ctx, leaseObj("shoal-other-h100"), metav1.CreateOptions{})
 		return err
 	})
 
 	// Pods: the hub (admin) binds one pod to each cluster's node.
-	for _, p := range []*corev1.Pod{boundPod("on-a", "shoal-a-h100"), boundPod("on-b", "shoal-other-h100")} {
+	for _, p := range []*corev1.Pod{boundPodObj("on-a", "shoal-a-h100"), boundPodObj("on-b", "shoal-other-h100")} {
 		if _, err := admin.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +147,7 @@ func TestIsolation(t *testing.T) {
 		return a.CoreV1().Pods("default").Delete(ctx, "on-b", metav1.DeleteOptions{})
 	})
 	refused(t, "a creates pods", func() error {
-		_, err := a.CoreV1().Pods("default").Create(ctx, boundPod("x", "shoal-a-h100"), metav1.CreateOptions{})
+		_, err := a.CoreV1().Pods("default").Create(ctx, boundPodObj("x", "shoal-a-h100"), metav1.CreateOptions{})
 		return err
 	})
 	if err := a.CoreV1().Pods("default").Delete(ctx, "on-a", metav1.DeleteOptions{}); err != nil {
@@ -213,6 +191,11 @@ func refused(t *testing.T, what string, do func() error) {
 	if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) {
 		t.Errorf("%s: got %v, want Forbidden", what, err)
 	}
+}
+
+func tokenRequest() *authenticationv1.TokenRequest {
+	ttl := int64(3600)
+	return &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &ttl}}
 }
 
 func mustCreateNS(ctx context.Context, t *testing.T, c kubernetes.Interface, name string) {
