@@ -19,8 +19,8 @@ func addQueueCommands(root *cobra.Command) {
 		Use:   "queue",
 		Short: "Manage the hierarchical queues (org/team/project): GPU quotas and fair-share weights",
 	}
-	cmd.AddCommand(newQueueCreateCommand(), withQueueCompletion(newQueueGetCommand()), newQueueListCommand(),
-		withQueueCompletion(newQueueDeleteCommand()))
+	cmd.AddCommand(newQueueCreateCommand(), newQueueUpdateCommand(), withQueueCompletion(newQueueGetCommand()),
+		newQueueListCommand(), withQueueCompletion(newQueueDeleteCommand()))
 	root.AddCommand(cmd)
 }
 
