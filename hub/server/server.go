@@ -42,9 +42,10 @@ type Config struct {
 
 // Server is the hub's gRPC and HTTP servers.
 type Server struct {
-	cfg     Config
-	grpc    *grpc.Server
-	ready   chan struct{}
+	cfg      Config
+	grpc     *grpc.Server
+	ready    chan struct{}
+	stopping chan struct{} // closed when the graceful stop begins
 	grpcLis net.Listener
 	httpLis net.Listener
 }
@@ -61,18 +62,36 @@ func New(cfg Config) (*Server, error) {
 		cfg.Gatherer = prometheus.DefaultGatherer
 	}
 	auth := authenticator{agents: cfg.Registry}
-	g := grpc.NewServer(
+	s := &Server{cfg: cfg, ready: make(chan struct{}), stopping: make(chan struct{})}
+	s.grpc = grpc.NewServer(
 		grpc.Creds(credentials.NewTLS(cfg.TLS)),
 		grpc.ChainUnaryInterceptor(observeUnary, auth.unary),
-		grpc.ChainStreamInterceptor(observeStream, auth.stream),
+		grpc.ChainStreamInterceptor(s.endOnStop, observeStream, auth.stream),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.MaxRecvMsgSize(16<<20),
 	)
-	shoalv1.RegisterClustersServer(g, newClustersServer(cfg.Registry))
+	shoalv1.RegisterClustersServer(s.grpc, newClustersServer(cfg.Registry))
 	for _, register := range cfg.Services {
-		register(g)
+		register(s.grpc)
 	}
-	return &Server{cfg: cfg, grpc: g, ready: make(chan struct{})}, nil
+	return s, nil
+}
+
+// endOnStop cancels a stream's context when the graceful stop begins, so
+// that long-lived streams (watches) end and do not hold the stop up; the
+// client resumes the watch from its last revision on another replica or
+// after the restart.
+func (s *Server) endOnStop(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx, cancel := context.WithCancel(ss.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stopping:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return handler(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
 }
 
 // Listen binds the listeners (Run calls it when not done before), so that
@@ -140,6 +159,7 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 func (s *Server) stop(ctx context.Context, hs *http.Server) {
+	close(s.stopping)
 	done := make(chan struct{})
 	go func() { s.grpc.GracefulStop(); close(done) }()
 	t := time.NewTimer(s.cfg.ShutdownTimeout)
