@@ -1,0 +1,5 @@
+package e2e
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+var metaGet = metav1.GetOptions{}
