@@ -46,8 +46,8 @@ type Server struct {
 	grpc     *grpc.Server
 	ready    chan struct{}
 	stopping chan struct{} // closed when the graceful stop begins
-	grpcLis net.Listener
-	httpLis net.Listener
+	grpcLis  net.Listener
+	httpLis  net.Listener
 }
 
 // New builds the servers; Run serves them.
