@@ -81,7 +81,9 @@ func (e *engine) interrupt(js *jobState) float64 {
 	js.pending, js.queuedAt = true, e.now
 	e.pending = append(e.pending, js)
 	e.m.backlog(js.Gang.Queue, +1)
-	return (elapsed - kept).Hours() * float64(js.Gang.GPUs())
+	lost := (elapsed - kept).Hours() * float64(js.Gang.GPUs())
+	e.m.lost(e.now, lost)
+	return lost
 }
 
 func (e *engine) scheduleFailure() {

@@ -38,6 +38,9 @@ type Result struct {
 	Bound       float64 `json:"bound"`
 	// Allocation is the time-averaged share of GPUs held by running gangs in the window.
 	Allocation float64 `json:"allocation"`
+	// Goodput is Allocation less the work lost to preemptions and node
+	// failures in the window (it is run again later, so it also inflates Allocation).
+	Goodput float64 `json:"goodput"`
 	// NVLinkMinShare and RackMinShare are the shares of gangs placed in the
 	// fewest NVLink domains / racks feasible at decision time.
 	NVLinkMinShare float64 `json:"nvlinkMinShare"`
@@ -88,6 +91,7 @@ type metrics struct {
 	backlogTime     map[string]float64 // seconds backlogged
 	lastSample      time.Duration
 	preemptLost     float64
+	windowLost      float64 // GPU-hours lost in the window
 	failLost        float64
 	preemptions     int
 	failures        int
@@ -219,6 +223,7 @@ func (m *metrics) result(cfg Config, name string, e *engine, wall time.Duration)
 		FailureGPUHoursLost: m.failLost, Jobs: len(e.jobs), Started: m.started, PendingAtEnd: len(e.pending),
 		Cycles: m.cycles, WallSeconds: wall.Seconds()}
 	r.Bound = math.Min(1, r.OfferedLoad)
+	r.Goodput = r.Allocation - m.windowLost/(float64(m.total)*hours)
 	if m.scored > 0 {
 		r.NVLinkMinShare = float64(m.nvOK) / float64(m.scored)
 		r.RackMinShare = float64(m.rackOK) / float64(m.scored)
@@ -260,4 +265,11 @@ func (m *metrics) longRunJain() float64 {
 		return 0
 	}
 	return sum * sum / (float64(n) * sq)
+}
+
+// lost records GPU-hours of work lost at now.
+func (m *metrics) lost(now time.Duration, gpuHours float64) {
+	if now >= m.from && now <= m.to {
+		m.windowLost += gpuHours
+	}
 }
