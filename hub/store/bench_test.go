@@ -71,12 +71,12 @@ func newBenchJob(name string) benchJob {
 	return j
 }
 
-// openBench starts a dedicated embedded etcd (with fsync on unless unsafe).
-func openBench(b *testing.B, unsafeNoFsync bool) *store.Store {
+// openBench starts a dedicated embedded etcd.
+func openBench(b *testing.B, ec store.EmbeddedConfig) *store.Store {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := store.Open(ctx, store.Config{DataDir: b.TempDir(), Embedded: store.EmbeddedConfig{UnsafeNoFsync: unsafeNoFsync}})
+	s, err := store.Open(ctx, store.Config{DataDir: b.TempDir(), Embedded: ec})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -89,11 +89,15 @@ func openBench(b *testing.B, unsafeNoFsync bool) *store.Store {
 // figure to compare with the 1,000 jobs/s target.
 func BenchmarkCreate(b *testing.B) {
 	for _, mode := range []struct {
-		name   string
-		unsafe bool
-	}{{"fsync", false}, {"UnsafeNoFsync", true}} {
+		name string
+		cfg  store.EmbeddedConfig
+	}{
+		{"fsync", store.EmbeddedConfig{}},
+		{"fsync-network-client", store.EmbeddedConfig{NetworkClient: true}},
+		{"UnsafeNoFsync", store.EmbeddedConfig{UnsafeNoFsync: true}},
+	} {
 		b.Run(mode.name, func(b *testing.B) {
-			s := openBench(b, mode.unsafe)
+			s := openBench(b, mode.cfg)
 			c := store.NewCollection(s, "jobs", store.JSONCodec[benchJob]())
 			size := len(must[[]byte](b)(store.JSONCodec[benchJob]().Marshal(newBenchJob("job-0000000"))))
 			var seq atomic.Int64
@@ -128,7 +132,7 @@ func BenchmarkList(b *testing.B) {
 		b.Skip("loads 100k objects")
 	}
 	const total = 100_000
-	s := openBench(b, false)
+	s := openBench(b, store.EmbeddedConfig{})
 	c := store.NewCollection(s, "jobs", store.JSONCodec[benchJob]())
 	load(b, s, c, total)
 	ctx := context.Background()

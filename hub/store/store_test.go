@@ -71,23 +71,35 @@ func must[T any](t testing.TB) func(T, error) T {
 }
 
 func TestOpenEmbedded(t *testing.T) {
-	start := time.Now()
-	openCtx, cancel := context.WithCancel(context.Background())
-	s, err := store.Open(openCtx, store.Config{DataDir: t.TempDir()})
-	cancel() // the store outlives the ctx of Open
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("embedded etcd ready in %s at %s", time.Since(start), s.ClientURL())
-	if !s.Embedded() {
-		t.Error("Embedded() = false for a DataDir store")
-	}
-	c := store.NewCollection(s, "jobs", store.JSONCodec[testObj]())
-	if _, err := c.Create(testCtx(t), "a", testObj{}); err != nil {
-		t.Error(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Error(err)
+	for name, ec := range map[string]store.EmbeddedConfig{
+		"in-process client": {},
+		"network client":    {NetworkClient: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			start := time.Now()
+			openCtx, cancel := context.WithCancel(context.Background())
+			s, err := store.Open(openCtx, store.Config{DataDir: t.TempDir(), Embedded: ec})
+			cancel() // the store outlives the ctx of Open
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("embedded etcd ready in %s at %s", time.Since(start), s.ClientURL())
+			if !s.Embedded() {
+				t.Error("Embedded() = false for a DataDir store")
+			}
+			c := store.NewCollection(s, "jobs", store.JSONCodec[testObj]())
+			rev, err := c.Create(testCtx(t), "a", testObj{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ch := c.Watch(testCtx(t), rev-1)
+			if ev := <-ch; ev.Type != store.Added || ev.Name != "a" {
+				t.Errorf("watch event %+v, want Added a", ev)
+			}
+			if err := s.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }
 
