@@ -6,6 +6,7 @@ import (
 	"time"
 
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
@@ -138,5 +139,35 @@ func waitApplied(t *testing.T, statuses <-chan gt.Status, commit string) {
 		case <-timeout:
 			t.Fatalf("no Ready status for %s within a minute", commit)
 		}
+	}
+}
+
+// TestRunCorrectsDriftOnInterval: with Run looping on a short interval, a
+// hand edit of an applied object is reverted without any Trigger.
+func TestRunCorrectsDriftOnInterval(t *testing.T) {
+	integration(t)
+	a := newAgent(t, true)
+	name := a.ns + "-cm"
+	repo := newRepo(t, map[string]string{"cm.yaml": cmYAML("default", name, map[string]string{"v": "git"})})
+	src := source(repo, "")
+	src.Interval = 300 * time.Millisecond
+	a.syncOK(t, src)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- a.syncer.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	cm := configMap(t, "default", name)
+	cm.Data["v"] = "hand-edited"
+	if err := k8s.Update(ctx, cm); err != nil {
+		t.Fatal(err)
+	}
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return configMap(t, "default", name).Data["v"] == "git", nil
+	})
+	if err != nil {
+		t.Fatalf("drift not corrected on the interval within 30s: %v", err)
 	}
 }

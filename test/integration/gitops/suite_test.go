@@ -5,6 +5,8 @@ package gitops_test
 import (
 	"flag"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"testing"
 
@@ -26,6 +28,7 @@ var (
 func TestMain(m *testing.M) {
 	klog.InitFlags(nil)
 	flag.Parse()
+	log.SetOutput(io.Discard) // gittestserver logs every request with the standard logger
 	if testing.Short() {
 		skipAll = "integration test: needs a kube-apiserver (run without -short)"
 		os.Exit(m.Run())
