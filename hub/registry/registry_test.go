@@ -374,3 +374,34 @@ func TestPruneTokens(t *testing.T) {
 		t.Fatalf("%d tokens left, want 1", len(toks))
 	}
 }
+
+func TestLargeInventory(t *testing.T) {
+	r, _, ctx := newRegistry(t)
+	token, _, _ := r.CreateToken(ctx, registry.TokenOptions{})
+	if _, err := register(t, r, ctx, token, "big", "uid-big"); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(`{"name":"big","nodes":[`)
+	for i := range 12000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"name":"gpu-node-%05d","product":"NVIDIA-H100-80GB-HBM3","memoryMiB":81559,"capacityGPUs":8,"gpus":8,"usedGPUs":%d,"rack":"rack-%03d","ready":true}`, i, i%9, i/32)
+	}
+	b.WriteString("]}")
+	if b.Len() < 1536*1024 {
+		t.Fatalf("test inventory of %d bytes does not exceed etcd's 1.5 MiB request limit", b.Len())
+	}
+	if _, err := r.ReportInventory(ctx, "big", "s", 1, []byte(b.String())); err != nil {
+		t.Fatalf("12,000-node inventory (%d bytes): %v", b.Len(), err)
+	}
+	rec, _, err := r.GetInventory(ctx, "big")
+	if err != nil || string(rec.Inventory) != b.String() {
+		t.Fatalf("stored inventory differs (%v)", err)
+	}
+	cl, _, _ := r.GetCluster(ctx, "big")
+	if cl.Status.Inventory.GPUs != 96000 {
+		t.Fatalf("summary GPUs %d, want 96000", cl.Status.Inventory.GPUs)
+	}
+}

@@ -1,0 +1,44 @@
+package registry
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"io"
+)
+
+// gzipJSON stores inventories as gzipped JSON: a 5,000-node inventory is
+// about 950 KB of JSON, close to etcd's default 1.5 MiB request limit, and
+// 25 KB gzipped. Values that are not gzipped are read as plain JSON.
+type gzipJSON[T any] struct{}
+
+func (gzipJSON[T]) Marshal(v T) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+	if _, err := w.Write(raw); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+func (gzipJSON[T]) Unmarshal(data []byte) (T, error) {
+	var v T
+	if len(data) >= 2 && data[0] == 0x1f && data[1] == 0x8b {
+		r, err := gzip.NewReader(bytes.NewReader(data))
+		if err != nil {
+			return v, err
+		}
+		if data, err = io.ReadAll(r); err != nil {
+			return v, err
+		}
+	}
+	err := json.Unmarshal(data, &v)
+	return v, err
+}
