@@ -157,19 +157,6 @@ func (t *queueTree) withinNominal(queue string, byProduct map[string]int) bool {
 	return true
 }
 
-// borrowing reports whether the queue or one of its ancestors holds more
-// than its nominal quota.
-func (t *queueTree) borrowing(queue string) bool {
-	for n := t.get(queue); n != nil; n = n.parent {
-		for p := range n.alloc {
-			if q, ok := n.quota(p); ok && n.held(p) > q.Nominal {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // quota returns the quota for a product, falling back to the "" quota.
 func (n *qnode) quota(product string) (Quota, bool) {
 	if q, ok := n.quotas[product]; ok {

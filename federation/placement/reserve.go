@@ -19,20 +19,6 @@ func (s *Snapshot) holdsFor() []int32 {
 // clearHolds drops every reservation mark.
 func (s *Snapshot) clearHolds() { s.holders, s.holdStart = nil, s.holdStart[:0] }
 
-// freeOfHolds reports whether no other reservation holds a node of the domain.
-func (s *Snapshot) freeOfHolds(l int, d int32, rid int32) bool {
-	if s.holders == nil {
-		return true
-	}
-	dom := &s.levels[l][d]
-	for i := dom.lo; i < dom.hi; i++ {
-		if h := s.holders[i]; h >= 0 && h != rid {
-			return false
-		}
-	}
-	return true
-}
-
 // hold marks nodes as held by a new reservation for gang (named after
 // the domain they lie in).
 func (c *cycle) hold(gang string, l int, d int32, nodes []int32, backfill bool) int32 {
