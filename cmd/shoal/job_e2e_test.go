@@ -74,6 +74,11 @@ func freeAddr(t *testing.T) string {
 // shoal runs the CLI in process with args and stdin; it returns stdout and the error.
 func shoal(t *testing.T, config, stdin string, args ...string) (string, error) {
 	t.Helper()
+	return shoalCtx(context.Background(), config, stdin, args...)
+}
+
+// shoalCtx is shoal with a context, for commands that run until it ends.
+func shoalCtx(ctx context.Context, config, stdin string, args ...string) (string, error) {
 	globalHubFlags = hubFlags{}
 	root := &cobra.Command{Use: "shoal", SilenceUsage: true, SilenceErrors: true}
 	addHubCommands(root)
@@ -89,7 +94,7 @@ func shoal(t *testing.T, config, stdin string, args ...string) (string, error) {
 		args = append([]string{"--config", config}, args...)
 	}
 	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
+	err := root.ExecuteContext(ctx)
 	return out.String(), err
 }
 
@@ -130,6 +135,7 @@ func TestJobAndQueueCommands(t *testing.T) {
 		{[]string{"job", "get", "eval-mig"}, "", "", `job "eval-mig" not found`},
 		{[]string{"job", "get", "llama-pretrain", "-o", "json"}, "", `"phase": "Pending"`, ""},
 		{[]string{"job", "describe", "llama-pretrain"}, "", "Admitted   True     Queued", ""},
+		{[]string{"watch"}, "", "llama-pretrain   research/nlp   Pending", ""},
 		{[]string{cobra.ShellCompRequestCmd, "job", "describe", "lla"}, "", "llama-pretrain\n", ""},
 		{[]string{cobra.ShellCompRequestCmd, "queue", "delete", "research/"}, "", "research/nlp\n", ""},
 		{[]string{"queue", "delete", "research/nlp"}, "", "", "still has 1 job(s)"},
@@ -140,7 +146,16 @@ func TestJobAndQueueCommands(t *testing.T) {
 		{[]string{"queue", "list", "-o", "yaml"}, "", "items: []", ""},
 	}
 	for i, s := range steps {
-		out, err := shoal(t, config, s.stdin, s.args...)
+		var out string
+		var err error
+		if s.args[0] == "watch" {
+			// replay the history of llama-pretrain for 3 seconds
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			out, err = shoalCtx(ctx, config, "", "job", "watch", "--revision", "1", "llama-pretrain")
+			cancel()
+		} else {
+			out, err = shoal(t, config, s.stdin, s.args...)
+		}
 		name := fmt.Sprintf("step %d: shoal %s", i, strings.Join(s.args, " "))
 		switch {
 		case s.wantErr == "" && err != nil:

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -42,8 +44,8 @@ func newJobWatchCommand() *cobra.Command {
 				return outCallError("watch jobs", err)
 			}
 			err = printJobEvents(cmd.OutOrStdout(), stream, output)
-			if ctx.Err() != nil {
-				return nil
+			if ctx.Err() != nil || pastDeadline(ctx) {
+				return nil // interrupted or past the caller's deadline: the normal end of a watch
 			}
 			return err
 		},
@@ -51,6 +53,13 @@ func newJobWatchCommand() *cobra.Command {
 	cmd.Flags().Int64Var(&rev, "revision", 0, "deliver the changes after this revision (0: from now)")
 	outFlag(cmd, &output)
 	return cmd
+}
+
+// pastDeadline reports whether ctx's deadline has passed: the stream can
+// notice it a moment before ctx does.
+func pastDeadline(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ok && !time.Now().Before(dl)
 }
 
 // printJobEvents prints events until the stream ends.
