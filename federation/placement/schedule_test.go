@@ -1,6 +1,7 @@
 package placement
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -144,5 +145,69 @@ func TestScheduleStrictFIFOBlocks(t *testing.T) {
 		WithReservations(0, 0, 0), WithPreemption(false, 0))
 	if len(d.Placements) != 0 || waitReason(d, "small") != ReasonBlocked {
 		t.Errorf("decision = %+v", d)
+	}
+}
+
+func TestScheduleBackfillWithEstimates(t *testing.T) {
+	tests := []struct {
+		name     string
+		estimate time.Duration
+		placed   bool
+	}{
+		{"ends before the held nodes drain", time.Hour, true},
+		{"would still run when the big gang needs the node", 3 * time.Hour, false},
+		{"no estimate never backfills", 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := fleetSpec{name: "c", racks: 1, perRack: 2, gpus: 8}.cluster()
+			s := NewSnapshot([]inventory.Cluster{c}, nil)
+			run := newGang("run", 1, 8).obj()
+			run.Estimate = 2 * time.Hour
+			p, _ := s.Place(run)
+			if err := s.Assume(run, p, t0); err != nil {
+				t.Fatal(err)
+			}
+			big := newGang("big", 2, 8).required(inventory.LevelRack).queue("a").obj()
+			big.Submitted = t0
+			small := newGang("small", 1, 8).queue("b").obj()
+			small.Submitted, small.Estimate = t0.Add(time.Minute), tt.estimate
+			d := Schedule(s, Input{Now: t0, Pending: []Gang{big, small}}, WithPreemption(false, 0))
+			if len(d.Reservations) != 1 || d.Reservations[0].Gang != "big" || len(d.Reservations[0].Nodes) != 2 {
+				t.Fatalf("reservations = %+v", d.Reservations)
+			}
+			if got := placedIDs(d)["small"]; got != tt.placed {
+				t.Errorf("small placed = %v, want %v", got, tt.placed)
+			}
+		})
+	}
+}
+
+func TestScheduleReclaimTakesOnlySurplus(t *testing.T) {
+	c := fleetSpec{name: "c", racks: 1, perRack: 4, gpus: 8}.cluster()
+	s := NewSnapshot([]inventory.Cluster{c}, nil)
+	qs := []Queue{{Name: "a", Quotas: map[string]Quota{"": {Nominal: 16}}}, {Name: "b", Quotas: map[string]Quota{"": {Nominal: 16}}}}
+	// Queue a borrows: it runs 32 GPUs against a nominal 16.
+	for i := range 4 {
+		g := newGang(fmt.Sprintf("a%d", i), 1, 8).queue("a").obj()
+		p, err := s.Place(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = s.Assume(g, p, t0)
+	}
+	want := newGang("b-big", 3, 8).queue("b").obj() // 24 > b's nominal 16: may not reclaim
+	d := Schedule(s, Input{Now: t0.Add(time.Hour), Pending: []Gang{want}, Queues: qs}, WithReclaim())
+	if len(d.Preemptions) != 0 {
+		t.Fatalf("reclaimed beyond the preemptor's nominal: %+v", d.Preemptions)
+	}
+	fair := newGang("b-fair", 2, 8).queue("b").obj() // 16 = b's nominal; a keeps its 16
+	d = Schedule(s, Input{Now: t0.Add(time.Hour), Pending: []Gang{fair}, Queues: qs}, WithReclaim())
+	if len(d.Preemptions) != 2 {
+		t.Fatalf("preemptions = %+v, want two of queue a's gangs", d.Preemptions)
+	}
+	d = Schedule(s, Input{Now: t0.Add(time.Hour), Pending: []Gang{fair}, Queues: qs})
+	if len(d.Preemptions) != 0 {
+		t.Errorf("reclaim happened while off: %+v", d.Preemptions)
 	}
 }
