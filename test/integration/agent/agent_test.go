@@ -273,6 +273,18 @@ func TestAgent(t *testing.T) {
 		})
 	})
 
+	t.Run("a hub pod deleted outright removes its local pod", func(t *testing.T) {
+		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, hubPod("quick", h100Node, nil, 1), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitLocal(t, "quick")
+		zero := int64(0)
+		if err := hubAdmin.CoreV1().Pods("team-a").Delete(ctx, "quick", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatal(err)
+		}
+		waitLocalGone(t, "quick")
+	})
+
 	t.Run("a local pod deleted behind the agent's back is reported", func(t *testing.T) {
 		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, hubPod("victim", h100Node, nil, 1), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -297,8 +309,16 @@ func TestAgent(t *testing.T) {
 		}
 	})
 
-	t.Run("restart reuses the stored credentials", func(t *testing.T) {
+	t.Run("restart reuses the stored credentials and cleans up orphans", func(t *testing.T) {
+		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, hubPod("orphan", h100Node, nil, 1), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		waitLocal(t, "orphan")
 		a.stop(t)
+		zero := int64(0)
+		if err := hubAdmin.CoreV1().Pods("team-a").Delete(ctx, "orphan", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+			t.Fatal(err)
+		}
 		a = startAgent(t, "") // no token: only the stored credentials can work
 		eventually(t, 30*time.Second, "heartbeat after restart", func(context.Context) (bool, error) {
 			hub.mu.Lock()
@@ -308,6 +328,7 @@ func TestAgent(t *testing.T) {
 		if n := hub.registrations(); n != 1 {
 			t.Errorf("registrations = %d, want 1", n)
 		}
+		waitLocalGone(t, "orphan") // its hub pod went away while the agent was down
 	})
 
 	t.Run("an unreachable workload cluster makes the nodes NotReady", func(t *testing.T) {
@@ -345,4 +366,20 @@ func statusCode(err error) int32 {
 		return s.Status().Code
 	}
 	return 0
+}
+
+func waitLocal(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "local pod "+name, func(ctx context.Context) (bool, error) {
+		_, err := work.CoreV1().Pods("team-a").Get(ctx, name, metav1.GetOptions{})
+		return err == nil, err
+	})
+}
+
+func waitLocalGone(t *testing.T, name string) {
+	t.Helper()
+	eventually(t, 30*time.Second, "local pod "+name+" deleted", func(ctx context.Context) (bool, error) {
+		_, err := work.CoreV1().Pods("team-a").Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 }
