@@ -10,6 +10,14 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// Bounds that catch typos before the scheduler sees them.
+const (
+	// MaxGangMembers is the largest gang.
+	MaxGangMembers = 100000
+	// MaxGPUsPerMember is the most whole GPUs one member (a pod on one node) may ask for.
+	MaxGPUsPerMember = 64
+)
+
 // migProfile matches MIG profiles such as 1g.10gb or 3g.40gb.
 var migProfile = regexp.MustCompile(`^[1-9][0-9]*g\.[1-9][0-9]*gb$`)
 
@@ -39,6 +47,8 @@ func validateGang(g *Gang, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if g.Members < 1 {
 		errs = append(errs, field.Invalid(p.Child("members"), g.Members, "must be at least 1"))
+	} else if g.Members > MaxGangMembers {
+		errs = append(errs, field.Invalid(p.Child("members"), g.Members, fmt.Sprintf("must be at most %d", MaxGangMembers)))
 	}
 	switch {
 	case g.MIG != nil && g.GPUsPerMember != 0:
@@ -46,6 +56,9 @@ func validateGang(g *Gang, p *field.Path) field.ErrorList {
 	case g.MIG == nil && g.GPUsPerMember < 1:
 		errs = append(errs, field.Invalid(p.Child("gpusPerMember"), g.GPUsPerMember,
 			"must be at least 1 (or ask for MIG slices with spec.gang.mig)"))
+	case g.GPUsPerMember > MaxGPUsPerMember:
+		errs = append(errs, field.Invalid(p.Child("gpusPerMember"), g.GPUsPerMember, fmt.Sprintf(
+			"must be at most %d: a member is one pod on one node; use more members for more GPUs", MaxGPUsPerMember)))
 	}
 	if g.MIG != nil {
 		mp := p.Child("mig")

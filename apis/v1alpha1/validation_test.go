@@ -35,6 +35,8 @@ func TestValidateJob(t *testing.T) {
 			j.Labels = map[string]string{"bad key!": "v"}
 			j.Annotations = map[string]string{"-x": "v"}
 		}).obj(), []string{"metadata.labels: Invalid value", "metadata.annotations: Invalid value"}},
+		{"gang too large", newJob("a").members(MaxGangMembers + 1).gpus(MaxGPUsPerMember + 1).obj(), []string{
+			"spec.gang.members: Invalid value", "spec.gang.gpusPerMember: Invalid value"}},
 		{"missing name and queue", newJob("").with(func(j *Job) { j.Spec.Queue = "" }).obj(),
 			[]string{"metadata.name: Required value", "spec.queue: Required value"}},
 		{"wrong kind and version", newJob("a").with(func(j *Job) {
