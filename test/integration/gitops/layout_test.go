@@ -157,7 +157,9 @@ func TestRunCorrectsDriftOnInterval(t *testing.T) {
 	go func() { done <- a.syncer.Run(ctx) }()
 	defer func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("Run returned %v", err)
+		}
 	}()
 	cm := configMap(t, "default", name)
 	cm.Data["v"] = "hand-edited"
