@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -80,6 +81,9 @@ func clusterListObject(items []*v1alpha1.Cluster) map[string]any {
 	return map[string]any{"apiVersion": v1alpha1.APIVersion, "kind": "ClusterList", "items": items}
 }
 
+// maxInventoryBytes bounds one inventory the CLI accepts.
+const maxInventoryBytes = 256 << 20
+
 // fetchInventories gets the latest inventory of each cluster, 8 at a time;
 // clusters without one are missing from the map.
 func fetchInventories(ctx context.Context, cl shoalv1.ClustersClient, clusters []*v1alpha1.Cluster) map[string]*inventory.Cluster {
@@ -105,7 +109,8 @@ func fetchInventories(ctx context.Context, cl shoalv1.ClustersClient, clusters [
 
 // getInventory returns the cluster's inventory, nil when it has not reported.
 func getInventory(ctx context.Context, cl shoalv1.ClustersClient, name string) (*inventory.Cluster, error) {
-	obj, err := cl.GetInventory(ctx, &shoalv1.GetClusterRequest{Name: name})
+	// A 5,000-node inventory is about 1 MB of JSON; allow large ones.
+	obj, err := cl.GetInventory(ctx, &shoalv1.GetClusterRequest{Name: name}, grpc.MaxCallRecvMsgSize(maxInventoryBytes))
 	if status.Code(err) == codes.NotFound {
 		return nil, nil
 	}
