@@ -37,6 +37,8 @@ func TestImportDirection(t *testing.T) {
 		{"agent imports hub", "agent/x", "hub/y", "agent"},
 		{"hub imports agent", "hub/x", "agent/y", "hub"},
 		{"apis imports federation", "apis/x", "federation/y", "apis"},
+		{"hub imports test helpers", "hub/x", "test/y", "test-helpers"},
+		{"cmd imports hub", "cmd/x", "hub/y", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
