@@ -33,6 +33,8 @@ var ErrBadCSR = errors.New("pki: bad certificate signing request")
 
 // ServerCertificate issues a serving certificate for the hub with the
 // given DNS names and IP addresses (localhost and 127.0.0.1 are always included).
+// The chain carries the CA certificate after the leaf, so that an agent can
+// check the hub against its pinned --ca-hash before it sends a join token.
 func (ca *CA) ServerCertificate(hosts []string) (tls.Certificate, error) {
 	key, err := NewKey()
 	if err != nil {
@@ -59,7 +61,7 @@ func (ca *CA) ServerCertificate(hosts []string) (tls.Certificate, error) {
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	return tls.Certificate{Certificate: [][]byte{cert.Raw}, PrivateKey: key, Leaf: cert}, nil
+	return tls.Certificate{Certificate: [][]byte{cert.Raw, ca.Cert.Raw}, PrivateKey: key, Leaf: cert}, nil
 }
 
 // ClientCertificate issues a client certificate for a new key; it returns
