@@ -23,13 +23,15 @@ type options struct {
 	kubeletListen, kubeletAddress string
 	leaseSeconds                  int32
 	metricsAddr                   string
+	gitopsWorkDir                 string
+	gitopsInterval                time.Duration
 }
 
 func defaultOptions() *options {
 	keys := fedinv.DefaultLabelKeys()
 	return &options{namespace: "shoal-system", rackKey: keys.Rack, blockKey: keys.Block, zoneKey: keys.Zone,
 		heartbeat: 10 * time.Second, kubeletListen: ":10250", kubeletAddress: os.Getenv("POD_IP"),
-		leaseSeconds: 40, metricsAddr: ":8080"}
+		leaseSeconds: 40, metricsAddr: ":8080", gitopsInterval: 30 * time.Second}
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -48,6 +50,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.kubeletAddress, "kubelet-address", o.kubeletAddress, "IP the hub API server dials for logs/exec (default $POD_IP)")
 	fs.Int32Var(&o.leaseSeconds, "lease-duration", o.leaseSeconds, "virtual node lease duration in seconds")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of /metrics and /healthz (empty: off)")
+	fs.StringVar(&o.gitopsWorkDir, "gitops-workdir", o.gitopsWorkDir, "directory for GitOps checkouts; empty disables GitOps")
+	fs.DurationVar(&o.gitopsInterval, "gitops-report-interval", o.gitopsInterval, "time between GitOps status reports to the hub")
 }
 
 func (o *options) config() (agent.Config, error) {
@@ -61,7 +65,12 @@ func (o *options) config() (agent.Config, error) {
 	if err != nil {
 		return agent.Config{}, err
 	}
+	var gitOps agent.GitOpsFunc
+	if o.gitopsWorkDir != "" {
+		gitOps = agent.GitOps(o.gitopsWorkDir, o.namespace, o.gitopsInterval)
+	}
 	return agent.Config{
+		GitOps:     gitOps,
 		HubAddress: o.hub, Token: o.token, CAHash: o.caHash, Cluster: o.cluster, Local: local,
 		Namespace: o.namespace, Labels: o.labels, HeartbeatInterval: o.heartbeat,
 		Keys:          fedinv.LabelKeys{Rack: o.rackKey, Block: o.blockKey, Zone: o.zoneKey},

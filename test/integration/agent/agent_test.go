@@ -38,6 +38,7 @@ func startAgent(t *testing.T, token string) *runningAgent {
 		Local: restConfigCopy(workCP.Config), Labels: map[string]string{"region": "eu"},
 		HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0", KubeletAddress: "127.0.0.1",
 		LeaseDurationSeconds: leaseSecs, Version: "v0.0.0-it",
+		GitOps: agent.GitOps(t.TempDir(), "shoal-system", time.Second),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -167,6 +168,14 @@ func TestAgent(t *testing.T) {
 		eventually(t, 30*time.Second, "node lease", func(ctx context.Context) (bool, error) {
 			_, err := hubAdmin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, h100Node, metav1.GetOptions{})
 			return err == nil, err
+		})
+	})
+
+	t.Run("gitops status reaches the hub", func(t *testing.T) {
+		eventually(t, 30*time.Second, "GitOps status report", func(context.Context) (bool, error) {
+			hub.mu.Lock()
+			defer hub.mu.Unlock()
+			return hub.gitopsReports > 0, nil
 		})
 	})
 

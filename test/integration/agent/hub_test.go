@@ -29,10 +29,11 @@ type fakeHub struct {
 	token  string
 	addr   string
 
-	mu         sync.Mutex
-	registered []*shoalv1alpha1.RegisterRequest
-	beats      map[string]time.Time
-	inventory  map[string]fedinv.Cluster
+	mu            sync.Mutex
+	registered    []*shoalv1alpha1.RegisterRequest
+	beats         map[string]time.Time
+	inventory     map[string]fedinv.Cluster
+	gitopsReports int
 	// reported, when set, receives every accepted inventory (dropped when full).
 	reported chan fedinv.Cluster
 }
@@ -126,6 +127,16 @@ func (h *fakeHub) ReportInventory(ctx context.Context, r *shoalv1alpha1.ReportIn
 		}
 	}
 	return &shoalv1alpha1.ReportInventoryResponse{AcceptedGeneration: r.Generation}, nil
+}
+
+func (h *fakeHub) ReportGitOpsStatus(ctx context.Context, _ *shoalv1alpha1.ReportGitOpsStatusRequest) (*shoalv1alpha1.ReportGitOpsStatusResponse, error) {
+	if _, err := cluster(ctx); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.gitopsReports++
+	return &shoalv1alpha1.ReportGitOpsStatusResponse{}, nil
 }
 
 func (h *fakeHub) latest(c string) (fedinv.Cluster, bool) {
