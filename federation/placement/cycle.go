@@ -18,7 +18,7 @@ type cycle struct {
 	preempted int
 	attempts  int
 	blocked   bool
-	running   []string // gangs holding GPUs at the start of the cycle, sorted
+	running   []*allocation // gangs holding GPUs at the start of the cycle, in map order
 	d         Decision
 }
 
@@ -75,9 +75,9 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 
 // chargeRunning charges every running gang to its queue and sets usage.
 func (c *cycle) chargeRunning() {
-	c.running = c.s.sortedAllocs()
-	for _, id := range c.running {
-		al := c.s.allocs[id]
+	c.running = make([]*allocation, 0, len(c.s.allocs))
+	for _, al := range c.s.allocs {
+		c.running = append(c.running, al)
 		leaf := c.qt.get(al.Gang.Queue)
 		for k, i := range al.nodes {
 			p := c.s.classes[c.s.nodes[i].class].product

@@ -84,10 +84,10 @@ func (c *cycle) candidates(g *Gang) []victim {
 	want := map[string]int{"": g.GPUs()}
 	reclaim := c.cfg.reclaim && c.qt.withinNominal(g.Queue, want)
 	var out []victim
-	for _, id := range c.running {
-		al, ok := c.s.allocs[id]
-		if !ok {
-			continue
+	for _, al := range c.running {
+		id := al.Gang.ID
+		if c.s.allocs[id] != al {
+			continue // released during the cycle
 		}
 		v := &al.Gang
 		if !v.Preemptible || c.placed[id] || c.in.Terminating[id] != "" || v.ID == g.ID {
@@ -104,12 +104,15 @@ func (c *cycle) candidates(g *Gang) []victim {
 		}
 		out = append(out, victim{al: al, cost: c.lostHours(al), why: why})
 	}
-	sort.SliceStable(out, func(i, j int) bool {
+	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
 		if a.al.Gang.Priority != b.al.Gang.Priority {
 			return a.al.Gang.Priority < b.al.Gang.Priority
 		}
-		return a.cost < b.cost
+		if a.cost != b.cost {
+			return a.cost < b.cost
+		}
+		return a.al.Gang.ID < b.al.Gang.ID
 	})
 	return out
 }

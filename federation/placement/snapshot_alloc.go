@@ -155,16 +155,6 @@ func (s *Snapshot) NodeFree(cluster, name string) int {
 	return int(s.nodes[i].free)
 }
 
-// sortedAllocs returns the IDs of the gangs holding GPUs, sorted.
-func (s *Snapshot) sortedAllocs() []string {
-	ids := make([]string, 0, len(s.allocs))
-	for id := range s.allocs {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids
-}
-
 // FreeByCluster returns the free whole GPUs of each cluster by product, as
 // a per-cluster summed view (one virtual node per cluster) would show them.
 func (s *Snapshot) FreeByCluster() map[string]map[string]int {
