@@ -21,32 +21,47 @@ func newDevCommand() *cobra.Command {
 		Short: "Start, stop and inspect a local multi-cluster GPU fleet",
 		Long: "shoal dev runs a hub management cluster and N workload clusters on loopback from the " +
 			"binaries `make k8s-bin` builds, with KWOK GPU nodes labelled like NVIDIA GPU Feature Discovery " +
-			"labels real ones. State, kubeconfigs and logs live in --dir ($SHOAL_DEV_DIR, default ~/.shoal/dev).",
+			"labels real ones, then shoal-hub and one registered shoal-agent per workload cluster " +
+			"(from `make build`). State, kubeconfigs, the shoal CLI config and logs live in --dir " +
+			"($SHOAL_DEV_DIR, default ~/.shoal/dev).",
 	}
 	cmd.PersistentFlags().StringVar(&dir, "dir", fleet.DefaultDir(), "fleet directory")
 	cmd.AddCommand(newDevUpCommand(&dir), newDevDownCommand(&dir), newDevStatusCommand(&dir),
-		newDevKubeconfigCommand(&dir), newDevProfilesCommand(), newDevNodesCommand(&dir), newDevPodCommand(&dir))
+		newDevKubeconfigCommand(&dir), newDevProfilesCommand(), newDevNodesCommand(&dir), newDevPodCommand(&dir),
+		newDevEnvCommand(&dir))
 	return cmd
 }
 
 func newDevUpCommand(dir *string) *cobra.Command {
 	opts := fleet.Options{BasePort: fleet.DefaultBasePort}
+	var noShoal bool
 	cmd := &cobra.Command{
 		Use:   "up",
-		Short: "Start the hub cluster and the workload clusters (one per profile by default)",
+		Short: "Start the hub cluster, the workload clusters (one per profile by default), shoal-hub and one agent per cluster",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			opts.Dir, opts.Out = *dir, cmd.OutOrStdout()
+			if !noShoal && !opts.NoHub {
+				so, err := devShoalBinaries()
+				if err != nil {
+					return err
+				}
+				opts.Shoal = so
+			}
 			f, err := fleet.Up(ctx, opts)
 			if err != nil {
 				return err
 			}
 			devPrintStatus(cmd.Context(), cmd.OutOrStdout(), f)
-			fmt.Fprintf(cmd.OutOrStdout(), "\nexport KUBECONFIG=%s   # one context per cluster\n"+
-				"kubectl --context %s get nodes\nshoal dev down                     # stops everything\n",
-				f.Kubeconfig, devFirstWorkload(f))
+			fmt.Fprintln(cmd.OutOrStdout())
+			devPrintEnv(cmd.OutOrStdout(), f)
+			fmt.Fprintf(cmd.OutOrStdout(), "kubectl --context %s get nodes\n", devFirstWorkload(f))
+			if f.Shoal != nil {
+				fmt.Fprintln(cmd.OutOrStdout(), "shoal cluster list")
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "shoal dev down                     # stops everything")
 			return nil
 		},
 	}
@@ -56,7 +71,8 @@ func newDevUpCommand(dir *string) *cobra.Command {
 		"fleet profiles, given to the workload clusters in turn (see `shoal dev profiles`)")
 	fl.IntVar(&opts.Nodes, "nodes", 0, "GPU nodes per workload cluster (default: the profile's, at least 16)")
 	fl.IntVar(&opts.BasePort, "base-port", opts.BasePort, "first port; cluster i uses base+10*i..+3 (0: any free ports)")
-	fl.BoolVar(&opts.NoHub, "no-hub", false, "start workload clusters only")
+	fl.BoolVar(&opts.NoHub, "no-hub", false, "start workload clusters only (no hub cluster, no shoal-hub, no agents)")
+	fl.BoolVar(&noShoal, "no-shoal", false, "start the Kubernetes clusters only (no shoal-hub, no agents)")
 	fl.BoolVar(&opts.ControllerManager, "controller-manager", false,
 		"also run kube-controller-manager in every cluster (namespace deletion, GC, service accounts)")
 	fl.BoolVar(&opts.PodStartDelays, "pod-start-delays", false, "keep KWOK's random 2-10 s pod start delays")

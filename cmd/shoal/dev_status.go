@@ -31,6 +31,9 @@ func newDevStatusCommand(dir *string) *cobra.Command {
 				return err
 			}
 			devPrintStatus(cmd.Context(), cmd.OutOrStdout(), f)
+			if f.Shoal != nil {
+				fmt.Fprintf(cmd.OutOrStdout(), "export SHOAL_CONFIG=%s\n", f.Shoal.Config)
+			}
 			return nil
 		},
 	}
@@ -59,6 +62,7 @@ func devPrintStatus(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 			version, alive, len(c.Processes), nodes, gpus, mig, devMib(crss))
 	}
 	_ = w.Flush()
+	devPrintShoal(ctx, out, f)
 	fmt.Fprintf(out, "fleet in %s, started %s, %d of %d processes running, %s resident\n",
 		f.Dir, f.StartedAt.Local().Format(time.DateTime), f.Alive(), len(f.Processes()), devMib(rss))
 	if f.Alive() < len(f.Processes()) {

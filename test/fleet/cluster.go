@@ -57,11 +57,7 @@ type startFunc func(name, bin string, args []string) (*Process, error)
 // Every process is recorded in the state file as soon as it starts.
 func (c *Cluster) start(ctx context.Context, f *Fleet) error {
 	var add startFunc = func(name, bin string, args []string) (*Process, error) {
-		p, err := startProcess(name, filepath.Join(f.opts.BinDir, bin), args, filepath.Join(c.Dir, name+".log"), f.opts.DieWithParent)
-		if p != nil {
-			f.record(c, p)
-		}
-		return p, err
+		return f.add(c, name, filepath.Join(f.opts.BinDir, bin), args)
 	}
 	etcd, err := add("etcd", "etcd", etcdArgs(c))
 	if err != nil {

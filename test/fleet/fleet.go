@@ -19,6 +19,8 @@ type State struct {
 	Kubeconfig string `json:"kubeconfig"`
 	// Clusters, the hub (when there is one) first.
 	Clusters []*Cluster `json:"clusters"`
+	// Shoal is the running shoal-hub, when Up started one.
+	Shoal *HubState `json:"shoal,omitempty"`
 }
 
 // Fleet is a running (or stopped) local fleet.
@@ -119,9 +121,18 @@ func (f *Fleet) RSS() int64 {
 	return n
 }
 
-// Stop stops every recorded process, newest first in each cluster, and
-// leaves the files (state, data, logs) in place.
+// Stop stops every recorded process and leaves the files (state, data,
+// logs) in place: first the agents, then the hub, then the clusters' own
+// components, newest first in each cluster.
 func (f *Fleet) Stop() error {
+	agents := f.stopPhase(func(p *Process) bool { return p.Name == AgentProcess })
+	hub := f.stopPhase(func(p *Process) bool { return p.Name == HubProcess })
+	rest := f.stopPhase(func(*Process) bool { return true })
+	return errors.Join(agents, hub, rest)
+}
+
+// stopPhase stops, in parallel over the clusters, the processes that match.
+func (f *Fleet) stopPhase(match func(*Process) bool) error {
 	var wg sync.WaitGroup
 	errs := make([]error, len(f.Clusters))
 	for i, c := range f.Clusters {
@@ -130,7 +141,9 @@ func (f *Fleet) Stop() error {
 			procs := append([]*Process(nil), c.Processes...)
 			f.mu.Unlock()
 			for j := len(procs) - 1; j >= 0; j-- {
-				errs[i] = errors.Join(errs[i], procs[j].Stop(10*time.Second))
+				if match(procs[j]) {
+					errs[i] = errors.Join(errs[i], procs[j].Stop(10*time.Second))
+				}
 			}
 		})
 	}
@@ -152,7 +165,7 @@ func (f *Fleet) Down() error {
 			}
 		}
 	}
-	for _, p := range []string{f.pki(), f.Kubeconfig, filepath.Join(f.Dir, "kwok-stages")} {
+	for _, p := range []string{f.pki(), f.Kubeconfig, filepath.Join(f.Dir, "kwok-stages"), filepath.Join(f.Dir, shoalConfigFile)} {
 		if p != "" {
 			_ = os.RemoveAll(p)
 		}

@@ -33,6 +33,10 @@ type Options struct {
 	// with the fleet CA), without its node lifecycle controller: KWOK nodes
 	// send no heartbeats and would turn NotReady.
 	ControllerManager bool
+	// Shoal, when set, also starts shoal-hub (on the hub cluster) and one
+	// registered shoal-agent per workload cluster once the clusters are up.
+	// Ignored with NoHub.
+	Shoal *ShoalOptions
 	// DieWithParent has the kernel kill every process of the fleet when the
 	// process that started it dies (tests); `shoal dev up` leaves it false.
 	DieWithParent bool

@@ -14,11 +14,18 @@ type Ports struct {
 	Scheduler  int `json:"scheduler,omitempty"`
 	// ControllerManager is used only with Options.ControllerManager.
 	ControllerManager int `json:"controllerManager,omitempty"`
+	// Shoal is shoal-hub's gRPC port on the hub cluster and shoal-agent's
+	// kubelet endpoint on a workload cluster; ShoalHTTP is the hub's
+	// /readyz and /metrics port or the agent's metrics port. Used only with
+	// Options.Shoal.
+	Shoal     int `json:"shoal,omitempty"`
+	ShoalHTTP int `json:"shoalHTTP,omitempty"`
 }
 
 // DefaultBasePort is where `shoal dev` lays out its ports: cluster i (the hub
 // is 0) uses base+10*i for kube-apiserver, +1 etcd client, +2 etcd peer,
-// +3 kube-scheduler, +4 kube-controller-manager.
+// +3 kube-scheduler, +4 kube-controller-manager, +5 shoal-hub gRPC (hub) or
+// the shoal-agent kubelet endpoint (workload), +6 their HTTP endpoints.
 const DefaultBasePort = 16400
 
 // PortInUseError says a port the fleet needs is taken by something else.
@@ -35,10 +42,11 @@ func (e *PortInUseError) Error() string {
 
 func layoutPorts(base, index int) Ports {
 	b := base + 10*index
-	return Ports{APIServer: b, EtcdClient: b + 1, EtcdPeer: b + 2, Scheduler: b + 3, ControllerManager: b + 4}
+	return Ports{APIServer: b, EtcdClient: b + 1, EtcdPeer: b + 2, Scheduler: b + 3, ControllerManager: b + 4,
+		Shoal: b + 5, ShoalHTTP: b + 6}
 }
 
-// freePorts asks the kernel for five unused loopback ports.
+// freePorts asks the kernel for seven unused loopback ports.
 func freePorts() (Ports, error) {
 	var ls []net.Listener
 	defer func() {
@@ -46,7 +54,7 @@ func freePorts() (Ports, error) {
 			_ = l.Close()
 		}
 	}()
-	ports := make([]int, 5)
+	ports := make([]int, 7)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -55,7 +63,8 @@ func freePorts() (Ports, error) {
 		ls = append(ls, l)
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
-	return Ports{APIServer: ports[0], EtcdClient: ports[1], EtcdPeer: ports[2], Scheduler: ports[3], ControllerManager: ports[4]}, nil
+	return Ports{APIServer: ports[0], EtcdClient: ports[1], EtcdPeer: ports[2], Scheduler: ports[3],
+		ControllerManager: ports[4], Shoal: ports[5], ShoalHTTP: ports[6]}, nil
 }
 
 // checkPorts returns a *PortInUseError for the first port of c that is taken.
@@ -65,7 +74,8 @@ func checkPorts(c *Cluster) error {
 		what string
 	}{{c.Ports.APIServer, "kube-apiserver"}, {c.Ports.EtcdClient, "etcd client"},
 		{c.Ports.EtcdPeer, "etcd peer"}, {c.Ports.Scheduler, "kube-scheduler"},
-		{c.Ports.ControllerManager, "kube-controller-manager"}}
+		{c.Ports.ControllerManager, "kube-controller-manager"}, {c.Ports.Shoal, "shoal gRPC/kubelet"},
+		{c.Ports.ShoalHTTP, "shoal HTTP"}}
 	for _, n := range named {
 		if n.port == 0 {
 			continue

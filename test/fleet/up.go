@@ -21,6 +21,9 @@ func Up(ctx context.Context, opts Options) (*Fleet, error) {
 	if err := CheckBinaries(opts.BinDir, opts.StagesDir); err != nil {
 		return nil, err
 	}
+	if err := opts.Shoal.check(); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(filepath.Join(opts.BinDir, "kube-controller-manager")); opts.ControllerManager && err != nil {
 		return nil, fmt.Errorf("%w [kube-controller-manager] in %s: run `make k8s-bin`", ErrMissingBinaries, opts.BinDir)
 	}
@@ -40,7 +43,11 @@ func Up(ctx context.Context, opts Options) (*Fleet, error) {
 		wg.Go(func() { errs[i] = c.start(ctx, f) })
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := errors.Join(errs...)
+	if err == nil && opts.Shoal != nil && !opts.NoHub {
+		err = f.startShoal(ctx)
+	}
+	if err != nil {
 		_ = f.Stop()
 		return nil, fmt.Errorf("start fleet: %w\n(logs kept in %s)", err, f.Dir)
 	}
@@ -61,7 +68,7 @@ func clearStale(opts Options) error {
 			return &RunningError{Dir: opts.Dir, Alive: n}
 		}
 	}
-	for _, p := range []string{stateFile, "pki", "clusters", "kubeconfig", "kwok-stages"} {
+	for _, p := range []string{stateFile, "pki", "clusters", "kubeconfig", "kwok-stages", shoalConfigFile} {
 		if err := os.RemoveAll(filepath.Join(opts.Dir, p)); err != nil {
 			return err
 		}
@@ -107,6 +114,9 @@ func (f *Fleet) plan() error {
 		}
 		if !o.ControllerManager {
 			c.Ports.ControllerManager = 0
+		}
+		if o.Shoal == nil || o.NoHub {
+			c.Ports.Shoal, c.Ports.ShoalHTTP = 0, 0
 		}
 		if err := checkPorts(c); err != nil {
 			return err

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/shoal-dev/shoal/test/fleet"
+)
+
+// devShoalBinaries finds shoal-hub and shoal-agent next to the running shoal
+// executable (bin/ after `make build`), else on PATH.
+func devShoalBinaries() (*fleet.ShoalOptions, error) {
+	var dirs []string
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		dirs = append(dirs, filepath.Dir(exe))
+	}
+	find := func(name string) (string, error) {
+		for _, d := range dirs {
+			p := filepath.Join(d, name)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+				return p, nil
+			}
+		}
+		p, err := exec.LookPath(name)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s is neither next to shoal (%v) nor on PATH: run `make build` "+
+				"(or `shoal dev up --no-shoal` for the Kubernetes clusters only)", fleet.ErrMissingShoalBinaries, name, dirs)
+		}
+		return filepath.Abs(p)
+	}
+	hub, err := find("shoal-hub")
+	if err != nil {
+		return nil, err
+	}
+	agent, err := find("shoal-agent")
+	if err != nil {
+		return nil, err
+	}
+	return &fleet.ShoalOptions{HubBinary: hub, AgentBinary: agent}, nil
+}
+
+// devPrintShoal writes the hub and agent lines of `shoal dev status`.
+func devPrintShoal(ctx context.Context, out io.Writer, f *fleet.Fleet) {
+	if f.Shoal == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	states, err := f.ClusterStates(ctx)
+	hubLine := "not reachable"
+	if err == nil {
+		hubLine = fmt.Sprintf("serving, %d clusters registered", len(states))
+	}
+	nodes := map[string]int{}
+	if cs, cerr := f.Hub().Clientset(); cerr == nil {
+		nodes, _ = fleet.VirtualNodes(ctx, cs)
+	}
+	fmt.Fprintln(out)
+	for _, c := range f.Clusters {
+		for _, p := range c.Processes {
+			switch p.Name {
+			case fleet.HubProcess:
+				fmt.Fprintf(out, "shoal-hub    %-10s %s  %s at %s\n", devPid(p), devMib(p.RSS()), hubLine, f.Shoal.Address)
+			case fleet.AgentProcess:
+				state := states[c.Name]
+				if state == "" {
+					state = "not registered"
+				}
+				fmt.Fprintf(out, "shoal-agent  %-10s %s  %-12s %s, %d virtual nodes on the hub\n",
+					devPid(p), devMib(p.RSS()), c.Name, state, nodes[c.Name])
+			}
+		}
+	}
+}
+
+func devPid(p *fleet.Process) string {
+	if !p.Alive() {
+		return "exited"
+	}
+	return fmt.Sprintf("pid %d", p.Pid)
+}
+
+// devPrintEnv writes the exports that point kubectl and shoal at the fleet.
+func devPrintEnv(out io.Writer, f *fleet.Fleet) {
+	fmt.Fprintf(out, "export KUBECONFIG=%s   # one context per cluster\n", f.Kubeconfig)
+	if f.Shoal != nil {
+		fmt.Fprintf(out, "export SHOAL_CONFIG=%s   # the shoal CLI's admin identity for this hub\n", f.Shoal.Config)
+	}
+}
+
+func newDevEnvCommand(dir *string) *cobra.Command {
+	return &cobra.Command{
+		Use:   "env",
+		Short: "Print the exports for kubectl and shoal: eval \"$(shoal dev env)\"",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := fleet.Open(*dir)
+			if err != nil {
+				return err
+			}
+			devPrintEnv(cmd.OutOrStdout(), f)
+			return nil
+		},
+	}
+}
