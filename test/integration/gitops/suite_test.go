@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/shoal-dev/shoal/test/framework"
 )
@@ -29,6 +30,7 @@ func TestMain(m *testing.M) {
 	klog.InitFlags(nil)
 	flag.Parse()
 	log.SetOutput(io.Discard) // gittestserver logs every request with the standard logger
+	ctrllog.SetLogger(klog.NewKlogr())
 	if testing.Short() {
 		skipAll = "integration test: needs a kube-apiserver (run without -short)"
 		os.Exit(m.Run())
