@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrCAHashMismatch means the hub did not present a CA whose public key has
@@ -25,13 +26,18 @@ func CAHash(cert *x509.Certificate) string {
 // send its CA certificate in the serving chain: the leaf is verified against
 // the chain certificate whose key matches the pin, before any request (and so
 // the join token) is sent.
-func pinnedTLSConfig(serverName, caHash string) *tls.Config {
+func pinnedTLSConfig(serverName, caHash string, failed *atomic.Bool) *tls.Config {
 	want := strings.ToLower(strings.TrimSpace(caHash))
 	return &tls.Config{
 		MinVersion:         tls.VersionTLS13,
 		ServerName:         serverName,
 		InsecureSkipVerify: true, // verified below against the pinned CA
-		VerifyConnection: func(cs tls.ConnectionState) error {
+		VerifyConnection: func(cs tls.ConnectionState) (err error) {
+			defer func() {
+				if err != nil {
+					failed.Store(true)
+				}
+			}()
 			if len(cs.PeerCertificates) == 0 {
 				return fmt.Errorf("%w: no certificate", ErrCAHashMismatch)
 			}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -54,7 +55,8 @@ func Register(ctx context.Context, r Registration) (*Credentials, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode agent key: %w", err)
 	}
-	conn, err := grpc.NewClient(r.Address, grpc.WithTransportCredentials(credentials.NewTLS(pinnedTLSConfig(serverName(r.Address), r.CAHash))))
+	var pinFailed atomic.Bool
+	conn, err := grpc.NewClient(r.Address, grpc.WithTransportCredentials(credentials.NewTLS(pinnedTLSConfig(serverName(r.Address), r.CAHash, &pinFailed))))
 	if err != nil {
 		return nil, fmt.Errorf("dial hub %s: %w", r.Address, err)
 	}
@@ -64,6 +66,9 @@ func Register(ctx context.Context, r Registration) (*Credentials, error) {
 		CsrPem:       pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: csrDER}),
 		AgentVersion: r.AgentVersion, Labels: r.Labels,
 	})
+	if err != nil && pinFailed.Load() {
+		return nil, fmt.Errorf("%w (%s): %v", ErrCAHashMismatch, r.Address, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("register with hub: %w", err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	vknode "github.com/virtual-kubelet/virtual-kubelet/node"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -153,7 +154,8 @@ func (m *Manager) start(ctx context.Context, p fedinv.Pool) (*nodeProvider, erro
 	hub := m.cfg.Hub
 	nc, err := vknode.NewNodeController(np, spec, hub.CoreV1().Nodes(),
 		vknode.WithNodeEnableLeaseV1(hub.CoordinationV1().Leases(corev1.NamespaceNodeLease), m.cfg.LeaseDurationSeconds),
-		vknode.WithNodeStatusUpdateInterval(time.Minute))
+		vknode.WithNodeStatusUpdateInterval(time.Minute),
+		vknode.WithNodeStatusUpdateErrorHandler(m.recreate(np)))
 	if err != nil {
 		return nil, fmt.Errorf("node controller %s: %w", name, err)
 	}
@@ -191,6 +193,22 @@ func (m *Manager) start(ctx context.Context, p fedinv.Pool) (*nodeProvider, erro
 		}
 	}()
 	return np, nil
+}
+
+// recreate registers the node again when someone deleted it on the hub.
+func (m *Manager) recreate(np *nodeProvider) vknode.ErrorHandler {
+	return func(ctx context.Context, err error) error {
+		if !apierrors.IsNotFound(err) {
+			return err
+		}
+		np.mu.Lock()
+		n := np.node.DeepCopy()
+		np.mu.Unlock()
+		n.ResourceVersion, n.UID = "", ""
+		klog.FromContext(ctx).Info("Virtual node was deleted on the hub; registering it again", "node", n.Name)
+		_, err = m.cfg.Hub.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
+		return err
+	}
 }
 
 func (m *Manager) fail(err error) {
