@@ -59,10 +59,12 @@ func newDevPodCommand(dir *string) *cobra.Command {
 		res     string
 		count   int64
 		timeout time.Duration
+		node    string
 	)
 	cmd := &cobra.Command{
-		Use:   "pod CLUSTER NAME",
-		Short: "Create a pod asking for GPUs (or MIG slices) in a workload cluster and wait until it runs",
+		Use: "pod CLUSTER NAME",
+		Short: "Create a pod asking for GPUs (or MIG slices) in a cluster and wait until it runs " +
+			"(on the hub cluster: bound with --node to a virtual node)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := devOpenCluster(*dir, args[0])
@@ -74,6 +76,10 @@ func newDevPodCommand(dir *string) *cobra.Command {
 				return err
 			}
 			pod := fleet.GPUPod("default", args[1], res, count)
+			if node != "" {
+				pod.Spec.NodeName = node
+				pod.Spec.Tolerations = []corev1.Toleration{{Key: "shoal.dev/virtual", Operator: corev1.TolerationOpExists}}
+			}
 			if _, err := cs.CoreV1().Pods("default").Create(cmd.Context(), pod, metav1.CreateOptions{}); err != nil {
 				return err
 			}
@@ -86,12 +92,19 @@ func newDevPodCommand(dir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "pod %s/%s (%d x %s) %s on %s (%s, rack %s) after %s\n", c.Name, pod.Name,
-				count, res, got.Status.Phase, node.Name, node.Labels[fleet.LabelGPUProduct], node.Labels[fleet.LabelRack],
-				time.Since(start).Round(time.Millisecond))
+			where := node.Labels[fleet.LabelGPUProduct]
+			if r := node.Labels[fleet.LabelRack]; r != "" {
+				where += ", rack " + r
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "pod %s/%s (%d x %s) %s on %s (%s) after %s\n", c.Name, pod.Name,
+				count, res, got.Status.Phase, node.Name, where, time.Since(start).Round(time.Millisecond))
+			if wl := node.Labels["shoal.dev/cluster"]; wl != "" {
+				return devPrintLocalPod(cmd, *dir, wl, got)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&node, "node", "", "bind the pod to this node (e.g. a virtual node on the hub cluster) instead of scheduling it")
 	cmd.Flags().StringVar(&res, "resource", fleet.ResourceGPU, "extended resource to ask for, e.g. "+fleet.ResourceMIG1g10gb)
 	cmd.Flags().Int64Var(&count, "count", 1, "how many")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait for Running")
@@ -122,4 +135,24 @@ func devMigSlices(n *corev1.Node) string {
 		return "-"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// devPrintLocalPod prints where the workload cluster runs the local twin of a
+// pod bound to one of its agent's virtual nodes on the hub.
+func devPrintLocalPod(cmd *cobra.Command, dir, cluster string, hubPod *corev1.Pod) error {
+	c, err := devOpenCluster(dir, cluster)
+	if err != nil {
+		return err
+	}
+	cs, err := c.Clientset()
+	if err != nil {
+		return err
+	}
+	local, err := fleet.WaitPodRunning(cmd.Context(), cs, hubPod.Namespace, hubPod.Name, 30*time.Second)
+	if err != nil {
+		return fmt.Errorf("the pod's twin in workload cluster %s: %w", cluster, err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "  runs in workload cluster %s as %s/%s, %s on node %s\n",
+		cluster, local.Namespace, local.Name, local.Status.Phase, local.Spec.NodeName)
+	return nil
 }
