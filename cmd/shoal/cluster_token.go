@@ -27,6 +27,7 @@ func newTokenCreateCommand() *cobra.Command {
 		ttl         time.Duration
 		usages      int32
 		description string
+		clusterName string
 		output      string
 	)
 	cmd := &cobra.Command{
@@ -51,6 +52,9 @@ func newTokenCreateCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if clusterName != "" {
+				resp.AgentCommand = strings.Replace(resp.AgentCommand, "--cluster-name NAME", "--cluster-name "+clusterName, 1)
+			}
 			var tok v1alpha1.JoinToken
 			_ = json.Unmarshal(resp.GetJoinToken().GetJson(), &tok)
 			structured := map[string]any{"token": resp.Token, "caHash": resp.CaHash, "agentCommand": resp.AgentCommand, "joinToken": tok}
@@ -60,14 +64,18 @@ func newTokenCreateCommand() *cobra.Command {
 			w := cmd.OutOrStdout()
 			fmt.Fprintf(w, "Token:    %s\nCA hash:  %s\nExpires:  %s (in %s)\nUsages:   %d\n\n",
 				resp.Token, resp.CaHash, tok.Spec.Expires.UTC().Format(time.RFC3339), ttl, usages)
-			fmt.Fprintf(w, "Run the agent in each workload cluster, with that cluster's name:\n\n  %s\n\n"+
-				"The token is shown only once.\n", resp.AgentCommand)
+			where := "Run the agent in each workload cluster, with that cluster's name"
+			if clusterName != "" {
+				where = "Run the agent in workload cluster " + clusterName
+			}
+			fmt.Fprintf(w, "%s:\n\n  %s\n\nThe token is shown only once.\n", where, resp.AgentCommand)
 			return nil
 		},
 	}
 	cmd.Flags().DurationVar(&ttl, "ttl", time.Hour, "how long the token is valid")
 	cmd.Flags().Int32Var(&usages, "usages", 1, "how many clusters may register with the token")
 	cmd.Flags().StringVar(&description, "description", "", "what the token is for")
+	cmd.Flags().StringVar(&clusterName, "cluster-name", "", "fill in the cluster name of the printed agent command")
 	outFlag(cmd, &output)
 	return cmd
 }

@@ -229,11 +229,11 @@ func testMetricsAndCLI(t *testing.T, h *hubProc) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	out, err := h.shoal(t, "cluster", "token", "create", "--ttl", "10m", "--usages", "2")
+	out, err := h.shoal(t, "cluster", "token", "create", "--ttl", "10m", "--usages", "2", "--cluster-name", "eu9")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "shoal-agent --hub "+h.addr+" --token ") || !strings.Contains(out, "--ca-hash "+caHash(t, h)) {
+	if !strings.Contains(out, "shoal-agent --hub "+h.addr+" --token ") || !strings.Contains(out, "--ca-hash "+caHash(t, h)+" --cluster-name eu9") {
 		t.Fatalf("token create output lacks the agent command:\n%s", out)
 	}
 	out, err = h.shoal(t, "cluster", "list", "-o", "wide")
