@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# make demo: brings up the local GPU fleet and shows it working. Each step is a
-# function listed in STEPS; later issues append theirs (hub, agents, a gang job).
+# make demo: brings up the local GPU fleet (Kubernetes clusters, shoal-hub and
+# one registered shoal-agent per workload cluster) and shows it working. Each
+# step is a function listed in STEPS; later issues append theirs.
 # The fleet stays up at the end; `bin/shoal dev down` stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +11,8 @@ start=$SECONDS
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
 workloads() { "$shoal" dev status | awk '$2 == "workload" { print $1 }'; }
+
+have_kubectl() { command -v kubectl >/dev/null; }
 
 step_fleet() {
   say "Starting the local fleet: 1 hub cluster + 3 workload clusters (hgx-h100, gb200-nvl72, a100-mig)"
@@ -55,10 +58,53 @@ step_status() {
   "$shoal" dev status
 }
 
-STEPS=(step_fleet step_nodes step_version step_pods step_status)
+step_hub() {
+  say "The Shoal hub and one agent per workload cluster (each registered with its own one-use join token)"
+  eval "$("$shoal" dev env)"   # KUBECONFIG and SHOAL_CONFIG for the steps below
+  "$shoal" dev status | grep '^shoal-'
+  echo "export SHOAL_CONFIG=$SHOAL_CONFIG   # the admin identity shoal-hub wrote for the CLI"
+}
+
+step_clusters() {
+  say "Clusters registered on the hub (shoal cluster list)"
+  "$shoal" cluster list
+}
+
+step_virtual_nodes() {
+  say "Virtual nodes on the hub cluster: one per cluster and GPU shape, with the cluster's GPU capacity"
+  if have_kubectl; then
+    kubectl --context hub get nodes -l shoal.dev/virtual=true -L shoal.dev/cluster
+    echo
+  fi
+  "$shoal" dev nodes hub
+}
+
+step_job() {
+  say "A queue and a sample job (examples/queues.yaml, examples/job-small.yaml)"
+  "$shoal" queue create -f examples/queues.yaml
+  "$shoal" job submit -f examples/job-small.yaml
+  "$shoal" job list
+}
+
+step_hub_pod() {
+  local c node
+  c=$(workloads | head -1)
+  node=$("$shoal" dev nodes hub | awk -v c="shoal-$c-" 'index($1, c) == 1 && $4 > 0 { print $1; exit }')
+  say "A GPU pod bound on the hub to virtual node $node runs in workload cluster $c"
+  "$shoal" dev pod hub demo-hub-pod --node "$node" --count 8
+  if have_kubectl; then
+    say "Its logs, read from the hub (kubectl --context hub logs demo-hub-pod)"
+    echo "(hub API server -> agent kubelet endpoint -> $c's API server -> the node's kubelet; KWOK nodes"
+    echo " run no containers and have no kubelet, so the last hop answers with an error:)"
+    kubectl --context hub logs demo-hub-pod 2>&1 | sed 's/^/  /' || true
+  fi
+}
+
+STEPS=(step_fleet step_nodes step_version step_pods step_hub step_clusters step_virtual_nodes step_job step_hub_pod step_status)
 for s in "${STEPS[@]}"; do "$s"; done
 
 say "Demo finished in $((SECONDS - start))s. The fleet is still up:"
-echo "  export KUBECONFIG=\$($shoal dev kubeconfig)   # one context per cluster"
+echo "  eval \"\$($shoal dev env)\"                  # KUBECONFIG (one context per cluster) and SHOAL_CONFIG"
 echo "  kubectl --context $(workloads | head -1) get pods -o wide"
+echo "  $shoal cluster list; $shoal job list"
 echo "  $shoal dev down                            # stop it"

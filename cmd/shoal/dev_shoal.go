@@ -76,7 +76,7 @@ func devPrintShoal(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 				if state == "" {
 					state = "not registered"
 				}
-				fmt.Fprintf(out, "shoal-agent  %-10s %s  %-12s %s, %d virtual nodes on the hub\n",
+				fmt.Fprintf(out, "shoal-agent  %-10s %s  %-12s %s, %d virtual node(s) on the hub\n",
 					devPid(p), devMib(p.RSS()), c.Name, state, nodes[c.Name])
 			}
 		}
