@@ -20,6 +20,7 @@ import (
 const (
 	inventoryKeyEntries  = "entries"
 	inventoryKeyRevision = "revision"
+	inventoryKeyPath     = "path"
 )
 
 // entry is one object Shoal applied: its cli-utils ObjMetadata string
@@ -32,12 +33,14 @@ type entry struct {
 // inventory is the set of objects Shoal applied from Git, kept in a
 // ConfigMap in the agent's namespace so that prune survives agent restarts.
 type inventory struct {
+	// Revision and Path were last applied in full.
 	Revision string
+	Path     string
 	Entries  map[string]entry // by ID
 }
 
-func inventoryOf(objs []*unstructured.Unstructured, revision string) inventory {
-	inv := inventory{Revision: revision, Entries: map[string]entry{}}
+func inventoryOf(objs []*unstructured.Unstructured, revision, path string) inventory {
+	inv := inventory{Revision: revision, Path: path, Entries: map[string]entry{}}
 	for _, o := range objs {
 		id := object.UnstructuredToObjMetadata(o).String()
 		inv.Entries[id] = entry{ID: id, Version: o.GroupVersionKind().Version}
@@ -45,9 +48,9 @@ func inventoryOf(objs []*unstructured.Unstructured, revision string) inventory {
 	return inv
 }
 
-// union returns the entries of both inventories, with inv's revision.
+// union returns the entries of both inventories, with inv's revision and path.
 func (inv inventory) union(other inventory) inventory {
-	out := inventory{Revision: inv.Revision, Entries: map[string]entry{}}
+	out := inventory{Revision: inv.Revision, Path: inv.Path, Entries: map[string]entry{}}
 	for id, e := range other.Entries {
 		out.Entries[id] = e
 	}
@@ -104,14 +107,14 @@ func (s inventoryStore) load(ctx context.Context) (inventory, error) {
 	for _, e := range entries {
 		inv.Entries[e.ID] = e
 	}
-	inv.Revision = cm.Data[inventoryKeyRevision]
+	inv.Revision, inv.Path = cm.Data[inventoryKeyRevision], cm.Data[inventoryKeyPath]
 	return inv, nil
 }
 
 // save writes inv with server-side apply; an unchanged inventory is not
 // rewritten, so a no-op sync writes nothing.
 func (s inventoryStore) save(ctx context.Context, inv inventory, old inventory) error {
-	if inv.Revision == old.Revision && sameEntries(inv, old) {
+	if inv.sameApplied(old) && sameEntries(inv, old) {
 		return nil
 	}
 	entries := make([]entry, 0, len(inv.Entries))
@@ -125,11 +128,16 @@ func (s inventoryStore) save(ctx context.Context, inv inventory, old inventory) 
 	}
 	cm := corev1ac.ConfigMap(s.key.Name, s.key.Namespace).
 		WithLabels(map[string]string{"app.kubernetes.io/managed-by": FieldManager}).
-		WithData(map[string]string{inventoryKeyEntries: string(data), inventoryKeyRevision: inv.Revision})
+		WithData(map[string]string{inventoryKeyEntries: string(data), inventoryKeyRevision: inv.Revision, inventoryKeyPath: inv.Path})
 	if err := s.client.Apply(ctx, cm, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("write inventory %s: %w", s.key, err)
 	}
 	return nil
+}
+
+// sameApplied reports whether both name the same revision and path.
+func (inv inventory) sameApplied(o inventory) bool {
+	return inv.Revision == o.Revision && inv.Path == o.Path
 }
 
 func sameEntries(a, b inventory) bool {

@@ -59,18 +59,23 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 	}
 	s.applier.label(objs)
 	ph.mark("build")
-	if err := s.applier.validate(ctx, s.client, objs); err != nil {
-		return r, err
-	}
-	ph.mark("validate")
 	old, err := s.store.load(ctx)
 	if err != nil {
 		return r, syncErr(gt.ReasonApplyFailed, "%w", err)
 	}
-	next := inventoryOf(objs, r.co.Revision)
+	// A revision already applied in full was validated then; re-applying it
+	// only corrects drift, and each object is still dry-run before it is
+	// written.
+	next := inventoryOf(objs, r.co.Revision, src.Path)
+	if !next.sameApplied(old) {
+		if err := s.applier.validate(ctx, s.client, objs); err != nil {
+			return r, err
+		}
+	}
+	ph.mark("validate")
 	// Record what is about to be applied first, so a partial apply is still
 	// tracked (and pruned later) if the agent dies halfway.
-	if err := s.store.save(ctx, inventory{Revision: old.Revision}.union(old).union(next), old); err != nil {
+	if err := s.store.save(ctx, old.union(next), old); err != nil {
 		return r, syncErr(gt.ReasonApplyFailed, "%w", err)
 	}
 	cs, err := s.applier.apply(ctx, objs, src.HealthTimeout)
@@ -78,7 +83,7 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 		return r, err
 	}
 	ph.mark("apply")
-	if old.Revision == r.co.Revision {
+	if next.sameApplied(old) {
 		r.drifted = drifted(cs)
 	}
 	if src.Prune {

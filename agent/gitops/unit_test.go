@@ -25,11 +25,11 @@ func TestInventoryPruneSet(t *testing.T) {
 		obj("v1", "Namespace", "", "apps"),
 		obj("v1", "ConfigMap", "apps", "a"),
 		obj("apps/v1", "Deployment", "apps", "web"),
-	}, "main@sha1:1")
+	}, "main@sha1:1", "apps")
 	next := inventoryOf([]*unstructured.Unstructured{
 		obj("v1", "Namespace", "", "apps"),
 		obj("v1", "ConfigMap", "apps", "b"),
-	}, "main@sha1:2")
+	}, "main@sha1:2", "apps")
 	stale, err := old.missingFrom(next)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestInventoryPruneSet(t *testing.T) {
 	if u.Revision != "main@sha1:2" || len(u.Entries) != 4 {
 		t.Fatalf("union = %+v", u)
 	}
-	if sameEntries(old, next) || !sameEntries(old, inventoryOf(nil, "").union(old)) {
+	if sameEntries(old, next) || !sameEntries(old, inventoryOf(nil, "", "").union(old)) {
 		t.Fatal("sameEntries wrong")
 	}
 }
