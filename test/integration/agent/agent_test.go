@@ -244,6 +244,24 @@ func TestAgent(t *testing.T) {
 		})
 	})
 
+	t.Run("a virtual node deleted on the hub comes back", func(t *testing.T) {
+		if err := hubAdmin.CoreV1().Nodes().Delete(ctx, h100Node, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		n2, err := work.CoreV1().Nodes().Get(ctx, "n2", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n2.Spec.Unschedulable = false // a change makes the agent push the node's status
+		if _, err := work.CoreV1().Nodes().Update(ctx, n2, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 30*time.Second, "virtual node registered again", func(ctx context.Context) (bool, error) {
+			n, err := hubAdmin.CoreV1().Nodes().Get(ctx, h100Node, metav1.GetOptions{})
+			return err == nil && gpuQty(n.Status.Allocatable, fedinv.ResourceGPU) == 16, err
+		})
+	})
+
 	t.Run("logs through the hub", func(t *testing.T) {
 		want, err := work.CoreV1().Pods("team-a").GetLogs("trainer", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
 		if err != nil {
