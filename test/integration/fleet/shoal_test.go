@@ -1,0 +1,121 @@
+package fleet_test
+
+import (
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/shoal-dev/shoal/test/fleet"
+)
+
+// TestUpWithShoal starts a fleet the way `shoal dev up` does by default: the
+// clusters, then shoal-hub and one shoal-agent per workload cluster. Every
+// cluster must be Ready on the hub with its virtual nodes in the hub cluster,
+// and Down (from the state file alone) must stop agents and hub too.
+func TestUpWithShoal(t *testing.T) {
+	skipShort(t)
+	bins := buildShoal(t)
+	dir := t.TempDir()
+	opts := fleet.Options{Dir: dir, Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}, Nodes: 16,
+		Out: testWriter{t}, DieWithParent: true, Shoal: bins}
+	f, err := fleet.Up(t.Context(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := f.Processes()
+	t.Cleanup(func() { _ = f.Stop() })
+
+	count := map[string]int{}
+	for _, p := range procs {
+		count[p.Name]++
+		if !p.Alive() {
+			t.Errorf("%s (pid %d) is not running after Up", p.Name, p.Pid)
+		}
+	}
+	if count[fleet.HubProcess] != 1 || count[fleet.AgentProcess] != 2 {
+		t.Fatalf("processes by name %v: want 1 %s and 2 %s", count, fleet.HubProcess, fleet.AgentProcess)
+	}
+	if f.Shoal == nil {
+		t.Fatal("state records no hub")
+	}
+	if _, err := os.Stat(f.Shoal.Config); err != nil {
+		t.Errorf("CLI config: %v", err)
+	}
+
+	loaded, err := fleet.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	states, err := loaded.ClusterStates(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hcs, err := loaded.Hub().Clientset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := fleet.VirtualNodes(t.Context(), hcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range loaded.Workloads() {
+		if states[c.Name] != "Ready" {
+			t.Errorf("cluster %s is %q on the hub, want Ready (all: %v)", c.Name, states[c.Name], states)
+		}
+		if nodes[c.Name] == 0 {
+			t.Errorf("cluster %s has no virtual nodes in the hub cluster (all: %v)", c.Name, nodes)
+		}
+	}
+
+	if err := loaded.Down(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		if running(p.Pid) {
+			t.Errorf("%s (pid %d) still running after Down", p.Name, p.Pid)
+		}
+	}
+	for _, c := range f.Clusters {
+		for _, port := range []int{c.Ports.Shoal, c.Ports.ShoalHTTP} {
+			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+			if err != nil {
+				t.Errorf("%s: shoal port %d still taken after Down: %v", c.Name, port, err)
+				continue
+			}
+			_ = l.Close()
+		}
+	}
+	for _, gone := range []string{"state.json", "shoal-config", "clusters/hub/shoal-hub-data"} {
+		if m, _ := filepath.Glob(filepath.Join(dir, gone)); len(m) > 0 {
+			t.Errorf("Down left %v", m)
+		}
+	}
+}
+
+// TestUpMissingShoalBinaries checks that a missing shoal-hub is reported
+// before anything starts.
+func TestUpMissingShoalBinaries(t *testing.T) {
+	skipShort(t)
+	missing := filepath.Join(t.TempDir(), "shoal-hub")
+	_, err := fleet.Up(t.Context(), fleet.Options{Dir: t.TempDir(), Clusters: 1,
+		Shoal: &fleet.ShoalOptions{HubBinary: missing, AgentBinary: missing}})
+	if !errors.Is(err, fleet.ErrMissingShoalBinaries) {
+		t.Fatalf("Up without shoal-hub: %v, want ErrMissingShoalBinaries", err)
+	}
+}
+
+// buildShoal builds shoal-hub and shoal-agent from this checkout.
+func buildShoal(t *testing.T) *fleet.ShoalOptions {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", out+"/", "./cmd/shoal-hub", "./cmd/shoal-agent")
+	cmd.Dir = filepath.Join("..", "..", "..")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	return &fleet.ShoalOptions{HubBinary: filepath.Join(out, "shoal-hub"), AgentBinary: filepath.Join(out, "shoal-agent")}
+}
