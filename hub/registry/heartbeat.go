@@ -17,9 +17,13 @@ import (
 // ConditionReachable says whether the agent can reach its own cluster's API server.
 const ConditionReachable = "ClusterReachable"
 
-// Heartbeat records that cluster's agent is alive.
-func (r *Registry) Heartbeat(ctx context.Context, cluster, agentVersion string, reachable bool, message string) (*v1alpha1.Cluster, error) {
+// Heartbeat records that cluster's agent is alive. serial is the agent
+// certificate's; "" skips the check that it is the cluster's current one.
+func (r *Registry) Heartbeat(ctx context.Context, cluster, serial, agentVersion string, reachable bool, message string) (*v1alpha1.Cluster, error) {
 	cl, _, err := r.clusters.GuaranteedUpdate(ctx, cluster, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
+		if err := currentSerial(c, serial); err != nil {
+			return nil, err
+		}
 		now := metav1.NewTime(r.clock.Now())
 		c.Status.LastHeartbeat = &now
 		if agentVersion != "" {
@@ -41,8 +45,8 @@ func (r *Registry) Heartbeat(ctx context.Context, cluster, agentVersion string, 
 
 // ReportInventory keeps the report as cluster's latest unless it is older
 // than the held one (same session, generation not newer). It returns the
-// generation held afterwards.
-func (r *Registry) ReportInventory(ctx context.Context, cluster, session string, generation int64, inventoryJSON []byte) (int64, error) {
+// generation held afterwards. serial is checked like Heartbeat's.
+func (r *Registry) ReportInventory(ctx context.Context, cluster, serial, session string, generation int64, inventoryJSON []byte) (int64, error) {
 	var inv inventory.Cluster
 	if err := json.Unmarshal(inventoryJSON, &inv); err != nil {
 		return 0, fmt.Errorf("%w: inventory JSON: %w", ErrInvalid, err)
@@ -65,6 +69,9 @@ func (r *Registry) ReportInventory(ctx context.Context, cluster, session string,
 		if err != nil {
 			return 0, err
 		}
+		if err := currentSerial(cl, serial); err != nil {
+			return 0, err
+		}
 		rec := &InventoryRecord{Cluster: cluster, SessionID: session, Generation: generation,
 			Received: r.clock.Now().UTC(), Inventory: inventoryJSON}
 		cl.Status.Inventory = Summarize(inv, generation)
@@ -80,6 +87,16 @@ func (r *Registry) ReportInventory(ctx context.Context, cluster, session string,
 			return 0, err
 		}
 	}
+}
+
+// currentSerial refuses a certificate serial that is not the cluster's
+// current one: the check is repeated inside the write, so a certificate
+// revoked between authorization and write cannot update the new record.
+func currentSerial(c *v1alpha1.Cluster, serial string) error {
+	if serial != "" && c.Annotations[AnnotationCertificateSerial] != serial {
+		return fmt.Errorf("%w: certificate %s is no longer cluster %q's", ErrCertificateRevoked, serial, c.Name)
+	}
+	return nil
 }
 
 // GetInventory returns cluster's latest inventory report.

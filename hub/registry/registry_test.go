@@ -202,6 +202,14 @@ func TestAgentCertificateRevokedByRemove(t *testing.T) {
 	if err := r.AuthorizeAgent(ctx, "eu1", id.Serial); !errors.Is(err, registry.ErrCertificateRevoked) {
 		t.Fatalf("old certificate after re-registration: %v, want ErrCertificateRevoked", err)
 	}
+	// Writes check the serial again (a certificate revoked after the
+	// interceptor authorized it).
+	if _, err := r.Heartbeat(ctx, "eu1", id.Serial, "v1", true, ""); !errors.Is(err, registry.ErrCertificateRevoked) {
+		t.Fatalf("heartbeat with the old certificate: %v, want ErrCertificateRevoked", err)
+	}
+	if _, err := r.ReportInventory(ctx, "eu1", id.Serial, "s", 1, []byte(`{"nodes":[]}`)); !errors.Is(err, registry.ErrCertificateRevoked) {
+		t.Fatalf("inventory with the old certificate: %v, want ErrCertificateRevoked", err)
+	}
 }
 
 func TestInventoryOrdering(t *testing.T) {
@@ -226,7 +234,7 @@ func TestInventoryOrdering(t *testing.T) {
 		{"b", 1, 2, 1}, // restarted agent: accepted although its generation is lower
 	}
 	for i, s := range steps {
-		got, err := r.ReportInventory(ctx, "eu1", s.session, s.gen, inv(s.gpus))
+		got, err := r.ReportInventory(ctx, "eu1", "", s.session, s.gen, inv(s.gpus))
 		if err != nil || got != s.want {
 			t.Fatalf("step %d: accepted generation %d, %v; want %d", i, got, err, s.want)
 		}
@@ -235,7 +243,7 @@ func TestInventoryOrdering(t *testing.T) {
 	if err != nil || cl.Status.Inventory.GPUs != 2 || cl.Status.Inventory.Products["H100"] != 2 {
 		t.Fatalf("summary = %+v, %v; want 2 H100 from the last accepted report", cl.Status.Inventory, err)
 	}
-	if _, err := r.ReportInventory(ctx, "eu1", "b", 2, []byte("{")); !errors.Is(err, registry.ErrInvalid) {
+	if _, err := r.ReportInventory(ctx, "eu1", "", "b", 2, []byte("{")); !errors.Is(err, registry.ErrInvalid) {
 		t.Fatalf("bad JSON: %v, want ErrInvalid", err)
 	}
 }
@@ -264,11 +272,11 @@ func TestLiveness(t *testing.T) {
 		}
 	}
 	expect(v1alpha1.ClusterPending)
-	if _, err := r.Heartbeat(ctx, "eu1", "v1", true, ""); err != nil {
+	if _, err := r.Heartbeat(ctx, "eu1", "", "v1", true, ""); err != nil {
 		t.Fatal(err)
 	}
 	expect(v1alpha1.ClusterPending) // no inventory yet
-	if _, err := r.ReportInventory(ctx, "eu1", "s", 1, []byte(`{"nodes":[]}`)); err != nil {
+	if _, err := r.ReportInventory(ctx, "eu1", "", "s", 1, []byte(`{"nodes":[]}`)); err != nil {
 		t.Fatal(err)
 	}
 	expect(v1alpha1.ClusterReady)
@@ -283,11 +291,11 @@ func TestLiveness(t *testing.T) {
 	expect(v1alpha1.ClusterReady)
 	clk.Step(2 * time.Second)
 	expect(v1alpha1.ClusterNotReady)
-	if _, err := r.Heartbeat(ctx, "eu1", "v1", false, "connection refused"); err != nil {
+	if _, err := r.Heartbeat(ctx, "eu1", "", "v1", false, "connection refused"); err != nil {
 		t.Fatal(err)
 	}
 	expect(v1alpha1.ClusterNotReady) // beats, but cannot reach its own cluster
-	if _, err := r.Heartbeat(ctx, "eu1", "v1", true, ""); err != nil {
+	if _, err := r.Heartbeat(ctx, "eu1", "", "v1", true, ""); err != nil {
 		t.Fatal(err)
 	}
 	expect(v1alpha1.ClusterReady)
@@ -393,7 +401,7 @@ func TestLargeInventory(t *testing.T) {
 	if b.Len() < 1536*1024 {
 		t.Fatalf("test inventory of %d bytes does not exceed etcd's 1.5 MiB request limit", b.Len())
 	}
-	if _, err := r.ReportInventory(ctx, "big", "s", 1, []byte(b.String())); err != nil {
+	if _, err := r.ReportInventory(ctx, "big", "", "s", 1, []byte(b.String())); err != nil {
 		t.Fatalf("12,000-node inventory (%d bytes): %v", b.Len(), err)
 	}
 	rec, _, err := r.GetInventory(ctx, "big")

@@ -149,32 +149,32 @@ func (s *clustersServer) Register(ctx context.Context, req *shoalv1.RegisterRequ
 	return &shoalv1.RegisterResponse{CertificatePem: reg.CertificatePEM, CaPem: reg.CAPEM, HubKubeconfig: reg.HubKubeconfig, Cluster: obj}, nil
 }
 
-// agentCluster is the calling agent's cluster (the auth interceptor checked it).
-func agentCluster(ctx context.Context) (string, error) {
+// agentIdentity is the calling agent's identity (the auth interceptor checked it).
+func agentIdentity(ctx context.Context) (pki.Identity, error) {
 	id, ok := IdentityFrom(ctx)
 	if !ok || id.Role != pki.RoleAgent {
-		return "", status.Error(codes.PermissionDenied, "agent identity required")
+		return pki.Identity{}, status.Error(codes.PermissionDenied, "agent identity required")
 	}
-	return id.Cluster, nil
+	return id, nil
 }
 
 func (s *clustersServer) Heartbeat(ctx context.Context, req *shoalv1.HeartbeatRequest) (*shoalv1.HeartbeatResponse, error) {
-	cluster, err := agentCluster(ctx)
+	id, err := agentIdentity(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.reg.Heartbeat(ctx, cluster, req.AgentVersion, req.ClusterReachable, req.Message); err != nil {
+	if _, err := s.reg.Heartbeat(ctx, id.Cluster, id.Serial, req.AgentVersion, req.ClusterReachable, req.Message); err != nil {
 		return nil, err
 	}
 	return &shoalv1.HeartbeatResponse{IntervalSeconds: int64(s.reg.HeartbeatInterval().Seconds())}, nil
 }
 
 func (s *clustersServer) ReportInventory(ctx context.Context, req *shoalv1.ReportInventoryRequest) (*shoalv1.ReportInventoryResponse, error) {
-	cluster, err := agentCluster(ctx)
+	id, err := agentIdentity(ctx)
 	if err != nil {
 		return nil, err
 	}
-	gen, err := s.reg.ReportInventory(ctx, cluster, req.SessionId, req.Generation, req.InventoryJson)
+	gen, err := s.reg.ReportInventory(ctx, id.Cluster, id.Serial, req.SessionId, req.Generation, req.InventoryJson)
 	if err != nil {
 		return nil, err
 	}
