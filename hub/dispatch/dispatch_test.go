@@ -15,6 +15,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/dispatch"
 	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/scheduler"
@@ -34,7 +35,8 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	e := newEnv(t)
 	hub := fake.NewClientset()
-	return &rig{env: e, hub: hub, sched: scheduler.New(e.st, scheduler.Config{Clock: e.clock}),
+	return &rig{env: e, hub: hub, sched: scheduler.New(e.st, scheduler.Config{Clock: e.clock},
+		scheduler.WithPlacementOptions(placement.WithPreemptAfter(0))),
 		disp: dispatch.New(e.st, hub, dispatch.Config{Clock: e.clock, PrepareTimeout: 10 * time.Second})}
 }
 

@@ -172,7 +172,8 @@ func TestPreemptsSpotForProduction(t *testing.T) {
 	e := newEnv(t)
 	e.cluster("eu1", node("a", "r", 0))
 	e.submit("spot", 1, 8, func(j *v1alpha1.Job) { j.Spec.PriorityClass = v1alpha1.PrioritySpot })
-	s := scheduler.New(e.st, scheduler.Config{Clock: e.clock})
+	s := scheduler.New(e.st, scheduler.Config{Clock: e.clock},
+		scheduler.WithPlacementOptions(placement.WithPreemptAfter(0)))
 	if res, err := s.Cycle(e.ctx, nil); err != nil || len(res.Placed) != 1 {
 		t.Fatalf("placed %v, %v", res.Placed, err)
 	}
