@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/shoal-dev/shoal/agent"
+	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/dispatch"
 	"github.com/shoal-dev/shoal/hub/hubcluster"
 	"github.com/shoal-dev/shoal/hub/jobs"
@@ -37,9 +38,13 @@ type hub struct {
 	cancel context.CancelFunc
 	done   chan error
 
-	schedCancel context.CancelFunc
-	schedDone   chan struct{}
+	schedStop, dispStop func()
+	rctx                context.Context
 }
+
+// labelCluster is a cluster label every e2e agent reports (its own name),
+// for jobs that must land on one cluster.
+const labelCluster = "e2e.shoal.dev/cluster"
 
 // prepareTimeout is the dispatcher's prepare deadline in these tests.
 const prepareTimeout = 15 * time.Second
@@ -78,7 +83,7 @@ func startHub(ctx context.Context, dir string, hubRC *rest.Config) (*hub, error)
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	h.cancel = cancel
+	h.cancel, h.rctx = cancel, rctx
 	g, gctx := errgroup.WithContext(rctx)
 	g.Go(func() error { return srv.Run(gctx) })
 	g.Go(func() error { return h.reg.Run(gctx) })
@@ -89,31 +94,37 @@ func startHub(ctx context.Context, dir string, hubRC *rest.Config) (*hub, error)
 
 // startScheduling starts a fresh scheduler and dispatcher (a hub replica).
 func (h *hub) startScheduling(parent context.Context) {
-	ctx, cancel := context.WithCancel(parent)
-	h.schedCancel, h.schedDone = cancel, make(chan struct{})
-	s := scheduler.New(h.st, scheduler.Config{Identity: "e2e", Interval: 200 * time.Millisecond})
-	d := dispatch.New(h.st, h.kube, dispatch.Config{Identity: "e2e", Interval: 200 * time.Millisecond,
+	h.schedStop = h.run(parent, scheduler.New(h.st, scheduler.Config{Identity: "e2e", Interval: 200 * time.Millisecond},
+		scheduler.WithPlacementOptions(placement.WithPreemptAfter(0))).Run)
+	h.dispStop = h.run(parent, h.newDispatcher().Run)
+}
+
+func (h *hub) newDispatcher() *dispatch.Dispatcher {
+	return dispatch.New(h.st, h.kube, dispatch.Config{Identity: "e2e", Interval: 200 * time.Millisecond,
 		PrepareTimeout: prepareTimeout, Backoff: time.Second, MaxBackoff: 4 * time.Second})
-	done := h.schedDone
+}
+
+// run runs fn until the returned stop is called.
+func (h *hub) run(parent context.Context, fn func(context.Context) error) func() {
+	ctx, cancel := context.WithCancel(parent)
+	done := make(chan struct{})
 	go func() {
-		g := errgroup.Group{}
-		g.Go(func() error { return s.Run(ctx) })
-		g.Go(func() error { return d.Run(ctx) })
-		_ = g.Wait()
+		_ = fn(ctx)
 		close(done)
 	}()
+	return func() { cancel(); <-done }
 }
 
 // restartScheduling stops the scheduler and dispatcher and starts new ones.
 func (h *hub) restartScheduling(parent context.Context) {
-	h.schedCancel()
-	<-h.schedDone
+	h.schedStop()
+	h.dispStop()
 	h.startScheduling(parent)
 }
 
 func (h *hub) stop() {
-	h.schedCancel()
-	<-h.schedDone
+	h.schedStop()
+	h.dispStop()
 	h.cancel()
 	<-h.done
 	_ = h.st.Close()
@@ -127,7 +138,7 @@ func (h *hub) startAgent(ctx context.Context, cluster string, local *rest.Config
 	}
 	a, err := agent.New(agent.Config{HubAddress: h.addr, Token: token, CAHash: h.ca.Hash(), Cluster: cluster,
 		Local: rest.CopyConfig(local), HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0",
-		KubeletAddress: "127.0.0.1", LeaseDurationSeconds: 20, InventoryInterval: 200 * time.Millisecond,
+		KubeletAddress: "127.0.0.1", LeaseDurationSeconds: 20, Labels: map[string]string{labelCluster: cluster}, InventoryInterval: 200 * time.Millisecond,
 		Version: "v0.0.0-e2e"})
 	if err != nil {
 		return nil, err
