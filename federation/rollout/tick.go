@@ -48,12 +48,16 @@ const (
 
 // Judge rates one cluster against the gate for commit. wasGood says whether it
 // met the gate at the previous tick; losing the gate during the soak fails it.
+// A revision the cluster rejected for good (Stalled: it does not build or the
+// API server refuses it) fails at once; a transient error (fetch, apply) only
+// waits, bounded by the wave timeout.
 func Judge(commit string, o Observation, wasGood bool) (Verdict, string) {
 	g := o.GitOps
 	applied := gitopstypes.SameCommit(g.AppliedCommit, commit)
+	stalled, _ := g.Condition(gitopstypes.ConditionStalled)
 	switch {
-	case gitopstypes.SameCommit(g.AttemptedCommit, commit) && g.LastError != "":
-		return Failed, "sync failed: " + g.LastError
+	case gitopstypes.SameCommit(g.AttemptedCommit, commit) && g.LastError != "" && stalled.Status:
+		return Failed, "revision rejected: " + g.LastError
 	case applied && g.Health == gitopstypes.HealthDegraded:
 		return Failed, "degraded: " + g.HealthMessage
 	case applied && g.Health == gitopstypes.HealthHealthy && o.Ready:

@@ -20,20 +20,20 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type obs struct {
 	applied, attempted, err string
 	health                  gt.Health
-	notReady                bool
+	notReady, stalled       bool
 }
 
 func (o obs) build() Observation {
-	return Observation{
-		GitOps: gt.Status{AppliedCommit: o.applied, AttemptedCommit: o.attempted, LastError: o.err, Health: o.health},
-		Ready:  !o.notReady,
-	}
+	st := gt.Status{AppliedCommit: o.applied, AttemptedCommit: o.attempted, LastError: o.err, Health: o.health}
+	st.SetCondition(gt.Condition{Type: gt.ConditionStalled, Status: o.stalled})
+	return Observation{GitOps: st, Ready: !o.notReady}
 }
 
 var (
 	good     = obs{applied: newSHA, attempted: newSHA, health: gt.HealthHealthy}
 	stale    = obs{applied: oldSHA, attempted: oldSHA, health: gt.HealthHealthy}
-	broken   = obs{applied: oldSHA, attempted: newSHA, err: "kustomize build failed", health: gt.HealthHealthy}
+	broken   = obs{applied: oldSHA, attempted: newSHA, err: "kustomize build failed", health: gt.HealthHealthy, stalled: true}
+	flaky    = obs{applied: oldSHA, attempted: newSHA, err: "fetch: connection refused", health: gt.HealthHealthy}
 	degraded = obs{applied: newSHA, attempted: newSHA, health: gt.HealthDegraded}
 	rolling  = obs{applied: newSHA, attempted: newSHA, health: gt.HealthProgressing}
 )
@@ -69,6 +69,11 @@ func TestTick(t *testing.T) {
 			{at: time.Minute, obs: map[string]obs{"a": broken}, phase: PhaseHalted, wave: 0,
 				rollback: map[string]string{"a": oldSHA}, msg: "kustomize build failed"},
 			{at: 10 * time.Minute, obs: map[string]obs{"a": good}, phase: PhaseHalted, wave: 0},
+		}},
+		{"a transient fetch error only waits", []step{
+			{at: time.Minute, obs: map[string]obs{"a": flaky}, phase: PhaseProgressing},
+			{at: 2 * time.Minute, obs: map[string]obs{"a": good}, phase: PhaseProgressing},
+			{at: 7 * time.Minute, obs: map[string]obs{"a": good}, phase: PhaseProgressing, wave: 1, pin: []string{"b", "c"}},
 		}},
 		{"degraded on the revision fails the wave", []step{
 			{at: time.Minute, obs: map[string]obs{"a": degraded}, phase: PhaseHalted, rollback: map[string]string{"a": oldSHA}, msg: "degraded"},
