@@ -1,0 +1,135 @@
+package podsync
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+)
+
+type notes struct {
+	mu   sync.Mutex
+	pods []*corev1.Pod
+}
+
+func (n *notes) add(p *corev1.Pod) { n.mu.Lock(); n.pods = append(n.pods, p); n.mu.Unlock() }
+
+func (n *notes) wait(t *testing.T, ok func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		n.mu.Lock()
+		for _, p := range n.pods {
+			if ok(p) {
+				n.mu.Unlock()
+				return p
+			}
+		}
+		n.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("no matching notification")
+	return nil
+}
+
+func startSyncer(t *testing.T) (*Syncer, *fake.Clientset, *notes, *record.FakeRecorder) {
+	t.Helper()
+	cs := fake.NewClientset()
+	rec := record.NewFakeRecorder(10)
+	s := New(cs, nil, fedinv.DefaultLabelKeys(), rec)
+	n := &notes{}
+	s.Notify("v1", n.add)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = s.Run(ctx) }()
+	<-s.Synced()
+	return s, cs, n, rec
+}
+
+func TestLocalDeleteIsReportedNotRecreated(t *testing.T) {
+	s, cs, n, rec := startSyncer(t)
+	ctx := t.Context()
+	hub := hubPod(nil)
+	hub.Spec.NodeName = "v1"
+	if err := s.CreatePod(ctx, "v1", hub); err != nil {
+		t.Fatal(err)
+	}
+	if ns, err := cs.CoreV1().Namespaces().Get(ctx, "team", metav1.GetOptions{}); err != nil || ns.Labels[LabelManaged] != "true" {
+		t.Fatalf("namespace: %v %v", err, ns)
+	}
+	if err := cs.CoreV1().Pods("team").Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lost := n.wait(t, func(p *corev1.Pod) bool { return p.Status.Reason == ReasonLocalPodDeleted })
+	if lost.Status.Phase != corev1.PodFailed || lost.UID != hub.UID {
+		t.Errorf("lost pod = %+v", lost.Status)
+	}
+	if ev := <-rec.Events; ev == "" {
+		t.Error("no event")
+	}
+	if err := s.CreatePod(ctx, "v1", hub); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); err == nil {
+		t.Error("a pod deleted behind the agent's back was recreated")
+	}
+	if got, err := s.GetPod(ctx, "team", "p"); err != nil || got.Status.Reason != ReasonLocalPodDeleted {
+		t.Errorf("GetPod = %v, %v", got, err)
+	}
+}
+
+func TestAdoptionChecksOwnership(t *testing.T) {
+	s, cs, _, _ := startSyncer(t)
+	ctx := t.Context()
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team",
+		Annotations: map[string]string{AnnotationHubUID: "someone-else"}}}
+	if _, err := cs.CoreV1().Pods("team").Create(ctx, other, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreatePod(ctx, "v1", hubPod(nil)); err == nil {
+		t.Error("took over a local pod of another hub pod")
+	}
+	mine := hubPod(nil)
+	mine.Name = "q"
+	adopt := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "team",
+		Annotations: map[string]string{AnnotationHubUID: string(mine.UID)}}}
+	if _, err := cs.CoreV1().Pods("team").Create(ctx, adopt, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreatePod(ctx, "v1", mine); err != nil {
+		t.Errorf("adopting its own local pod: %v", err)
+	}
+}
+
+func TestDeleteReportsTerminalStatus(t *testing.T) {
+	s, cs, n, _ := startSyncer(t)
+	ctx := t.Context()
+	hub := hubPod(nil)
+	if err := s.CreatePod(ctx, "v1", hub); err != nil {
+		t.Fatal(err)
+	}
+	lp, _ := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{})
+	lp.Status.Phase = corev1.PodRunning
+	lp.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
+	if _, err := cs.CoreV1().Pods("team").UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	if err := s.DeletePod(ctx, hub); err != nil {
+		t.Fatal(err)
+	}
+	end := n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if st := end.Status.ContainerStatuses[0].State; st.Terminated == nil || st.Terminated.Reason != ReasonDeleted {
+		t.Errorf("container state = %+v", st)
+	}
+	if _, err := s.GetPod(ctx, "team", "p"); err == nil {
+		t.Error("a deleted pod is still known")
+	}
+}
