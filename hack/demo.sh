@@ -16,7 +16,7 @@ have_kubectl() { command -v kubectl >/dev/null; }
 
 step_fleet() {
   say "Starting the local fleet: 1 hub cluster + 3 workload clusters (hgx-h100, gb200-nvl72, a100-mig)"
-  if "$shoal" dev status | grep -q '^hub '; then
+  if "$shoal" dev kubeconfig >/dev/null 2>&1; then   # a fleet (running or not) is recorded
     echo "stopping the fleet a previous run left"
     "$shoal" dev down
   fi
@@ -94,8 +94,8 @@ step_hub_pod() {
   "$shoal" dev pod hub demo-hub-pod --node "$node" --count 8
   if have_kubectl; then
     say "Its logs, read from the hub (kubectl --context hub logs demo-hub-pod)"
-    echo "(hub API server -> agent kubelet endpoint -> $c's API server -> the node's kubelet; KWOK nodes"
-    echo " run no containers and have no kubelet, so the last hop answers with an error:)"
+    echo "(hub API server -> agent kubelet endpoint -> $c's API server -> kwok's kubelet endpoint;"
+    echo " no container runs on a KWOK node, so the line is KWOK's simulated container log)"
     kubectl --context hub logs demo-hub-pod 2>&1 | sed 's/^/  /' || true
   fi
 }

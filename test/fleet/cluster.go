@@ -100,7 +100,11 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 	if err != nil {
 		return err
 	}
-	kwok, err := add("kwok", "kwok", kwokArgs(c, f.stages))
+	logs, err := writeKwokLogs(c)
+	if err != nil {
+		return err
+	}
+	kwok, err := add("kwok", "kwok", kwokArgs(c, f.stages, f.pki(), logs))
 	if err != nil {
 		return err
 	}

@@ -20,12 +20,16 @@ type Ports struct {
 	// Options.Shoal.
 	Shoal     int `json:"shoal,omitempty"`
 	ShoalHTTP int `json:"shoalHTTP,omitempty"`
+	// Kwok is the kubelet endpoint kwok serves for a workload cluster's fake
+	// nodes (container logs), the port in their daemonEndpoints.
+	Kwok int `json:"kwok,omitempty"`
 }
 
 // DefaultBasePort is where `shoal dev` lays out its ports: cluster i (the hub
 // is 0) uses base+10*i for kube-apiserver, +1 etcd client, +2 etcd peer,
 // +3 kube-scheduler, +4 kube-controller-manager, +5 shoal-hub gRPC (hub) or
-// the shoal-agent kubelet endpoint (workload), +6 their HTTP endpoints.
+// the shoal-agent kubelet endpoint (workload), +6 their HTTP endpoints, +7
+// kwok's kubelet endpoint (workload).
 const DefaultBasePort = 16400
 
 // PortInUseError says a port the fleet needs is taken by something else.
@@ -43,10 +47,10 @@ func (e *PortInUseError) Error() string {
 func layoutPorts(base, index int) Ports {
 	b := base + 10*index
 	return Ports{APIServer: b, EtcdClient: b + 1, EtcdPeer: b + 2, Scheduler: b + 3, ControllerManager: b + 4,
-		Shoal: b + 5, ShoalHTTP: b + 6}
+		Shoal: b + 5, ShoalHTTP: b + 6, Kwok: b + 7}
 }
 
-// freePorts asks the kernel for seven unused loopback ports.
+// freePorts asks the kernel for eight unused loopback ports.
 func freePorts() (Ports, error) {
 	var ls []net.Listener
 	defer func() {
@@ -54,7 +58,7 @@ func freePorts() (Ports, error) {
 			_ = l.Close()
 		}
 	}()
-	ports := make([]int, 7)
+	ports := make([]int, 8)
 	for i := range ports {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -64,7 +68,7 @@ func freePorts() (Ports, error) {
 		ports[i] = l.Addr().(*net.TCPAddr).Port
 	}
 	return Ports{APIServer: ports[0], EtcdClient: ports[1], EtcdPeer: ports[2], Scheduler: ports[3],
-		ControllerManager: ports[4], Shoal: ports[5], ShoalHTTP: ports[6]}, nil
+		ControllerManager: ports[4], Shoal: ports[5], ShoalHTTP: ports[6], Kwok: ports[7]}, nil
 }
 
 // checkPorts returns a *PortInUseError for the first port of c that is taken.
@@ -75,7 +79,7 @@ func checkPorts(c *Cluster) error {
 	}{{c.Ports.APIServer, "kube-apiserver"}, {c.Ports.EtcdClient, "etcd client"},
 		{c.Ports.EtcdPeer, "etcd peer"}, {c.Ports.Scheduler, "kube-scheduler"},
 		{c.Ports.ControllerManager, "kube-controller-manager"}, {c.Ports.Shoal, "shoal gRPC/kubelet"},
-		{c.Ports.ShoalHTTP, "shoal HTTP"}}
+		{c.Ports.ShoalHTTP, "shoal HTTP"}, {c.Ports.Kwok, "kwok kubelet endpoint"}}
 	for _, n := range named {
 		if n.port == 0 {
 			continue

@@ -110,7 +110,7 @@ func (f *Fleet) plan() error {
 			c.Ports = ports
 		}
 		if c.Role == RoleHub {
-			c.Ports.Scheduler = 0
+			c.Ports.Scheduler, c.Ports.Kwok = 0, 0
 		}
 		if !o.ControllerManager {
 			c.Ports.ControllerManager = 0

@@ -7,7 +7,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/shoal-dev/shoal/test/fleet"
 )
@@ -71,6 +77,8 @@ func TestUpWithShoal(t *testing.T) {
 		}
 	}
 
+	checkHubPodLogs(t, hcs, "shoal-"+loaded.Workloads()[0].Name+"-h100-80gb")
+
 	if err := loaded.Down(); err != nil {
 		t.Fatal(err)
 	}
@@ -118,4 +126,27 @@ func buildShoal(t *testing.T) *fleet.ShoalOptions {
 		t.Fatalf("go build: %v\n%s", err, b)
 	}
 	return &fleet.ShoalOptions{HubBinary: filepath.Join(out, "shoal-hub"), AgentBinary: filepath.Join(out, "shoal-agent")}
+}
+
+// checkHubPodLogs binds a GPU pod to a virtual node on the hub, waits until it
+// runs, and reads its logs through the hub: hub API server, agent kubelet
+// endpoint, workload API server, kwok's kubelet endpoint (simulated log).
+func checkHubPodLogs(t *testing.T, hub kubernetes.Interface, node string) {
+	t.Helper()
+	pod := fleet.GPUPod("default", "hub-logs", fleet.ResourceGPU, 8)
+	pod.Spec.NodeName = node
+	pod.Spec.Tolerations = []corev1.Toleration{{Key: "shoal.dev/virtual", Operator: corev1.TolerationOpExists}}
+	if _, err := hub.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fleet.WaitPodRunning(t.Context(), hub, "default", pod.Name, time.Minute); err != nil {
+		t.Fatalf("pod bound to %s on the hub: %v", node, err)
+	}
+	b, err := hub.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(t.Context())
+	if err != nil {
+		t.Fatalf("logs through the hub: %v", err)
+	}
+	if !strings.Contains(string(b), "simulated container log from KWOK") {
+		t.Errorf("logs through the hub: %q, want KWOK's simulated container log", b)
+	}
 }
