@@ -65,7 +65,7 @@ func newDevPodCommand(dir *string) *cobra.Command {
 		Use: "pod CLUSTER NAME",
 		Short: "Create a pod asking for GPUs (or MIG slices) in a cluster and wait until it runs " +
 			"(on the hub cluster: bound with --node to a virtual node)",
-		Args:  cobra.ExactArgs(2),
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := devOpenCluster(*dir, args[0])
 			if err != nil {
