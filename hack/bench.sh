@@ -8,10 +8,14 @@
 # Knobs (environment):
 #   BENCH_COUNT=5          repeats of each Go benchmark (medians are reported)
 #   BENCH_TIME=300x        go test -benchtime
-#   SIM_FLEETS=F-S:168h,F-M:48h   fleet:horizon pairs (add F-L:12h for the big fleet; slow)
+#   SIM_FLEETS=F-S:168h,F-M:48h   fleet:horizon pairs; F-L:48h adds the big fleet
+#                          (about 8 more minutes per load on 2 cores; shorter horizons
+#                          do not reach steady state)
 #   SIM_LOADS=0.7,0.9,1.1  offered loads
 #   SIM_STRATEGIES=…       default: shoal, shoal-no-preemption and the four baselines
 #   SIM_SEED=1  SIM_FAILURES=0.01 (fraction of nodes failing per day)
+#   SIM_CHECKPOINT_ON_PREEMPT=1  victims save their work in their grace period
+#                          (default: they lose the work since their last hourly checkpoint)
 #   SIM_PARALLEL=$(nproc)  simulator runs at once
 #   SKIP_DECISION=1 / SKIP_SIM=1 to run one half only
 # Defaults take about 5–8 minutes on 2 cores.
@@ -26,6 +30,9 @@ SIM_STRATEGIES=${SIM_STRATEGIES:-shoal,shoal-no-preemption,shoal-topology-off,fi
 SIM_SEED=${SIM_SEED:-1}
 SIM_FAILURES=${SIM_FAILURES:-0.01}
 SIM_PARALLEL=${SIM_PARALLEL:-$(nproc)}
+SIM_CHECKPOINT_ON_PREEMPT=${SIM_CHECKPOINT_ON_PREEMPT:-}
+ckpt=false
+[[ -n "$SIM_CHECKPOINT_ON_PREEMPT" ]] && ckpt=true
 
 out=bench/results
 mkdir -p "$out"
@@ -35,7 +42,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 commit=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 dirty=false
-git diff --quiet HEAD -- 2>/dev/null || dirty=true
+git diff --quiet HEAD -- federation cmd/shoal-sim hack/bench.sh 2>/dev/null || dirty=true
 cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo 2>/dev/null || echo unknown)
 
 go build -o "$tmp/shoal-sim" ./cmd/shoal-sim
@@ -56,7 +63,8 @@ simulation=null
 if [[ -z "${SKIP_SIM:-}" ]]; then
   echo "== fleet simulator ($SIM_FLEETS; loads $SIM_LOADS; seed $SIM_SEED)" >&2
   "$tmp/shoal-sim" -fleets "$SIM_FLEETS" -loads "$SIM_LOADS" -strategies "$SIM_STRATEGIES" \
-    -seed "$SIM_SEED" -failures "$SIM_FAILURES" -parallel "$SIM_PARALLEL" -out "$tmp/sim.json" 2>/dev/null
+    -seed "$SIM_SEED" -failures "$SIM_FAILURES" -checkpoint-on-preempt="$ckpt" \
+    -parallel "$SIM_PARALLEL" -out "$tmp/sim.json" 2>/dev/null
   simulation=$(cat "$tmp/sim.json")
 fi
 
@@ -70,7 +78,7 @@ cat >"$file" <<JSON
   "inputs": {
     "benchCount": $BENCH_COUNT, "benchTime": "$BENCH_TIME",
     "simFleets": "$SIM_FLEETS", "simLoads": "$SIM_LOADS", "simStrategies": "$SIM_STRATEGIES",
-    "simSeed": $SIM_SEED, "simFailuresPerNodeDay": $SIM_FAILURES
+    "simSeed": $SIM_SEED, "simFailuresPerNodeDay": $SIM_FAILURES, "simCheckpointOnPreempt": $ckpt
   },
   "decision": $decision,
   "simulation": $simulation

@@ -38,6 +38,7 @@ func run() error {
 	strategies := flag.String("strategies", strings.Join(sim.StrategyNames, ","), "strategies to compare")
 	seed := flag.Uint64("seed", 1, "random seed (same seed: same jobs and failures for every strategy)")
 	failures := flag.Float64("failures", 0.01, "expected fraction of nodes failing per day")
+	ckpt := flag.Bool("checkpoint-on-preempt", false, "preemption victims save their work in their grace period (default: they lose the work since their last hourly checkpoint)")
 	parallel := flag.Int("parallel", runtime.GOMAXPROCS(0), "runs at once")
 	out := flag.String("out", "", "write the results as JSON to this file")
 	profile := flag.String("cpuprofile", "", "write a CPU profile to this file")
@@ -87,7 +88,7 @@ func run() error {
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			cfg := sim.Config{Fleet: sp.fleet, Workload: sim.DefaultWorkload(sp.load, sp.horizon, *seed),
-				NodeFailuresPerDay: *failures}
+				NodeFailuresPerDay: *failures, CheckpointOnPreempt: *ckpt}
 			results[i], errs[i] = sim.Run(cfg, sp.strategy)
 			fmt.Fprintf(os.Stderr, "done %s load %.1f %s in %.1fs\n", sp.fleet, sp.load, sp.strategy, results[i].WallSeconds)
 		}()

@@ -25,6 +25,11 @@ type Config struct {
 	RepairTime time.Duration
 	// CheckpointEvery is how often jobs save their work (default 1h).
 	CheckpointEvery time.Duration
+	// CheckpointOnPreempt makes preemption victims save their work during
+	// their grace period, so only node failures lose work. Off by default:
+	// the figures then count the worst case, work since the last periodic
+	// checkpoint.
+	CheckpointOnPreempt bool
 }
 
 func (c *Config) defaults() {
@@ -184,7 +189,7 @@ func (e *engine) loop() {
 			}
 		case evEvict:
 			if js := e.jobs[ev.job]; js.running && js.attempt == ev.attempt {
-				e.m.preemptLost += e.interrupt(js)
+				e.m.preemptLost += e.interrupt(js, e.cfg.CheckpointOnPreempt)
 			}
 		case evFail:
 			e.fail(ev.job)

@@ -41,6 +41,9 @@ func (e *engine) cycle() {
 		js.terminating = true
 		e.term[pr.Victim] = pr.Preemptor
 		e.m.preemptions++
+		if pre := e.byID[pr.Preemptor]; pre != nil {
+			e.m.byPreemptor[className(pre.Gang.Priority)]++
+		}
 		e.push(e.now+pr.Grace, evEvict, js.idx, js.attempt)
 	}
 	e.res = d.Reservations
@@ -72,9 +75,12 @@ func (e *engine) stop(js *jobState) {
 // interrupt stops a job before its end (preemption, node failure), keeps
 // the work saved at its last checkpoint, requeues it and returns the
 // GPU-hours lost.
-func (e *engine) interrupt(js *jobState) float64 {
+func (e *engine) interrupt(js *jobState, saved bool) float64 {
 	elapsed := e.now - js.started
 	kept := elapsed / e.cfg.CheckpointEvery * e.cfg.CheckpointEvery
+	if saved {
+		kept = elapsed
+	}
 	js.remaining = max(time.Minute, js.remaining-kept)
 	js.Gang.Estimate = max(time.Minute, js.Gang.Estimate-kept)
 	e.stop(js)
@@ -106,7 +112,7 @@ func (e *engine) fail(i int) {
 	e.check.setUp(n.cluster, n.node, false)
 	for _, id := range e.snap.GangsOnNode(n.cluster, n.node) {
 		if js := e.byID[id]; js != nil && js.running {
-			e.m.failLost += e.interrupt(js)
+			e.m.failLost += e.interrupt(js, false)
 		}
 	}
 	e.push(e.now+e.cfg.RepairTime, evRepair, i, 0)
@@ -119,4 +125,15 @@ func (e *engine) repair(i int) {
 	e.snap.SetNodeSchedulable(n.cluster, n.node, true)
 	e.check.setUp(n.cluster, n.node, true)
 	e.dirty = true
+}
+
+// className names the workload's priority classes.
+func className(p int32) string {
+	switch {
+	case p >= placement.PriorityProduction:
+		return "production"
+	case p >= placement.PriorityBatch:
+		return "batch"
+	}
+	return "spot"
 }

@@ -62,6 +62,8 @@ type Result struct {
 	Jain                   float64 `json:"jain"`
 	JainInstant            float64 `json:"jainInstant"`
 	Preemptions            int     `json:"preemptions"`
+	// PreemptionsByPreemptor counts preemptions by the preemptor's priority class.
+	PreemptionsByPreemptor map[string]int `json:"preemptionsByPreemptor,omitempty"`
 	PreemptionGPUHoursLost float64 `json:"preemptionGPUHoursLost"`
 	NodeFailures           int     `json:"nodeFailures"`
 	FailureGPUHoursLost    float64 `json:"failureGPUHoursLost"`
@@ -94,13 +96,14 @@ type metrics struct {
 	windowLost      float64 // GPU-hours lost in the window
 	failLost        float64
 	preemptions     int
+	byPreemptor     map[string]int
 	failures        int
 	cycles          int
 }
 
 func newMetrics(cfg Config, total int, queues []placement.Queue) *metrics {
 	m := &metrics{from: cfg.Warmup, to: cfg.Workload.Horizon, total: total, allocByQueue: map[string]int{},
-		backlogByQueue: map[string]int{}, backlogAlloc: map[string]float64{}, backlogTime: map[string]float64{}, delays: map[string][]float64{}, effWeight: map[string]float64{}}
+		backlogByQueue: map[string]int{}, byPreemptor: map[string]int{}, backlogAlloc: map[string]float64{}, backlogTime: map[string]float64{}, delays: map[string][]float64{}, effWeight: map[string]float64{}}
 	w := map[string]float64{}
 	for _, q := range queues {
 		w[q.Name] = q.Weight
@@ -219,7 +222,7 @@ func (m *metrics) result(cfg Config, name string, e *engine, wall time.Duration)
 		Allocation:         m.allocGPUHours / (float64(m.total) * hours),
 		RequiredViolations: e.check.required, PartialGangs: e.check.partial, DoubleBookings: e.check.double,
 		IneligibleNodes: e.check.ineligible, DelayP50: map[string]float64{}, DelayP99: map[string]float64{},
-		Preemptions: m.preemptions, PreemptionGPUHoursLost: m.preemptLost, NodeFailures: m.failures,
+		Preemptions: m.preemptions, PreemptionsByPreemptor: m.byPreemptor, PreemptionGPUHoursLost: m.preemptLost, NodeFailures: m.failures,
 		FailureGPUHoursLost: m.failLost, Jobs: len(e.jobs), Started: m.started, PendingAtEnd: len(e.pending),
 		Cycles: m.cycles, WallSeconds: wall.Seconds()}
 	r.Bound = math.Min(1, r.OfferedLoad)
