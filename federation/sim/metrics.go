@@ -59,19 +59,19 @@ type Result struct {
 	// Jain is Jain's index over the queues' weighted allocation while they
 	// had backlog, averaged over the window; JainInstant averages the index
 	// of instantaneous samples over the queues with backlog at each sample.
-	Jain                   float64 `json:"jain"`
-	JainInstant            float64 `json:"jainInstant"`
-	Preemptions            int     `json:"preemptions"`
+	Jain        float64 `json:"jain"`
+	JainInstant float64 `json:"jainInstant"`
+	Preemptions int     `json:"preemptions"`
 	// PreemptionsByPreemptor counts preemptions by the preemptor's priority class.
 	PreemptionsByPreemptor map[string]int `json:"preemptionsByPreemptor,omitempty"`
-	PreemptionGPUHoursLost float64 `json:"preemptionGPUHoursLost"`
-	NodeFailures           int     `json:"nodeFailures"`
-	FailureGPUHoursLost    float64 `json:"failureGPUHoursLost"`
-	Jobs                   int     `json:"jobs"`
-	Started                int     `json:"started"`
-	PendingAtEnd           int     `json:"pendingAtEnd"`
-	Cycles                 int     `json:"cycles"`
-	WallSeconds            float64 `json:"wallSeconds"`
+	PreemptionGPUHoursLost float64        `json:"preemptionGPUHoursLost"`
+	NodeFailures           int            `json:"nodeFailures"`
+	FailureGPUHoursLost    float64        `json:"failureGPUHoursLost"`
+	Jobs                   int            `json:"jobs"`
+	Started                int            `json:"started"`
+	PendingAtEnd           int            `json:"pendingAtEnd"`
+	Cycles                 int            `json:"cycles"`
+	WallSeconds            float64        `json:"wallSeconds"`
 }
 
 type metrics struct {
