@@ -24,29 +24,31 @@ func devShoalBinaries() (*fleet.ShoalOptions, error) {
 		}
 		dirs = append(dirs, filepath.Dir(exe))
 	}
-	find := func(name string) (string, error) {
-		for _, d := range dirs {
-			p := filepath.Join(d, name)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
-				return p, nil
-			}
-		}
-		p, err := exec.LookPath(name)
-		if err != nil {
-			return "", fmt.Errorf("%w: %s is neither next to shoal (%v) nor on PATH: run `make build` "+
-				"(or `shoal dev up --no-shoal` for the Kubernetes clusters only)", fleet.ErrMissingShoalBinaries, name, dirs)
-		}
-		return filepath.Abs(p)
-	}
-	hub, err := find("shoal-hub")
+	hub, err := devFindBinary("shoal-hub", dirs)
 	if err != nil {
 		return nil, err
 	}
-	agent, err := find("shoal-agent")
+	agent, err := devFindBinary("shoal-agent", dirs)
 	if err != nil {
 		return nil, err
 	}
 	return &fleet.ShoalOptions{HubBinary: hub, AgentBinary: agent}, nil
+}
+
+// devFindBinary returns the first executable called name in dirs, else on PATH.
+func devFindBinary(name string, dirs []string) (string, error) {
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s is neither next to shoal (%v) nor on PATH: run `make build` "+
+			"(or `shoal dev up --no-shoal` for the Kubernetes clusters only)", fleet.ErrMissingShoalBinaries, name, dirs)
+	}
+	return filepath.Abs(p)
 }
 
 // devPrintShoal writes the hub and agent lines of `shoal dev status`.
