@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 
 	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
@@ -45,61 +46,28 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 	r := result{pinned: src.Ref.Commit}
 	ph := phases{log: klog.FromContext(ctx), now: s.opts.Now, last: s.opts.Now()}
 	defer ph.done()
-	auth, err := authOptions(ctx, s.client, s.opts.Namespace, src)
+	objs, err := s.fetchAndBuild(ctx, src, &r, &ph)
 	if err != nil {
 		return r, err
 	}
-	if r.co, err = s.fetcher.fetch(ctx, src, auth); err != nil {
-		return r, err
-	}
-	ph.mark("fetch")
-	objs, err := s.builds.build(r.co, src.Path)
-	if err != nil {
-		return r, err
-	}
-	s.applier.label(objs)
-	ph.mark("build")
 	old, err := s.store.load(ctx)
 	if err != nil {
 		return r, syncErr(gt.ReasonApplyFailed, "%w", err)
 	}
+	next := inventoryOf(objs, r.co.Revision, src.Path)
 	// A revision already applied in full was validated then; re-applying it
 	// only corrects drift, and each object is still dry-run before it is
 	// written.
-	next := inventoryOf(objs, r.co.Revision, src.Path)
 	if !next.sameApplied(old) {
 		if err := s.applier.validate(ctx, s.client, objs); err != nil {
 			return r, err
 		}
 	}
 	ph.mark("validate")
-	// Record what is about to be applied first, so a partial apply is still
-	// tracked (and pruned later) if the agent dies halfway.
-	if err := s.store.save(ctx, old.union(next), old); err != nil {
-		return r, syncErr(gt.ReasonApplyFailed, "%w", err)
-	}
-	cs, err := s.applier.apply(ctx, objs, src.HealthTimeout)
-	if err != nil {
+	if err := s.applyRevision(ctx, src, objs, old, next, &r); err != nil {
 		return r, err
 	}
-	ph.mark("apply")
-	if next.sameApplied(old) {
-		r.drifted = drifted(cs)
-	}
-	if src.Prune {
-		stale, err := old.missingFrom(next)
-		if err != nil {
-			return r, syncErr(gt.ReasonPruneFailed, "%w", err)
-		}
-		if _, err := s.applier.prune(ctx, stale); err != nil {
-			return r, err
-		}
-	}
-	if err := s.store.save(ctx, next, old.union(next)); err != nil {
-		return r, syncErr(gt.ReasonApplyFailed, "%w", err)
-	}
-	ph.mark("prune")
-	r.applied, r.inv = true, next
+	ph.mark("apply+prune")
 	s.report(func(st *gt.Status) {
 		st.Health, st.HealthMessage = gt.HealthProgressing, "waiting for objects to become ready"
 	})
@@ -107,6 +75,57 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 	r.healthOK = r.health == nil
 	ph.mark("health")
 	return r, r.health
+}
+
+// fetchAndBuild checks out the source and builds its objects, labelled with
+// Shoal's owner labels.
+func (s *Syncer) fetchAndBuild(ctx context.Context, src gt.Source, r *result, ph *phases) ([]*unstructured.Unstructured, error) {
+	auth, err := authOptions(ctx, s.client, s.opts.Namespace, src)
+	if err != nil {
+		return nil, err
+	}
+	if r.co, err = s.fetcher.fetch(ctx, src, auth); err != nil {
+		return nil, err
+	}
+	ph.mark("fetch")
+	objs, err := s.builds.build(r.co, src.Path)
+	if err != nil {
+		return nil, err
+	}
+	s.applier.label(objs)
+	ph.mark("build")
+	return objs, nil
+}
+
+// applyRevision records, applies and prunes a validated object set, and
+// stores the new inventory.
+func (s *Syncer) applyRevision(ctx context.Context, src gt.Source, objs []*unstructured.Unstructured, old, next inventory, r *result) error {
+	// Record what is about to be applied first, so a partial apply is still
+	// tracked (and pruned later) if the agent dies halfway.
+	if err := s.store.save(ctx, old.union(next), old); err != nil {
+		return syncErr(gt.ReasonApplyFailed, "%w", err)
+	}
+	cs, err := s.applier.apply(ctx, objs, src.HealthTimeout)
+	if err != nil {
+		return err
+	}
+	if next.sameApplied(old) {
+		r.drifted = drifted(cs)
+	}
+	if src.Prune {
+		stale, err := old.missingFrom(next)
+		if err != nil {
+			return syncErr(gt.ReasonPruneFailed, "%w", err)
+		}
+		if _, err := s.applier.prune(ctx, stale); err != nil {
+			return err
+		}
+	}
+	if err := s.store.save(ctx, next, old.union(next)); err != nil {
+		return syncErr(gt.ReasonApplyFailed, "%w", err)
+	}
+	r.applied, r.inv = true, next
+	return nil
 }
 
 // phases logs how long each step of a sync took, at V(1).

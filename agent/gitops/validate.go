@@ -71,7 +71,7 @@ func (a *applier) validate(ctx context.Context, c client.Client, objs []*unstruc
 	}
 	_ = g.Wait()
 	if ctx.Err() != nil {
-		return syncErr(gt.ReasonValidationFailed, "validate: %w", ctx.Err())
+		return ctx.Err()
 	}
 	if len(errs) > 0 {
 		return syncErr(gt.ReasonValidationFailed, "dry-run rejected %d of %d object(s), nothing applied: %w", len(errs), len(objs), joinFirst(errs, 5))
