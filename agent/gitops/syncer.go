@@ -19,6 +19,10 @@ import (
 	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 )
 
+// RetryInterval caps the wait after a failed sync, so a transient failure
+// (Git server down, webhook unavailable) clears before the next interval.
+const RetryInterval = 30 * time.Second
+
 // Options configure a Syncer.
 type Options struct {
 	// Namespace is the agent's namespace: credentials Secrets are read and
@@ -164,8 +168,8 @@ func (s *Syncer) Status() gt.Status {
 	return copyStatus(s.status)
 }
 
-// Run syncs at once if a source is set, then on every interval and Trigger,
-// until ctx ends. Sync errors are reported in the status, not returned.
+// Run syncs at once if a source is set, then on every interval (at most
+// RetryInterval after a failure) and Trigger, until ctx ends. Sync errors are reported in the status, not returned.
 func (s *Syncer) Run(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithValues("inventory", s.store.key)
 	for {
@@ -181,6 +185,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 				log.V(2).Info("GitOps sync done", "revision", st.AppliedRevision, "objects", st.InventorySize, "drifted", len(st.Drifted))
 			}
 			interval = src.Interval
+			if err != nil && interval > RetryInterval {
+				interval = RetryInterval
+			}
 		}
 		if !s.wait(ctx, interval) {
 			return nil
