@@ -30,7 +30,10 @@ func State(c *v1alpha1.Cluster, now time.Time, grace, fence time.Duration) (v1al
 	if last == nil {
 		return v1alpha1.ClusterPending, "NeverSeen", "the agent has not reported yet"
 	}
-	silent := now.Sub(last.Time)
+	// Stored times have whole seconds (metav1.Time): the beat happened in
+	// [last, last+1s). Count from the end of that second so that a cluster
+	// never turns NotReady before the grace has really passed.
+	silent := now.Sub(last.Time.Add(time.Second))
 	switch {
 	case silent > fence:
 		return v1alpha1.ClusterLost, "FenceTimeoutExpired",

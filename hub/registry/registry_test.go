@@ -287,9 +287,9 @@ func TestLiveness(t *testing.T) {
 	if _, _, err := r.Cordon(ctx, "eu1", false); err != nil {
 		t.Fatal(err)
 	}
-	clk.Step(39 * time.Second)
+	clk.Step(40 * time.Second) // stored times have whole seconds: the grace counts from the end of the beat's second
 	expect(v1alpha1.ClusterReady)
-	clk.Step(2 * time.Second)
+	clk.Step(1500 * time.Millisecond)
 	expect(v1alpha1.ClusterNotReady)
 	if _, err := r.Heartbeat(ctx, "eu1", "", "v1", false, "connection refused"); err != nil {
 		t.Fatal(err)
@@ -299,7 +299,7 @@ func TestLiveness(t *testing.T) {
 		t.Fatal(err)
 	}
 	expect(v1alpha1.ClusterReady)
-	clk.Step(5*time.Minute + time.Second)
+	clk.Step(5*time.Minute + 2*time.Second)
 	expect(v1alpha1.ClusterLost)
 }
 
