@@ -50,6 +50,35 @@ func (a *Agent) Run(ctx context.Context) error {
 		return err
 	}
 	defer hubAPI.Close()
+	h := &health{client: local, ok: true}
+	watcher := inventory.NewWatcher(local, a.cfg.Cluster, a.cfg.Keys,
+		inventory.WithLabels(a.cfg.Labels), inventory.WithInterval(a.cfg.InventoryInterval))
+	toHub := watcher.Subscribe()
+	reports := make(chan hubclient.Report, 1)
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return h.run(ctx, 5*time.Second) })
+	g.Go(func() error { return encodeReports(ctx, toHub, reports) })
+	g.Go(func() error { return hubAPI.RunReports(ctx, reports) })
+	g.Go(func() error {
+		return hubAPI.RunHeartbeats(ctx, a.cfg.HeartbeatInterval, hubclient.HealthFunc(h.get))
+	})
+	if a.cfg.GitOps != nil {
+		g.Go(func() error { return a.cfg.GitOps(ctx, hubAPI, local, a.cfg.Local) })
+	}
+	if len(creds.HubKubeconfig) == 0 {
+		log.Info("The hub issued no hub-cluster credentials (it runs without --kubeconfig): reporting inventory only, no virtual nodes")
+	} else if err := a.runNodes(ctx, g, creds, local, watcher, h); err != nil {
+		g.Go(func() error { return err }) // stops the parts already started
+	}
+	g.Go(func() error { return watcher.Run(ctx) })
+	log.Info("Agent running", "hub", a.cfg.HubAddress)
+	return g.Wait()
+}
+
+// runNodes starts, in g, what serves the hub cluster: the token refresher,
+// the pod syncer with the gang gate, the kubelet endpoint and the virtual nodes.
+func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclient.Credentials,
+	local kubernetes.Interface, watcher *inventory.Watcher, h *health) error {
 	hubKube, err := hubkube.New(creds.HubKubeconfig)
 	if err != nil {
 		return err
@@ -65,11 +94,6 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("hub cluster client: %w", err)
 	}
-
-	h := &health{client: local, ok: true}
-	watcher := inventory.NewWatcher(local, a.cfg.Cluster, a.cfg.Keys,
-		inventory.WithLabels(a.cfg.Labels), inventory.WithInterval(a.cfg.InventoryInterval))
-	toNodes, toHub := watcher.Subscribe(), watcher.Subscribe()
 	syncer := podsync.New(local, a.cfg.Local, a.cfg.Keys, nil)
 	gate := gang.New(local)
 	syncer.SetMutator(gate.Mutate)
@@ -83,26 +107,14 @@ func (a *Agent) Run(ctx context.Context) error {
 		Address: a.cfg.KubeletAddress, Port: port, LeaseDurationSeconds: a.cfg.LeaseDurationSeconds,
 		Version: a.cfg.Version, Health: h.get})
 	syncer.SetRecorder(nodes.Recorder())
-	reports := make(chan hubclient.Report, 1)
-
-	g, ctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return h.run(ctx, 5*time.Second) })
+	toNodes := watcher.Subscribe()
 	g.Go(func() error { return hubKube.Run(ctx) })
-	g.Go(func() error { return watcher.Run(ctx) })
 	g.Go(func() error { return syncer.Run(ctx) })
 	g.Go(func() error { return gate.Run(ctx) })
 	g.Go(func() error { return kubelet.Serve(ctx) })
 	g.Go(func() error { return nodes.Run(ctx, toNodes) })
-	g.Go(func() error { return encodeReports(ctx, toHub, reports) })
-	g.Go(func() error { return hubAPI.RunReports(ctx, reports) })
-	g.Go(func() error {
-		return hubAPI.RunHeartbeats(ctx, a.cfg.HeartbeatInterval, hubclient.HealthFunc(h.get))
-	})
-	if a.cfg.GitOps != nil {
-		g.Go(func() error { return a.cfg.GitOps(ctx, hubAPI, local, a.cfg.Local) })
-	}
-	log.Info("Agent running", "hub", a.cfg.HubAddress, "kubeletPort", port)
-	return g.Wait()
+	klog.FromContext(ctx).Info("Serving virtual nodes", "kubeletPort", port)
+	return nil
 }
 
 // encodeReports turns each changed inventory into a report for the hub.

@@ -25,6 +25,7 @@ import (
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	shoalv1alpha1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/test/framework"
@@ -32,7 +33,8 @@ import (
 
 // TestRealHub registers a real agent with the real shoal-hub binary (built
 // here, or $SHOAL_HUB_BIN) that issues hub-cluster credentials on the hub
-// control plane, and checks the virtual node and the inventory it reports.
+// control plane, and checks the virtual node, the inventory it reports, and
+// the cluster turning Ready and then, once the agent is gone, NotReady.
 func TestRealHub(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds shoal-hub and starts a kube-apiserver")
@@ -72,8 +74,8 @@ func TestRealHub(t *testing.T) {
 		t.Fatalf("create join token: %v\n%s", err, log.String())
 	}
 	if !servesCA(addr, tok.CaHash) {
-		t.Skip("shoal-hub does not send its CA certificate in the serving chain, so an agent cannot pin --ca-hash " +
-			"before sending the join token (hub/pki.CA.ServerCertificate should append ca.Cert.Raw)")
+		t.Fatal("shoal-hub does not send its CA certificate in the serving chain, so an agent cannot pin --ca-hash " +
+			"before sending the join token (hub/pki.CA.ServerCertificate must append ca.Cert.Raw)")
 	}
 
 	cp, err := framework.StartControlPlane()
@@ -97,12 +99,18 @@ func TestRealHub(t *testing.T) {
 	actx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- a.Run(actx) }()
-	defer func() {
+	stopped := false
+	stopAgent := func() {
+		if stopped {
+			return
+		}
+		stopped = true
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("agent: %v", err)
 		}
-	}()
+	}
+	defer stopAgent()
 	eventually(t, 60*time.Second, "virtual node on the hub cluster", func(ctx context.Context) (bool, error) {
 		n, err := hubAdmin.CoreV1().Nodes().Get(ctx, "shoal-real1-h100-80gb", metav1.GetOptions{})
 		return err == nil && nodeReady(n) == corev1.ConditionTrue, err
@@ -121,6 +129,25 @@ func TestRealHub(t *testing.T) {
 	if _, err := wc.CoreV1().Secrets("shoal-system").Get(ctx, hubclient.SecretName, metav1.GetOptions{}); err != nil {
 		t.Errorf("credentials secret: %v", err)
 	}
+	eventually(t, 30*time.Second, "cluster Ready at the hub", func(ctx context.Context) (bool, error) {
+		return clusterState(ctx, adm, "real1") == v1alpha1.ClusterReady, nil
+	})
+	stopAgent() // the hub runs with --cluster-grace 5s
+	eventually(t, 30*time.Second, "cluster NotReady after the agent died", func(ctx context.Context) (bool, error) {
+		return clusterState(ctx, adm, "real1") == v1alpha1.ClusterNotReady, nil
+	})
+}
+
+func clusterState(ctx context.Context, adm shoalv1alpha1.ClustersClient, name string) v1alpha1.ClusterState {
+	obj, err := adm.GetCluster(ctx, &shoalv1alpha1.GetClusterRequest{Name: name})
+	if err != nil {
+		return ""
+	}
+	var c v1alpha1.Cluster
+	if err := json.Unmarshal(obj.Json, &c); err != nil {
+		return ""
+	}
+	return c.Status.State
 }
 
 // servesCA reports whether the server's TLS chain holds the CA with the hash.
