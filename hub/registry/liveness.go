@@ -33,7 +33,7 @@ func State(c *v1alpha1.Cluster, now time.Time, grace, fence time.Duration) (v1al
 	// Stored times have whole seconds (metav1.Time): the beat happened in
 	// [last, last+1s). Count from the end of that second so that a cluster
 	// never turns NotReady before the grace has really passed.
-	silent := now.Sub(last.Time.Add(time.Second))
+	silent := now.Sub(last.Add(time.Second))
 	switch {
 	case silent > fence:
 		return v1alpha1.ClusterLost, "FenceTimeoutExpired",
