@@ -70,7 +70,7 @@ func newDevUpCommand(dir *string) *cobra.Command {
 	fl.StringSliceVar(&opts.Profiles, "profile", fleet.DefaultProfiles,
 		"fleet profiles, given to the workload clusters in turn (see `shoal dev profiles`)")
 	fl.IntVar(&opts.Nodes, "nodes", 0, "GPU nodes per workload cluster (default: the profile's, at least 16)")
-	fl.IntVar(&opts.BasePort, "base-port", opts.BasePort, "first port; cluster i uses base+10*i..+3 (0: any free ports)")
+	fl.IntVar(&opts.BasePort, "base-port", opts.BasePort, "first port; cluster i uses base+10*i..+7 (0: any free ports)")
 	fl.BoolVar(&opts.NoHub, "no-hub", false, "start workload clusters only (no hub cluster, no shoal-hub, no agents)")
 	fl.BoolVar(&noShoal, "no-shoal", false, "start the Kubernetes clusters only (no shoal-hub, no agents)")
 	fl.BoolVar(&opts.ControllerManager, "controller-manager", false,

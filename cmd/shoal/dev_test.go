@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,8 +23,9 @@ func runDev(ctx context.Context, t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
-// TestDevUpStatusDown drives `shoal dev up`, `status`, `kubeconfig` and
-// `down` and checks that down leaves none of up's processes running.
+// TestDevUpStatusDown drives `shoal dev up` (with shoal-hub and an agent,
+// found on PATH), `status`, `env`, `kubeconfig` and `down` and checks that down
+// leaves none of up's processes running.
 func TestDevUpStatusDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Kubernetes processes")
@@ -30,6 +33,12 @@ func TestDevUpStatusDown(t *testing.T) {
 	if err := fleet.CheckBinaries(fleet.BinDir(), fleet.KwokStagesDir()); err != nil {
 		t.Fatal(err)
 	}
+	bin := t.TempDir()
+	build := exec.CommandContext(t.Context(), "go", "build", "-o", bin+"/", "../shoal-hub", "../shoal-agent")
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, b)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	dir := t.TempDir()
 	t.Cleanup(func() {
 		if f, err := fleet.Open(dir); err == nil {
@@ -45,12 +54,19 @@ func TestDevUpStatusDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	pids := f.Processes()
-	if len(pids) != 6 {
-		t.Fatalf("fleet has %d processes, want 6", len(pids))
+	if len(pids) != 8 { // hub: etcd, kube-apiserver, shoal-hub; workload: + kube-scheduler, kwok, shoal-agent
+		t.Fatalf("fleet has %d processes, want 8", len(pids))
 	}
 	if out, err = runDev(t.Context(), t, "status", "--dir", dir); err != nil || !strings.Contains(out, "16/16") ||
 		!strings.Contains(out, "v1.37.2") || !strings.Contains(out, "512") {
 		t.Errorf("dev status (err %v) does not show 16/16 Ready nodes, v1.37.2 and 512 MIG slices:\n%s", err, out)
+	}
+	if !strings.Contains(out, "a100-1       Ready") || !strings.Contains(out, "export SHOAL_CONFIG="+f.Shoal.Config) {
+		t.Errorf("dev status does not show the agent of a100-1 Ready and the SHOAL_CONFIG export:\n%s", out)
+	}
+	if out, err = runDev(t.Context(), t, "env", "--dir", dir); err != nil || !strings.Contains(out, "export SHOAL_CONFIG="+f.Shoal.Config) ||
+		!strings.Contains(out, "export KUBECONFIG="+f.Kubeconfig) {
+		t.Errorf("dev env (err %v):\n%s", err, out)
 	}
 	if out, err = runDev(t.Context(), t, "kubeconfig", "--dir", dir, "a100-1"); err != nil || strings.TrimSpace(out) != f.Cluster("a100-1").Kubeconfig {
 		t.Errorf("dev kubeconfig a100-1 = %q (err %v), want %s", out, err, f.Cluster("a100-1").Kubeconfig)
