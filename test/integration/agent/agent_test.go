@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/agent/hubclient"
@@ -283,6 +286,23 @@ func TestAgent(t *testing.T) {
 			t.Errorf("hub logs of a missing container: %v (%q), workload cluster said %v", err, body, localErr)
 		}
 		t.Logf("hub: %v; workload: %v", err, localErr)
+	})
+
+	t.Run("exec through the hub", func(t *testing.T) {
+		req := hubAdmin.CoreV1().RESTClient().Post().Resource("pods").Namespace("team-a").Name("trainer").SubResource("exec").
+			VersionedParams(&corev1.PodExecOptions{Container: "main", Command: []string{"echo", "hi"}, Stdout: true, Stderr: true},
+				scheme.ParameterCodec)
+		exec, err := remotecommand.NewSPDYExecutor(hubCP.Config, "POST", req.URL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		if err := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
+			t.Fatalf("exec: %v (stderr %q)", err, stderr.String())
+		}
+		if want := "ran [echo hi] in team-a/trainer/main"; !strings.Contains(stdout.String(), want) {
+			t.Errorf("stdout = %q, want %q", stdout.String(), want)
+		}
 	})
 
 	t.Run("deleting on the hub deletes locally", func(t *testing.T) {

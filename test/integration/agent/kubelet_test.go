@@ -1,10 +1,12 @@
 package agent
 
 import (
+	"io"
+
 	"context"
 	"fmt"
+	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	"net"
-	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -23,15 +25,20 @@ type fakeKubelet struct {
 }
 
 func startFakeKubelet() *fakeKubelet {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// /containerLogs/{namespace}/{pod}/{container}
-		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/containerLogs/"), "/")
-		if len(parts) != 3 {
-			http.NotFound(w, r)
-			return
-		}
-		fmt.Fprintf(w, "hello from %s/%s container %s\n", parts[0], parts[1], parts[2])
-	}))
+	h := api.PodHandler(api.PodHandlerConfig{
+		GetContainerLogs: func(_ context.Context, ns, pod, container string, _ api.ContainerLogOpts) (io.ReadCloser, error) {
+			return io.NopCloser(strings.NewReader(fmt.Sprintf("hello from %s/%s container %s\n", ns, pod, container))), nil
+		},
+		RunInContainer: func(_ context.Context, ns, pod, container string, cmd []string, attach api.AttachIO) error {
+			if out := attach.Stdout(); out != nil {
+				fmt.Fprintf(out, "ran %v in %s/%s/%s\n", cmd, ns, pod, container)
+			}
+			return nil
+		},
+		GetPods:               func(context.Context) ([]*corev1.Pod, error) { return nil, nil },
+		GetPodsFromKubernetes: func(context.Context) ([]*corev1.Pod, error) { return nil, nil },
+	}, false)
+	srv := httptest.NewTLSServer(h)
 	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	port, _ := strconv.Atoi(p)
 	return &fakeKubelet{srv: srv, port: int32(port)}
