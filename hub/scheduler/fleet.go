@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/federation/placement"
@@ -87,21 +90,35 @@ func (s *Scheduler) readClusters(ctx context.Context, f *fleet) error {
 
 // allocations turns the ledger into the snapshot's running gangs. A gang
 // counts as already included in the inventory once every member ran and
-// every cluster it uses reported after that; before, its GPUs are
-// subtracted from the inventory.
+// every cluster it uses reported after the commit (members are gated, so
+// hold no GPUs in the inventory, until then); before, its GPUs are
+// subtracted from the inventory. A report that still misses some bound
+// members can make a decision too optimistic for a moment; the agents'
+// fit check at prepare catches that and the dispatch is aborted and retried.
 func (f *fleet) allocations() []placement.Allocation {
+	committed := map[string]time.Time{}
+	for _, it := range f.jobs {
+		c := meta.FindStatusCondition(it.Object.Status.Conditions, conditionDispatched)
+		if c != nil && c.Status == metav1.ConditionTrue {
+			committed[it.Name] = c.LastTransitionTime.Time
+		}
+	}
 	out := make([]placement.Allocation, 0, len(f.ledger.Reservations))
 	for _, it := range f.ledger.Reservations {
 		r := it.Object
-		counted := !r.Started.IsZero()
+		at, ok := committed[r.Job]
+		counted := ok && !r.Started.IsZero()
 		for _, c := range r.Clusters {
-			counted = counted && f.received[c].After(r.Started)
+			counted = counted && f.received[c].After(at)
 		}
 		out = append(out, placement.Allocation{Gang: r.Gang, Assignments: r.Assignments,
 			Started: r.Started, Counted: counted})
 	}
 	return out
 }
+
+// conditionDispatched is hub/dispatch's job condition recording the commit.
+const conditionDispatched = "Dispatched"
 
 func listAll[T any](ctx context.Context, c *store.Collection[T]) ([]store.Item[T], error) {
 	var out []store.Item[T]

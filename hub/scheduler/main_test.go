@@ -60,6 +60,8 @@ type env struct {
 	st    *store.Store
 	clock *clocktesting.FakeClock
 	jobs  *jobs.Service
+	// clusterLabels are put on the next clusters' inventories.
+	clusterLabels map[string]string
 }
 
 func newEnv(t *testing.T) *env {
@@ -96,7 +98,7 @@ func (e *env) cluster(name string, nodes ...inventory.Node) {
 	cl.Status.State = v1alpha1.ClusterReady
 	clusters := store.NewCollection(e.st, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())
 	invs := store.NewCollection(e.st, registry.KindInventories, store.JSONCodec[*registry.InventoryRecord]())
-	b, err := json.Marshal(inventory.Cluster{Name: name, Nodes: nodes})
+	b, err := json.Marshal(inventory.Cluster{Name: name, Nodes: nodes, Labels: e.clusterLabels})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -139,4 +141,21 @@ type inventoryNode = inventory.Node
 
 func contextWithCancel(e *env) (context.Context, context.CancelFunc) {
 	return context.WithCancel(e.ctx)
+}
+
+// setInventory replaces a cluster's inventory report, received now.
+func (e *env) setInventory(name string, nodes ...inventory.Node) {
+	e.t.Helper()
+	invs := store.NewCollection(e.st, registry.KindInventories, store.JSONCodec[*registry.InventoryRecord]())
+	b, err := json.Marshal(inventory.Cluster{Name: name, Nodes: nodes, Labels: e.clusterLabels})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	_, _, err = invs.GuaranteedUpdate(e.ctx, name, func(r *registry.InventoryRecord) (*registry.InventoryRecord, error) {
+		r.Inventory, r.Received, r.Generation = b, e.clock.Now(), r.Generation+1
+		return r, nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
+	}
 }
