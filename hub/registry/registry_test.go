@@ -413,3 +413,43 @@ func TestLargeInventory(t *testing.T) {
 		t.Fatalf("summary GPUs %d, want 96000", cl.Status.Inventory.GPUs)
 	}
 }
+
+func TestListClustersSelector(t *testing.T) {
+	r, _, ctx := newRegistry(t)
+	token, _, _ := r.CreateToken(ctx, registry.TokenOptions{Usages: 3})
+	for i, region := range []string{"eu", "eu", "us"} {
+		_, err := r.Register(ctx, registry.RegisterRequest{Token: token, ClusterName: fmt.Sprintf("c%d", i), ClusterUID: fmt.Sprint(i),
+			CSRPEM: csr(t, ""), Labels: map[string]string{"region": region}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		selector string
+		want     int
+		bad      bool
+	}{
+		{"", 3, false},
+		{"region=eu", 2, false},
+		{"region!=eu", 1, false},
+		{"region in (eu,us)", 3, false},
+		{"zone", 0, false},
+		{"region in (eu", 0, true},
+	}
+	for _, tt := range tests {
+		list, err := r.ListClusters(ctx, store.ListOptions{}, tt.selector)
+		if tt.bad {
+			if !errors.Is(err, registry.ErrInvalid) {
+				t.Errorf("selector %q: %v, want ErrInvalid", tt.selector, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("selector %q: %v", tt.selector, err)
+			continue
+		}
+		if len(list.Items) != tt.want {
+			t.Errorf("selector %q: %d clusters, want %d", tt.selector, len(list.Items), tt.want)
+		}
+	}
+}
