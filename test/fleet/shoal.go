@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -168,7 +169,14 @@ func (f *Fleet) waitRegistered(ctx context.Context, api *hubAPI) error {
 	for _, c := range f.Workloads() {
 		pending[c.Name] = true
 	}
+	var exited error
 	err = poll(ctx, f.opts.Shoal.ReadyTimeout, 250*time.Millisecond, hubProc, func() bool {
+		for name := range pending {
+			if p := f.process(f.Cluster(name), AgentProcess); p != nil && !p.Alive() {
+				exited = fmt.Errorf("cluster %s: %w", name, p.errExited())
+				return true
+			}
+		}
 		states, err := api.clusterStates(ctx)
 		if err != nil {
 			return false
@@ -180,18 +188,22 @@ func (f *Fleet) waitRegistered(ctx context.Context, api *hubAPI) error {
 		for name := range pending {
 			if states[name] == "Ready" && nodes[name] > 0 {
 				delete(pending, name)
-				f.progress("cluster %s: Ready on the hub, %d virtual nodes in the hub cluster", name, nodes[name])
+				f.progress("cluster %s: Ready on the hub, %d virtual node(s) in the hub cluster", name, nodes[name])
 			}
 		}
 		return len(pending) == 0
 	})
+	if exited != nil {
+		return exited
+	}
 	if err != nil {
+		var tails []string
 		for name := range pending {
-			if p := f.process(f.Cluster(name), AgentProcess); p != nil && !p.Alive() {
-				return fmt.Errorf("cluster %s: %w", name, p.errExited())
+			if p := f.process(f.Cluster(name), AgentProcess); p != nil {
+				tails = append(tails, fmt.Sprintf("last lines of %s:\n%s", p.Log, p.LogTail(5)))
 			}
 		}
-		return fmt.Errorf("waiting for clusters %v to register: %w (agent logs: clusters/*/%s.log)", keys(pending), err, AgentProcess)
+		return fmt.Errorf("waiting for clusters %v to register with the hub: %w\n%s", keys(pending), err, strings.Join(tails, "\n"))
 	}
 	return nil
 }

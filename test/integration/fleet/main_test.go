@@ -4,6 +4,7 @@ package fleet_test
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/shoal-dev/shoal/test/fleet"
@@ -16,7 +17,11 @@ var env *framework.Fleet
 
 func TestMain(m *testing.M) {
 	opts := fleet.Options{Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}}
-	os.Exit(framework.RunWithFleet(m, opts, func(f *framework.Fleet) { env = f }))
+	code := framework.RunWithFleet(m, opts, func(f *framework.Fleet) { env = f })
+	if shoalBins != nil {
+		_ = os.RemoveAll(filepath.Dir(shoalBins.HubBinary))
+	}
+	os.Exit(code)
 }
 
 func skipShort(t *testing.T) {

@@ -2,12 +2,14 @@ package fleet_test
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -116,16 +118,50 @@ func TestUpMissingShoalBinaries(t *testing.T) {
 	}
 }
 
-// buildShoal builds shoal-hub and shoal-agent from this checkout.
+// TestUpAgentExits checks that an agent that dies while the fleet starts
+// fails Up at once with its log, and that Up stops what it started.
+func TestUpAgentExits(t *testing.T) {
+	skipShort(t)
+	bins := *buildShoal(t)
+	bins.AgentBinary = "/bin/false"
+	f, err := fleet.Up(t.Context(), fleet.Options{Dir: t.TempDir(), Clusters: 1, Profiles: []string{"hgx-h100"}, Nodes: 16,
+		DieWithParent: true, Shoal: &bins})
+	if f != nil {
+		_ = f.Stop()
+	}
+	if !errors.Is(err, fleet.ErrComponentExited) || !strings.Contains(err.Error(), fleet.AgentProcess) {
+		t.Fatalf("Up with an agent that exits: %v, want ErrComponentExited naming %s", err, fleet.AgentProcess)
+	}
+}
+
+var (
+	shoalOnce sync.Once
+	shoalBins *fleet.ShoalOptions
+	shoalErr  error
+)
+
+// buildShoal builds shoal-hub and shoal-agent from this checkout, once per
+// test binary.
 func buildShoal(t *testing.T) *fleet.ShoalOptions {
 	t.Helper()
-	out := t.TempDir()
-	cmd := exec.CommandContext(t.Context(), "go", "build", "-o", out+"/", "./cmd/shoal-hub", "./cmd/shoal-agent")
-	cmd.Dir = filepath.Join("..", "..", "..")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, b)
+	shoalOnce.Do(func() {
+		out, err := os.MkdirTemp("", "shoal-bin-")
+		if err != nil {
+			shoalErr = err
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", out+"/", "./cmd/shoal-hub", "./cmd/shoal-agent")
+		cmd.Dir = filepath.Join("..", "..", "..")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			shoalErr = fmt.Errorf("go build: %w\n%s", err, b)
+			return
+		}
+		shoalBins = &fleet.ShoalOptions{HubBinary: filepath.Join(out, "shoal-hub"), AgentBinary: filepath.Join(out, "shoal-agent")}
+	})
+	if shoalErr != nil {
+		t.Fatal(shoalErr)
 	}
-	return &fleet.ShoalOptions{HubBinary: filepath.Join(out, "shoal-hub"), AgentBinary: filepath.Join(out, "shoal-agent")}
+	return shoalBins
 }
 
 // checkHubPodLogs binds a GPU pod to a virtual node on the hub, waits until it
