@@ -1,0 +1,205 @@
+package rollout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	fr "github.com/shoal-dev/shoal/federation/rollout"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// Election is the store election whose leader ticks rollouts.
+const Election = "rollouts"
+
+// DefaultInterval is the default time between ticks.
+const DefaultInterval = 5 * time.Second
+
+// Config tunes a Controller.
+type Config struct {
+	// Identity campaigns for the rollouts election (the hub replica's name).
+	Identity string
+	// Interval between ticks; default DefaultInterval.
+	Interval time.Duration
+	// Clock is injected for tests; default the real clock.
+	Clock clock.WithTicker
+}
+
+// Controller stores rollouts and, while it leads, ticks them: it judges the
+// current wave from the clusters' reported GitOps status and Ready state and
+// carries out the pins and rollbacks federation/rollout decides.
+type Controller struct {
+	cfg      Config
+	store    *store.Store
+	fleet    *Fleet
+	rollouts *store.Collection[*Rollout]
+}
+
+// NewController returns a Controller storing rollouts in s and pinning
+// clusters through fleet.
+func NewController(s *store.Store, fleet *Fleet, cfg Config) *Controller {
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Identity == "" {
+		cfg.Identity = "hub"
+	}
+	return &Controller{cfg: cfg, store: s, fleet: fleet,
+		rollouts: store.NewCollection(s, KindRollouts, store.JSONCodec[*Rollout]())}
+}
+
+// Run ticks every rollout each interval while this replica leads the
+// rollouts election, until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	log := klog.FromContext(ctx).WithName("rollout")
+	for ctx.Err() == nil {
+		lead, err := c.store.Campaign(ctx, Election, c.cfg.Identity)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			log.Error(err, "Campaign failed; retrying")
+			select {
+			case <-ctx.Done():
+			case <-c.cfg.Clock.After(time.Second):
+			}
+			continue
+		}
+		log.Info("Leading rollouts", "identity", c.cfg.Identity)
+		c.lead(ctx, lead.Done())
+		_ = lead.Resign(context.WithoutCancel(ctx))
+	}
+	return nil
+}
+
+func (c *Controller) lead(ctx context.Context, lost <-chan struct{}) {
+	t := c.cfg.Clock.NewTicker(c.cfg.Interval)
+	defer t.Stop()
+	for {
+		if err := c.TickAll(ctx); err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "Rollout tick failed")
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-lost:
+			return
+		case <-t.C():
+		}
+	}
+}
+
+// TickAll advances every active, unpaused rollout once.
+func (c *Controller) TickAll(ctx context.Context) error {
+	res, err := c.rollouts.List(ctx, store.ListOptions{})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range res.Items {
+		if !it.Object.Active() || it.Object.Paused {
+			continue
+		}
+		if err := c.tick(ctx, it.Name); err != nil {
+			errs = append(errs, fmt.Errorf("rollout %s: %w", it.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (c *Controller) tick(ctx context.Context, name string) error {
+	obs, err := c.observe(ctx)
+	if err != nil {
+		return err
+	}
+	var act fr.Action
+	r, err := c.modify(ctx, name, func(r *Rollout) error {
+		if !r.Active() || r.Paused {
+			act = fr.Action{}
+			return nil
+		}
+		r.State, act = fr.Tick(r.Spec, r.State, obs, c.cfg.Clock.Now())
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return c.carryOut(ctx, r, act)
+}
+
+// observe reads every cluster's last report and Ready state.
+func (c *Controller) observe(ctx context.Context) (map[string]fr.Observation, error) {
+	cls, err := c.fleet.Clusters(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	obs := make(map[string]fr.Observation, len(cls))
+	for _, cl := range cls {
+		obs[cl.Name] = fr.Observation{GitOps: StatusFromAPI(cl.Status.GitOps), Ready: clusterReady(cl)}
+	}
+	return obs, nil
+}
+
+// clusterReady: the agent reports and the cluster is not lost; a cordoned or
+// draining cluster is still Ready for GitOps.
+func clusterReady(cl *v1alpha1.Cluster) bool {
+	switch cl.Status.State {
+	case v1alpha1.ClusterReady, v1alpha1.ClusterCordoned, v1alpha1.ClusterDraining:
+		return true
+	}
+	return false
+}
+
+// carryOut pins the clusters of a new wave and rolls back a failed one.
+func (c *Controller) carryOut(ctx context.Context, r *Rollout, act fr.Action) error {
+	log := klog.FromContext(ctx).WithValues("rollout", r.Name)
+	var errs []error
+	for _, cl := range act.Pin {
+		if err := c.fleet.Pin(ctx, cl, r.Spec.Commit, r.Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(act.Pin) > 0 {
+		log.Info("Wave pinned", "wave", r.State.Wave+1, "clusters", act.Pin, "commit", r.Spec.Commit)
+	}
+	names := make([]string, 0, len(act.Rollback))
+	for cl := range act.Rollback {
+		names = append(names, cl)
+	}
+	sort.Strings(names)
+	for _, cl := range names {
+		prev := act.Rollback[cl]
+		if err := c.fleet.Pin(ctx, cl, prev, r.Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(names) > 0 {
+		log.Info("Wave rolled back", "wave", r.State.Wave+1, "clusters", names, "message", r.State.Message)
+	}
+	return errors.Join(errs...)
+}
+
+// modify applies fn to the stored rollout and writes it back if nothing
+// changed in between.
+func (c *Controller) modify(ctx context.Context, name string, fn func(*Rollout) error) (*Rollout, error) {
+	r, _, err := c.rollouts.GuaranteedUpdate(ctx, name, func(r *Rollout) (*Rollout, error) {
+		if err := fn(r); err != nil {
+			return nil, err
+		}
+		r.Updated = c.cfg.Clock.Now()
+		return r, nil
+	})
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: rollout %q", ErrNotFound, name)
+	}
+	return r, err
+}
