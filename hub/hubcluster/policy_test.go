@@ -35,3 +35,23 @@ func TestPolicyNamesTheCluster(t *testing.T) {
 		t.Errorf("binding names %s", *b.Spec.PolicyName)
 	}
 }
+
+func TestCheckName(t *testing.T) {
+	tests := []struct {
+		name       string
+		registered []string
+		want       error
+	}{
+		{"eu1", []string{"us1", "eu2"}, nil},
+		{"a", []string{"a-b"}, ErrAmbiguousName},
+		{"a-b", []string{"a"}, ErrAmbiguousName},
+		{"ab", []string{"a"}, nil},
+		{"eu1", []string{"eu1"}, nil},
+		{"Bad", nil, ErrInvalidCluster},
+	}
+	for _, tt := range tests {
+		if err := CheckName(tt.name, tt.registered); !errors.Is(err, tt.want) || (tt.want == nil && err != nil) {
+			t.Errorf("CheckName(%q, %v) = %v, want %v", tt.name, tt.registered, err, tt.want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package hubcluster
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -11,6 +12,29 @@ import (
 func validCluster(cluster string) error {
 	if errs := validation.IsDNS1123Label(ServiceAccountName(cluster)); cluster == "" || len(errs) > 0 {
 		return fmt.Errorf("%w %q: %s", ErrInvalidCluster, cluster, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// ErrAmbiguousName means a cluster name that is a dash-prefix of a registered
+// one (or the reverse), e.g. "a" and "a-b": the admission policy tells their
+// leases and pods apart by node-name prefix only.
+var ErrAmbiguousName = errors.New("cluster name is ambiguous with a registered cluster")
+
+// CheckName refuses a new cluster name that would make the agents' node-name
+// prefixes overlap with one of the registered names. The registry should call
+// it before admitting a registration.
+func CheckName(name string, registered []string) error {
+	if err := validCluster(name); err != nil {
+		return err
+	}
+	for _, r := range registered {
+		if r == name {
+			continue
+		}
+		if strings.HasPrefix(NodePrefix(r), NodePrefix(name)) || strings.HasPrefix(NodePrefix(name), NodePrefix(r)) {
+			return fmt.Errorf("%w: %q and %q", ErrAmbiguousName, name, r)
+		}
 	}
 	return nil
 }
