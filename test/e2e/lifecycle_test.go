@@ -139,6 +139,12 @@ func TestPreemptionOfSpotByProduction(t *testing.T) {
 	submit(t, newJob("prod", "e2e", 2, 8, onCluster(c), func(j *v1alpha1.Job) {
 		j.Spec.PriorityClass = v1alpha1.PriorityProduction
 	}))
+	defer func() {
+		if t.Failed() {
+			s := getJob(t, "spot")
+			t.Logf("spot: phase %s epoch %d annotations %v conditions %v", s.Status.Phase, s.Status.Epoch, s.Annotations, s.Status.Conditions)
+		}
+	}()
 	waitPhase(t, "prod", v1alpha1.JobRunning, time.Minute)
 	spot := getJob(t, "spot")
 	if spot.Status.Phase != v1alpha1.JobPending {
