@@ -1,0 +1,203 @@
+package rollout_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	fr "github.com/shoal-dev/shoal/federation/rollout"
+	"github.com/shoal-dev/shoal/hub/rollout"
+)
+
+const (
+	oldCommit = "1111111111111111111111111111111111111111"
+	newCommit = "2222222222222222222222222222222222222222"
+)
+
+// fleetOf sets up clusters with a source on branch main, all applied at
+// oldCommit and healthy.
+func fleetOf(t *testing.T, e *env, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		e.addCluster(t, n)
+		if _, _, err := e.fleet.SetSource(e.ctx, n, &gt.Source{URL: "https://git.example.com/fleet.git", Path: "clusters/" + n}); err != nil {
+			t.Fatal(err)
+		}
+		e.report(t, n, applied(oldCommit))
+	}
+}
+
+func applied(commit string) gt.Status {
+	return gt.Status{AppliedCommit: commit, AttemptedCommit: commit, Health: gt.HealthHealthy,
+		Conditions: []gt.Condition{{Type: gt.ConditionReady, Status: true}}}
+}
+
+func rejected(appliedCommit, attempted string) gt.Status {
+	return gt.Status{AppliedCommit: appliedCommit, AttemptedCommit: attempted, Health: gt.HealthHealthy,
+		LastError: "build: accumulating resources: missing base", Conditions: []gt.Condition{
+			{Type: gt.ConditionReady, Status: false, Reason: gt.ReasonBuildFailed},
+			{Type: gt.ConditionStalled, Status: true, Reason: gt.ReasonBuildFailed}}}
+}
+
+// report stores an agent report and returns the commit the hub pins ("" none).
+func (e *env) report(t *testing.T, name string, st gt.Status) string {
+	t.Helper()
+	src, err := e.fleet.Report(e.ctx, name, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src.Ref.Commit
+}
+
+func (e *env) tick(t *testing.T) *rollout.Rollout {
+	t.Helper()
+	if err := e.ctrl.TickAll(e.ctx); err != nil {
+		t.Fatal(err)
+	}
+	list, err := e.ctrl.List(e.ctx)
+	if err != nil || len(list) == 0 {
+		t.Fatalf("List = %v, %v", list, err)
+	}
+	return list[0]
+}
+
+func TestRolloutBrokenCanaryHaltsAndRollsBack(t *testing.T) {
+	e := newEnv(t)
+	fleetOf(t, e, "a", "b", "c", "d")
+	r, err := e.ctrl.Create(e.ctx, rollout.CreateRequest{Name: "r1", Revision: newCommit, Waves: "1,100%", Soak: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Spec.Waves; len(got) != 2 || strings.Join(got[0], ",") != "a" {
+		t.Fatalf("waves = %v, want [a] [b c d]", got)
+	}
+	if pin := e.report(t, "a", applied(oldCommit)); pin != newCommit {
+		t.Fatalf("canary pinned %q, want %s", pin, newCommit)
+	}
+	for _, n := range []string{"b", "c", "d"} {
+		if pin := e.report(t, n, applied(oldCommit)); pin != "" {
+			t.Fatalf("cluster %s of the second wave pinned %q before the canary passed", n, pin)
+		}
+	}
+	if r = e.tick(t); r.State.Phase != fr.PhaseProgressing {
+		t.Fatalf("phase = %s, want Progressing while the canary syncs", r.State.Phase)
+	}
+	e.report(t, "a", rejected(oldCommit, newCommit))
+	e.clk.Step(time.Second)
+	r = e.tick(t)
+	if r.State.Phase != fr.PhaseHalted || !strings.Contains(r.State.Message, "cluster a") {
+		t.Fatalf("state = %+v, want Halted at cluster a", r.State)
+	}
+	if pin := e.report(t, "a", rejected(oldCommit, newCommit)); pin != oldCommit {
+		t.Fatalf("canary pinned %q after the halt, want rollback to %s", pin, oldCommit)
+	}
+	for _, n := range []string{"b", "c", "d"} {
+		if g := e.get(t, n).Status.GitOps; g.PinnedCommit != "" {
+			t.Fatalf("cluster %s of the second wave touched: pinned %s", n, g.PinnedCommit)
+		}
+	}
+	if _, err := e.ctrl.Abort(e.ctx, "r1"); !errors.Is(err, rollout.ErrConflict) {
+		t.Fatalf("Abort of a halted rollout = %v, want ErrConflict", err)
+	}
+}
+
+func TestRolloutWavesPassAfterSoak(t *testing.T) {
+	e := newEnv(t)
+	fleetOf(t, e, "a", "b", "c")
+	if _, err := e.ctrl.Create(e.ctx, rollout.CreateRequest{Name: "r1", Revision: newCommit, Waves: "1,100%", Soak: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	e.report(t, "a", applied(newCommit))
+	e.tick(t)
+	e.clk.Step(30 * time.Second)
+	if r := e.tick(t); r.State.Wave != 0 {
+		t.Fatalf("wave %d before the soak ended, want 0", r.State.Wave)
+	}
+	e.clk.Step(31 * time.Second)
+	if r := e.tick(t); r.State.Wave != 1 {
+		t.Fatalf("wave %d after the soak, want 1", r.State.Wave)
+	}
+	for _, n := range []string{"b", "c"} {
+		if pin := e.report(t, n, applied(newCommit)); pin != newCommit {
+			t.Fatalf("cluster %s pinned %q, want %s", n, pin, newCommit)
+		}
+	}
+	e.tick(t)
+	e.clk.Step(2 * time.Minute)
+	if r := e.tick(t); r.State.Phase != fr.PhaseSucceeded {
+		t.Fatalf("state = %+v, want Succeeded", r.State)
+	}
+}
+
+func TestRolloutNotReadyDuringSoakHalts(t *testing.T) {
+	e := newEnv(t)
+	fleetOf(t, e, "a", "b")
+	if _, err := e.ctrl.Create(e.ctx, rollout.CreateRequest{Name: "r1", Revision: newCommit, Waves: "1", Soak: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	e.report(t, "a", applied(newCommit))
+	e.tick(t)
+	e.setState(t, "a", "NotReady")
+	e.clk.Step(10 * time.Second)
+	if r := e.tick(t); r.State.Phase != fr.PhaseHalted {
+		t.Fatalf("state = %+v, want Halted", r.State)
+	}
+	if g := e.get(t, "a").Status.GitOps; g.PinnedCommit != oldCommit {
+		t.Fatalf("pinned %q after the halt, want %s", g.PinnedCommit, oldCommit)
+	}
+}
+
+func TestRolloutPauseResumeAbort(t *testing.T) {
+	e := newEnv(t)
+	fleetOf(t, e, "a", "b")
+	if _, err := e.ctrl.Create(e.ctx, rollout.CreateRequest{Name: "r1", Revision: newCommit, Waves: "1,100%", Soak: time.Minute, WaveTimeout: 2 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ctrl.Create(e.ctx, rollout.CreateRequest{Name: "r2", Revision: newCommit}); !errors.Is(err, rollout.ErrConflict) {
+		t.Fatalf("second rollout over the same clusters = %v, want ErrConflict", err)
+	}
+	if _, err := e.ctrl.Pause(e.ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Step(5 * time.Minute) // past the wave timeout: a paused rollout does not tick
+	if r := e.tick(t); r.State.Phase != fr.PhaseProgressing || !r.Paused {
+		t.Fatalf("paused rollout ticked: %+v", r)
+	}
+	if _, err := e.ctrl.Resume(e.ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.tick(t); r.State.Phase != fr.PhaseProgressing {
+		t.Fatalf("resumed rollout = %+v, want Progressing (wave clock restarted)", r.State)
+	}
+	r, err := e.ctrl.Abort(e.ctx, "r1")
+	if err != nil || r.State.Phase != fr.PhaseHalted {
+		t.Fatalf("Abort = %+v, %v", r, err)
+	}
+	if g := e.get(t, "a").Status.GitOps; g.PinnedCommit != oldCommit {
+		t.Fatalf("canary pinned %q after abort, want %s", g.PinnedCommit, oldCommit)
+	}
+}
+
+func TestCreateInvalid(t *testing.T) {
+	e := newEnv(t)
+	fleetOf(t, e, "a")
+	e.addCluster(t, "nosource")
+	tests := []rollout.CreateRequest{
+		{Revision: "main"},
+		{Revision: newCommit[:12]},
+		{Revision: newCommit, Waves: "x"},
+		{Revision: newCommit, Selector: "env in ("},
+		{Revision: newCommit, Selector: "env=none"},
+		{Revision: newCommit, Soak: -time.Second},
+	}
+	for _, req := range tests {
+		if _, err := e.ctrl.Create(e.ctx, req); !errors.Is(err, rollout.ErrInvalid) {
+			t.Errorf("Create(%+v) = %v, want ErrInvalid", req, err)
+		}
+	}
+	if _, err := e.ctrl.Get(e.ctx, "nope"); !errors.Is(err, rollout.ErrNotFound) {
+		t.Errorf("Get(nope) = %v, want ErrNotFound", err)
+	}
+}
