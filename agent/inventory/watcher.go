@@ -175,9 +175,11 @@ func (w *Watcher) build(nodes corelisters.NodeLister, pods corelisters.PodLister
 func (w *Watcher) publish(c fedinv.Cluster) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.last != nil && w.last.Hash() == c.Hash() && w.last.Equal(c) {
+	h := c.Hash()
+	if w.last != nil && w.hash == h && w.last.Equal(c) {
 		return
 	}
+	w.hash = h
 	w.gen++
 	c.Generation = w.gen
 	w.last = &c
