@@ -1,0 +1,115 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/rollout"
+)
+
+// gitopsClustersServer is the Clusters service with ReportGitOpsStatus
+// served from the GitOps fleet.
+type gitopsClustersServer struct {
+	*clustersServer
+	fleet *rollout.Fleet
+}
+
+// clustersService is the Clusters service; with a fleet (not nil) agents'
+// GitOps reports are stored and answered with the source to sync.
+func clustersService(reg *registry.Registry, fleet *rollout.Fleet) shoalv1.ClustersServer {
+	cs := newClustersServer(reg)
+	if fleet == nil {
+		return cs
+	}
+	return &gitopsClustersServer{clustersServer: cs, fleet: fleet}
+}
+
+// ReportGitOpsStatus stores the calling agent's GitOps status on its cluster
+// and answers with the source it must sync (a rollout's pinned commit, if
+// any); an empty answer means no source is set.
+func (s *gitopsClustersServer) ReportGitOpsStatus(ctx context.Context, req *shoalv1.ReportGitOpsStatusRequest) (*shoalv1.ReportGitOpsStatusResponse, error) {
+	id, err := agentIdentity(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var st gt.Status
+	if err := json.Unmarshal(req.StatusJson, &st); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "GitOps status: %v", err)
+	}
+	src, err := s.fleet.Report(ctx, id.Cluster, st)
+	if err != nil {
+		return nil, gitopsError(err)
+	}
+	resp := &shoalv1.ReportGitOpsStatusResponse{}
+	if src != nil {
+		if resp.SourceJson, err = json.Marshal(src); err != nil {
+			return nil, err
+		}
+	}
+	return resp, nil
+}
+
+// gitopsServer serves the GitOps service (admin).
+type gitopsServer struct {
+	shoalv1.UnimplementedGitOpsServer
+	fleet *rollout.Fleet
+}
+
+// GitOpsService registers the GitOps service over fleet.
+func GitOpsService(fleet *rollout.Fleet) func(grpc.ServiceRegistrar) {
+	return func(r grpc.ServiceRegistrar) { shoalv1.RegisterGitOpsServer(r, &gitopsServer{fleet: fleet}) }
+}
+
+func (s *gitopsServer) SetSource(ctx context.Context, req *shoalv1.SetGitOpsSourceRequest) (*shoalv1.Object, error) {
+	var src *gt.Source
+	if len(req.SourceJson) > 0 {
+		src = &gt.Source{}
+		dec := json.NewDecoder(bytesReader(req.SourceJson))
+		dec.DisallowUnknownFields() // a "password" or "token" field is refused, not dropped silently
+		if err := dec.Decode(src); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "GitOps source: %v", err)
+		}
+	}
+	cl, rev, err := s.fleet.SetSource(ctx, req.Cluster, src)
+	if err != nil {
+		return nil, gitopsError(err)
+	}
+	return object(cl, rev)
+}
+
+func (s *gitopsServer) ListStatus(ctx context.Context, req *shoalv1.ListGitOpsStatusRequest) (*shoalv1.ListGitOpsStatusResponse, error) {
+	cls, err := s.fleet.Clusters(ctx, req.Selector)
+	if err != nil {
+		return nil, gitopsError(err)
+	}
+	resp := &shoalv1.ListGitOpsStatusResponse{}
+	for _, cl := range cls {
+		obj, err := object(cl, 0)
+		if err != nil {
+			return nil, err
+		}
+		resp.Items = append(resp.Items, obj)
+	}
+	return resp, nil
+}
+
+// gitopsError maps hub/rollout errors to gRPC codes.
+func gitopsError(err error) error {
+	switch {
+	case errors.Is(err, rollout.ErrInvalid):
+		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, rollout.ErrNotFound):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, rollout.ErrConflict):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	}
+	return err
+}
