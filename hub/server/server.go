@@ -17,6 +17,7 @@ import (
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -32,6 +33,9 @@ type Config struct {
 	Store *store.Store
 	// Registry serves the Clusters service and authorizes agents.
 	Registry *registry.Registry
+	// GitOps, when set, serves agents' GitOps status reports (Clusters
+	// ReportGitOpsStatus) from the clusters' GitOps sources and pins.
+	GitOps *rollout.Fleet
 	// Services registers further services (jobs, queues) on the gRPC server.
 	Services []func(grpc.ServiceRegistrar)
 	// Gatherer is what /metrics exposes; default prometheus.DefaultGatherer.
@@ -70,7 +74,7 @@ func New(cfg Config) (*Server, error) {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.MaxRecvMsgSize(16<<20),
 	)
-	shoalv1.RegisterClustersServer(s.grpc, newClustersServer(cfg.Registry))
+	shoalv1.RegisterClustersServer(s.grpc, clustersService(cfg.Registry, cfg.GitOps))
 	for _, register := range cfg.Services {
 		register(s.grpc)
 	}
