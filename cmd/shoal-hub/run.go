@@ -67,9 +67,11 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
+	fleet, rollouts, gitopsServices := gitOps(st)
+	services = append(services, gitopsServices...)
 	srv, err := server.New(server.Config{
 		Listen: o.listen, HTTPListen: o.httpListen, TLS: ca.ServerTLSConfig(serving),
-		Store: st, Registry: reg, Services: services,
+		Store: st, Registry: reg, Services: services, GitOps: fleet,
 	})
 	if err != nil {
 		return err
@@ -79,6 +81,7 @@ func run(ctx context.Context, o *options) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return srv.Run(gctx) })
 	g.Go(func() error { return reg.Run(gctx) })
+	g.Go(func() error { return rollouts.Run(gctx) })
 	if err := runScheduling(gctx, g, st, rc); err != nil {
 		return err
 	}
