@@ -34,6 +34,7 @@ type Watcher struct {
 	mu     sync.Mutex
 	subs   []chan fedinv.Cluster
 	last   *fedinv.Cluster
+	hash   uint64
 	gen    int64
 	synced chan struct{}
 }
