@@ -17,6 +17,7 @@
 #   SIM_CHECKPOINT_ON_PREEMPT=1  victims save their work in their grace period
 #                          (default: they lose the work since their last hourly checkpoint)
 #   SIM_PARALLEL=$(nproc)  simulator runs at once
+#   BENCH_XL=1             also time decisions on F-XL (100 clusters, 800,000 GPUs; ~1 min more)
 #   SKIP_DECISION=1 / SKIP_SIM=1 to run one half only
 # Defaults take about 5–8 minutes on 2 cores.
 set -euo pipefail
@@ -50,7 +51,7 @@ go build -o "$tmp/shoal-sim" ./cmd/shoal-sim
 decision=null
 if [[ -z "${SKIP_DECISION:-}" ]]; then
   echo "== placement decision benchmarks (one core, median of $BENCH_COUNT)" >&2
-  go test ./federation/placement -run '^$' -bench 'Place|Throughput' -benchmem -cpu 1 \
+  SHOAL_BENCH_XL=${BENCH_XL:-} go test ./federation/placement -run '^$' -bench 'Place|Throughput' -benchmem -cpu 1 \
     -count "$BENCH_COUNT" -benchtime "$BENCH_TIME" >"$tmp/bench.txt"
   # A whole cycle rebuilds and refills the fleet per iteration (untimed but slow): few iterations.
   go test ./federation/placement -run '^$' -bench 'ScheduleCycle' -benchmem -cpu 1 \
@@ -76,7 +77,7 @@ cat >"$file" <<JSON
   "dirty": $dirty,
   "machine": {"cpu": "$cpu", "cores": $(nproc), "os": "$(uname -sr)", "go": "$(go env GOVERSION)"},
   "inputs": {
-    "benchCount": $BENCH_COUNT, "benchTime": "$BENCH_TIME",
+    "benchCount": $BENCH_COUNT, "benchTime": "$BENCH_TIME", "benchXL": "${BENCH_XL:-}",
     "simFleets": "$SIM_FLEETS", "simLoads": "$SIM_LOADS", "simStrategies": "$SIM_STRATEGIES",
     "simSeed": $SIM_SEED, "simFailuresPerNodeDay": $SIM_FAILURES, "simCheckpointOnPreempt": $ckpt
   },

@@ -3,6 +3,7 @@ package placement_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -27,8 +28,15 @@ func occupied(b *testing.B, fleet string) *placement.Snapshot {
 // BenchmarkPlace times one decision for a gang of 8, 64, 256 and 1,024 GPUs
 // (members of 8 H100 GPUs, no topology rule: the engine still searches from
 // the tightest level up) and reports p50/p99 besides the mean.
+//
+// F-XL (100 clusters, 800,000 GPUs) joins with SHOAL_BENCH_XL=1; filling it
+// takes a while.
 func BenchmarkPlace(b *testing.B) {
-	for _, fleet := range []string{"F-M", "F-L"} {
+	fleets := []string{"F-M", "F-L"}
+	if os.Getenv("SHOAL_BENCH_XL") != "" {
+		fleets = append(fleets, "F-XL")
+	}
+	for _, fleet := range fleets {
 		s := occupied(b, fleet)
 		for _, gpus := range []int{8, 64, 256, 1024} {
 			g := placement.Gang{ID: "bench", Queue: "q", Members: gpus / 8, GPUsPerMember: 8,
