@@ -8,4 +8,6 @@ func addHubCommands(root *cobra.Command) {
 	root.AddCommand(newClusterCommand(), newCompletionCommand())
 	addJobCommands(root)
 	addQueueCommands(root)
+	addGitOpsCommands(root)
+	addRolloutCommands(root)
 }
