@@ -1,13 +1,15 @@
 package placement
 
+import "sort"
+
 // place finds a placement for r without booking it; ok is false when the
 // gang does not fit now.
 func (s *Snapshot) place(r *request) (picks []pick, level, dom int, ok bool) {
 	s.scratch.picked = s.scratch.picked[:0]
 	top := min(r.ceil, lvCluster)
 	for l := lvNode; l <= top; l++ {
-		if (r.firstFit || !r.topology) && l < top {
-			continue // baselines look at the ceiling level only
+		if (r.firstFit || !r.topology || r.policy == Spread) && l < top {
+			continue // Spread and the baselines look at the ceiling level only
 		}
 		if l > lvNode && s.trivial[l] && l < top {
 			continue
@@ -144,12 +146,18 @@ func (s *Snapshot) fillPack(r *request, l int, clo int32, slots, free []int32, n
 	return placed
 }
 
-// fillSpread deals members one at a time to the children with the most room.
+// fillSpread deals members one at a time to the children, those with the
+// most room first.
 func (s *Snapshot) fillSpread(r *request, l int, clo int32, slots []int32, need int32) int32 {
+	order := make([]int, len(slots))
+	for c := range order {
+		order[c] = c
+	}
+	sort.SliceStable(order, func(a, b int) bool { return slots[order[a]] > slots[order[b]] })
 	counts := make([]int32, len(slots))
 	for need > 0 {
 		progress := false
-		for c := range slots {
+		for _, c := range order {
 			if need > 0 && slots[c] > counts[c] {
 				counts[c]++
 				need--

@@ -61,7 +61,7 @@ func (s *Snapshot) placeMulti(r *request) bool {
 		if l > lvNode && s.trivial[l] && l < top {
 			continue
 		}
-		if (sub.firstFit || !sub.topology) && l < top {
+		if (sub.firstFit || !sub.topology || sub.policy == Spread) && l < top {
 			continue
 		}
 		if d, ok := s.bestDomain(&sub, l, cands[last].c); ok {

@@ -14,7 +14,9 @@ type Policy string
 const (
 	// BinPack fills the fullest domains that fit, keeping big domains whole.
 	BinPack Policy = "BinPack"
-	// Spread picks the emptiest domain that fits and spreads members over its nodes.
+	// Spread picks the emptiest domain of the ceiling level (the required
+	// level, else the cluster) and deals members round-robin over its
+	// children down to nodes, for gangs that want failure isolation.
 	Spread Policy = "Spread"
 )
 
