@@ -114,3 +114,30 @@ func (s *Snapshot) explainTopology(r *request, shape string) *Unschedulable {
 	return &Unschedulable{ReasonTopology, fmt.Sprintf(
 		"needs %s in one %s; the largest free %s has %d×%d (%s)", shape, lvl, lvl, best, r.gpm, bestName)}
 }
+
+// Explain says where and why a placement put gang g, for job status: e.g.
+// "32×8 GPUs on 32 nodes in one rack (eu1/rack:r07); preferred nvlink: no
+// NVLink domain had room; required rack kept". It is computed on demand so
+// that decisions stay cheap.
+func (p Placement) Explain(g Gang) string {
+	shape := fmt.Sprintf("%d×%d GPUs", g.Members, g.GPUsPerMember)
+	if g.MIGResource != "" {
+		shape = fmt.Sprintf("%d×%d %s slices", g.Members, g.GPUsPerMember, strings.TrimPrefix(g.MIGResource, "nvidia.com/"))
+	}
+	if len(p.Clusters) > 1 {
+		return fmt.Sprintf("%s on %d nodes over %d clusters (%s): no single cluster had room; the fewest clusters are used",
+			shape, len(p.Assignments), len(p.Clusters), strings.Join(p.Clusters, ", "))
+	}
+	msg := fmt.Sprintf("%s on %d nodes in one %s (%s)", shape, len(p.Assignments), p.Level, p.Domain)
+	if pref := g.Topology.Preferred; pref != "" {
+		if p.Level.Rank() > pref.Rank() {
+			msg += fmt.Sprintf("; preferred %s: no %s domain had room", pref, pref)
+		} else {
+			msg += fmt.Sprintf("; preferred %s met", pref)
+		}
+	}
+	if req := g.Topology.Required; req != "" {
+		msg += fmt.Sprintf("; required %s kept", req)
+	}
+	return msg
+}

@@ -124,3 +124,18 @@ func TestPlaceMessageMentionsShape(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestPlacementExplain(t *testing.T) {
+	c := fleetSpec{name: "eu1", racks: 2, perRack: 2, gpus: 8}.cluster()
+	s := NewSnapshot([]inventory.Cluster{c}, nil)
+	g := newGang("a", 2, 8).required(inventory.LevelRack).obj()
+	g.Topology.Preferred = inventory.LevelNVLink
+	p, err := s.Place(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "2×8 GPUs on 2 nodes in one rack (eu1/rack:r00); preferred nvlink: no nvlink domain had room; required rack kept"
+	if got := p.Explain(g); got != want {
+		t.Errorf("Explain = %q, want %q", got, want)
+	}
+}
