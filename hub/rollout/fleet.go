@@ -101,7 +101,9 @@ func (f *Fleet) Pin(ctx context.Context, cluster, commit, by string) error {
 }
 
 // Desired is the source a cluster's agent must sync: its source with the
-// rollout's pinned commit, if any; nil when the cluster has no source.
+// rollout's pinned commit, if any, and the defaults filled in (the agent
+// compares it with its own defaulted source and re-syncs when they differ);
+// nil when the cluster has no source.
 func Desired(c *v1alpha1.Cluster) *gt.Source {
 	if c.Spec.GitOps == nil {
 		return nil
@@ -110,6 +112,7 @@ func Desired(c *v1alpha1.Cluster) *gt.Source {
 	if c.Status.GitOps != nil && c.Status.GitOps.PinnedCommit != "" {
 		src.Ref.Commit, src.Ref.Tag = c.Status.GitOps.PinnedCommit, ""
 	}
+	src = src.WithDefaults()
 	return &src
 }
 

@@ -69,7 +69,7 @@ func TestReportReturnsPinnedSource(t *testing.T) {
 	st := gt.Status{AppliedCommit: "aaaaaaa1", Health: gt.HealthHealthy, InventorySize: 3,
 		Conditions: []gt.Condition{{Type: gt.ConditionReady, Status: true, Reason: gt.ReasonSucceeded}}}
 	src, err := e.fleet.Report(e.ctx, "eu1", st)
-	if err != nil || src == nil || *src != want {
+	if err != nil || src == nil || *src != want.WithDefaults() {
 		t.Fatalf("Report = %+v, %v; want %+v", src, err, want)
 	}
 	cl := e.get(t, "eu1")
@@ -88,6 +88,15 @@ func TestReportReturnsPinnedSource(t *testing.T) {
 	}
 	if src, _ := e.fleet.Report(e.ctx, "eu1", st); src.Ref.Commit != "" {
 		t.Fatalf("SetSource kept the pin: %+v", src)
+	}
+	// A source without ref, interval and health timeout comes back with the
+	// defaults the agent fills in, so that the agent's comparison of its
+	// current source with the hub's answer is stable (no re-sync loop).
+	if _, _, err := e.fleet.SetSource(e.ctx, "eu1", &gt.Source{URL: want.URL}); err != nil {
+		t.Fatal(err)
+	}
+	if src, _ := e.fleet.Report(e.ctx, "eu1", st); *src != src.WithDefaults() || src.Ref.Branch != "main" {
+		t.Fatalf("Report answered a source without defaults: %+v", src)
 	}
 	if _, err := e.fleet.Report(e.ctx, "nope", st); !errors.Is(err, rollout.ErrNotFound) {
 		t.Fatalf("Report of unknown cluster = %v, want ErrNotFound", err)
