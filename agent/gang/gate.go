@@ -41,11 +41,19 @@ type Gate struct {
 	mu    sync.Mutex
 	// epochs is the newest epoch seen per "<namespace>/<job>".
 	epochs map[string]int64
+	// Caches filled by Run (nil before: the API is read instead).
+	pods     podLister
+	nodes    nodeLister
+	podIndex indexer
+	// recent are members prepared here that the cache may not show yet.
+	recent    map[string]*corev1.Pod
+	nodeLocks map[string]*sync.Mutex
 }
 
 // New returns a Gate on the local cluster.
 func New(local kubernetes.Interface) *Gate {
-	return &Gate{local: local, epochs: map[string]int64{}}
+	return &Gate{local: local, epochs: map[string]int64{}, recent: map[string]*corev1.Pod{},
+		nodeLocks: map[string]*sync.Mutex{}}
 }
 
 // member returns the job key and epoch of a gang member's pod; ok is false

@@ -3,23 +3,46 @@ package gang
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
 
-// Run prepares gated gang members of the local cluster until ctx ends.
+// workers is the number of members prepared concurrently.
+const workers = 8
+
+// indexNode indexes pods by spec.nodeName, indexTarget unbound members by target node.
+const (
+	indexNode   = "nodeName"
+	indexTarget = "targetNode"
+)
+
+// Run prepares gated gang members of the local cluster until ctx ends. Fit
+// checks read informer caches of nodes and pods; each prepare costs one
+// status update.
 func (g *Gate) Run(ctx context.Context) error {
-	f := informers.NewSharedInformerFactoryWithOptions(g.local, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = LabelJob
-	}))
-	inf := f.Core().V1().Pods().Informer()
+	f := informers.NewSharedInformerFactory(g.local, 0)
+	pods, nodes := f.Core().V1().Pods(), f.Core().V1().Nodes()
+	nodeInformer := nodes.Informer() // registered before Start
+	if err := pods.Informer().AddIndexers(cache.Indexers{indexNode: func(o any) ([]string, error) {
+		if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+			return []string{p.Spec.NodeName}, nil
+		}
+		return nil, nil
+	}, indexTarget: func(o any) ([]string, error) {
+		if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName == "" && p.Annotations[AnnotationTargetNode] != "" {
+			return []string{p.Annotations[AnnotationTargetNode]}, nil
+		}
+		return nil, nil
+	}}); err != nil {
+		return err
+	}
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
 	defer q.ShutDown()
 	enqueue := func(o any) {
@@ -27,34 +50,49 @@ func (g *Gate) Run(ctx context.Context) error {
 			q.Add(cache.MetaObjectToName(p))
 		}
 	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue,
+	if _, err := pods.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue,
 		UpdateFunc: func(_, o any) { enqueue(o) }}); err != nil {
 		return err
 	}
 	f.Start(ctx.Done())
 	defer f.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), pods.Informer().HasSynced, nodeInformer.HasSynced) {
 		return nil
 	}
+	g.mu.Lock()
+	g.pods, g.nodes, g.podIndex = pods.Lister(), nodes.Lister(), pods.Informer().GetIndexer()
+	g.mu.Unlock()
 	go func() { <-ctx.Done(); q.ShutDown() }()
-	for {
-		k, quit := q.Get()
-		if quit {
-			return nil
-		}
-		err := g.prepareKey(ctx, k)
-		if err != nil {
-			klog.FromContext(ctx).Error(err, "prepare gang member", "pod", k)
-			q.AddRateLimited(k)
-		} else {
-			q.Forget(k)
-		}
-		q.Done(k)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for g.next(ctx, q) {
+			}
+		}()
 	}
+	wg.Wait()
+	return nil
+}
+
+func (g *Gate) next(ctx context.Context, q workqueue.TypedRateLimitingInterface[cache.ObjectName]) bool {
+	k, quit := q.Get()
+	if quit {
+		return false
+	}
+	defer q.Done(k)
+	if err := g.prepareKey(ctx, k); err != nil {
+		klog.FromContext(ctx).Error(err, "prepare gang member", "pod", k)
+		q.AddRateLimited(k)
+		return true
+	}
+	q.Forget(k)
+	return true
 }
 
 func (g *Gate) prepareKey(ctx context.Context, k cache.ObjectName) error {
-	lp, err := g.local.CoreV1().Pods(k.Namespace).Get(ctx, k.Name, metav1.GetOptions{})
+	lp, err := g.pods.Pods(k.Namespace).Get(k.Name)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -64,6 +102,10 @@ func (g *Gate) prepareKey(ctx context.Context, k cache.ObjectName) error {
 	if !needsPrepare(lp) {
 		return nil
 	}
+	// One member per target node at a time, so that two members never both
+	// count the same free GPUs.
+	unlock := g.lockNode(lp.Annotations[AnnotationTargetNode])
+	defer unlock()
 	return g.Prepare(ctx, lp)
 }
 
@@ -103,11 +145,13 @@ func (g *Gate) Prepare(ctx context.Context, lp *corev1.Pod) error {
 	}
 	lp = lp.DeepCopy()
 	lp.Status.Conditions = append(lp.Status.Conditions, cond)
-	_, err := g.local.CoreV1().Pods(lp.Namespace).UpdateStatus(ctx, lp, metav1.UpdateOptions{})
-	if err == nil {
-		klog.FromContext(ctx).V(2).Info("gang member prepared", "pod", klog.KObj(lp), "fits", cond.Status, "reason", cond.Reason)
+	updated, err := g.local.CoreV1().Pods(lp.Namespace).UpdateStatus(ctx, lp, metav1.UpdateOptions{})
+	if err != nil {
+		return err
 	}
-	return err
+	g.prepared(updated)
+	klog.FromContext(ctx).V(2).Info("gang member prepared", "pod", klog.KObj(lp), "fits", cond.Status, "reason", cond.Reason)
+	return nil
 }
 
 // fit returns a reason and message when the member does not fit its target node.
@@ -116,7 +160,7 @@ func (g *Gate) fit(ctx context.Context, lp *corev1.Pod) (string, string, error) 
 	if target == "" {
 		return "", "", nil // a domain target: the local scheduler decides
 	}
-	n, err := g.local.CoreV1().Nodes().Get(ctx, target, metav1.GetOptions{})
+	n, err := g.node(ctx, target)
 	if apierrors.IsNotFound(err) {
 		return "NodeGone", fmt.Sprintf("node %s does not exist", target), nil
 	}
@@ -127,28 +171,23 @@ func (g *Gate) fit(ctx context.Context, lp *corev1.Pod) (string, string, error) 
 		return "NodeUnavailable", fmt.Sprintf("node %s is not ready or cordoned", target), nil
 	}
 	alloc := n.Status.Allocatable.Name(ResourceGPU, "0").Value()
-	bound, err := g.local.CoreV1().Pods("").List(ctx, metav1.ListOptions{
-		FieldSelector: fields.OneTermEqualSelector("spec.nodeName", target).String()})
+	onNode, err := g.podsOn(ctx, target)
 	if err != nil {
 		return "", "", err
 	}
 	var used int64
-	for i := range bound.Items {
-		p := &bound.Items[i]
+	for _, p := range onNode {
+		if p.Namespace == lp.Namespace && p.Name == lp.Name {
+			continue
+		}
 		if p.Spec.NodeName == target && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 			used += gpus(p)
+			continue
 		}
-	}
-	gated, err := g.local.CoreV1().Pods("").List(ctx, metav1.ListOptions{LabelSelector: LabelJob})
-	if err != nil {
-		return "", "", err
-	}
-	for i := range gated.Items {
-		p := &gated.Items[i]
 		c := preparedCondition(p)
-		if (p.Namespace != lp.Namespace || p.Name != lp.Name) && p.Spec.NodeName == "" && p.Annotations[AnnotationTargetNode] == target &&
+		if p.Spec.NodeName == "" && p.Annotations[AnnotationTargetNode] == target &&
 			c != nil && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
-			used += gpus(p)
+			used += gpus(p) // prepared, not yet bound: holds its GPUs
 		}
 	}
 	if need := gpus(lp); used+need > alloc {
