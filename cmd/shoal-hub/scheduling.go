@@ -32,7 +32,9 @@ func runScheduling(ctx context.Context, g *errgroup.Group, st *store.Store, rc *
 		klog.FromContext(ctx).Info("No --kubeconfig: jobs are scheduled but not dispatched")
 		return nil
 	}
-	cs, err := kubernetes.NewForConfig(rest.CopyConfig(rc))
+	rc = rest.CopyConfig(rc)
+	rc.QPS, rc.Burst = 200, 400 // a gang's members are created and stamped at once
+	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return fmt.Errorf("--kubeconfig: %w", err)
 	}
