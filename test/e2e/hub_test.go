@@ -74,6 +74,8 @@ func startHub(ctx context.Context, dir string, hubRC *rest.Config) (*hub, error)
 		Grace: 10 * time.Second})
 	h.jobs = jobs.New(st)
 	h.queues = queues.New(st, h.jobs)
+	hubRC = rest.CopyConfig(hubRC)
+	hubRC.QPS, hubRC.Burst = 200, 400
 	if h.kube, err = kubernetes.NewForConfig(hubRC); err != nil {
 		return nil, err
 	}
@@ -137,7 +139,7 @@ func (h *hub) startAgent(ctx context.Context, cluster string, local *rest.Config
 		return nil, err
 	}
 	a, err := agent.New(agent.Config{HubAddress: h.addr, Token: token, CAHash: h.ca.Hash(), Cluster: cluster,
-		Local: rest.CopyConfig(local), HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0",
+		Local: fast(local), HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0",
 		KubeletAddress: "127.0.0.1", LeaseDurationSeconds: 20, Labels: map[string]string{labelCluster: cluster}, InventoryInterval: 200 * time.Millisecond,
 		Version: "v0.0.0-e2e"})
 	if err != nil {
@@ -153,4 +155,11 @@ func (h *hub) startAgent(ctx context.Context, cluster string, local *rest.Config
 		done <- err
 	}()
 	return func() { cancel(); <-done }, nil
+}
+
+// fast copies a rest config with room for gang-sized bursts of requests.
+func fast(c *rest.Config) *rest.Config {
+	c = rest.CopyConfig(c)
+	c.QPS, c.Burst = 100, 200
+	return c
 }

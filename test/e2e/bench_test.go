@@ -1,0 +1,103 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+// BenchmarkGangStart measures submit → every member Running for gangs of
+// 8 (one cluster), 64 and 256 members (both across two clusters), and
+// reports p50 and p99 over the iterations.
+//
+//	go test ./test/e2e -run '^$' -bench GangStart -benchtime 10x
+func BenchmarkGangStart(b *testing.B) {
+	if testing.Short() {
+		b.Skip("end to end on a local fleet")
+	}
+	for _, tc := range []struct {
+		members, gpus, clusters int32
+	}{{8, 8, 1}, {64, 4, 2}, {256, 1, 2}} {
+		b.Run(fmt.Sprintf("members=%d", tc.members), func(b *testing.B) {
+			var ds []time.Duration
+			i := 0
+			for b.Loop() {
+				name := fmt.Sprintf("bench-%d-%d", tc.members, i)
+				i++
+				j := newJob(name, "bench", tc.members, tc.gpus, func(j *v1alpha1.Job) {
+					j.Spec.Placement.MaxClusters = tc.clusters
+				})
+				d, err := startGang(b.Context(), j)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, d)
+				b.StopTimer()
+				if err := cancelGone(b.Context(), name); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+			b.ReportMetric(pct(ds, 0.50).Seconds(), "p50-s")
+			b.ReportMetric(pct(ds, 0.99).Seconds(), "p99-s")
+		})
+	}
+}
+
+func pct(ds []time.Duration, p float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	return ds[min(len(ds)-1, int(float64(len(ds))*p))]
+}
+
+// startGang submits j and returns the time until the job is Running.
+func startGang(ctx context.Context, j *v1alpha1.Job) (time.Duration, error) {
+	if _, _, err := h.queues.Create(ctx, &v1alpha1.Queue{ObjectMeta: objectMeta(j.Spec.Queue)}); err != nil && !isAlreadyExists(err) {
+		return 0, err
+	}
+	start := time.Now()
+	if _, _, _, err := h.jobs.Submit(ctx, j, false); err != nil {
+		return 0, err
+	}
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		cur, _, err := h.jobs.Get(ctx, j.Name)
+		return err == nil && cur.Status.Phase == v1alpha1.JobRunning, nil
+	})
+	return time.Since(start), err
+}
+
+// cancelGone cancels a job and waits until nothing of it is left and its
+// GPUs are free again in the inventory.
+func cancelGone(ctx context.Context, name string) error {
+	if _, _, err := h.jobs.Cancel(ctx, name); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		hp, err := hubPods(ctx, name)
+		if err != nil || len(hp) > 0 {
+			return false, nil
+		}
+		lp, err := localPods(ctx, name)
+		if err != nil || len(lp) > 0 {
+			return false, nil
+		}
+		invs, err := h.reg.Inventories(ctx)
+		if err != nil {
+			return false, nil
+		}
+		for _, inv := range invs {
+			if inv.FreeGPUs() != 128 {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
