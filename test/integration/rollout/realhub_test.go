@@ -1,0 +1,276 @@
+package rollout_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/gittestserver"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	shoalagent "github.com/shoal-dev/shoal/agent"
+	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	fr "github.com/shoal-dev/shoal/federation/rollout"
+	"github.com/shoal-dev/shoal/hub/pki"
+	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/rollout"
+	"github.com/shoal-dev/shoal/hub/server"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// realHub is the hub's server (mTLS gRPC), registry and rollout controller
+// in process, and an admin client.
+type realHub struct {
+	reg      *registry.Registry
+	ca       *pki.CA
+	addr     string
+	gitops   shoalv1.GitOpsClient
+	rollouts shoalv1.RolloutsClient
+}
+
+func startRealHub(ctx context.Context, t *testing.T) *realHub {
+	t.Helper()
+	dir := t.TempDir()
+	ca, err := pki.LoadOrCreateCA(filepath.Join(dir, "pki"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving, err := ca.ServerCertificate([]string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serving.Certificate = append(serving.Certificate, ca.Cert.Raw) // agents pin the CA hash
+	st, err := store.Open(ctx, store.Config{Endpoints: []string{hubStore.ClientURL()}, Prefix: "/realhub/", ElectionTTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	port, err := store.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &realHub{ca: ca, addr: fmt.Sprintf("127.0.0.1:%d", port)}
+	h.reg = registry.New(st, ca, registry.Config{HubAddress: h.addr, Grace: 10 * time.Second})
+	fleet := rollout.NewFleet(st, nil)
+	ctrl := rollout.NewController(st, fleet, rollout.Config{Identity: "test", Interval: 200 * time.Millisecond})
+	srv, err := server.New(server.Config{Listen: h.addr, TLS: ca.ServerTLSConfig(serving), Store: st, Registry: h.reg,
+		GitOps: fleet, Services: []func(grpc.ServiceRegistrar){server.GitOpsService(fleet), server.RolloutsService(ctrl)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []func(context.Context) error{srv.Run, h.reg.Run, ctrl.Run} {
+		done := make(chan struct{})
+		go func() { defer close(done); _ = run(ctx) }()
+		t.Cleanup(func() { <-done })
+	}
+	certPEM, keyPEM, err := ca.AdminCertificate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(h.addr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{
+		Certificates: []tls.Certificate{cert}, RootCAs: ca.Pool(), MinVersion: tls.VersionTLS12})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	h.gitops, h.rollouts = shoalv1.NewGitOpsClient(conn), shoalv1.NewRolloutsClient(conn)
+	return h
+}
+
+// startRealAgent registers and runs shoal's agent, GitOps on, in one workload cluster.
+func (h *realHub) startRealAgent(ctx context.Context, t *testing.T, cluster string, local *rest.Config) {
+	t.Helper()
+	c, err := client.New(local, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shoal-realhub"}}); err != nil {
+		t.Fatal(err)
+	}
+	token, _, err := h.reg.CreateToken(ctx, registry.TokenOptions{Description: "rollout test " + cluster})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := shoalagent.New(shoalagent.Config{HubAddress: h.addr, Token: token, CAHash: h.ca.Hash(), Cluster: cluster,
+		Local: rest.CopyConfig(local), Namespace: "shoal-realhub", HeartbeatInterval: time.Second,
+		InventoryInterval: 200 * time.Millisecond, Version: "v0.0.0-test",
+		GitOps: shoalagent.GitOps(t.TempDir(), "shoal-realhub", 500*time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := a.Run(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "agent %s stopped: %v\n", cluster, err)
+		}
+	}()
+	t.Cleanup(func() { <-done })
+}
+
+// status is every cluster's record as `shoal gitops status` reads it.
+func (h *realHub) status(ctx context.Context, t *testing.T) map[string]*v1alpha1.Cluster {
+	t.Helper()
+	resp, err := h.gitops.ListStatus(ctx, &shoalv1.ListGitOpsStatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*v1alpha1.Cluster{}
+	for _, o := range resp.Items {
+		var c v1alpha1.Cluster
+		if err := json.Unmarshal(o.Json, &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Status.GitOps == nil {
+			c.Status.GitOps = &v1alpha1.GitOpsStatus{}
+		}
+		out[c.Name] = &c
+	}
+	return out
+}
+
+func (h *realHub) rollout(ctx context.Context, t *testing.T, name string) *rollout.Rollout {
+	t.Helper()
+	o, err := h.rollouts.GetRollout(ctx, &shoalv1.RolloutRequest{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r rollout.Rollout
+	if err := json.Unmarshal(o.Json, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+func quotaIn(t *testing.T, cfg *rest.Config, ns string) string {
+	t.Helper()
+	c, err := client.New(cfg, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var q corev1.ResourceQuota
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "gpu-quota"}, &q); err != nil {
+		t.Fatal(err)
+	}
+	v := q.Spec.Hard["requests.nvidia.com/gpu"]
+	return v.String()
+}
+
+// TestRolloutThroughHubAndAgents runs the whole path: shoal's agents
+// (agent.GitOps) register with the hub over mTLS, report GitOps status with
+// ReportGitOpsStatus and sync the source it answers; the admin sets sources
+// and creates rollouts over gRPC; the leader-elected controller ticks on the
+// real clock. A broken base halts at the canary and is rolled back; the
+// second wave never attempts it; a fixed commit reaches both clusters.
+func TestRolloutThroughHubAndAgents(t *testing.T) {
+	if skipAll != "" {
+		t.Skip(skipAll)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	// A Git server without auth: agent.GitOps refuses to send credentials
+	// over plain http (credentials are covered by TestRolloutBrokenBaseHaltsAtCanary).
+	srv, err := gittestserver.NewTempGitServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = os.RemoveAll(srv.Root()) }()
+	if err := srv.StartHTTP(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.StopHTTP()
+	fixture, err := filepath.Abs("../../testdata/gitops/fleet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.InitRepo(fixture, "main", "fleet.git"); err != nil {
+		t.Fatal(err)
+	}
+	url := srv.HTTPAddress() + "/fleet.git"
+	good := push(t, url, nil)
+
+	h := startRealHub(ctx, t)
+	for _, name := range []string{"eu1", "us1"} {
+		h.startRealAgent(ctx, t, name, clusters[name])
+	}
+	waitFor(t, "both clusters Ready on the hub", time.Minute, func() bool {
+		st := h.status(ctx, t)
+		return len(st) == 2 && st["eu1"].Status.State == v1alpha1.ClusterReady && st["us1"].Status.State == v1alpha1.ClusterReady
+	})
+	for _, name := range []string{"eu1", "us1"} {
+		src, _ := json.Marshal(gt.Source{URL: url, Ref: gt.Ref{Branch: "main", Commit: good}, Path: "clusters/" + name, Prune: true})
+		if _, err := h.gitops.SetSource(ctx, &shoalv1.SetGitOpsSourceRequest{Cluster: name, SourceJson: src}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	waitFor(t, "both clusters to apply the good commit", time.Minute, func() bool {
+		st := h.status(ctx, t)
+		return st["eu1"].Status.GitOps.AppliedCommit == good && st["us1"].Status.GitOps.AppliedCommit == good &&
+			st["eu1"].Status.GitOps.Health == "Healthy" && st["us1"].Status.GitOps.Health == "Healthy"
+	})
+	t.Logf("source set to both clusters applied and healthy on the hub: %s", time.Since(start).Round(time.Millisecond))
+
+	bad := push(t, url, map[string]string{"base/quota.yaml": quotaYAML("sixty-four")})
+	if _, err := h.rollouts.CreateRollout(ctx, &shoalv1.CreateRolloutRequest{Name: "bad", Revision: bad, Waves: "1,100%", SoakSeconds: 2}); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	var seenUS1 []string
+	waitFor(t, "the rollout to halt", time.Minute, func() bool {
+		seenUS1 = append(seenUS1, h.status(ctx, t)["us1"].Status.GitOps.AttemptedCommit)
+		return h.rollout(ctx, t, "bad").State.Phase != fr.PhaseProgressing
+	})
+	r := h.rollout(ctx, t, "bad")
+	t.Logf("halted %s after create: %s", time.Since(start).Round(time.Millisecond), r.State.Message)
+	if r.State.Phase != fr.PhaseHalted {
+		t.Fatalf("rollout %s: %s, want Halted", r.State.Phase, r.State.Message)
+	}
+	waitFor(t, "the canary back on the good commit", time.Minute, func() bool {
+		g := h.status(ctx, t)["eu1"].Status.GitOps
+		return g.PinnedCommit == good && g.AttemptedCommit == good && g.AppliedCommit == good && g.Message == ""
+	})
+	us1 := h.status(ctx, t)["us1"].Status.GitOps
+	for _, c := range append(seenUS1, us1.AttemptedCommit) {
+		if c != good {
+			t.Fatalf("second wave attempted %s during the halted rollout", c)
+		}
+	}
+	if us1.PinnedCommit != "" || quotaIn(t, clusters["us1"], "fleet-us1") != "64" || quotaIn(t, clusters["eu1"], "fleet-eu1") != "64" {
+		t.Fatalf("second wave touched (pinned %q) or a quota changed", us1.PinnedCommit)
+	}
+
+	fixed := push(t, url, map[string]string{"base/quota.yaml": quotaYAML("128")})
+	if _, err := h.rollouts.CreateRollout(ctx, &shoalv1.CreateRolloutRequest{Name: "fixed", Revision: fixed, Waves: "1,100%", SoakSeconds: 2}); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	waitFor(t, "the fixed rollout to finish", 2*time.Minute, func() bool {
+		return h.rollout(ctx, t, "fixed").State.Phase != fr.PhaseProgressing
+	})
+	if r := h.rollout(ctx, t, "fixed"); r.State.Phase != fr.PhaseSucceeded {
+		t.Fatalf("fixed rollout %s: %s", r.State.Phase, r.State.Message)
+	}
+	t.Logf("fixed commit through 2 waves (soak 2s each): %s", time.Since(start).Round(time.Millisecond))
+	for _, name := range []string{"eu1", "us1"} {
+		if q := quotaIn(t, clusters[name], "fleet-"+name); q != "128" {
+			t.Fatalf("%s quota %s, want 128", name, q)
+		}
+	}
+}
