@@ -1,10 +1,13 @@
 package rollout
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
@@ -73,16 +76,45 @@ func (f *Fleet) SetSource(ctx context.Context, cluster string, src *gt.Source) (
 	})
 }
 
+// reportRefresh is how old ReportedTime may grow before an unchanged report
+// is written again; unchanged reports in between write nothing.
+const reportRefresh = time.Minute
+
 // Report stores the status cluster's agent reported and returns the source
-// the agent must sync (nil: none set).
+// the agent must sync (nil: none set). A report equal to the stored one is
+// not written unless the stored one is older than reportRefresh.
 func (f *Fleet) Report(ctx context.Context, cluster string, st gt.Status) (*gt.Source, error) {
+	cur, _, err := f.clusters.Get(ctx, cluster)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("%w: cluster %q", ErrNotFound, cluster)
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := f.clock.Now()
+	if sameReport(cur.Status.GitOps, StatusToAPI(st, cur.Status.GitOps, now), now) {
+		return Desired(cur), nil
+	}
 	c, _, err := f.update(ctx, cluster, func(c *v1alpha1.Cluster) {
-		c.Status.GitOps = StatusToAPI(st, c.Status.GitOps, f.clock.Now())
+		c.Status.GitOps = StatusToAPI(st, c.Status.GitOps, now)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return Desired(c), nil
+}
+
+// sameReport: next differs from the stored prev only in ReportedTime, and
+// prev was received less than reportRefresh before now.
+func sameReport(prev, next *v1alpha1.GitOpsStatus, now time.Time) bool {
+	if prev == nil || prev.ReportedTime == nil || now.Sub(prev.ReportedTime.Time) >= reportRefresh {
+		return false
+	}
+	a, b := *prev, *next
+	a.ReportedTime, b.ReportedTime = nil, nil
+	ja, errA := json.Marshal(a) // as stored: times in whole seconds
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
 }
 
 // Pin makes cluster sync commit on behalf of rollout by; commit "" lifts

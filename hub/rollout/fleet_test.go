@@ -102,3 +102,46 @@ func TestReportReturnsPinnedSource(t *testing.T) {
 		t.Fatalf("Report of unknown cluster = %v, want ErrNotFound", err)
 	}
 }
+
+func TestUnchangedReportWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	e.addCluster(t, "eu1")
+	if _, _, err := e.fleet.SetSource(e.ctx, "eu1", &gt.Source{URL: "https://git.example.com/fleet.git"}); err != nil {
+		t.Fatal(err)
+	}
+	st := gt.Status{AppliedCommit: "aaaaaaa1", Health: gt.HealthHealthy, LastAttemptTime: e.clk.Now().Add(-time.Second),
+		Conditions: []gt.Condition{{Type: gt.ConditionReady, Status: true, LastTransitionTime: e.clk.Now()}}}
+	rev := func() int64 {
+		_, r, err := e.clusters.Get(e.ctx, "eu1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if _, err := e.fleet.Report(e.ctx, "eu1", st); err != nil {
+		t.Fatal(err)
+	}
+	first := rev()
+	e.clk.Step(30 * time.Second)
+	if src, err := e.fleet.Report(e.ctx, "eu1", st); err != nil || src == nil {
+		t.Fatalf("Report = %v, %v", src, err)
+	}
+	if got := rev(); got != first {
+		t.Fatalf("unchanged report within a minute wrote the record (revision %d -> %d)", first, got)
+	}
+	st.Health = gt.HealthDegraded
+	if _, err := e.fleet.Report(e.ctx, "eu1", st); err != nil {
+		t.Fatal(err)
+	}
+	if got := rev(); got == first {
+		t.Fatal("a changed report was not written")
+	}
+	changed := rev()
+	e.clk.Step(2 * time.Minute)
+	if _, err := e.fleet.Report(e.ctx, "eu1", st); err != nil {
+		t.Fatal(err)
+	}
+	if got := rev(); got == changed {
+		t.Fatal("an unchanged report after the refresh time was not written")
+	}
+}
