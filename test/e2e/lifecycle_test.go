@@ -143,15 +143,32 @@ func TestPreemptionOfSpotByProduction(t *testing.T) {
 		if t.Failed() {
 			s := getJob(t, "spot")
 			t.Logf("spot: phase %s epoch %d annotations %v conditions %v", s.Status.Phase, s.Status.Epoch, s.Annotations, s.Status.Conditions)
+			for _, job := range []string{"spot", "prod"} {
+				local, _ := localPods(context.Background(), job)
+				for cl, ps := range local {
+					for _, p := range ps {
+						t.Logf("%s: %s/%s node %q target %s phase %s epoch %s gates %v", job, cl, p.Name, p.Spec.NodeName,
+							p.Annotations[dispatch.AnnotationTargetNode], p.Status.Phase, p.Annotations[dispatch.AnnotationEpoch], p.Spec.SchedulingGates)
+					}
+				}
+			}
 		}
 	}()
 	waitPhase(t, "prod", v1alpha1.JobRunning, time.Minute)
-	spot := getJob(t, "spot")
-	if spot.Status.Phase != v1alpha1.JobPending {
-		t.Fatalf("spot phase %s", spot.Status.Phase)
-	}
+	// The victim is requeued once its members are gone, and cannot come
+	// back while prod holds part of the cluster.
+	waitPhase(t, "spot", v1alpha1.JobPending, 30*time.Second)
 	if local, _ := localPods(t.Context(), "spot"); len(local) != 0 {
 		t.Fatalf("spot members left after preemption: %d clusters", len(local))
+	}
+	eventually(t, 30*time.Second, "spot waiting with a reason", func(ctx context.Context) (bool, error) {
+		s := getJob(t, "spot")
+		c := condition(s, v1alpha1.JobConditionPlaced)
+		return s.Status.Phase == v1alpha1.JobPending && c != nil && c.Reason == "InsufficientGPUs",
+			fmt.Errorf("phase %s condition %+v", s.Status.Phase, c)
+	})
+	if p := getJob(t, "prod"); p.Status.Phase != v1alpha1.JobRunning {
+		t.Fatalf("prod phase %s", p.Status.Phase)
 	}
 }
 
