@@ -78,7 +78,34 @@ func (c *Controller) Create(ctx context.Context, req CreateRequest) (*Rollout, e
 		}
 		return nil, err
 	}
+	if err := c.freeze(ctx, r, cls); err != nil {
+		return r, err
+	}
 	return r, c.carryOut(ctx, r, act)
+}
+
+// freeze pins the later waves' clusters that follow a branch or tag to the
+// commit they run now, so that none of them moves to a newer head (the
+// rolled-out commit, perhaps) before its wave. Clusters pinned already, or
+// whose source names a commit, or that never applied one, are left alone.
+func (c *Controller) freeze(ctx context.Context, r *Rollout, cls []*v1alpha1.Cluster) error {
+	later := map[string]bool{}
+	for _, w := range r.Spec.Waves[1:] {
+		for _, n := range w {
+			later[n] = true
+		}
+	}
+	var errs []error
+	for _, cl := range cls {
+		g := cl.Status.GitOps
+		if !later[cl.Name] || cl.Spec.GitOps.Ref.Commit != "" || g == nil || g.PinnedCommit != "" || g.AppliedCommit == "" {
+			continue
+		}
+		if err := c.fleet.Pin(ctx, cl.Name, g.AppliedCommit, r.Name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // currentCommit is what a cluster runs now, its rollback target: the pinned

@@ -214,7 +214,13 @@ func TestRolloutThroughHubAndAgents(t *testing.T) {
 		return len(st) == 2 && st["eu1"].Status.State == v1alpha1.ClusterReady && st["us1"].Status.State == v1alpha1.ClusterReady
 	})
 	for _, name := range []string{"eu1", "us1"} {
-		src, _ := json.Marshal(gt.Source{URL: url, Ref: gt.Ref{Branch: "main", Commit: good}, Path: "clusters/" + name, Prune: true})
+		// eu1 pins the good commit; us1 follows main, and the rollout
+		// freezes it at what it runs until its wave.
+		ref := gt.Ref{Branch: "main", Commit: good}
+		if name == "us1" {
+			ref.Commit = ""
+		}
+		src, _ := json.Marshal(gt.Source{URL: url, Ref: ref, Path: "clusters/" + name, Prune: true})
 		if _, err := h.gitops.SetSource(ctx, &shoalv1.SetGitOpsSourceRequest{Cluster: name, SourceJson: src}); err != nil {
 			t.Fatal(err)
 		}
@@ -252,8 +258,8 @@ func TestRolloutThroughHubAndAgents(t *testing.T) {
 			t.Fatalf("second wave attempted %s during the halted rollout", c)
 		}
 	}
-	if us1.PinnedCommit != "" || quotaIn(t, clusters["us1"], "fleet-us1") != "64" || quotaIn(t, clusters["eu1"], "fleet-eu1") != "64" {
-		t.Fatalf("second wave touched (pinned %q) or a quota changed", us1.PinnedCommit)
+	if us1.PinnedCommit != good || quotaIn(t, clusters["us1"], "fleet-us1") != "64" || quotaIn(t, clusters["eu1"], "fleet-eu1") != "64" {
+		t.Fatalf("second wave not frozen at the good commit (pinned %q) or a quota changed", us1.PinnedCommit)
 	}
 
 	fixed := push(t, url, map[string]string{"base/quota.yaml": quotaYAML("128")})
