@@ -2,6 +2,7 @@ package rollout_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -21,7 +22,13 @@ var (
 	prefix atomic.Int64
 )
 
-func TestMain(m *testing.M) { os.Exit(run(m)) }
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if testing.Short() {
+		os.Exit(m.Run()) // every test starts from newEnv, which skips
+	}
+	os.Exit(run(m))
+}
 
 func run(m *testing.M) int {
 	dir, err := os.MkdirTemp("", "shoal-rollout-test-")
@@ -52,6 +59,9 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("uses an embedded etcd")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	s, err := store.Open(ctx, store.Config{Endpoints: []string{shared.ClientURL()}, Prefix: fmt.Sprintf("/t%d/", prefix.Add(1))})
