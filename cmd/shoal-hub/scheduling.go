@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/dispatch"
 	"github.com/shoal-dev/shoal/hub/scheduler"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -26,7 +28,15 @@ func runScheduling(ctx context.Context, g *errgroup.Group, st *store.Store, rc *
 	}
 	id, _ := os.Hostname()
 	id = fmt.Sprintf("%s-%d", id, os.Getpid())
-	sched := scheduler.New(st, scheduler.Config{Identity: id})
+	var opts []scheduler.Option
+	if v := os.Getenv("SHOAL_PREEMPT_AFTER"); v != "" { // e.g. 0s in demos; the engine's default is 30m
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("SHOAL_PREEMPT_AFTER: %w", err)
+		}
+		opts = append(opts, scheduler.WithPlacementOptions(placement.WithPreemptAfter(d)))
+	}
+	sched := scheduler.New(st, scheduler.Config{Identity: id}, opts...)
 	g.Go(func() error { return sched.Run(ctx) })
 	if rc == nil {
 		klog.FromContext(ctx).Info("No --kubeconfig: jobs are scheduled but not dispatched")
