@@ -279,4 +279,5 @@ func TestRolloutThroughHubAndAgents(t *testing.T) {
 			t.Fatalf("%s quota %s, want 128", name, q)
 		}
 	}
+	checkCLI(t, h, url, good, fixed)
 }
