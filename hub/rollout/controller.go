@@ -113,7 +113,58 @@ func (c *Controller) TickAll(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("rollout %s: %w", it.Name, err))
 		}
 	}
+	if err := c.repair(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
+}
+
+// repair re-applies pins a rollout decided but could not write (the hub
+// failed between storing the state and pinning): a cluster still pinned by
+// the rollout, or in the current wave of an active one, gets the commit the
+// rollout's state says it must run.
+func (c *Controller) repair(ctx context.Context) error {
+	res, err := c.rollouts.List(ctx, store.ListOptions{})
+	if err != nil {
+		return err
+	}
+	cls, err := c.fleet.Clusters(ctx, "")
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, it := range res.Items {
+		r := it.Object
+		want := r.wantPins()
+		for _, cl := range cls {
+			commit, ok := want[cl.Name]
+			if !ok {
+				continue
+			}
+			var pinned, by string
+			if g := cl.Status.GitOps; g != nil {
+				pinned, by = g.PinnedCommit, g.PinnedBy
+			}
+			current := r.Active() && r.State.Wave < len(r.Spec.Waves) && contains(r.Spec.Waves[r.State.Wave], cl.Name)
+			if pinned == commit || (by != r.Name && !current) {
+				continue
+			}
+			klog.FromContext(ctx).Info("Repairing a rollout pin", "rollout", r.Name, "cluster", cl.Name, "pinned", pinned, "want", commit)
+			if err := c.fleet.Pin(ctx, cl.Name, commit, r.Name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *Controller) tick(ctx context.Context, name string) error {

@@ -202,3 +202,39 @@ func TestCreateInvalid(t *testing.T) {
 		t.Errorf("Get(nope) = %v, want ErrNotFound", err)
 	}
 }
+
+// TestRepairLostPins: pins the hub decided but lost (a crash between storing
+// the state and pinning, an admin clearing the current wave's pin) are
+// written again at the next tick; a cluster another rollout or the admin
+// took over after a halt is left alone.
+func TestRepairLostPins(t *testing.T) {
+	e := newEnv(t)
+	fleetOf(t, e, "a", "b")
+	if _, err := e.ctrl.Create(e.ctx, rollout.CreateRequest{Name: "r1", Revision: newCommit, Waves: "1,100%", Soak: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.fleet.Pin(e.ctx, "a", "", ""); err != nil { // the canary's pin lost
+		t.Fatal(err)
+	}
+	e.tick(t)
+	if g := e.get(t, "a").Status.GitOps; g.PinnedCommit != newCommit || g.PinnedBy != "r1" {
+		t.Fatalf("canary pin not repaired: %q by %q", g.PinnedCommit, g.PinnedBy)
+	}
+	if _, err := e.ctrl.Abort(e.ctx, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.fleet.Pin(e.ctx, "a", newCommit, "r1"); err != nil { // the rollback lost
+		t.Fatal(err)
+	}
+	e.tick(t)
+	if g := e.get(t, "a").Status.GitOps; g.PinnedCommit != oldCommit {
+		t.Fatalf("rollback not repaired: pinned %q", g.PinnedCommit)
+	}
+	if _, _, err := e.fleet.SetSource(e.ctx, "a", &gt.Source{URL: "https://git.example.com/fleet.git"}); err != nil {
+		t.Fatal(err)
+	}
+	e.tick(t)
+	if g := e.get(t, "a").Status.GitOps; g.PinnedCommit != "" {
+		t.Fatalf("halted rollout re-pinned a cluster the admin set since: %q", g.PinnedCommit)
+	}
+}

@@ -42,3 +42,22 @@ func (r *Rollout) Clusters() []string {
 	}
 	return out
 }
+
+// wantPins maps each cluster the rollout has reached to the commit its state
+// says the cluster must run: waves passed (all, when it succeeded) and the
+// current wave run the rollout's commit; a halted wave its previous commit.
+func (r *Rollout) wantPins() map[string]string {
+	want := map[string]string{}
+	for i, wave := range r.Spec.Waves {
+		if i > r.State.Wave && r.State.Phase != fr.PhaseSucceeded {
+			break
+		}
+		for _, cl := range wave {
+			want[cl] = r.Spec.Commit
+			if i == r.State.Wave && r.State.Phase == fr.PhaseHalted {
+				want[cl] = r.State.Previous[cl]
+			}
+		}
+	}
+	return want
+}
