@@ -67,7 +67,10 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	fleet, rollouts, gitopsServices := gitOps(st)
+	fleet, rollouts, gitopsServices, err := gitOps(st)
+	if err != nil {
+		return err
+	}
 	services = append(services, gitopsServices...)
 	srv, err := server.New(server.Config{
 		Listen: o.listen, HTTPListen: o.httpListen, TLS: ca.ServerTLSConfig(serving),

@@ -104,6 +104,7 @@ func (c *Controller) freeze(ctx context.Context, r *Rollout, cls []*v1alpha1.Clu
 		if err := c.fleet.Pin(ctx, cl.Name, g.AppliedCommit, r.Name); err != nil {
 			errs = append(errs, err)
 		}
+		pins.WithLabelValues("freeze").Inc()
 	}
 	return errors.Join(errs...)
 }

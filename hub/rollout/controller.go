@@ -75,7 +75,9 @@ func (c *Controller) Run(ctx context.Context) error {
 			continue
 		}
 		log.Info("Leading rollouts", "identity", c.cfg.Identity)
+		leader.Set(1)
 		c.lead(ctx, lead.Done())
+		leader.Set(0)
 		_ = lead.Resign(context.WithoutCancel(ctx))
 	}
 	return nil
@@ -153,6 +155,7 @@ func (c *Controller) repair(ctx context.Context) error {
 			if err := c.fleet.Pin(ctx, cl.Name, commit, r.Name); err != nil {
 				errs = append(errs, err)
 			}
+			pins.WithLabelValues("repair").Inc()
 		}
 	}
 	return errors.Join(errs...)
@@ -218,6 +221,7 @@ func (c *Controller) carryOut(ctx context.Context, r *Rollout, act fr.Action) er
 		if err := c.fleet.Pin(ctx, cl, r.Spec.Commit, r.Name); err != nil {
 			errs = append(errs, err)
 		}
+		pins.WithLabelValues("pin").Inc()
 	}
 	if len(act.Pin) > 0 {
 		log.Info("Wave pinned", "wave", r.State.Wave+1, "clusters", act.Pin, "commit", r.Spec.Commit)
@@ -232,8 +236,10 @@ func (c *Controller) carryOut(ctx context.Context, r *Rollout, act fr.Action) er
 		if err := c.fleet.Pin(ctx, cl, prev, r.Name); err != nil {
 			errs = append(errs, err)
 		}
+		pins.WithLabelValues("rollback").Inc()
 	}
 	if len(names) > 0 {
+		halts.Inc()
 		log.Info("Wave rolled back", "wave", r.State.Wave+1, "clusters", names, "message", r.State.Message)
 	}
 	return errors.Join(errs...)

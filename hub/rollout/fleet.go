@@ -93,8 +93,10 @@ func (f *Fleet) Report(ctx context.Context, cluster string, st gt.Status) (*gt.S
 	}
 	now := f.clock.Now()
 	if sameReport(cur.Status.GitOps, StatusToAPI(st, cur.Status.GitOps, now), now) {
+		reports.WithLabelValues("unchanged").Inc()
 		return Desired(cur), nil
 	}
+	reports.WithLabelValues("written").Inc()
 	c, _, err := f.update(ctx, cluster, func(c *v1alpha1.Cluster) {
 		c.Status.GitOps = StatusToAPI(st, c.Status.GitOps, now)
 	})

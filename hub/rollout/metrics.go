@@ -1,0 +1,32 @@
+package rollout
+
+import "github.com/prometheus/client_golang/prometheus"
+
+var (
+	pins = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shoal_rollout_pins_total",
+		Help: "Cluster pins written by rollouts, by kind (pin, rollback, freeze, repair).",
+	}, []string{"kind"})
+	halts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_rollout_halts_total",
+		Help: "Rollouts halted (a wave failed or was aborted) and rolled back.",
+	})
+	leader = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "shoal_rollout_leader",
+		Help: "1 while this replica leads the rollouts election.",
+	})
+	reports = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shoal_gitops_reports_total",
+		Help: "GitOps status reports from agents, by whether the record was written (written, unchanged).",
+	}, []string{"result"})
+)
+
+// Register registers the rollout and GitOps report metrics.
+func Register(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{pins, halts, leader, reports} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
