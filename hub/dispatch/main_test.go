@@ -134,9 +134,3 @@ func (e *env) job(name string) *v1alpha1.Job {
 	}
 	return j
 }
-
-type inventoryNode = inventory.Node
-
-func contextWithCancel(e *env) (context.Context, context.CancelFunc) {
-	return context.WithCancel(e.ctx)
-}

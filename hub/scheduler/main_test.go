@@ -142,20 +142,3 @@ type inventoryNode = inventory.Node
 func contextWithCancel(e *env) (context.Context, context.CancelFunc) {
 	return context.WithCancel(e.ctx)
 }
-
-// setInventory replaces a cluster's inventory report, received now.
-func (e *env) setInventory(name string, nodes ...inventory.Node) {
-	e.t.Helper()
-	invs := store.NewCollection(e.st, registry.KindInventories, store.JSONCodec[*registry.InventoryRecord]())
-	b, err := json.Marshal(inventory.Cluster{Name: name, Nodes: nodes, Labels: e.clusterLabels})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	_, _, err = invs.GuaranteedUpdate(e.ctx, name, func(r *registry.InventoryRecord) (*registry.InventoryRecord, error) {
-		r.Inventory, r.Received, r.Generation = b, e.clock.Now(), r.Generation+1
-		return r, nil
-	})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-}

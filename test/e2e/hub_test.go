@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -128,7 +129,9 @@ func (h *hub) stop() {
 	h.schedStop()
 	h.dispStop()
 	h.cancel()
-	<-h.done
+	if err := <-h.done; err != nil && !errors.Is(err, context.Canceled) {
+		fmt.Fprintln(os.Stderr, "hub stopped:", err)
+	}
 	_ = h.st.Close()
 }
 
@@ -146,13 +149,12 @@ func (h *hub) startAgent(ctx context.Context, cluster string, local *rest.Config
 		return nil, err
 	}
 	actx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan error, 1)
+	done := make(chan struct{})
 	go func() {
-		err := a.Run(actx)
-		if err != nil && actx.Err() == nil {
+		defer close(done)
+		if err := a.Run(actx); err != nil && actx.Err() == nil {
 			fmt.Fprintf(os.Stderr, "agent %s stopped: %v\n", cluster, err)
 		}
-		done <- err
 	}()
 	return func() { cancel(); <-done }, nil
 }
