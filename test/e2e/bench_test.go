@@ -67,10 +67,15 @@ func startGang(ctx context.Context, j *v1alpha1.Job) (time.Duration, error) {
 	if _, _, _, err := h.jobs.Submit(ctx, j, false); err != nil {
 		return 0, err
 	}
+	var cur *v1alpha1.Job
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		cur, _, err := h.jobs.Get(ctx, j.Name)
+		var err error
+		cur, _, err = h.jobs.Get(ctx, j.Name)
 		return err == nil && cur.Status.Phase == v1alpha1.JobRunning, nil
 	})
+	if err != nil && cur != nil {
+		err = fmt.Errorf("%w: job %s %s, conditions %v", err, j.Name, cur.Status.Phase, cur.Status.Conditions)
+	}
 	return time.Since(start), err
 }
 
