@@ -128,3 +128,32 @@ func TestCommitRefusesStaleEpoch(t *testing.T) {
 		t.Fatalf("err %v, want ErrStaleEpoch", err)
 	}
 }
+
+// TestPrepareWaitsForTerminatingPods: GPUs held by a pod being deleted (a
+// preemption victim in its grace period) make the member wait, not fail.
+func TestPrepareWaitsForTerminatingPods(t *testing.T) {
+	ctx := context.Background()
+	victim := hubPod("victim", "1", "")
+	victim.Labels, victim.Annotations = nil, nil
+	victim.Spec.NodeName = "n1"
+	now := metav1.Now()
+	victim.DeletionTimestamp, victim.Finalizers = &now, []string{"test"}
+	local := fake.NewClientset(gpuNode(), victim)
+	g := gang.New(local)
+	hub := hubPod("m0", "1", "")
+	lp := hub.DeepCopy()
+	if err := g.Mutate(hub, lp); err != nil {
+		t.Fatal(err)
+	}
+	lp, err := local.CoreV1().Pods("ns").Create(ctx, lp, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Prepare(ctx, lp); err == nil {
+		t.Fatal("prepared while the victim still holds the GPUs")
+	}
+	lp, _ = local.CoreV1().Pods("ns").Get(ctx, "m0", metav1.GetOptions{})
+	if len(lp.Status.Conditions) != 0 {
+		t.Fatalf("reported %+v; want no condition yet", lp.Status.Conditions)
+	}
+}

@@ -2,6 +2,7 @@ package gang
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -13,6 +14,13 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 )
+
+// reasonTerminating: the member fits once terminating pods on its node are
+// gone; it is not reported unprepared but retried (until the hub's prepare
+// deadline), so a preemptor waits out its victims' grace period.
+const reasonTerminating = "WaitingForTerminatingPods"
+
+var errWaitTerminating = errors.New("waiting for terminating pods")
 
 // workers is the number of members prepared concurrently.
 const workers = 8
@@ -140,6 +148,8 @@ func (g *Gate) Prepare(ctx context.Context, lp *corev1.Pod) error {
 		cond.Message = fmt.Sprintf("epoch %d is older than %d", epoch, g.current(job))
 	} else if reason, msg, err := g.fit(ctx, lp); err != nil {
 		return err
+	} else if reason == reasonTerminating {
+		return fmt.Errorf("%w: %s", errWaitTerminating, msg) // retried: the GPUs free up soon
 	} else if reason != "" {
 		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, reason, msg
 	}
@@ -175,13 +185,16 @@ func (g *Gate) fit(ctx context.Context, lp *corev1.Pod) (string, string, error) 
 	if err != nil {
 		return "", "", err
 	}
-	var used int64
+	var used, terminating int64
 	for _, p := range onNode {
 		if p.Namespace == lp.Namespace && p.Name == lp.Name {
 			continue
 		}
 		if p.Spec.NodeName == target && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 			used += gpus(p)
+			if p.DeletionTimestamp != nil {
+				terminating += gpus(p)
+			}
 			continue
 		}
 		c := preparedCondition(p)
@@ -190,7 +203,12 @@ func (g *Gate) fit(ctx context.Context, lp *corev1.Pod) (string, string, error) 
 			used += gpus(p) // prepared, not yet bound: holds its GPUs
 		}
 	}
-	if need := gpus(lp); used+need > alloc {
+	need := gpus(lp)
+	if used+need > alloc && used-terminating+need <= alloc {
+		return reasonTerminating, fmt.Sprintf("node %s frees %d GPUs held by terminating pods (preemption victims)",
+			target, terminating), nil
+	}
+	if used+need > alloc {
 		return "InsufficientGPUs", fmt.Sprintf("node %s has %d of %d GPUs free, the member needs %d",
 			target, max(0, alloc-used), alloc, need), nil
 	}
