@@ -1,0 +1,88 @@
+package scheduler_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/scheduler"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// TestRunningGangIsNotCountedTwice: once a committed gang runs and its
+// cluster reported after the commit, its GPUs are in the inventory's used
+// count and must not be subtracted again; before that report they must be.
+func TestRunningGangIsNotCountedTwice(t *testing.T) {
+	for name, tc := range map[string]struct {
+		reportAfterCommit bool
+		wantPlaced        bool
+	}{
+		"report after the commit includes the gang": {reportAfterCommit: true, wantPlaced: true},
+		"no report since the commit: subtract it":    {reportAfterCommit: false, wantPlaced: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			e.cluster("eu1", node("a", "r", 0))
+			e.submit("first", 1, 4)
+			s := scheduler.New(e.st, scheduler.Config{Clock: e.clock})
+			if res, err := s.Cycle(e.ctx, nil); err != nil || len(res.Placed) != 1 {
+				t.Fatalf("first not placed: %+v %v", res, err)
+			}
+			// The dispatcher commits, every member runs.
+			e.clock.Step(time.Second)
+			commit := metav1.NewTime(e.clock.Now())
+			_, _, err := jobs.NewCollection(e.st).GuaranteedUpdate(e.ctx, "first", func(j *v1alpha1.Job) (*v1alpha1.Job, error) {
+				meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: "Dispatched", Status: metav1.ConditionTrue,
+					Reason: "Committed", LastTransitionTime: commit})
+				j.Status.Phase = v1alpha1.JobRunning
+				return j, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Step(time.Second)
+			if err := ledger.New(e.st).MarkStarted(e.ctx, "first", 1, e.clock.Now()); err != nil {
+				t.Fatal(err)
+			}
+			// The agent's report: the gang's 4 GPUs are used on node a.
+			received := e.clock.Now()
+			if !tc.reportAfterCommit {
+				received = commit.Add(-time.Second)
+			}
+			report(t, e, "eu1", received, node("a", "r", 4))
+			e.submit("second", 1, 4)
+			res, err := s.Cycle(e.ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if placed := len(res.Placed) == 1; placed != tc.wantPlaced {
+				t.Fatalf("second placed %v, want %v", res.Placed, tc.wantPlaced)
+			}
+		})
+	}
+}
+
+// report replaces a cluster's inventory report.
+func report(t *testing.T, e *env, cluster string, received time.Time, nodes ...inventory.Node) {
+	t.Helper()
+	invs := store.NewCollection(e.st, registry.KindInventories, store.JSONCodec[*registry.InventoryRecord]())
+	b, err := json.Marshal(inventory.Cluster{Name: cluster, Nodes: nodes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = invs.GuaranteedUpdate(e.ctx, cluster, func(r *registry.InventoryRecord) (*registry.InventoryRecord, error) {
+		r.Inventory, r.Received, r.Generation = b, received, r.Generation+1
+		return r, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
