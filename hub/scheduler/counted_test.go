@@ -26,7 +26,7 @@ func TestRunningGangIsNotCountedTwice(t *testing.T) {
 		wantPlaced        bool
 	}{
 		"report after the commit includes the gang": {reportAfterCommit: true, wantPlaced: true},
-		"no report since the commit: subtract it":    {reportAfterCommit: false, wantPlaced: false},
+		"no report since the commit: subtract it":   {reportAfterCommit: false, wantPlaced: false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
