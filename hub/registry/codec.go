@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+
+	"github.com/shoal-dev/shoal/hub/store"
 )
 
 // gzipJSON stores inventories as gzipped JSON: a 5,000-node inventory is
@@ -41,4 +43,16 @@ func (gzipJSON[T]) Unmarshal(data []byte) (T, error) {
 	}
 	err := json.Unmarshal(data, &v)
 	return v, err
+}
+
+// InventoryCodec is the codec of the registry's inventory records
+// (KindInventories): gzipped JSON, plain JSON read too. Other hub packages
+// that read the inventories straight from the store (the scheduler) use it
+// instead of copying it.
+func InventoryCodec() store.Codec[*InventoryRecord] { return gzipJSON[*InventoryRecord]{} }
+
+// NewInventoryCollection returns the registry's inventory collection on st,
+// for readers outside the registry. Only the registry writes it.
+func NewInventoryCollection(st *store.Store) *store.Collection[*InventoryRecord] {
+	return store.NewCollection(st, KindInventories, InventoryCodec())
 }

@@ -110,7 +110,7 @@ func New(s *store.Store, ca *pki.CA, cfg Config) *Registry {
 		clusters:    store.NewCollection(s, KindClusters, store.JSONCodec[*v1alpha1.Cluster]()),
 		uids:        store.NewCollection(s, KindClusterUIDs, store.JSONCodec[uidRecord]()),
 		names:       store.NewCollection(s, KindClusterNames, store.JSONCodec[*nameSet]()),
-		inventories: store.NewCollection[*InventoryRecord](s, KindInventories, gzipJSON[*InventoryRecord]{}),
+		inventories: NewInventoryCollection(s),
 		tokens:      store.NewCollection(s, KindJoinTokens, store.JSONCodec[*v1alpha1.JoinToken]()),
 	}
 }
