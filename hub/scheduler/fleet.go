@@ -138,7 +138,7 @@ func listAll[T any](ctx context.Context, c *store.Collection[T]) ([]store.Item[T
 
 // registryInventories is the registry's inventory collection, read only.
 func registryInventories(st *store.Store) *store.Collection[*registry.InventoryRecord] {
-	return store.NewCollection[*registry.InventoryRecord](st, registry.KindInventories, inventoryCodec[*registry.InventoryRecord]{})
+	return registry.NewInventoryCollection(st)
 }
 
 // registryClusters is the registry's cluster collection, read only.
