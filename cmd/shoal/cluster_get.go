@@ -76,6 +76,7 @@ func describeCluster(w io.Writer, c *v1alpha1.Cluster, inv *inventory.Cluster, w
 	if r := c.Status.RegisteredTime; r != nil {
 		fmt.Fprintf(tw, "Registered:\t%s\n", r.UTC().Format("2006-01-02T15:04:05Z"))
 	}
+	describeGitOps(tw, c)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
@@ -121,4 +122,46 @@ func describeDomains(w io.Writer, inv *inventory.Cluster, l inventory.Level, wid
 		fmt.Fprintf(tw, "  … %d more (-o wide shows all)\n", len(domains)-len(shown))
 	}
 	return tw.Flush()
+}
+
+// describeGitOps adds the cluster's GitOps source, rollout pin and sync status.
+func describeGitOps(tw io.Writer, c *v1alpha1.Cluster) {
+	s, g := c.Spec.GitOps, c.Status.GitOps
+	if s == nil {
+		fmt.Fprintf(tw, "GitOps source:\t-\n")
+	} else {
+		src := fmt.Sprintf("%s %s", s.URL, refString(s.Ref))
+		if s.Path != "" {
+			src += " path " + s.Path
+		}
+		if s.SecretRef != "" {
+			src += " secret " + s.SecretRef
+		}
+		if s.Prune {
+			src += " prune"
+		}
+		fmt.Fprintf(tw, "GitOps source:\t%s\n", src)
+	}
+	if g == nil {
+		if s != nil {
+			fmt.Fprintf(tw, "GitOps status:\tnot reported yet\n")
+		}
+		return
+	}
+	if g.PinnedCommit != "" {
+		fmt.Fprintf(tw, "GitOps pin:\t%s (rollout %s)\n", g.PinnedCommit, outDash(g.PinnedBy))
+	}
+	applied := outDash(g.Revision)
+	if t := g.LastAppliedTime; t != nil {
+		applied += fmt.Sprintf(" at %s", t.UTC().Format("2006-01-02T15:04:05Z"))
+	}
+	fmt.Fprintf(tw, "GitOps applied:\t%s\n", applied)
+	health := outDash(g.Health)
+	if g.HealthMessage != "" {
+		health += " (" + g.HealthMessage + ")"
+	}
+	fmt.Fprintf(tw, "GitOps health:\t%s, %d objects, %d drifted in the last sync\n", health, g.InventorySize, len(g.Drifted))
+	if g.Message != "" {
+		fmt.Fprintf(tw, "GitOps error:\t%s (attempted %s)\n", g.Message, outDash(g.AttemptedRevision))
+	}
 }
