@@ -32,7 +32,9 @@ func devShoalBinaries() (*fleet.ShoalOptions, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &fleet.ShoalOptions{HubBinary: hub, AgentBinary: agent}, nil
+	// shoal-gitserver is optional: without it the fleet runs without GitOps.
+	git, _ := devFindBinary("shoal-gitserver", dirs)
+	return &fleet.ShoalOptions{HubBinary: hub, AgentBinary: agent, GitServerBinary: git}, nil
 }
 
 // devFindBinary returns the first executable called name in dirs, else on PATH.
@@ -80,6 +82,10 @@ func devPrintShoal(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 				}
 				fmt.Fprintf(out, "shoal-agent  %-10s %s  %-12s %s, %d virtual node(s) on the hub\n",
 					devPid(p), devMib(p.RSS()), c.Name, state, nodes[c.Name])
+			case fleet.GitServerProcess:
+				if g := f.Shoal.GitOps; g != nil {
+					fmt.Fprintf(out, "git server   %-10s %s  fleet repository %s (branch %s)\n", devPid(p), devMib(p.RSS()), g.Repo, g.Branch)
+				}
 			}
 		}
 	}

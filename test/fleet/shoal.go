@@ -19,6 +19,10 @@ import (
 type ShoalOptions struct {
 	// HubBinary and AgentBinary are the shoal-hub and shoal-agent executables.
 	HubBinary, AgentBinary string
+	// GitServerBinary is shoal-gitserver; when set, Up starts it with a fleet
+	// repository, starts the agents with GitOps on and points every workload
+	// cluster at its overlay (clusters/<name>), then waits until all synced.
+	GitServerBinary string
 	// ReadyTimeout bounds the wait for the hub, the registrations and the
 	// virtual nodes (default 3 minutes).
 	ReadyTimeout time.Duration
@@ -34,6 +38,8 @@ type HubState struct {
 	Config string `json:"config"`
 	// DataDir holds the hub CA and its embedded etcd.
 	DataDir string `json:"dataDir"`
+	// GitOps is the fleet's Git server, when Up started one.
+	GitOps *GitOpsState `json:"gitops,omitempty"`
 }
 
 // Names of the Shoal processes in the state file.
@@ -82,6 +88,11 @@ func (f *Fleet) startShoal(ctx context.Context) error {
 	if err := f.startHub(ctx, hub); err != nil {
 		return err
 	}
+	if f.opts.Shoal.GitServerBinary != "" {
+		if err := f.startGitServer(ctx, hub); err != nil {
+			return err
+		}
+	}
 	api, err := dialHubAPI(f.Shoal.Config)
 	if err != nil {
 		return err
@@ -94,6 +105,11 @@ func (f *Fleet) startShoal(ctx context.Context) error {
 	}
 	if err := f.waitRegistered(ctx, api); err != nil {
 		return err
+	}
+	if f.Shoal.GitOps != nil {
+		if err := f.setGitOpsSources(ctx, api); err != nil {
+			return err
+		}
 	}
 	f.progress("shoal: hub and %d agents up in %s; export SHOAL_CONFIG=%s", len(f.Workloads()),
 		time.Since(start).Round(100*time.Millisecond), f.Shoal.Config)
@@ -149,6 +165,7 @@ func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", c.Ports.ShoalHTTP),
 		"--labels=profile=" + c.Profile + ",region=" + c.Region,
 	}
+	args = append(args, f.agentGitOpsArgs(c)...)
 	p, err := f.add(c, AgentProcess, f.opts.Shoal.AgentBinary, args)
 	if err != nil {
 		return err

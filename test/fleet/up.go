@@ -68,7 +68,7 @@ func clearStale(opts Options) error {
 			return &RunningError{Dir: opts.Dir, Alive: n}
 		}
 	}
-	for _, p := range []string{stateFile, "pki", "clusters", "kubeconfig", "kwok-stages", shoalConfigFile} {
+	for _, p := range []string{stateFile, "pki", "clusters", "kubeconfig", "kwok-stages", shoalConfigFile, gitopsDir} {
 		if err := os.RemoveAll(filepath.Join(opts.Dir, p)); err != nil {
 			return err
 		}
