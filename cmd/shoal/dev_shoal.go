@@ -103,6 +103,9 @@ func devPrintEnv(out io.Writer, f *fleet.Fleet) {
 	fmt.Fprintf(out, "export KUBECONFIG=%s   # one context per cluster\n", f.Kubeconfig)
 	if f.Shoal != nil {
 		fmt.Fprintf(out, "export SHOAL_CONFIG=%s   # the shoal CLI's admin identity for this hub\n", f.Shoal.Config)
+		if g := f.Shoal.GitOps; g != nil {
+			fmt.Fprintf(out, "export SHOAL_FLEET_REPO=%s   # the fleet's Git repository (unauthenticated, dev only)\n", g.Repo)
+		}
 	}
 }
 

@@ -24,7 +24,7 @@ const (
 	FleetBranch       = "main"
 	FleetNamespace    = "team-ml"
 	gitopsDir         = "gitops"
-	gitopsSyncPeriod  = 30 * time.Second
+	gitopsSyncPeriod  = 15 * time.Second
 	gitopsReportEvery = 5 * time.Second
 )
 
