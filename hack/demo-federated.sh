@@ -2,7 +2,7 @@
 # The federated part of `make demo`: the main job end to end on the running
 # dev fleet (`shoal dev up`: hub + h100, gb200 and a100 clusters, shoal-hub
 # and one agent per cluster). Queues are created, then several jobs:
-#   - a rack-local gang (8×8 H100 GPUs, topology required: rack),
+#   - a rack-local gang (6×8 H100 GPUs, topology required: rack),
 #   - a gang that must span two clusters (40×4 GPUs on H100 or GB200, maxClusters 2),
 #   - one too large for the fleet, waiting with the scheduler's reason,
 #   - a spot job on the A100s preempted by a production job;
@@ -80,8 +80,8 @@ for q in demo demo/research demo/serving demo/scavenger; do
 done
 "$shoal" queue list
 
-say "A rack-local gang: 8 members × 8 H100 GPUs, every member in one rack"
-job demo-rack demo/research training 8 8 \
+say "A rack-local gang: 6 members × 8 H100 GPUs, every member in one rack (the earlier demo pods hold a node in each rack)"
+job demo-rack demo/research training 6 8 \
   '{gpuProducts: [NVIDIA-H100-80GB-HBM3], topology: {required: rack}}'
 wait_phase demo-rack Running
 "$shoal" job describe demo-rack

@@ -20,7 +20,8 @@ step_fleet() {
     echo "stopping the fleet a previous run left"
     "$shoal" dev down
   fi
-  "$shoal" dev up
+  # Preemption waits 30 minutes by default; the demo shows it at once.
+  SHOAL_PREEMPT_AFTER=${SHOAL_PREEMPT_AFTER:-0s} "$shoal" dev up
 }
 
 step_nodes() {
@@ -100,7 +101,11 @@ step_hub_pod() {
   fi
 }
 
-STEPS=(step_fleet step_nodes step_version step_pods step_hub step_clusters step_virtual_nodes step_job step_hub_pod step_status)
+step_federated() {
+  SHOAL=$shoal hack/demo-federated.sh
+}
+
+STEPS=(step_fleet step_nodes step_version step_pods step_hub step_clusters step_virtual_nodes step_job step_hub_pod step_federated step_status)
 for s in "${STEPS[@]}"; do "$s"; done
 
 say "Demo finished in $((SECONDS - start))s. The fleet is still up:"
