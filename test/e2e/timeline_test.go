@@ -1,0 +1,165 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/dispatch"
+)
+
+// timeline records, per milestone, when each member first reached it.
+type timeline struct {
+	start time.Time
+	mu    sync.Mutex
+	at    map[string]map[string]time.Duration // milestone → pod → since start
+}
+
+func (tl *timeline) mark(milestone, pod string) {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if tl.at[milestone] == nil {
+		tl.at[milestone] = map[string]time.Duration{}
+	}
+	if _, ok := tl.at[milestone][pod]; !ok {
+		tl.at[milestone][pod] = time.Since(tl.start)
+	}
+}
+
+// watchPods marks the milestones of job's pods seen by an informer on cs.
+func (tl *timeline) watchPods(ctx context.Context, cs kubernetes.Interface, side, job string, milestones func(*corev1.Pod) []string) error {
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(memberNS),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = dispatch.LabelJob + "=" + job }))
+	inf := f.Core().V1().Pods().Informer()
+	on := func(o any) {
+		if p, ok := o.(*corev1.Pod); ok {
+			for _, m := range milestones(p) {
+				tl.mark(side+" "+m, p.Name)
+			}
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: on, UpdateFunc: func(_, o any) { on(o) }}); err != nil {
+		return err
+	}
+	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return ctx.Err()
+	}
+	return nil
+}
+
+func hubMilestones(p *corev1.Pod) []string {
+	out := []string{"1 created"}
+	for _, c := range p.Status.Conditions {
+		if c.Type == "shoal.dev/Prepared" && c.Status == corev1.ConditionTrue {
+			out = append(out, "2 prepared")
+		}
+	}
+	if p.Annotations[dispatch.AnnotationCommit] != "" {
+		out = append(out, "3 commit stamped")
+	}
+	if p.Status.Phase == corev1.PodRunning {
+		out = append(out, "4 running")
+	}
+	return out
+}
+
+func localMilestones(p *corev1.Pod) []string {
+	out := []string{"1 created"}
+	if len(p.Spec.SchedulingGates) == 0 {
+		out = append(out, "2 ungated")
+	}
+	if p.Spec.NodeName != "" {
+		out = append(out, "3 bound")
+	}
+	if p.Status.Phase == corev1.PodRunning {
+		out = append(out, "4 running")
+	}
+	return out
+}
+
+// report returns one line per milestone: members, first, p50, last.
+func (tl *timeline) report() string {
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	var names []string
+	for m := range tl.at {
+		names = append(names, m)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for _, m := range names {
+		var ds []time.Duration
+		for _, d := range tl.at[m] {
+			ds = append(ds, d)
+		}
+		sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+		fmt.Fprintf(&b, "%-24s n=%-4d first=%-8s p50=%-8s last=%s\n", m, len(ds),
+			ds[0].Round(time.Millisecond), pct(ds, 0.5).Round(time.Millisecond), ds[len(ds)-1].Round(time.Millisecond))
+	}
+	return b.String()
+}
+
+// TestGangTimeline logs when the members of a 64-member gang over two
+// clusters pass each step (hub and local side), to find where the start
+// time goes. It asserts only that the gang runs; set SHOAL_TIMELINE=1.
+func TestGangTimeline(t *testing.T) {
+	skipShort(t)
+	if os.Getenv("SHOAL_TIMELINE") == "" {
+		t.Skip("set SHOAL_TIMELINE=1 to log a gang start timeline")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	for i := range 3 {
+		name := fmt.Sprintf("timeline-%d", i)
+		tl := &timeline{at: map[string]map[string]time.Duration{}}
+		if err := tl.watchPods(ctx, h.kube, "hub", name, hubMilestones); err != nil {
+			t.Fatal(err)
+		}
+		for c, cs := range workloads {
+			if err := tl.watchPods(ctx, cs, "local", name, localMilestones); err != nil {
+				t.Fatal(c, err)
+			}
+		}
+		j := newJob(name, "bench", 64, 4, func(j *v1alpha1.Job) { j.Spec.Placement.MaxClusters = 2 })
+		tl.start = time.Now()
+		done := make(chan struct{})
+		go func() { // job-level milestones
+			defer close(done)
+			for ctx.Err() == nil {
+				if cur, _, err := h.jobs.Get(ctx, name); err == nil {
+					for _, c := range cur.Status.Conditions {
+						if c.Status == "True" {
+							tl.mark("job "+c.Type+"/"+c.Reason, name)
+						}
+					}
+					if cur.Status.Phase == v1alpha1.JobRunning {
+						return
+					}
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}()
+		d, err := startGang(ctx, j)
+		<-done
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("gang %s running after %s:\n%s", name, d.Round(time.Millisecond), tl.report())
+		if err := cancelGone(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
