@@ -44,7 +44,8 @@ type Config struct {
 	// Health is polled every HealthInterval (default 5 s) for the Ready condition.
 	Health         HealthFunc
 	HealthInterval time.Duration
-	// Workers per pod controller (default 4).
+	// Workers per pod controller (default 16: a gang's members on one
+	// virtual node are created, committed and reported concurrently).
 	Workers int
 }
 
@@ -62,7 +63,7 @@ type Manager struct {
 // New returns a Manager.
 func New(cfg Config) *Manager {
 	if cfg.Workers == 0 {
-		cfg.Workers = 4
+		cfg.Workers = 16
 	}
 	if cfg.HealthInterval == 0 {
 		cfg.HealthInterval = 5 * time.Second
@@ -170,7 +171,10 @@ func (m *Manager) start(ctx context.Context, p fedinv.Pool) (*nodeProvider, erro
 		Provider:    &provider{node: name, s: m.cfg.Syncer},
 		PodInformer: podInf.Core().V1().Pods(), SkipDownwardAPIResolution: true,
 		SecretInformer: unused.Core().V1().Secrets(), ConfigMapInformer: unused.Core().V1().ConfigMaps(),
-		ServiceInformer: unused.Core().V1().Services(),
+		ServiceInformer:                      unused.Core().V1().Services(),
+		SyncPodsFromKubernetesRateLimiter:    queueRateLimiter(),
+		DeletePodsFromKubernetesRateLimiter:  queueRateLimiter(),
+		SyncPodStatusFromProviderRateLimiter: queueRateLimiter(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("pod controller %s: %w", name, err)
