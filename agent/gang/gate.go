@@ -130,8 +130,8 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 		return fmt.Errorf("%w: commit of %s/%s for epoch %d", ErrStaleEpoch, hub.Namespace, hub.Name, epoch)
 	}
 	pods := g.local.CoreV1().Pods(hub.Namespace)
-	for range 5 {
-		lp, err := pods.Get(ctx, hub.Name, metav1.GetOptions{})
+	for attempt := range 5 {
+		lp, err := g.localPod(ctx, hub.Namespace, hub.Name, attempt == 0)
 		if err != nil {
 			return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
 		}
@@ -158,4 +158,19 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 		return err
 	}
 	return fmt.Errorf("commit %s/%s: kept conflicting", hub.Namespace, hub.Name)
+}
+
+// localPod returns a copy of a local pod: from the cache when cached is set
+// and the cache has it (a commit then costs one write), else from the API
+// (after a conflict the cache may lag).
+func (g *Gate) localPod(ctx context.Context, ns, name string, cached bool) (*corev1.Pod, error) {
+	g.mu.Lock()
+	pods := g.pods
+	g.mu.Unlock()
+	if cached && pods != nil {
+		if p, err := pods.Pods(ns).Get(name); err == nil {
+			return p.DeepCopy(), nil
+		}
+	}
+	return g.local.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 }
