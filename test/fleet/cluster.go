@@ -80,7 +80,7 @@ func (c *Cluster) start(ctx context.Context, f *Fleet) error {
 		return fmt.Errorf("cluster %s: kube-apiserver: %w", c.Name, err)
 	}
 	f.progress("cluster %s: kube-apiserver ready at %s", c.Name, c.Server)
-	if f.opts.ControllerManager {
+	if f.opts.ControllerManager || hubRunsNodeLifecycle(c, f.opts) {
 		if err := c.startControllerManager(ctx, f, add); err != nil {
 			return err
 		}
@@ -134,7 +134,11 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 }
 
 func (c *Cluster) startControllerManager(ctx context.Context, f *Fleet, add startFunc) error {
-	kcm, err := add("kube-controller-manager", "kube-controller-manager", controllerManagerArgs(c, f.pki()))
+	args := controllerManagerArgs(c, f.pki())
+	if hubRunsNodeLifecycle(c, f.opts) {
+		args = hubControllerManagerArgs(c, f.pki(), f.opts.ControllerManager)
+	}
+	kcm, err := add("kube-controller-manager", "kube-controller-manager", args)
 	if err != nil {
 		return err
 	}

@@ -31,7 +31,9 @@ type Options struct {
 	// ControllerManager also runs kube-controller-manager in every cluster
 	// (namespace deletion, garbage collection, service accounts, CSR signing
 	// with the fleet CA), without its node lifecycle controller: KWOK nodes
-	// send no heartbeats and would turn NotReady.
+	// send no heartbeats and would turn NotReady. (With Shoal, the hub
+	// cluster runs kube-controller-manager with the node lifecycle controller
+	// either way, for the agents' virtual nodes; see HubNodeMonitorGrace.)
 	ControllerManager bool
 	// Shoal, when set, also starts shoal-hub (on the hub cluster) and one
 	// registered shoal-agent per workload cluster once the clusters are up.

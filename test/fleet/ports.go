@@ -12,7 +12,8 @@ type Ports struct {
 	EtcdClient int `json:"etcdClient"`
 	EtcdPeer   int `json:"etcdPeer"`
 	Scheduler  int `json:"scheduler,omitempty"`
-	// ControllerManager is used only with Options.ControllerManager.
+	// ControllerManager is used with Options.ControllerManager, and on the
+	// hub cluster with Options.Shoal.
 	ControllerManager int `json:"controllerManager,omitempty"`
 	// Shoal is shoal-hub's gRPC port on the hub cluster and shoal-agent's
 	// kubelet endpoint on a workload cluster; ShoalHTTP is the hub's

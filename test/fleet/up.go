@@ -24,7 +24,8 @@ func Up(ctx context.Context, opts Options) (*Fleet, error) {
 	if err := opts.Shoal.check(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(opts.BinDir, "kube-controller-manager")); opts.ControllerManager && err != nil {
+	needKCM := opts.ControllerManager || (opts.Shoal != nil && !opts.NoHub) // see hubRunsNodeLifecycle
+	if _, err := os.Stat(filepath.Join(opts.BinDir, "kube-controller-manager")); needKCM && err != nil {
 		return nil, fmt.Errorf("%w [kube-controller-manager] in %s: run `make k8s-bin`", ErrMissingBinaries, opts.BinDir)
 	}
 	if err := clearStale(opts); err != nil {
@@ -112,7 +113,7 @@ func (f *Fleet) plan() error {
 		if c.Role == RoleHub {
 			c.Ports.Scheduler, c.Ports.Kwok = 0, 0
 		}
-		if !o.ControllerManager {
+		if !o.ControllerManager && !hubRunsNodeLifecycle(c, o) {
 			c.Ports.ControllerManager = 0
 		}
 		if o.Shoal == nil || o.NoHub {
