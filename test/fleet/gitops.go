@@ -74,11 +74,17 @@ func writeFleetRepo(dir string, clusters []*Cluster) error {
 // process of the hub cluster, serving it on a loopback port.
 func (f *Fleet) startGitServer(ctx context.Context, hub *Cluster) error {
 	dir := filepath.Join(f.Dir, gitopsDir)
+	// Every up starts from a fresh repository and fresh agent checkouts
+	// (down keeps the fleet directory's files for their logs).
+	for _, d := range append([]string{dir}, f.gitopsWorkdirs()...) {
+		if err := os.RemoveAll(d); err != nil {
+			return err
+		}
+	}
 	fixture, addrFile := filepath.Join(dir, "initial"), filepath.Join(dir, "server-url")
 	if err := writeFleetRepo(fixture, f.Workloads()); err != nil {
 		return fmt.Errorf("fleet repository: %w", err)
 	}
-	_ = os.Remove(addrFile)
 	root := filepath.Join(dir, "repos")
 	args := []string{"--root=" + root, "--init=" + FleetRepo + "=" + fixture, "--branch=" + FleetBranch, "--addr-file=" + addrFile}
 	p, err := f.add(hub, GitServerProcess, f.opts.Shoal.GitServerBinary, args)
@@ -104,6 +110,15 @@ func (f *Fleet) agentGitOpsArgs(c *Cluster) []string {
 		return nil
 	}
 	return []string{"--gitops-workdir=" + filepath.Join(c.Dir, gitopsDir), "--gitops-report-interval=" + gitopsReportEvery.String()}
+}
+
+// gitopsWorkdirs are the agents' checkout directories.
+func (f *Fleet) gitopsWorkdirs() []string {
+	var out []string
+	for _, c := range f.Workloads() {
+		out = append(out, filepath.Join(c.Dir, gitopsDir))
+	}
+	return out
 }
 
 // setGitOpsSources points every workload cluster at its overlay of the fleet
