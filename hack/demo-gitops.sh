@@ -3,7 +3,7 @@
 # with shoal-gitserver built: every workload cluster syncs its overlay
 # clusters/<name> of the fleet repository served by the local Git server).
 #   1. every cluster synced at the same commit (shoal gitops status);
-#   2. a change to the shared base (GPU quota 64 -> 96) rolled out canary
+#   2. a change to the shared base (GPU quota +32, 64 -> 96 the first time) rolled out canary
 #      first: waves 1,100%, soak 10s, followed with shoal rollout get, the
 #      quota read from each workload cluster as it changes;
 #   3. a broken commit (a quota the API server rejects) halts at the canary,
@@ -46,10 +46,10 @@ quotas() {
 follow() {
   local name=$1 deadline=$((SECONDS + ${2:-240})) t0=$SECONDS prev="" cur phase
   while (( SECONDS < deadline )); do
+    phase=$("$shoal" rollout get "$name" -o json | sed -n 's/.*"phase": *"\([A-Za-z]*\)".*/\1/p' | head -1)
     # the table without its AGE column (field 6 of the rollout's row)
     cur="$("$shoal" rollout get "$name" | awk 'NR == 2 { $6 = "" } { print }')"$'\n'"quota: $(quotas)"
-    phase=$("$shoal" rollout get "$name" -o json | sed -n 's/.*"phase": *"\([A-Za-z]*\)".*/\1/p' | head -1)
-    if [[ $cur != "$prev" ]]; then
+    if [[ $cur != "$prev" || $phase == Succeeded || $phase == Halted ]]; then
       printf '\n[+%ss]\n' $((SECONDS - t0)); "$shoal" rollout get "$name"; echo "quota: $(quotas)"
       prev=$cur
     fi
@@ -77,14 +77,16 @@ c=$(echo "$clusters" | head -1)
 echo; echo "\$ shoal cluster get $c   (GitOps lines)"
 "$shoal" cluster get "$c" | grep '^GitOps'
 
-say "A change to the shared base: the GPU quota of every cluster 64 -> 96, canary first"
 git clone -q -b main "$SHOAL_FLEET_REPO" "$work/fleet"
-sed -i 's/requests.nvidia.com\/gpu: "[0-9]*"/requests.nvidia.com\/gpu: "96"/' "$work/fleet/base/quota.yaml"
-gitc commit -q -am "base: GPU quota 96"
+old=$(sed -n 's/.*requests.nvidia.com\/gpu: "\([0-9]*\)".*/\1/p' "$work/fleet/base/quota.yaml")
+new=$((old + 32))
+say "A change to the shared base: the GPU quota of every cluster $old -> $new, canary first"
+sed -i "s/requests.nvidia.com\/gpu: \"$old\"/requests.nvidia.com\/gpu: \"$new\"/" "$work/fleet/base/quota.yaml"
+gitc commit -q -am "base: GPU quota $new"
 sha=$(gitc rev-parse HEAD)
 gitc log --oneline -1 --stat | sed 's/^/  /'
 t=$SECONDS
-name=quota-96-$(date +%H%M%S)
+name=quota-$new-$(date +%H%M%S)
 rollout "$sha" "$name"
 follow "$name"
 echo "rolled out in $((SECONDS - t))s"
