@@ -16,7 +16,7 @@ help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build shoal, shoal-hub and shoal-agent into bin/.
+build: ## Build shoal, shoal-hub, shoal-agent, shoal-gitserver and shoal-sim into bin/.
 	go build -o $(BIN)/ ./cmd/...
 
 .PHONY: tools

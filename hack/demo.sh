@@ -105,7 +105,11 @@ step_federated() {
   SHOAL=$shoal hack/demo-federated.sh
 }
 
-STEPS=(step_fleet step_nodes step_version step_pods step_hub step_clusters step_virtual_nodes step_job step_hub_pod step_federated step_status)
+step_gitops() {
+  SHOAL=$shoal hack/demo-gitops.sh
+}
+
+STEPS=(step_fleet step_nodes step_version step_pods step_hub step_clusters step_virtual_nodes step_job step_hub_pod step_federated step_gitops step_status)
 for s in "${STEPS[@]}"; do "$s"; done
 
 say "Demo finished in $((SECONDS - start))s. The fleet is still up:"
