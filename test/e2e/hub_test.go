@@ -142,7 +142,7 @@ func (h *hub) startAgent(ctx context.Context, cluster string, local *rest.Config
 		return nil, err
 	}
 	a, err := agent.New(agent.Config{HubAddress: h.addr, Token: token, CAHash: h.ca.Hash(), Cluster: cluster,
-		Local: fast(local), HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0",
+		Local: asDeployed(local), HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0",
 		KubeletAddress: "127.0.0.1", LeaseDurationSeconds: 20, Labels: map[string]string{labelCluster: cluster}, InventoryInterval: 200 * time.Millisecond,
 		Version: "v0.0.0-e2e"})
 	if err != nil {
@@ -159,9 +159,11 @@ func (h *hub) startAgent(ctx context.Context, cluster string, local *rest.Config
 	return func() { cancel(); <-done }, nil
 }
 
-// fast copies a rest config with room for gang-sized bursts of requests.
-func fast(c *rest.Config) *rest.Config {
+// asDeployed copies a rest config without client-side limits, as a
+// kubeconfig or the in-cluster config gives them: the agent sizes its
+// clients itself, and the tests measure that sizing.
+func asDeployed(c *rest.Config) *rest.Config {
 	c = rest.CopyConfig(c)
-	c.QPS, c.Burst = 100, 200
+	c.QPS, c.Burst = 0, 0
 	return c
 }
