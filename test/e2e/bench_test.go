@@ -38,6 +38,11 @@ func BenchmarkGangStart(b *testing.B) {
 					b.Fatal(err)
 				}
 				ds = append(ds, d)
+				if d > 5*time.Second { // an outlier: say what the job went through
+					if j, _, err := h.jobs.Get(b.Context(), name); err == nil {
+						b.Logf("%s took %s: restarts %d, conditions %+v", name, d, j.Status.Restarts, j.Status.Conditions)
+					}
+				}
 				b.StopTimer()
 				if err := cancelGone(b.Context(), name); err != nil {
 					b.Fatal(err)
