@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"slices"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,8 +56,17 @@ func TestDevUpStatusDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	pids := f.Processes()
-	if len(pids) != 8 { // hub: etcd, kube-apiserver, shoal-hub; workload: + kube-scheduler, kwok, shoal-agent
-		t.Fatalf("fleet has %d processes, want 8", len(pids))
+	var names []string
+	for _, p := range pids {
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	// hub: etcd, kube-apiserver, kube-controller-manager (node lifecycle), shoal-hub;
+	// workload: etcd, kube-apiserver, kube-scheduler, kwok, shoal-agent.
+	want := []string{"etcd", "etcd", "kube-apiserver", "kube-apiserver", "kube-controller-manager",
+		"kube-scheduler", "kwok", "shoal-agent", "shoal-hub"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("fleet processes %v, want %v", names, want)
 	}
 	if out, err = runDev(t.Context(), t, "status", "--dir", dir); err != nil || !strings.Contains(out, "16/16") ||
 		!strings.Contains(out, "v1.37.2") || !strings.Contains(out, "512") {
