@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -102,6 +103,7 @@ func (d *Dispatcher) abort(ctx context.Context, w *work, it store.Item[*v1alpha1
 	if err != nil {
 		return err
 	}
+	klog.FromContext(ctx).Info("Aborting a gang's dispatch", "job", it.Name, "epoch", w.res.Epoch, "reason", reason, "message", msg)
 	return d.teardown(ctx, w, &it, 0, 0, requeue(reason, msg, true))
 }
 
