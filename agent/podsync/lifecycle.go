@@ -54,6 +54,16 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 // track records a hub pod and pushes the local pod's current status.
 func (s *Syncer) track(vnode string, hub, local *corev1.Pod) {
 	s.mu.Lock()
+	// The local pod may have changed before this entry existed (the gang
+	// gate can prepare it while Create returns): localChanged dropped that
+	// event and no other may follow, so the member would never be reported
+	// Prepared. The cache holds that change; it is read under s.mu, so a
+	// later event still overwrites it.
+	if s.lister != nil {
+		if lp, err := s.lister.Pods(local.Namespace).Get(local.Name); err == nil && lp.UID == local.UID {
+			local = lp
+		}
+	}
 	e := &entry{vnode: vnode, hub: hub.DeepCopy(), status: *local.Status.DeepCopy()}
 	if e.status.Phase == "" {
 		e.status.Phase = corev1.PodPending
