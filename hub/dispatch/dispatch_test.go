@@ -35,32 +35,32 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	e := newEnv(t)
 	hub := fake.NewClientset()
-	return &rig{env: e, hub: hub, sched: scheduler.New(e.st, scheduler.Config{Clock: e.clock},
+	return &rig{env: e, hub: hub, sched: scheduler.New(e.Store, scheduler.Config{Clock: e.Clock},
 		scheduler.WithPlacementOptions(placement.WithPreemptAfter(0))),
-		disp: dispatch.New(e.st, hub, dispatch.Config{Clock: e.clock, PrepareTimeout: 10 * time.Second})}
+		disp: dispatch.New(e.Store, hub, dispatch.Config{Clock: e.Clock, PrepareTimeout: 10 * time.Second})}
 }
 
 func (r *rig) cycle() scheduler.Result {
-	r.t.Helper()
-	res, err := r.sched.Cycle(r.ctx, nil)
+	r.T.Helper()
+	res, err := r.sched.Cycle(r.Ctx, nil)
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return res
 }
 
 func (r *rig) pass() {
-	r.t.Helper()
-	if err := r.disp.Pass(r.ctx); err != nil {
-		r.t.Fatal(err)
+	r.T.Helper()
+	if err := r.disp.Pass(r.Ctx); err != nil {
+		r.T.Fatal(err)
 	}
 }
 
 func (r *rig) pods(job string) []corev1.Pod {
-	r.t.Helper()
-	l, err := r.hub.CoreV1().Pods(ns).List(r.ctx, metav1.ListOptions{LabelSelector: dispatch.LabelJob + "=" + job})
+	r.T.Helper()
+	l, err := r.hub.CoreV1().Pods(ns).List(r.Ctx, metav1.ListOptions{LabelSelector: dispatch.LabelJob + "=" + job})
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return l.Items
 }
@@ -68,7 +68,7 @@ func (r *rig) pods(job string) []corev1.Pod {
 // agent plays every agent: it sets the Prepared condition (or refuses the
 // member with index refuse) and, on committed pods, the phase.
 func (r *rig) agent(job string, refuse int, phase corev1.PodPhase) {
-	r.t.Helper()
+	r.T.Helper()
 	for _, p := range r.pods(job) {
 		p := p
 		ok := corev1.ConditionTrue
@@ -79,16 +79,16 @@ func (r *rig) agent(job string, refuse int, phase corev1.PodPhase) {
 		if p.Annotations[dispatch.AnnotationCommit] != "" && phase != "" {
 			p.Status.Phase = phase
 		}
-		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.ctx, &p, metav1.UpdateOptions{}); err != nil {
-			r.t.Fatal(err)
+		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+			r.T.Fatal(err)
 		}
 	}
 }
 
 func (r *rig) reserved(job string) bool {
-	_, _, err := ledger.New(r.st).Get(r.ctx, job)
+	_, _, err := ledger.New(r.Store).Get(r.Ctx, job)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return err == nil
 }
@@ -99,8 +99,8 @@ func cond(j *v1alpha1.Job, t string) *metav1.Condition {
 
 func TestGangPreparesCommitsAndRuns(t *testing.T) {
 	r := newRig(t)
-	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
-	r.submit("llama", 2, 8)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("llama", 2, 8)
 	r.cycle()
 	r.pass()
 	pods := r.pods("llama")
@@ -117,7 +117,7 @@ func TestGangPreparesCommitsAndRuns(t *testing.T) {
 		env["MASTER_ADDR"] != "llama-0.llama" || env["RANK"] != p.Labels[dispatch.LabelMember] {
 		t.Fatalf("member pod %s: node %s annotations %v env %v", p.Name, p.Spec.NodeName, p.Annotations, env)
 	}
-	if _, err := r.hub.CoreV1().Services(ns).Get(r.ctx, "llama", metav1.GetOptions{}); err != nil {
+	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{}); err != nil {
 		t.Fatalf("rendezvous service: %v", err)
 	}
 	r.pass()
@@ -133,7 +133,7 @@ func TestGangPreparesCommitsAndRuns(t *testing.T) {
 	}
 	r.agent("llama", -1, corev1.PodRunning)
 	r.pass()
-	j := r.job("llama")
+	j := r.Job("llama")
 	if j.Status.Phase != v1alpha1.JobRunning || j.Status.StartTime == nil || j.Status.Members[1].Phase != v1alpha1.MemberRunning {
 		t.Fatalf("job %s members %+v", j.Status.Phase, j.Status.Members)
 	}
@@ -144,21 +144,21 @@ func TestGangPreparesCommitsAndRuns(t *testing.T) {
 	r.pass() // Succeeded
 	r.pass() // members deleted
 	r.pass() // reservation released
-	if j := r.job("llama"); j.Status.Phase != v1alpha1.JobSucceeded || r.reserved("llama") || len(r.pods("llama")) != 0 {
+	if j := r.Job("llama"); j.Status.Phase != v1alpha1.JobSucceeded || r.reserved("llama") || len(r.pods("llama")) != 0 {
 		t.Fatalf("after success: phase %s reserved %v pods %d", j.Status.Phase, r.reserved("llama"), len(r.pods("llama")))
 	}
 }
 
 func TestPrepareFailureAbortsWholeGangAndRequeues(t *testing.T) {
 	r := newRig(t)
-	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
-	r.submit("llama", 2, 8)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("llama", 2, 8)
 	r.cycle()
 	r.pass()
 	r.agent("llama", 1, "")
 	r.pass() // abort decided, members deleted
 	r.pass() // none left: reservation released, job requeued
-	j := r.job("llama")
+	j := r.Job("llama")
 	if len(r.pods("llama")) != 0 || r.reserved("llama") || j.Status.Phase != v1alpha1.JobPending {
 		t.Fatalf("after abort: pods %d reserved %v phase %s", len(r.pods("llama")), r.reserved("llama"), j.Status.Phase)
 	}
@@ -168,8 +168,8 @@ func TestPrepareFailureAbortsWholeGangAndRequeues(t *testing.T) {
 	if res := r.cycle(); len(res.Placed) != 0 {
 		t.Fatal("placed again during its backoff")
 	}
-	r.clock.Step(3 * time.Second)
-	if res := r.cycle(); len(res.Placed) != 1 || r.job("llama").Status.Epoch != 2 {
+	r.Clock.Step(3 * time.Second)
+	if res := r.cycle(); len(res.Placed) != 1 || r.Job("llama").Status.Epoch != 2 {
 		t.Fatalf("not placed again after the backoff: %+v", res)
 	}
 	r.pass()
@@ -180,22 +180,22 @@ func TestPrepareFailureAbortsWholeGangAndRequeues(t *testing.T) {
 
 func TestPrepareDeadlineAborts(t *testing.T) {
 	r := newRig(t)
-	r.cluster("eu1", node("a", "r", 0))
-	r.submit("slow", 1, 8)
+	r.Cluster("eu1", node("a", "r", 0))
+	r.Submit("slow", 1, 8)
 	r.cycle()
 	r.pass()
-	r.clock.Step(11 * time.Second)
+	r.Clock.Step(11 * time.Second)
 	r.pass()
 	r.pass()
-	if c := cond(r.job("slow"), v1alpha1.JobConditionPlaced); c == nil || c.Reason != "PrepareTimeout" || r.reserved("slow") {
+	if c := cond(r.Job("slow"), v1alpha1.JobConditionPlaced); c == nil || c.Reason != "PrepareTimeout" || r.reserved("slow") {
 		t.Fatalf("placed condition %+v", c)
 	}
 }
 
 func TestMemberFailureRestartsWholeGang(t *testing.T) {
 	r := newRig(t)
-	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
-	r.submit("llama", 2, 8, func(j *v1alpha1.Job) { one := int32(1); j.Spec.FailurePolicy.MaxRestarts = &one })
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("llama", 2, 8, func(j *v1alpha1.Job) { one := int32(1); j.Spec.FailurePolicy.MaxRestarts = &one })
 	for round := 1; round <= 2; round++ {
 		r.cycle()
 		r.pass()
@@ -203,12 +203,12 @@ func TestMemberFailureRestartsWholeGang(t *testing.T) {
 		r.pass()
 		r.agent("llama", -1, corev1.PodRunning)
 		r.pass()
-		if ph := r.job("llama").Status.Phase; ph != v1alpha1.JobRunning {
+		if ph := r.Job("llama").Status.Phase; ph != v1alpha1.JobRunning {
 			t.Fatalf("round %d: phase %s", round, ph)
 		}
 		p := r.pods("llama")[0]
 		p.Status.Phase = corev1.PodFailed
-		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.ctx, &p, metav1.UpdateOptions{}); err != nil {
+		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		r.pass()
@@ -217,7 +217,7 @@ func TestMemberFailureRestartsWholeGang(t *testing.T) {
 		}
 		r.pass()
 	}
-	j := r.job("llama")
+	j := r.Job("llama")
 	if j.Status.Phase != v1alpha1.JobFailed || j.Status.Restarts != 1 || r.reserved("llama") {
 		t.Fatalf("phase %s restarts %d", j.Status.Phase, j.Status.Restarts)
 	}
@@ -225,11 +225,11 @@ func TestMemberFailureRestartsWholeGang(t *testing.T) {
 
 func TestCancelRemovesEveryMember(t *testing.T) {
 	r := newRig(t)
-	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
-	r.submit("llama", 2, 8)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("llama", 2, 8)
 	r.cycle()
 	r.pass()
-	if _, _, err := r.jobs.Cancel(r.ctx, "llama"); err != nil {
+	if _, _, err := r.Jobs.Cancel(r.Ctx, "llama"); err != nil {
 		t.Fatal(err)
 	}
 	r.pass()
@@ -237,15 +237,15 @@ func TestCancelRemovesEveryMember(t *testing.T) {
 	if len(r.pods("llama")) != 0 || r.reserved("llama") {
 		t.Fatalf("after cancel: pods %d reserved %v", len(r.pods("llama")), r.reserved("llama"))
 	}
-	if _, err := r.hub.CoreV1().Services(ns).Get(r.ctx, "llama", metav1.GetOptions{}); err == nil {
+	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{}); err == nil {
 		t.Fatal("rendezvous service left behind")
 	}
 }
 
 func TestPreemptionHonoursGraceAndRequeues(t *testing.T) {
 	r := newRig(t)
-	r.cluster("eu1", node("a", "r", 0))
-	r.submit("spot", 1, 8, func(j *v1alpha1.Job) {
+	r.Cluster("eu1", node("a", "r", 0))
+	r.Submit("spot", 1, 8, func(j *v1alpha1.Job) {
 		j.Spec.PriorityClass = v1alpha1.PrioritySpot
 		g := int64(45)
 		j.Spec.Preemption.GracePeriodSeconds = &g
@@ -256,7 +256,7 @@ func TestPreemptionHonoursGraceAndRequeues(t *testing.T) {
 	r.pass()
 	r.agent("spot", -1, corev1.PodRunning)
 	r.pass()
-	r.submit("prod", 1, 8, func(j *v1alpha1.Job) { j.Spec.PriorityClass = v1alpha1.PriorityProduction })
+	r.Submit("prod", 1, 8, func(j *v1alpha1.Job) { j.Spec.PriorityClass = v1alpha1.PriorityProduction })
 	if res := r.cycle(); len(res.Preempted) != 1 {
 		t.Fatalf("preempted %v", res.Preempted)
 	}
@@ -270,7 +270,7 @@ func TestPreemptionHonoursGraceAndRequeues(t *testing.T) {
 		t.Fatalf("victim deleted with grace %v, want 45", grace)
 	}
 	r.pass()
-	if j := r.job("spot"); j.Status.Phase != v1alpha1.JobPending || r.reserved("spot") {
+	if j := r.Job("spot"); j.Status.Phase != v1alpha1.JobPending || r.reserved("spot") {
 		t.Fatalf("victim phase %s", j.Status.Phase)
 	}
 	if res := r.cycle(); len(res.Placed) != 1 || res.Placed[0] != "prod" {
@@ -282,8 +282,8 @@ func TestPreemptionHonoursGraceAndRequeues(t *testing.T) {
 // member; a fresh dispatcher (a restarted hub) stamps every member.
 func TestHubRestartMidCommitFinishesTheCommit(t *testing.T) {
 	r := newRig(t)
-	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
-	r.submit("llama", 2, 8)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("llama", 2, 8)
 	r.cycle()
 	r.pass()
 	r.agent("llama", -1, "")
@@ -293,12 +293,12 @@ func TestHubRestartMidCommitFinishesTheCommit(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	if err := r.disp.Pass(r.ctx); err == nil {
+	if err := r.disp.Pass(r.Ctx); err == nil {
 		t.Fatal("pass did not fail")
 	}
 	r.hub.ReactionChain = r.hub.ReactionChain[1:]
-	restarted := dispatch.New(r.st, r.hub, dispatch.Config{Clock: r.clock})
-	if err := restarted.Pass(r.ctx); err != nil {
+	restarted := dispatch.New(r.Store, r.hub, dispatch.Config{Clock: r.Clock})
+	if err := restarted.Pass(r.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range r.pods("llama") {
@@ -312,8 +312,8 @@ func TestHubRestartMidCommitFinishesTheCommit(t *testing.T) {
 // restarted hub never recreates the deleted members.
 func TestHubRestartMidAbortFinishesTheAbort(t *testing.T) {
 	r := newRig(t)
-	r.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
-	r.submit("llama", 2, 8)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("llama", 2, 8)
 	r.cycle()
 	r.pass()
 	r.agent("llama", 1, "")
@@ -323,18 +323,18 @@ func TestHubRestartMidAbortFinishesTheAbort(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	_ = r.disp.Pass(r.ctx)
+	_ = r.disp.Pass(r.Ctx)
 	if n := len(r.pods("llama")); n != 1 {
 		t.Fatalf("%d members after the half-done abort, want 1", n)
 	}
 	r.hub.ReactionChain = r.hub.ReactionChain[1:]
-	restarted := dispatch.New(r.st, r.hub, dispatch.Config{Clock: r.clock})
+	restarted := dispatch.New(r.Store, r.hub, dispatch.Config{Clock: r.Clock})
 	for range 2 {
-		if err := restarted.Pass(r.ctx); err != nil {
+		if err := restarted.Pass(r.Ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := len(r.pods("llama")); n != 0 || r.reserved("llama") || r.job("llama").Status.Phase != v1alpha1.JobPending {
+	if n := len(r.pods("llama")); n != 0 || r.reserved("llama") || r.Job("llama").Status.Phase != v1alpha1.JobPending {
 		t.Fatalf("after restart: %d members, reserved %v", n, r.reserved("llama"))
 	}
 }

@@ -30,16 +30,16 @@ func TestRunningGangIsNotCountedTwice(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
-			e.cluster("eu1", node("a", "r", 0))
-			e.submit("first", 1, 4)
-			s := scheduler.New(e.st, scheduler.Config{Clock: e.clock})
-			if res, err := s.Cycle(e.ctx, nil); err != nil || len(res.Placed) != 1 {
+			e.Cluster("eu1", node("a", "r", 0))
+			e.Submit("first", 1, 4)
+			s := scheduler.New(e.Store, scheduler.Config{Clock: e.Clock})
+			if res, err := s.Cycle(e.Ctx, nil); err != nil || len(res.Placed) != 1 {
 				t.Fatalf("first not placed: %+v %v", res, err)
 			}
 			// The dispatcher commits, every member runs.
-			e.clock.Step(time.Second)
-			commit := metav1.NewTime(e.clock.Now())
-			_, _, err := jobs.NewCollection(e.st).GuaranteedUpdate(e.ctx, "first", func(j *v1alpha1.Job) (*v1alpha1.Job, error) {
+			e.Clock.Step(time.Second)
+			commit := metav1.NewTime(e.Clock.Now())
+			_, _, err := jobs.NewCollection(e.Store).GuaranteedUpdate(e.Ctx, "first", func(j *v1alpha1.Job) (*v1alpha1.Job, error) {
 				meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: "Dispatched", Status: metav1.ConditionTrue,
 					Reason: "Committed", LastTransitionTime: commit})
 				j.Status.Phase = v1alpha1.JobRunning
@@ -48,18 +48,18 @@ func TestRunningGangIsNotCountedTwice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.clock.Step(time.Second)
-			if err := ledger.New(e.st).MarkStarted(e.ctx, "first", 1, e.clock.Now()); err != nil {
+			e.Clock.Step(time.Second)
+			if err := ledger.New(e.Store).MarkStarted(e.Ctx, "first", 1, e.Clock.Now()); err != nil {
 				t.Fatal(err)
 			}
 			// The agent's report: the gang's 4 GPUs are used on node a.
-			received := e.clock.Now()
+			received := e.Clock.Now()
 			if !tc.reportAfterCommit {
 				received = commit.Add(-time.Second)
 			}
 			report(t, e, "eu1", received, node("a", "r", 4))
-			e.submit("second", 1, 4)
-			res, err := s.Cycle(e.ctx, nil)
+			e.Submit("second", 1, 4)
+			res, err := s.Cycle(e.Ctx, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -73,12 +73,12 @@ func TestRunningGangIsNotCountedTwice(t *testing.T) {
 // report replaces a cluster's inventory report.
 func report(t *testing.T, e *env, cluster string, received time.Time, nodes ...inventory.Node) {
 	t.Helper()
-	invs := store.NewCollection(e.st, registry.KindInventories, store.JSONCodec[*registry.InventoryRecord]())
+	invs := store.NewCollection(e.Store, registry.KindInventories, store.JSONCodec[*registry.InventoryRecord]())
 	b, err := json.Marshal(inventory.Cluster{Name: cluster, Nodes: nodes})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, _, err = invs.GuaranteedUpdate(e.ctx, cluster, func(r *registry.InventoryRecord) (*registry.InventoryRecord, error) {
+	_, _, err = invs.GuaranteedUpdate(e.Ctx, cluster, func(r *registry.InventoryRecord) (*registry.InventoryRecord, error) {
 		r.Inventory, r.Received, r.Generation = b, received, r.Generation+1
 		return r, nil
 	})

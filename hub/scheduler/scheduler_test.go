@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/scheduler"
@@ -21,17 +23,17 @@ func rack(j *v1alpha1.Job) { j.Spec.Placement.Topology.Required = v1alpha1.Topol
 
 func TestPlacesGangWithinOneRack(t *testing.T) {
 	e := newEnv(t)
-	e.cluster("eu1", node("a1", "ra", 0), node("b1", "rb", 0), node("b2", "rb", 0), node("a2", "ra", 8))
-	e.submit("llama", 2, 8, rack)
-	s := scheduler.New(e.st, scheduler.Config{Clock: e.clock})
-	res, err := s.Cycle(e.ctx, nil)
+	e.Cluster("eu1", node("a1", "ra", 0), node("b1", "rb", 0), node("b2", "rb", 0), node("a2", "ra", 8))
+	e.Submit("llama", 2, 8, rack)
+	s := scheduler.New(e.Store, scheduler.Config{Clock: e.Clock})
+	res, err := s.Cycle(e.Ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Placed) != 1 {
 		t.Fatalf("placed %v, want [llama]", res.Placed)
 	}
-	j := e.job("llama")
+	j := e.Job("llama")
 	if j.Status.Phase != v1alpha1.JobPlaced || j.Status.Epoch != 1 {
 		t.Fatalf("phase %s epoch %d, want Placed 1", j.Status.Phase, j.Status.Epoch)
 	}
@@ -43,7 +45,7 @@ func TestPlacesGangWithinOneRack(t *testing.T) {
 			t.Errorf("member %+v outside the free rack rb", m)
 		}
 	}
-	r, _, err := ledger.New(e.st).Get(e.ctx, "llama")
+	r, _, err := ledger.New(e.Store).Get(e.Ctx, "llama")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +53,8 @@ func TestPlacesGangWithinOneRack(t *testing.T) {
 		t.Fatalf("reservation %+v", r)
 	}
 	// A second cycle places nothing more: the GPUs are booked.
-	e.submit("second", 2, 8, rack)
-	if res, err = s.Cycle(e.ctx, nil); err != nil || len(res.Placed) != 0 {
+	e.Submit("second", 2, 8, rack)
+	if res, err = s.Cycle(e.Ctx, nil); err != nil || len(res.Placed) != 0 {
 		t.Fatalf("second cycle placed %v (err %v), want nothing", res.Placed, err)
 	}
 }
@@ -68,16 +70,16 @@ func TestWaitingJobCarriesExplanation(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
-			var ns []inventoryNode
+			var ns []inventory.Node
 			for i, used := range tc.nodes {
 				ns = append(ns, node(string(rune('a'+i)), "r", used))
 			}
-			e.cluster("eu1", ns...)
-			e.submit("big", tc.members, 8)
-			if _, err := scheduler.New(e.st, scheduler.Config{Clock: e.clock}).Cycle(e.ctx, nil); err != nil {
+			e.Cluster("eu1", ns...)
+			e.Submit("big", tc.members, 8)
+			if _, err := scheduler.New(e.Store, scheduler.Config{Clock: e.Clock}).Cycle(e.Ctx, nil); err != nil {
 				t.Fatal(err)
 			}
-			j := e.job("big")
+			j := e.Job("big")
 			c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPlaced)
 			if j.Status.Phase != v1alpha1.JobPending || c == nil || c.Status != metav1.ConditionFalse || c.Reason != tc.reason || c.Message == "" {
 				t.Fatalf("phase %s condition %+v, want Pending with Placed=False reason %s", j.Status.Phase, c, tc.reason)
@@ -91,21 +93,21 @@ func TestWaitingJobCarriesExplanation(t *testing.T) {
 
 func TestSplitsOverTwoClustersWithMaxClusters(t *testing.T) {
 	e := newEnv(t)
-	e.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
-	e.cluster("us1", node("c", "r", 0), node("d", "r", 0))
-	e.submit("one", 3, 8)
-	e.submit("two", 3, 8, func(j *v1alpha1.Job) { j.Spec.Placement.MaxClusters = 2 })
-	res, err := scheduler.New(e.st, scheduler.Config{Clock: e.clock}).Cycle(e.ctx, nil)
+	e.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	e.Cluster("us1", node("c", "r", 0), node("d", "r", 0))
+	e.Submit("one", 3, 8)
+	e.Submit("two", 3, 8, func(j *v1alpha1.Job) { j.Spec.Placement.MaxClusters = 2 })
+	res, err := scheduler.New(e.Store, scheduler.Config{Clock: e.Clock}).Cycle(e.Ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Placed) != 1 || res.Placed[0] != "two" {
 		t.Fatalf("placed %v, want [two]", res.Placed)
 	}
-	if cs := e.job("two").Status.Placement.Clusters; len(cs) != 2 {
+	if cs := e.Job("two").Status.Placement.Clusters; len(cs) != 2 {
 		t.Fatalf("clusters %v, want two", cs)
 	}
-	if c := meta.FindStatusCondition(e.job("one").Status.Conditions, v1alpha1.JobConditionPlaced); c == nil || c.Reason == "" {
+	if c := meta.FindStatusCondition(e.Job("one").Status.Conditions, v1alpha1.JobConditionPlaced); c == nil || c.Reason == "" {
 		t.Fatalf("job one has no explanation: %+v", c)
 	}
 }
@@ -116,21 +118,21 @@ func TestSplitsOverTwoClustersWithMaxClusters(t *testing.T) {
 // node within its GPUs.
 func TestTwoSchedulersNeverBookTheSameGPU(t *testing.T) {
 	e := newEnv(t)
-	e.cluster("eu1", node("a", "r1", 0), node("b", "r1", 0), node("c", "r2", 0))
-	e.cluster("us1", node("d", "r1", 0), node("e", "r1", 0))
+	e.Cluster("eu1", node("a", "r1", 0), node("b", "r1", 0), node("c", "r2", 0))
+	e.Cluster("us1", node("d", "r1", 0), node("e", "r1", 0))
 	classes := []v1alpha1.PriorityClass{v1alpha1.PriorityDevelopment, v1alpha1.PrioritySpot,
 		v1alpha1.PriorityBatch, v1alpha1.PriorityTraining, v1alpha1.PriorityProduction}
 	var wg sync.WaitGroup
 	var stop atomic.Bool
 	conflicts := make([]int, 2)
 	for w := range 2 {
-		s := scheduler.New(e.st, scheduler.Config{Clock: e.clock},
+		s := scheduler.New(e.Store, scheduler.Config{Clock: e.Clock},
 			scheduler.WithPlacementOptions(placement.WithPreemption(false, 0)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				res, err := s.Cycle(e.ctx, nil)
+				res, err := s.Cycle(e.Ctx, nil)
 				if err != nil {
 					t.Error(err)
 					return
@@ -142,13 +144,13 @@ func TestTwoSchedulersNeverBookTheSameGPU(t *testing.T) {
 		}()
 	}
 	for i := range 40 {
-		e.submit(fmt.Sprintf("j%02d", i), 1, int32(2+2*(i%3)), func(j *v1alpha1.Job) {
+		e.Submit(fmt.Sprintf("j%02d", i), 1, int32(2+2*(i%3)), func(j *v1alpha1.Job) {
 			j.Spec.PriorityClass = classes[i%len(classes)]
 		})
 	}
 	stop.Store(true)
 	wg.Wait()
-	l, err := ledger.New(e.st).Read(e.ctx)
+	l, err := ledger.New(e.Store).Read(e.Ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,22 +172,22 @@ func TestTwoSchedulersNeverBookTheSameGPU(t *testing.T) {
 
 func TestPreemptsSpotForProduction(t *testing.T) {
 	e := newEnv(t)
-	e.cluster("eu1", node("a", "r", 0))
-	e.submit("spot", 1, 8, func(j *v1alpha1.Job) { j.Spec.PriorityClass = v1alpha1.PrioritySpot })
-	s := scheduler.New(e.st, scheduler.Config{Clock: e.clock},
+	e.Cluster("eu1", node("a", "r", 0))
+	e.Submit("spot", 1, 8, func(j *v1alpha1.Job) { j.Spec.PriorityClass = v1alpha1.PrioritySpot })
+	s := scheduler.New(e.Store, scheduler.Config{Clock: e.Clock},
 		scheduler.WithPlacementOptions(placement.WithPreemptAfter(0)))
-	if res, err := s.Cycle(e.ctx, nil); err != nil || len(res.Placed) != 1 {
+	if res, err := s.Cycle(e.Ctx, nil); err != nil || len(res.Placed) != 1 {
 		t.Fatalf("placed %v, %v", res.Placed, err)
 	}
-	e.submit("prod", 1, 8, func(j *v1alpha1.Job) { j.Spec.PriorityClass = v1alpha1.PriorityProduction })
-	res, err := s.Cycle(e.ctx, nil)
+	e.Submit("prod", 1, 8, func(j *v1alpha1.Job) { j.Spec.PriorityClass = v1alpha1.PriorityProduction })
+	res, err := s.Cycle(e.Ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Preempted) != 1 || res.Preempted[0] != "spot" {
 		t.Fatalf("preempted %v, want [spot]", res.Preempted)
 	}
-	spot := e.job("spot")
+	spot := e.Job("spot")
 	if c := meta.FindStatusCondition(spot.Status.Conditions, scheduler.ConditionPreempted); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("spot conditions %+v", spot.Status.Conditions)
 	}
@@ -198,38 +200,38 @@ func TestPreemptsSpotForProduction(t *testing.T) {
 // new leader takes over when the first stops.
 func TestRunElectsOneLeader(t *testing.T) {
 	e := newEnv(t)
-	e.cluster("eu1", node("a", "r", 0), node("b", "r", 0))
-	ctxA, stopA := contextWithCancel(e)
+	e.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	ctxA, stopA := context.WithCancel(e.Ctx)
 	doneA := make(chan error, 1)
 	go func() {
-		doneA <- scheduler.New(e.st, scheduler.Config{Identity: "a", Interval: 50 * time.Millisecond}).Run(ctxA)
+		doneA <- scheduler.New(e.Store, scheduler.Config{Identity: "a", Interval: 50 * time.Millisecond}).Run(ctxA)
 	}()
 	waitLeader(t, e, "a")
 	go func() {
-		_ = scheduler.New(e.st, scheduler.Config{Identity: "b", Interval: 50 * time.Millisecond}).Run(e.ctx)
+		_ = scheduler.New(e.Store, scheduler.Config{Identity: "b", Interval: 50 * time.Millisecond}).Run(e.Ctx)
 	}()
-	e.submit("first", 1, 8)
+	e.Submit("first", 1, 8)
 	waitPhase(t, e, "first", v1alpha1.JobPlaced)
 	stopA()
 	if err := <-doneA; err != nil {
 		t.Fatal(err)
 	}
 	waitLeader(t, e, "b")
-	e.submit("second", 1, 8)
+	e.Submit("second", 1, 8)
 	waitPhase(t, e, "second", v1alpha1.JobPlaced)
 }
 
 func waitLeader(t *testing.T, e *env, id string) {
 	t.Helper()
 	poll(t, func() bool {
-		l, err := e.st.Leader(e.ctx, scheduler.Election)
+		l, err := e.Store.Leader(e.Ctx, scheduler.Election)
 		return err == nil && l == id
 	}, "leader "+id)
 }
 
 func waitPhase(t *testing.T, e *env, job string, p v1alpha1.JobPhase) {
 	t.Helper()
-	poll(t, func() bool { return e.job(job).Status.Phase == p }, job+" "+string(p))
+	poll(t, func() bool { return e.Job(job).Status.Phase == p }, job+" "+string(p))
 }
 
 func poll(t *testing.T, cond func() bool, what string) {
