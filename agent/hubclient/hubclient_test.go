@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	shoalv1alpha1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/cahash"
 )
 
 // testHub is a minimal Clusters server with real TLS: it signs agent CSRs
@@ -141,7 +142,7 @@ func TestRegisterPinsCA(t *testing.T) {
 	h, addr := startHub(t, true)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	good := CAHash(h.ca)
+	good := cahash.Of(h.ca)
 	tests := []struct {
 		name, token, hash string
 		wantErr           error
@@ -187,7 +188,7 @@ func TestRegisterNeedsCAInChain(t *testing.T) {
 	h, addr := startHub(t, false)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	_, err := Register(ctx, Registration{Address: addr, Token: "good", CAHash: CAHash(h.ca), Cluster: "eu1"})
+	_, err := Register(ctx, Registration{Address: addr, Token: "good", CAHash: cahash.Of(h.ca), Cluster: "eu1"})
 	if !errors.Is(err, ErrCAHashMismatch) {
 		t.Fatalf("err = %v, want ErrCAHashMismatch", err)
 	}
@@ -200,7 +201,7 @@ func TestMutualTLSCallsAndStore(t *testing.T) {
 	h, addr := startHub(t, true)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	creds, err := Register(ctx, Registration{Address: addr, Token: "good", CAHash: CAHash(h.ca), Cluster: "eu1"})
+	creds, err := Register(ctx, Registration{Address: addr, Token: "good", CAHash: cahash.Of(h.ca), Cluster: "eu1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,26 +1,19 @@
 package hubclient
 
 import (
-	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
+
+	"github.com/shoal-dev/shoal/federation/cahash"
 )
 
 // ErrCAHashMismatch means the hub did not present a CA whose public key has
 // the pinned hash: it is not the hub the join token was made for.
 var ErrCAHashMismatch = errors.New("hub CA does not match the pinned CA hash")
-
-// CAHash returns sha256:<hex> of a certificate's SubjectPublicKeyInfo, the
-// kubeadm-style hash `shoal cluster token create` prints.
-func CAHash(cert *x509.Certificate) string {
-	sum := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
-	return "sha256:" + hex.EncodeToString(sum[:])
-}
 
 // pinnedTLSConfig trusts exactly the CA with the given hash. The hub must
 // send its CA certificate in the serving chain: the leaf is verified against
@@ -42,7 +35,7 @@ func pinnedTLSConfig(serverName, caHash string, failed *atomic.Bool) *tls.Config
 				return fmt.Errorf("%w: no certificate", ErrCAHashMismatch)
 			}
 			for _, c := range cs.PeerCertificates {
-				if CAHash(c) != want {
+				if cahash.Of(c) != want {
 					continue
 				}
 				roots := x509.NewCertPool()

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	shoalv1alpha1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/cahash"
 )
 
 // AgentCommonName is the subject CN of a cluster's agent certificate.
@@ -92,8 +93,8 @@ func checkCA(caPEM []byte, caHash string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrCAHashMismatch, err)
 	}
-	if CAHash(ca) != strings.ToLower(strings.TrimSpace(caHash)) {
-		return fmt.Errorf("%w: registration returned CA %s", ErrCAHashMismatch, CAHash(ca))
+	if cahash.Of(ca) != strings.ToLower(strings.TrimSpace(caHash)) {
+		return fmt.Errorf("%w: registration returned CA %s", ErrCAHashMismatch, cahash.Of(ca))
 	}
 	return nil
 }

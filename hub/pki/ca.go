@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/shoal-dev/shoal/federation/cahash"
 )
 
 // File names under the PKI directory.
@@ -115,7 +117,7 @@ func createCA(dir string) (*CA, error) {
 }
 
 // Hash is the CA hash agents pin (see CAHash).
-func (ca *CA) Hash() string { return CAHash(ca.Cert) }
+func (ca *CA) Hash() string { return cahash.Of(ca.Cert) }
 
 // Pool is a certificate pool holding only the CA.
 func (ca *CA) Pool() *x509.CertPool {

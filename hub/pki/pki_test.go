@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-dev/shoal/federation/cahash"
 	"github.com/shoal-dev/shoal/hub/pki"
 )
 
@@ -63,11 +64,11 @@ func TestCAHash(t *testing.T) {
 		{"sha256:" + strings.Repeat("z", 64), false, true},
 	}
 	for _, tt := range tests {
-		_, err := pki.ParseCAHash(tt.in)
-		if (err != nil) != tt.err || (err != nil && !errors.Is(err, pki.ErrBadCAHash)) {
+		_, err := cahash.Parse(tt.in)
+		if (err != nil) != tt.err || (err != nil && !errors.Is(err, cahash.ErrMalformed)) {
 			t.Errorf("ParseCAHash(%q) error = %v, want error %v", tt.in, err, tt.err)
 		}
-		if got := pki.MatchesCAHash(ca.Cert, tt.in); got != tt.match {
+		if got := cahash.Matches(ca.Cert, tt.in); got != tt.match {
 			t.Errorf("MatchesCAHash(%q) = %v, want %v", tt.in, got, tt.match)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	shoalv1alpha1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/cahash"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/hub/hubcluster"
 	"github.com/shoal-dev/shoal/hub/pki"
@@ -61,7 +62,7 @@ func startFakeHub(dir string, issuer *hubcluster.Issuer) (*fakeHub, func(), erro
 	return h, s.Stop, nil
 }
 
-func (h *fakeHub) caHash() string { return pki.CAHash(h.ca.Cert) }
+func (h *fakeHub) caHash() string { return cahash.Of(h.ca.Cert) }
 
 func (h *fakeHub) Register(ctx context.Context, r *shoalv1alpha1.RegisterRequest) (*shoalv1alpha1.RegisterResponse, error) {
 	if r.Token != h.token {

@@ -26,6 +26,7 @@ import (
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	shoalv1alpha1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/cahash"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/test/framework"
@@ -158,7 +159,7 @@ func servesCA(addr, hash string) bool {
 	}
 	defer conn.Close()
 	for _, c := range conn.ConnectionState().PeerCertificates {
-		if hubclient.CAHash(c) == hash {
+		if cahash.Of(c) == hash {
 			return true
 		}
 	}

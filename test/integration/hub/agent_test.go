@@ -10,6 +10,7 @@ import (
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/cahash"
 	"github.com/shoal-dev/shoal/hub/pki"
 )
 
@@ -52,7 +53,7 @@ func register(t *testing.T, ctx context.Context, h *hubProc, token, name, uid st
 		return nil, err
 	}
 	ca, err := pki.ParseCertificatePEM(resp.CaPem)
-	if err != nil || !pki.MatchesCAHash(ca, caHash(t, h)) {
+	if err != nil || !cahash.Matches(ca, caHash(t, h)) {
 		t.Fatalf("Register returned a CA that does not match the hub's CA hash (%v)", err)
 	}
 	keyPEM, _ := pki.EncodePrivateKeyPEM(key)
@@ -89,7 +90,7 @@ func caHash(t *testing.T, h *hubProc) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pki.CAHash(ca)
+	return cahash.Of(ca)
 }
 
 // heartbeat sends one heartbeat and a small inventory.
