@@ -23,12 +23,16 @@ build: ## Build shoal, shoal-hub, shoal-agent, shoal-gitserver and shoal-sim int
 tools: ## Install golangci-lint, protoc and the protoc plugins (pinned, cached).
 	@hack/tools.sh
 
+.PHONY: lint-tool
+lint-tool: ## Install golangci-lint only (the lint-rule tests run it).
+	@hack/tools.sh lint
+
 .PHONY: k8s-bin
 k8s-bin: ## Build kube-apiserver/scheduler/controller-manager v1.37.2, etcd and kwok into $(SHOAL_CACHE)/bin (cached).
 	@hack/k8s-bin.sh
 
 .PHONY: test
-test: k8s-bin ## Run every test: unit, integration and end to end (what CI runs).
+test: k8s-bin lint-tool ## Run every test: unit, integration and end to end (what CI runs).
 	@hack/test.sh $(GO_TEST_FLAGS) -p $(TEST_PARALLEL) ./...
 
 .PHONY: test-unit

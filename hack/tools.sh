@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the developer tools at pinned versions into $SHOAL_CACHE/tools/bin
 # (idempotent): golangci-lint, protoc-gen-go, protoc-gen-go-grpc; and Debian's
-# protobuf-compiler when protoc is missing.
+# protobuf-compiler when protoc is missing. With the argument `lint`, only
+# golangci-lint.
 set -euo pipefail
 cache=${SHOAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shoal}
 bin="$cache/tools/bin"
@@ -16,6 +17,8 @@ install() { # name module@version
 }
 
 install golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+# `hack/tools.sh lint` stops here: the tests need golangci-lint (test/lint), not protoc.
+[ "${1:-}" = lint ] && exit 0
 install protoc-gen-go google.golang.org/protobuf/cmd/protoc-gen-go@v1.36.12
 install protoc-gen-go-grpc google.golang.org/grpc/cmd/protoc-gen-go-grpc@v1.6.2
 
