@@ -46,7 +46,8 @@ build() { # name module-dir package version [ldflags]
 build kube-apiserver k8s k8s.io/kubernetes/cmd/kube-apiserver "$K8S_VERSION" "$ldflags"
 build kube-scheduler k8s k8s.io/kubernetes/cmd/kube-scheduler "$K8S_VERSION" "$ldflags"
 build kube-controller-manager k8s k8s.io/kubernetes/cmd/kube-controller-manager "$K8S_VERSION" "$ldflags"
-build kwok kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION"
+# +shoal.1: easycel patched for concurrent stage initialisation (test/tools/kwok/third_party)
+build kwok kwok sigs.k8s.io/kwok/cmd/kwok "$KWOK_VERSION+shoal.1"
 build etcd etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
 
 # KWOK needs stage configs; copy the ones its module ships.
