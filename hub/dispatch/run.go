@@ -55,8 +55,8 @@ func (d *Dispatcher) lead(ctx context.Context, lead store.Leadership) {
 		}
 	}
 	rev, _ := d.st.Revision(ctx)
-	go drain(ctx, d.jobs.Watch(ctx, rev), poke)
-	go drain(ctx, d.ledger.Reservations().Watch(ctx, rev), poke)
+	go store.Notify(ctx, d.jobs.Watch(ctx, rev), poke)
+	go store.Notify(ctx, d.ledger.Reservations().Watch(ctx, rev), poke)
 	d.watchPods(ctx, poke)
 	ticker := d.cfg.Clock.NewTicker(d.cfg.Interval)
 	defer ticker.Stop()
@@ -89,20 +89,6 @@ func (d *Dispatcher) ensureNamespace(ctx context.Context) error {
 		return nil
 	}
 	return err
-}
-
-func drain[T any](ctx context.Context, ch <-chan store.WatchEvent[T], poke func()) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-ch:
-			if !ok {
-				return
-			}
-			poke()
-		}
-	}
 }
 
 func (d *Dispatcher) sleep(ctx context.Context, t time.Duration) {

@@ -81,23 +81,9 @@ func (s *Scheduler) watch(ctx context.Context, poke func()) {
 	if err != nil {
 		rev = 0
 	}
-	go drain(ctx, s.jobs.Watch(ctx, rev), poke)
-	go drain(ctx, s.ledger.Reservations().Watch(ctx, rev), poke)
-	go drain(ctx, s.inventories.Watch(ctx, rev), poke)
-}
-
-func drain[T any](ctx context.Context, ch <-chan store.WatchEvent[T], poke func()) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-ch:
-			if !ok {
-				return
-			}
-			poke()
-		}
-	}
+	go store.Notify(ctx, s.jobs.Watch(ctx, rev), poke)
+	go store.Notify(ctx, s.ledger.Reservations().Watch(ctx, rev), poke)
+	go store.Notify(ctx, s.inventories.Watch(ctx, rev), poke)
 }
 
 func (s *Scheduler) sleep(ctx context.Context, d time.Duration) {

@@ -162,3 +162,19 @@ func (c *Collection[T]) event(e *clientv3.Event) (WatchEvent[T], error) {
 	ev.Object = obj
 	return ev, nil
 }
+
+// Notify calls poke for every event on ch until ctx ends or ch closes; for
+// loops that re-read state on any change rather than apply each event.
+func Notify[T any](ctx context.Context, ch <-chan WatchEvent[T], poke func()) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+			poke()
+		}
+	}
+}
