@@ -38,15 +38,3 @@ const (
 // what it did: "created", "existing" (same name and spec already stored;
 // nothing changed) or "dry_run".
 const SubmitResultHeader = "shoal-submit-result"
-
-// Label and annotation keys Shoal puts on objects it creates.
-const (
-	// LabelCluster names the workload cluster of a virtual node or member pod.
-	LabelCluster = "shoal.dev/cluster"
-	// LabelJob names the Job a member pod belongs to.
-	LabelJob = "shoal.dev/job"
-	// LabelMember is the index of a member pod within its gang.
-	LabelMember = "shoal.dev/member"
-	// LabelQueue is the queue of a Job's member pods.
-	LabelQueue = "shoal.dev/queue"
-)

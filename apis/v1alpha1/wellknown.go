@@ -1,0 +1,178 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Prefix is the prefix of every label, annotation, gate, taint and pod
+// condition Shoal declares. Every name with this prefix is declared in this
+// file and nowhere else (a test in this package fails otherwise), so the hub
+// and the agent cannot disagree on the protocol between them.
+const Prefix = Group + "/"
+
+// Labels Shoal puts on objects it creates.
+const (
+	// LabelCluster names the workload cluster of a virtual node, member pod or
+	// hub-cluster RBAC object.
+	LabelCluster = Prefix + "cluster"
+	// LabelJob names the Job a member pod (and its headless Service) belongs to.
+	LabelJob = Prefix + "job"
+	// LabelMember is the index of a member pod within its gang.
+	LabelMember = Prefix + "member"
+	// LabelEpoch is the placement epoch a hub member pod belongs to.
+	LabelEpoch = Prefix + "epoch"
+	// LabelQueue is the queue of a Job's member pods.
+	LabelQueue = Prefix + "queue"
+	// LabelManaged marks the namespaces and pods an agent manages in its
+	// workload cluster.
+	LabelManaged = Prefix + "managed"
+	// LabelVirtual marks virtual nodes ("true").
+	LabelVirtual = Prefix + "virtual"
+	// LabelPool names the GPU pool of a virtual node.
+	LabelPool = Prefix + "pool"
+)
+
+// VirtualNodeSelector selects every virtual node in the hub cluster.
+const VirtualNodeSelector = LabelVirtual + "=true"
+
+// Annotations on hub member pods, the hub → agent dispatch protocol
+// (docs/scheduling.md).
+const (
+	// AnnotationEpoch carries the placement epoch for agents, which refuse
+	// stale ones.
+	AnnotationEpoch = Prefix + "epoch"
+	// AnnotationGangSize is the gang's member count.
+	AnnotationGangSize = Prefix + "gang-size"
+	// AnnotationTargetNode names the workload-cluster node the member targets;
+	// the agent pins the local pod to it. Placement is node-exact, so the node
+	// implies every topology domain the gang was placed in.
+	AnnotationTargetNode = Prefix + "target-node"
+	// AnnotationTargetLevel is the topology level of the gang's tightest
+	// domain. It is informational (for people reading the pod); agents do not
+	// act on it, the target node carries the placement.
+	AnnotationTargetLevel = Prefix + "target-level"
+	// AnnotationCommit, set to the epoch by the dispatcher, tells the agent to
+	// lift the scheduling gate of the member.
+	AnnotationCommit = Prefix + "commit"
+)
+
+// Annotations the agent writes on local pods of its workload cluster.
+const (
+	// AnnotationHubUID is the UID of a local pod's hub pod.
+	AnnotationHubUID = Prefix + "hub-uid"
+	// AnnotationVirtualNode is the virtual node the hub pod is bound to.
+	AnnotationVirtualNode = Prefix + "virtual-node"
+)
+
+// Annotations on stored Shoal objects.
+const (
+	// AnnotationSpecHash on a Job is the hash of its submitted spec; a second
+	// submit with the same name and hash is a no-op.
+	AnnotationSpecHash = Prefix + "spec-hash"
+	// AnnotationNotBefore on a Job is the RFC 3339 time before which the
+	// scheduler does not place it again (requeue backoff).
+	AnnotationNotBefore = Prefix + "not-before"
+	// AnnotationAborts on a Job counts the aborted dispatches of its current
+	// run (the backoff grows with it).
+	AnnotationAborts = Prefix + "aborts"
+	// AnnotationPreemptedBy on a Job names the job that preempted it.
+	AnnotationPreemptedBy = Prefix + "preempted-by"
+	// AnnotationImplicit on a Queue marks a parent queue the hub created
+	// because a child named it ("true").
+	AnnotationImplicit = Prefix + "implicit"
+	// AnnotationCertificateSerial on a Cluster is the serial number of the
+	// agent's current client certificate.
+	AnnotationCertificateSerial = Prefix + "agent-certificate-serial"
+	// AnnotationPrune on a GitOps-applied object set to "disabled" keeps the
+	// agent from pruning it when it leaves the source.
+	AnnotationPrune = Prefix + "prune"
+)
+
+// SchedulingGate holds a prepared gang member's local pod until the commit.
+const SchedulingGate = Prefix + "gang"
+
+// TaintVirtual is the NoSchedule taint of virtual nodes; member pods
+// tolerate it.
+const TaintVirtual = Prefix + "virtual"
+
+// PodConditionPrepared is the pod condition the agent reports on a hub member
+// pod: True when the local pod exists behind its gate and fits, False with a
+// reason when it cannot.
+const PodConditionPrepared = Prefix + "Prepared"
+
+// Job condition types written by the hub besides the phase conditions of
+// job_status.go.
+const (
+	// JobConditionDispatched records the two-phase dispatch decision:
+	// Unknown/Preparing, True/Committed, False/Aborting|Restarting|Failing.
+	JobConditionDispatched = "Dispatched"
+	// JobConditionPreempted is True while the job is preempted by another.
+	JobConditionPreempted = "Preempted"
+)
+
+// Reasons of the Dispatched job condition.
+const (
+	// ReasonPreparing: members are being prepared in their clusters.
+	ReasonPreparing = "Preparing"
+	// ReasonCommitted: every member was prepared and committed.
+	ReasonCommitted = "Committed"
+	// ReasonAborting: the dispatch is aborted; members are torn down and the
+	// job requeued.
+	ReasonAborting = "Aborting"
+	// ReasonRestarting: a member failed; the gang is torn down and restarted.
+	ReasonRestarting = "Restarting"
+	// ReasonFailing: the gang failed beyond its failure policy and is torn down.
+	ReasonFailing = "Failing"
+)
+
+// Cluster condition types and reasons.
+const (
+	// ClusterConditionReady is the Cluster's liveness: the agent's session
+	// and node leases are current.
+	ClusterConditionReady = "Ready"
+	// ClusterConditionReachable says whether the agent can reach its own
+	// cluster's API server.
+	ClusterConditionReachable = "ClusterReachable"
+	// ReasonWorkloadClusterUnreachable is the virtual nodes' Ready reason
+	// while the agent cannot reach its workload cluster.
+	ReasonWorkloadClusterUnreachable = "WorkloadClusterUnreachable"
+)
+
+// Reasons on hub member pods' status written by the agent.
+const (
+	// ReasonLocalPodDeleted: the local pod was deleted by someone other than
+	// the agent.
+	ReasonLocalPodDeleted = "LocalPodDeleted"
+	// ReasonDeletedOnHub: the terminated reason of containers of a pod
+	// deleted on the hub.
+	ReasonDeletedOnHub = "DeletedOnHub"
+)
+
+// virtualNodePrefix is the name prefix of every virtual node.
+const virtualNodePrefix = "shoal-"
+
+// VirtualNodePrefix is the name prefix of a cluster's virtual nodes.
+func VirtualNodePrefix(cluster string) string { return virtualNodePrefix + cluster + "-" }
+
+// VirtualNodeName is the virtual node of a cluster's GPU pool
+// (shoal-<cluster>-<pool>).
+func VirtualNodeName(cluster, pool string) string { return VirtualNodePrefix(cluster) + pool }
+
+// IsVirtualNodeOf reports whether node is a virtual node of cluster.
+func IsVirtualNodeOf(node, cluster string) bool {
+	return strings.HasPrefix(node, VirtualNodePrefix(cluster))
+}
+
+// MemberPodName is the hub pod name of a member of an epoch. The epoch keeps
+// a restarted gang's pods apart from the old ones still terminating.
+func MemberPodName(job string, epoch int64, index int32) string {
+	return fmt.Sprintf("%s-e%d-%d", job, epoch, index)
+}
+
+// MemberHostname is a member's stable host name under its job's headless
+// Service.
+func MemberHostname(job string, index int32) string { return fmt.Sprintf("%s-%d", job, index) }
+
+// ServiceName is the name of a job's headless rendezvous Service.
+func ServiceName(job string) string { return job }
