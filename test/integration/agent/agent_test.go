@@ -18,7 +18,7 @@ import (
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	"github.com/shoal-dev/shoal/agent/podsync"
-	"github.com/shoal-dev/shoal/agent/vnode"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -83,7 +83,7 @@ func hubPod(name, node string, ann map[string]string, gpus int64) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Annotations: ann, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{NodeName: node,
-			Tolerations: []corev1.Toleration{{Key: vnode.LabelVirtual, Operator: corev1.TolerationOpExists}},
+			Tolerations: []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
 				Limits: corev1.ResourceList{fedinv.ResourceGPU: *resourceQty(gpus)}}}}},
 	}
@@ -148,7 +148,7 @@ func TestAgent(t *testing.T) {
 		if c, a := gpuQty(n.Status.Capacity, fedinv.ResourceGPU), gpuQty(n.Status.Allocatable, fedinv.ResourceGPU); c != 16 || a != 16 {
 			t.Errorf("capacity/allocatable = %d/%d, want 16/16", c, a)
 		}
-		for k, v := range map[string]string{"shoal.dev/cluster": clusterName, "shoal.dev/virtual": "true", "type": "virtual-kubelet",
+		for k, v := range map[string]string{v1alpha1.LabelCluster: clusterName, v1alpha1.LabelVirtual: "true", "type": "virtual-kubelet",
 			fedinv.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3", "region": "eu"} {
 			if n.Labels[k] != v {
 				t.Errorf("label %s = %q, want %q", k, n.Labels[k], v)
@@ -156,7 +156,7 @@ func TestAgent(t *testing.T) {
 		}
 		hasTaint := false
 		for _, tn := range n.Spec.Taints {
-			hasTaint = hasTaint || tn.Key == vnode.LabelVirtual && tn.Effect == corev1.TaintEffectNoSchedule
+			hasTaint = hasTaint || tn.Key == v1alpha1.TaintVirtual && tn.Effect == corev1.TaintEffectNoSchedule
 		}
 		if !hasTaint {
 			t.Errorf("taints = %v", n.Spec.Taints)
@@ -206,7 +206,7 @@ func TestAgent(t *testing.T) {
 		}
 		tolerates := false
 		for _, tl := range local.Spec.Tolerations {
-			tolerates = tolerates || tl.Key == vnode.LabelVirtual
+			tolerates = tolerates || tl.Key == v1alpha1.TaintVirtual
 		}
 		if local.Spec.NodeName != "" || tolerates {
 			t.Errorf("hub-only fields kept: nodeName=%q tolerations=%v", local.Spec.NodeName, local.Spec.Tolerations)
