@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
@@ -59,6 +60,12 @@ func (c *Cache) PodsTargeting(node string) ([]*corev1.Pod, error) {
 	return c.byIndex(IndexTargetNode, node)
 }
 
+// PodsOfVirtualNode returns the cached managed local pods whose hub pod is
+// bound to the virtual node vnode.
+func (c *Cache) PodsOfVirtualNode(vnode string) ([]*corev1.Pod, error) {
+	return c.byIndex(IndexVirtualNode, vnode)
+}
+
 func (c *Cache) byIndex(index, value string) ([]*corev1.Pod, error) {
 	objs, err := c.pods.Informer().GetIndexer().ByIndex(index, value)
 	if err != nil {
@@ -102,12 +109,13 @@ func (c *Cache) WaitForCacheSync(ctx context.Context, handlers ...cache.Resource
 }
 
 // Run starts the informers, closes Synced once they filled, and watches
-// until ctx ends. It returns ErrNotSynced if ctx ends before the first sync.
+// until ctx ends. If ctx ends before the first sync it returns ErrNotSynced
+// wrapping ctx's error.
 func (c *Cache) Run(ctx context.Context) error {
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.Informer().HasSynced, c.pods.Informer().HasSynced) {
-		return ErrNotSynced
+		return fmt.Errorf("%w: %w", ErrNotSynced, context.Cause(ctx))
 	}
 	klog.FromContext(ctx).V(2).Info("Workload cluster cache synced")
 	close(c.synced)

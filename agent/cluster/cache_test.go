@@ -37,8 +37,13 @@ func names(ps []*corev1.Pod) map[string]bool {
 func TestCache(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	other := podOn("other", "n2", "")
+	other.Labels = map[string]string{v1alpha1.LabelManaged: "true"}
+	other.Annotations = map[string]string{v1alpha1.AnnotationVirtualNode: "shoal-eu1-h100"}
+	unmanaged := podOn("bound", "n1", "")
+	unmanaged.Annotations = map[string]string{v1alpha1.AnnotationVirtualNode: "shoal-eu1-h100"}
 	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
-		podOn("bound", "n1", ""), podOn("member", "", "n1"), podOn("bound-member", "n1", "n2"), podOn("other", "n2", ""))
+		unmanaged, podOn("member", "", "n1"), podOn("bound-member", "n1", "n2"), other)
 	c, err := New(cs)
 	if err != nil {
 		t.Fatal(err)
@@ -69,6 +74,9 @@ func TestCache(t *testing.T) {
 	}
 	if targeting, _ := c.PodsTargeting("n2"); len(targeting) != 0 {
 		t.Errorf("a bound pod is indexed by its target: %v", names(targeting))
+	}
+	if got, _ := c.PodsOfVirtualNode("shoal-eu1-h100"); len(got) != 1 || got[0].Name != "other" {
+		t.Errorf("PodsOfVirtualNode = %v", names(got))
 	}
 	p, err := c.Pods().Pods("ns").Get("bound")
 	if err != nil || p.ManagedFields != nil {
@@ -104,8 +112,8 @@ func TestRunEndsUnsynced(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	if err := c.Run(ctx); !errors.Is(err, ErrNotSynced) {
-		t.Errorf("Run = %v, want ErrNotSynced", err)
+	if err := c.Run(ctx); !errors.Is(err, ErrNotSynced) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Run = %v, want ErrNotSynced and the context's error", err)
 	}
 	if c.WaitForCacheSync(ctx) {
 		t.Error("WaitForCacheSync true on an unsynced cache")

@@ -14,6 +14,9 @@ const (
 	IndexNodeName = "nodeName"
 	// IndexTargetNode indexes unbound pods by their target-node annotation.
 	IndexTargetNode = "targetNode"
+	// IndexVirtualNode indexes the managed local pods by the virtual node
+	// their hub pod is bound to.
+	IndexVirtualNode = "virtualNode"
 )
 
 var podIndexers = cache.Indexers{
@@ -26,6 +29,12 @@ var podIndexers = cache.Indexers{
 	IndexTargetNode: func(o any) ([]string, error) {
 		if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName == "" && p.Annotations[v1alpha1.AnnotationTargetNode] != "" {
 			return []string{p.Annotations[v1alpha1.AnnotationTargetNode]}, nil
+		}
+		return nil, nil
+	},
+	IndexVirtualNode: func(o any) ([]string, error) {
+		if p, ok := o.(*corev1.Pod); ok && p.Labels[v1alpha1.LabelManaged] == "true" && p.Annotations[v1alpha1.AnnotationVirtualNode] != "" {
+			return []string{p.Annotations[v1alpha1.AnnotationVirtualNode]}, nil
 		}
 		return nil, nil
 	},

@@ -17,7 +17,6 @@ import (
 
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/agent/hubclient"
-	"github.com/shoal-dev/shoal/agent/podsync"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -190,7 +189,7 @@ func TestAgent(t *testing.T) {
 	})
 
 	t.Run("pod runs in the workload cluster", func(t *testing.T) {
-		p := hubPod("trainer", h100Node, map[string]string{podsync.AnnotationTargetNode: "n1"}, 8)
+		p := hubPod("trainer", h100Node, map[string]string{v1alpha1.AnnotationTargetNode: "n1"}, 8)
 		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +200,7 @@ func TestAgent(t *testing.T) {
 			return err == nil, err
 		})
 		ns, err := work.CoreV1().Namespaces().Get(ctx, "team-a", metav1.GetOptions{})
-		if err != nil || ns.Labels[podsync.LabelManaged] != "true" {
+		if err != nil || ns.Labels[v1alpha1.LabelManaged] != "true" {
 			t.Errorf("namespace not created as managed: %v %v", err, ns.Labels)
 		}
 		tolerates := false
@@ -345,10 +344,10 @@ func TestAgent(t *testing.T) {
 		}
 		eventually(t, 30*time.Second, "hub pod Failed/LocalPodDeleted", func(ctx context.Context) (bool, error) {
 			hp, err := hubAdmin.CoreV1().Pods("team-a").Get(ctx, "victim", metav1.GetOptions{})
-			return err == nil && hp.Status.Phase == corev1.PodFailed && hp.Status.Reason == podsync.ReasonLocalPodDeleted, err
+			return err == nil && hp.Status.Phase == corev1.PodFailed && hp.Status.Reason == v1alpha1.ReasonLocalPodDeleted, err
 		})
 		eventually(t, 30*time.Second, "event on the hub pod", func(ctx context.Context) (bool, error) {
-			evs, err := hubAdmin.CoreV1().Events("team-a").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=victim,reason=" + podsync.ReasonLocalPodDeleted})
+			evs, err := hubAdmin.CoreV1().Events("team-a").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=victim,reason=" + v1alpha1.ReasonLocalPodDeleted})
 			return err == nil && len(evs.Items) > 0, err
 		})
 		if _, err := work.CoreV1().Pods("team-a").Get(ctx, "victim", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
