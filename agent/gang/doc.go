@@ -6,8 +6,9 @@
 // every gang member (a hub pod with the epoch annotation) and refuses
 // members of an epoch older than one already seen for the same job. Run
 // watches the gated local pods in the shared cache of agent/cluster, checks
-// that each fits on its target node (free GPUs there, counting the other
-// prepared members that target it) and reports the pod condition
+// that each fits on its target node (every GPU and MIG resource it asks for
+// free there, by the request rule of federation/inventory, counting the
+// other prepared members that target it) and reports the pod condition
 // v1alpha1.PodConditionPrepared, True or False with a reason; the condition
 // flows back to the hub pod with the rest of the status.
 //
