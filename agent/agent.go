@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/shoal-dev/shoal/agent/cluster"
 	"github.com/shoal-dev/shoal/agent/gang"
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	"github.com/shoal-dev/shoal/agent/hubkube"
@@ -52,11 +53,16 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	defer hubAPI.Close()
 	h := &health{client: local, ok: true}
-	watcher := inventory.NewWatcher(local, a.cfg.Cluster, a.cfg.Keys,
+	workload, err := cluster.New(local)
+	if err != nil {
+		return fmt.Errorf("workload cluster cache: %w", err)
+	}
+	watcher := inventory.NewWatcher(workload, a.cfg.Cluster, a.cfg.Keys,
 		inventory.WithLabels(a.cfg.Labels), inventory.WithInterval(a.cfg.InventoryInterval))
 	toHub := watcher.Subscribe()
 	reports := make(chan hubclient.Report, 1)
 	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return workload.Run(ctx) })
 	g.Go(func() error { return h.run(ctx, 5*time.Second) })
 	g.Go(func() error { return encodeReports(ctx, toHub, reports) })
 	g.Go(func() error { return hubAPI.RunReports(ctx, reports) })
@@ -68,7 +74,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 	if len(creds.HubKubeconfig) == 0 {
 		log.Info("The hub issued no hub-cluster credentials (it runs without --kubeconfig): reporting inventory only, no virtual nodes")
-	} else if err := a.runNodes(ctx, g, creds, local, watcher, h); err != nil {
+	} else if err := a.runNodes(ctx, g, creds, workload, watcher, h); err != nil {
 		g.Go(func() error { return err }) // stops the parts already started
 	}
 	g.Go(func() error { return watcher.Run(ctx) })
@@ -79,7 +85,8 @@ func (a *Agent) Run(ctx context.Context) error {
 // runNodes starts, in g, what serves the hub cluster: the token refresher,
 // the pod syncer with the gang gate, the kubelet endpoint and the virtual nodes.
 func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclient.Credentials,
-	local kubernetes.Interface, watcher *inventory.Watcher, h *health) error {
+	workload *cluster.Cache, watcher *inventory.Watcher, h *health) error {
+	local := workload.Client()
 	hubKube, err := hubkube.New(creds.HubKubeconfig)
 	if err != nil {
 		return err
@@ -95,10 +102,8 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	if err != nil {
 		return fmt.Errorf("hub cluster client: %w", err)
 	}
-	syncer := podsync.New(local, a.cfg.Local, a.cfg.Keys, nil)
-	gate := gang.New(local)
-	syncer.SetMutator(gate.Mutate)
-	syncer.SetUpdateHook(gate.Commit)
+	gate := gang.New(workload)
+	syncer := podsync.New(workload, a.cfg.Local, gate, nil)
 	kubelet := &vnode.KubeletServer{Addr: a.cfg.KubeletListen, Address: a.cfg.KubeletAddress, Syncer: syncer}
 	port, err := kubelet.Listen()
 	if err != nil {

@@ -8,26 +8,46 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/shoal-dev/shoal/agent/cluster"
 	"github.com/shoal-dev/shoal/agent/gang"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
+
+// newGate returns a Gate on a fake cluster holding objs, with its cache
+// synced (Run, which prepares on its own, is not started).
+func newGate(t *testing.T, objs ...runtime.Object) (*gang.Gate, *fake.Clientset) {
+	t.Helper()
+	local := fake.NewClientset(objs...)
+	c, err := cluster.New(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Run(t.Context()) }()
+	if !c.WaitForCacheSync(t.Context()) {
+		t.Fatal("cache not synced")
+	}
+	return gang.New(c), local
+}
 
 func hubPod(name, epoch, commit string) *corev1.Pod {
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns",
-		Labels:      map[string]string{gang.LabelJob: "llama"},
-		Annotations: map[string]string{gang.AnnotationEpoch: epoch, gang.AnnotationTargetNode: "n1"}},
+		Labels:      map[string]string{v1alpha1.LabelJob: "llama"},
+		Annotations: map[string]string{v1alpha1.AnnotationEpoch: epoch, v1alpha1.AnnotationTargetNode: "n1"}},
 		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Resources: corev1.ResourceRequirements{
-			Limits: corev1.ResourceList{gang.ResourceGPU: resource.MustParse("8")}}}}}}
+			Limits: corev1.ResourceList{fedinv.ResourceGPU: resource.MustParse("8")}}}}}}
 	if commit != "" {
-		p.Annotations[gang.AnnotationCommit] = commit
+		p.Annotations[v1alpha1.AnnotationCommit] = commit
 	}
 	return p
 }
 
 func gated(p *corev1.Pod) bool {
 	for _, g := range p.Spec.SchedulingGates {
-		if g.Name == gang.SchedulingGate {
+		if g.Name == v1alpha1.SchedulingGate {
 			return true
 		}
 	}
@@ -47,7 +67,7 @@ func TestMutate(t *testing.T) {
 		"not a gang member: untouched, no error": {pods: []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{Name: "x"}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			g := gang.New(fake.NewClientset())
+			g, _ := newGate(t)
 			var err error
 			var local *corev1.Pod
 			for _, p := range tc.pods {
@@ -66,7 +86,7 @@ func TestMutate(t *testing.T) {
 
 func gpuNode() *corev1.Node {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
-		Allocatable: corev1.ResourceList{gang.ResourceGPU: resource.MustParse("8")},
+		Allocatable: corev1.ResourceList{fedinv.ResourceGPU: resource.MustParse("8")},
 		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
 	return n
 }
@@ -82,15 +102,14 @@ func TestPrepareAndCommit(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
-			objs := []runtimeObject{gpuNode()}
+			objs := []runtime.Object{gpuNode()}
 			if tc.occupied {
 				squatter := hubPod("squatter", "1", "")
 				squatter.Labels, squatter.Annotations = nil, nil
 				squatter.Spec.NodeName = "n1"
 				objs = append(objs, squatter)
 			}
-			local := fake.NewClientset(objs...)
-			g := gang.New(local)
+			g, local := newGate(t, objs...)
 			hub := hubPod("m0", "1", "")
 			lp := hub.DeepCopy()
 			if err := g.Mutate(hub, lp); err != nil {
@@ -105,7 +124,7 @@ func TestPrepareAndCommit(t *testing.T) {
 			}
 			lp, _ = local.CoreV1().Pods("ns").Get(ctx, "m0", metav1.GetOptions{})
 			c := lp.Status.Conditions[len(lp.Status.Conditions)-1]
-			if c.Type != gang.ConditionPrepared || c.Status != tc.want || c.Reason != tc.reason {
+			if c.Type != v1alpha1.PodConditionPrepared || c.Status != tc.want || c.Reason != tc.reason {
 				t.Fatalf("condition %+v, want %s %s", c, tc.want, tc.reason)
 			}
 			if err := g.Commit(ctx, hubPod("m0", "1", "1")); err != nil {
@@ -120,7 +139,7 @@ func TestPrepareAndCommit(t *testing.T) {
 }
 
 func TestCommitRefusesStaleEpoch(t *testing.T) {
-	g := gang.New(fake.NewClientset())
+	g, _ := newGate(t)
 	if err := g.Mutate(hubPod("a", "5", ""), hubPod("a", "5", "")); err != nil {
 		t.Fatal(err)
 	}
@@ -138,8 +157,7 @@ func TestPrepareWaitsForTerminatingPods(t *testing.T) {
 	victim.Spec.NodeName = "n1"
 	now := metav1.Now()
 	victim.DeletionTimestamp, victim.Finalizers = &now, []string{"test"}
-	local := fake.NewClientset(gpuNode(), victim)
-	g := gang.New(local)
+	g, local := newGate(t, gpuNode(), victim)
 	hub := hubPod("m0", "1", "")
 	lp := hub.DeepCopy()
 	if err := g.Mutate(hub, lp); err != nil {

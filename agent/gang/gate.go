@@ -12,62 +12,46 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
-)
 
-// The protocol's names, shared with hub/dispatch.
-const (
-	// SchedulingGate holds a prepared member until the commit.
-	SchedulingGate = "shoal.dev/gang"
-	// LabelJob names the member's job.
-	LabelJob = "shoal.dev/job"
-	// AnnotationEpoch is the member's placement epoch.
-	AnnotationEpoch = "shoal.dev/epoch"
-	// AnnotationCommit, set to the epoch on the hub pod, commits the member.
-	AnnotationCommit = "shoal.dev/commit"
-	// AnnotationTargetNode is the local node the hub placed the member on.
-	AnnotationTargetNode = "shoal.dev/target-node"
-	// ConditionPrepared is the pod condition reporting the prepare result.
-	ConditionPrepared = "shoal.dev/Prepared"
-	// ResourceGPU is the whole-GPU resource.
-	ResourceGPU = "nvidia.com/gpu"
+	"github.com/shoal-dev/shoal/agent/cluster"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // ErrStaleEpoch refuses a member of an epoch older than one already seen.
 var ErrStaleEpoch = errors.New("stale placement epoch")
 
-// Gate gates, prepares and commits the local pods of gang members.
+// Gate gates, prepares and commits the local pods of gang members. It is
+// the podsync.Gate of the agent.
 type Gate struct {
+	cache *cluster.Cache
 	local kubernetes.Interface
 	mu    sync.Mutex
 	// epochs is the newest epoch seen per "<namespace>/<job>".
 	epochs map[string]int64
-	// Caches filled by Run (nil before: the API is read instead).
-	pods     podLister
-	nodes    nodeLister
-	podIndex indexer
 	// recent are members prepared here that the cache may not show yet.
 	recent    map[string]*corev1.Pod
 	nodeLocks map[string]*sync.Mutex
 }
 
-// New returns a Gate on the local cluster.
-func New(local kubernetes.Interface) *Gate {
-	return &Gate{local: local, epochs: map[string]int64{}, recent: map[string]*corev1.Pod{},
+// New returns a Gate on the workload cluster c caches. Fit checks read the
+// cache; Prepare expects it synced (Run waits for it).
+func New(c *cluster.Cache) *Gate {
+	return &Gate{cache: c, local: c.Client(), epochs: map[string]int64{}, recent: map[string]*corev1.Pod{},
 		nodeLocks: map[string]*sync.Mutex{}}
 }
 
 // member returns the job key and epoch of a gang member's pod; ok is false
 // for pods that are not gang members.
 func member(p *corev1.Pod) (job string, epoch int64, ok bool) {
-	v, has := p.Annotations[AnnotationEpoch]
-	if !has || p.Labels[LabelJob] == "" {
+	v, has := p.Annotations[v1alpha1.AnnotationEpoch]
+	if !has || p.Labels[v1alpha1.LabelJob] == "" {
 		return "", 0, false
 	}
 	e, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {
 		return "", 0, false
 	}
-	return p.Namespace + "/" + p.Labels[LabelJob], e, true
+	return p.Namespace + "/" + p.Labels[v1alpha1.LabelJob], e, true
 }
 
 // observe records epoch for job and reports whether it is current.
@@ -81,8 +65,9 @@ func (g *Gate) observe(job string, epoch int64) bool {
 	return true
 }
 
-// Mutate gates the local pod of a gang member (the pod syncer's pre-create
-// hook). It refuses a stale epoch with ErrStaleEpoch.
+// Mutate gates the local pod of a gang member before the pod syncer creates
+// it (podsync.Gate). It only reads and writes memory. It refuses a stale
+// epoch with ErrStaleEpoch.
 func (g *Gate) Mutate(hub, local *corev1.Pod) error {
 	job, epoch, ok := member(hub)
 	if !ok {
@@ -98,18 +83,18 @@ func (g *Gate) Mutate(hub, local *corev1.Pod) error {
 	if local.Annotations == nil {
 		local.Annotations = map[string]string{}
 	}
-	local.Labels[LabelJob] = hub.Labels[LabelJob]
-	local.Annotations[AnnotationEpoch] = hub.Annotations[AnnotationEpoch]
-	local.Annotations[AnnotationTargetNode] = hub.Annotations[AnnotationTargetNode]
-	if hub.Annotations[AnnotationCommit] == hub.Annotations[AnnotationEpoch] {
+	local.Labels[v1alpha1.LabelJob] = hub.Labels[v1alpha1.LabelJob]
+	local.Annotations[v1alpha1.AnnotationEpoch] = hub.Annotations[v1alpha1.AnnotationEpoch]
+	local.Annotations[v1alpha1.AnnotationTargetNode] = hub.Annotations[v1alpha1.AnnotationTargetNode]
+	if hub.Annotations[v1alpha1.AnnotationCommit] == hub.Annotations[v1alpha1.AnnotationEpoch] {
 		return nil // committed already (agent restart): no gate
 	}
 	for _, sg := range local.Spec.SchedulingGates {
-		if sg.Name == SchedulingGate {
+		if sg.Name == v1alpha1.SchedulingGate {
 			return nil
 		}
 	}
-	local.Spec.SchedulingGates = append(local.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: SchedulingGate})
+	local.Spec.SchedulingGates = append(local.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: v1alpha1.SchedulingGate})
 	return nil
 }
 
@@ -119,11 +104,12 @@ func (g *Gate) current(job string) int64 {
 	return g.epochs[job]
 }
 
-// Commit lifts the gate of the local pod of a committed hub pod (the pod
-// syncer's update hook). Pods without a current commit are left alone.
+// Commit lifts the gate of the local pod of a committed hub pod
+// (podsync.Gate, called with every newer hub pod). It blocks on one or a few
+// workload cluster writes. Pods without a current commit are left alone.
 func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 	job, epoch, ok := member(hub)
-	if !ok || hub.Annotations[AnnotationCommit] != strconv.FormatInt(epoch, 10) {
+	if !ok || hub.Annotations[v1alpha1.AnnotationCommit] != strconv.FormatInt(epoch, 10) {
 		return nil
 	}
 	if !g.observe(job, epoch) {
@@ -135,12 +121,12 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 		if err != nil {
 			return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
 		}
-		if lp.Annotations[AnnotationEpoch] != hub.Annotations[AnnotationEpoch] {
-			return fmt.Errorf("%w: local pod %s/%s is of epoch %s", ErrStaleEpoch, hub.Namespace, hub.Name, lp.Annotations[AnnotationEpoch])
+		if lp.Annotations[v1alpha1.AnnotationEpoch] != hub.Annotations[v1alpha1.AnnotationEpoch] {
+			return fmt.Errorf("%w: local pod %s/%s is of epoch %s", ErrStaleEpoch, hub.Namespace, hub.Name, lp.Annotations[v1alpha1.AnnotationEpoch])
 		}
 		var gates []corev1.PodSchedulingGate
 		for _, sg := range lp.Spec.SchedulingGates {
-			if sg.Name != SchedulingGate {
+			if sg.Name != v1alpha1.SchedulingGate {
 				gates = append(gates, sg)
 			}
 		}
@@ -164,11 +150,8 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 // and the cache has it (a commit then costs one write), else from the API
 // (after a conflict the cache may lag).
 func (g *Gate) localPod(ctx context.Context, ns, name string, cached bool) (*corev1.Pod, error) {
-	g.mu.Lock()
-	pods := g.pods
-	g.mu.Unlock()
-	if cached && pods != nil {
-		if p, err := pods.Pods(ns).Get(name); err == nil {
+	if cached {
+		if p, err := g.cache.Pods().Pods(ns).Get(name); err == nil {
 			return p.DeepCopy(), nil
 		}
 	}

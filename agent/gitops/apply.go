@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 )
 
@@ -25,9 +26,6 @@ const FieldManager = "shoal"
 // gitops.shoal.dev/name and gitops.shoal.dev/namespace. Prune deletes only
 // objects that still carry them.
 const OwnerGroup = "gitops.shoal.dev"
-
-// PruneAnnotation set to "disabled" on an object keeps it when it leaves Git.
-const PruneAnnotation = "shoal.dev/prune"
 
 // applier validates, applies, prunes and health-checks one object set.
 type applier struct {
@@ -55,7 +53,7 @@ func (a *applier) apply(ctx context.Context, objs []*unstructured.Unstructured, 
 }
 
 // prune deletes stale objects that still carry Shoal's owner labels and do
-// not opt out with PruneAnnotation. It returns what it deleted.
+// not opt out with v1alpha1.AnnotationPrune. It returns what it deleted.
 func (a *applier) prune(ctx context.Context, stale []*unstructured.Unstructured) ([]gt.ObjectRef, error) {
 	if len(stale) == 0 {
 		return nil, nil
@@ -63,7 +61,7 @@ func (a *applier) prune(ctx context.Context, stale []*unstructured.Unstructured)
 	cs, err := a.rm.DeleteAll(ctx, stale, ssa.DeleteOptions{
 		PropagationPolicy: metav1.DeletePropagationBackground,
 		Inclusions:        a.rm.GetOwnerLabels(a.owner, a.ownerNS),
-		Exclusions:        map[string]string{PruneAnnotation: "disabled"},
+		Exclusions:        map[string]string{v1alpha1.AnnotationPrune: "disabled"},
 	})
 	var deleted []gt.ObjectRef
 	if cs != nil {

@@ -1,5 +1,5 @@
-// Package inventory watches the agent's own cluster (shared informers on
-// Nodes and Pods) and turns it into federation/inventory.Cluster reports:
-// rebuilt from the informer caches (never by relisting the cluster), rate
-// limited, generation-numbered and published only when the content changed.
+// Package inventory turns the agent's own cluster, as the shared cache of
+// agent/cluster holds it, into federation/inventory.Cluster reports: rebuilt
+// from the cache (never by relisting the cluster), rate limited,
+// generation-numbered and published only when the content changed.
 package inventory

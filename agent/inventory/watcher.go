@@ -6,15 +6,11 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"github.com/shoal-dev/shoal/agent/cluster"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -23,7 +19,7 @@ const DefaultInterval = 200 * time.Millisecond
 
 // Watcher publishes the cluster's GPU inventory whenever it changes.
 type Watcher struct {
-	client   kubernetes.Interface
+	cache    *cluster.Cache
 	cluster  string
 	keys     fedinv.LabelKeys
 	labels   map[string]string
@@ -54,9 +50,10 @@ func WithInterval(d time.Duration) Option {
 // WithLabels sets the cluster labels carried in every report.
 func WithLabels(l map[string]string) Option { return func(w *Watcher) { w.labels = l } }
 
-// NewWatcher returns a Watcher of the cluster client reaches.
-func NewWatcher(client kubernetes.Interface, cluster string, keys fedinv.LabelKeys, opts ...Option) *Watcher {
-	w := &Watcher{client: client, cluster: cluster, keys: keys, interval: DefaultInterval,
+// NewWatcher returns a Watcher of the cluster c caches, reported under its
+// federation name.
+func NewWatcher(c *cluster.Cache, name string, keys fedinv.LabelKeys, opts ...Option) *Watcher {
+	w := &Watcher{cache: c, cluster: name, keys: keys, interval: DefaultInterval,
 		dirty: make(chan struct{}, 1), synced: make(chan struct{}),
 		// Generations start at the start time so they keep rising across restarts.
 		gen: time.Now().UnixMilli() * 1000}
@@ -90,38 +87,29 @@ func (w *Watcher) Latest() (fedinv.Cluster, bool) {
 	return *w.last, true
 }
 
-// Run watches until ctx ends.
+// Run publishes the inventory until ctx ends: once the cache has synced, and
+// after every node or pod change (at most once per interval).
 func (w *Watcher) Run(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithName("inventory")
-	f := informers.NewSharedInformerFactoryWithOptions(w.client, 0)
-	nodes := f.Core().V1().Nodes()
-	podInf := informers.NewSharedInformerFactoryWithOptions(w.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = "status.phase!=Succeeded,status.phase!=Failed"
-	}))
-	pods := podInf.Core().V1().Pods()
-	if err := pods.Informer().SetTransform(trimPod); err != nil {
-		return err
-	}
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.markDirty() },
 		UpdateFunc: func(any, any) { w.markDirty() },
 		DeleteFunc: func(any) { w.markDirty() },
 	}
-	for _, inf := range []cache.SharedIndexInformer{nodes.Informer(), pods.Informer()} {
-		if _, err := inf.AddEventHandler(h); err != nil {
-			return err
-		}
+	nodes, err := w.cache.AddNodeHandler(h)
+	if err != nil {
+		return err
 	}
-	f.Start(ctx.Done())
-	podInf.Start(ctx.Done())
-	defer f.Shutdown()
-	defer podInf.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), nodes.Informer().HasSynced, pods.Informer().HasSynced) {
+	pods, err := w.cache.AddPodHandler(h)
+	if err != nil {
+		return err
+	}
+	if !w.cache.WaitForCacheSync(ctx, nodes, pods) {
 		return ctx.Err()
 	}
 	log.Info("Inventory caches synced", "cluster", w.cluster)
 	w.markDirty()
-	return w.loop(ctx, nodes.Lister(), pods.Lister())
+	return w.loop(ctx)
 }
 
 func (w *Watcher) markDirty() {
@@ -133,7 +121,7 @@ func (w *Watcher) markDirty() {
 
 // loop builds at most once per interval: a first change is picked up after a
 // short settle delay, a burst is folded into the next build.
-func (w *Watcher) loop(ctx context.Context, nodes corelisters.NodeLister, pods corelisters.PodLister) error {
+func (w *Watcher) loop(ctx context.Context) error {
 	var lastBuild time.Time
 	for {
 		select {
@@ -150,19 +138,21 @@ func (w *Watcher) loop(ctx context.Context, nodes corelisters.NodeLister, pods c
 		default:
 		}
 		lastBuild = time.Now()
-		if err := w.build(nodes, pods); err != nil {
+		if err := w.build(); err != nil {
 			return err
 		}
 	}
 }
 
-func (w *Watcher) build(nodes corelisters.NodeLister, pods corelisters.PodLister) error {
+// build rebuilds the inventory from the cache; terminated pods are in the
+// cache (the gang gate and the pod syncer read them) and Build skips them.
+func (w *Watcher) build() error {
 	start := time.Now()
-	ns, err := nodes.List(labels.Everything())
+	ns, err := w.cache.Nodes().List(labels.Everything())
 	if err != nil {
 		return fmt.Errorf("list nodes from cache: %w", err)
 	}
-	ps, err := pods.List(labels.Everything())
+	ps, err := w.cache.Pods().List(labels.Everything())
 	if err != nil {
 		return fmt.Errorf("list pods from cache: %w", err)
 	}
@@ -211,29 +201,4 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-t.C:
 		return true
 	}
-}
-
-// trimPod keeps only what the inventory reads, to bound the cache's memory.
-func trimPod(obj any) (any, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, ResourceVersion: p.ResourceVersion}}
-	out.Spec.NodeName = p.Spec.NodeName
-	out.Status.Phase = p.Status.Phase
-	out.Spec.Containers = trimContainers(p.Spec.Containers)
-	out.Spec.InitContainers = trimContainers(p.Spec.InitContainers)
-	return out, nil
-}
-
-func trimContainers(cs []corev1.Container) []corev1.Container {
-	if len(cs) == 0 {
-		return nil
-	}
-	out := make([]corev1.Container, len(cs))
-	for i, c := range cs {
-		out[i] = corev1.Container{Name: c.Name, Resources: c.Resources, RestartPolicy: c.RestartPolicy}
-	}
-	return out
 }

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/shoal-dev/shoal/agent/cluster"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -43,7 +44,12 @@ func TestWatcherPublishesChanges(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	cs := fake.NewClientset(gpuNode("n1", 8), gpuNode("n2", 8))
-	w := NewWatcher(cs, "eu1", fedinv.DefaultLabelKeys(), WithInterval(20*time.Millisecond), WithLabels(map[string]string{"region": "eu"}))
+	c, err := cluster.New(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Run(ctx) }()
+	w := NewWatcher(c, "eu1", fedinv.DefaultLabelKeys(), WithInterval(20*time.Millisecond), WithLabels(map[string]string{"region": "eu"}))
 	ch := w.Subscribe()
 	go func() { _ = w.Run(ctx) }()
 
@@ -71,7 +77,13 @@ func TestWatcherPublishesChanges(t *testing.T) {
 	if latest, ok := w.Latest(); !ok || latest.Generation != third.Generation {
 		t.Errorf("Latest = %d, want %d", latest.Generation, third.Generation)
 	}
-	// A change that does not touch the inventory publishes nothing.
+	// Changes that do not touch the inventory publish nothing: a terminated
+	// pod (the shared cache keeps it, Build skips it) and a node without GPUs.
+	done := pod.DeepCopy()
+	done.Name, done.Status.Phase = "done", corev1.PodSucceeded
+	if _, err := cs.CoreV1().Pods("default").Create(ctx, done, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cpu"}}
 	if _, err := cs.CoreV1().Nodes().Create(ctx, other, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -80,21 +92,5 @@ func TestWatcherPublishesChanges(t *testing.T) {
 	case c := <-ch:
 		t.Errorf("published an unchanged inventory (generation %d)", c.Generation)
 	case <-time.After(200 * time.Millisecond):
-	}
-}
-
-func TestTrimPod(t *testing.T) {
-	always := corev1.ContainerRestartPolicyAlways
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Annotations: map[string]string{"big": "x"}},
-		Spec: corev1.PodSpec{NodeName: "n", Containers: []corev1.Container{{Name: "c", Image: "i", Command: []string{"x"}}},
-			InitContainers: []corev1.Container{{Name: "s", RestartPolicy: &always}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: "Ready"}}}}
-	out, _ := trimPod(p)
-	tp := out.(*corev1.Pod)
-	if tp.Annotations != nil || tp.Spec.Containers[0].Image != "" || len(tp.Status.Conditions) != 0 {
-		t.Errorf("not trimmed: %+v", tp)
-	}
-	if tp.Spec.NodeName != "n" || tp.Status.Phase != corev1.PodRunning || tp.Spec.InitContainers[0].RestartPolicy == nil {
-		t.Errorf("lost a field the inventory needs: %+v", tp)
 	}
 }

@@ -8,9 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // CreatePod creates the local pod of a hub pod bound to vnode, or adopts the
@@ -23,14 +24,9 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	if lost {
 		return nil
 	}
-	lp, err := LocalPod(hub, vnode, s.keys)
-	if err != nil {
-		return errdefs.AsInvalidInput(err)
-	}
-	if s.mutate != nil {
-		if err := s.mutate(hub, lp); err != nil {
-			return err
-		}
+	lp := LocalPod(hub, vnode)
+	if err := s.gate.Mutate(hub, lp); err != nil {
+		return err
 	}
 	if err := s.ensureNamespace(ctx, hub.Namespace); err != nil {
 		return err
@@ -38,7 +34,7 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	created, err := s.local.CoreV1().Pods(hub.Namespace).Create(ctx, lp, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		created, err = s.local.CoreV1().Pods(hub.Namespace).Get(ctx, hub.Name, metav1.GetOptions{})
-		if err == nil && created.Annotations[AnnotationHubUID] != string(hub.UID) {
+		if err == nil && created.Annotations[v1alpha1.AnnotationHubUID] != string(hub.UID) {
 			return errdefs.AsInvalidInput(fmt.Errorf("local pod %s/%s exists and belongs to another hub pod", hub.Namespace, hub.Name))
 		}
 	}
@@ -59,10 +55,8 @@ func (s *Syncer) track(vnode string, hub, local *corev1.Pod) {
 	// event and no other may follow, so the member would never be reported
 	// Prepared. The cache holds that change; it is read under s.mu, so a
 	// later event still overwrites it.
-	if s.lister != nil {
-		if lp, err := s.lister.Pods(local.Namespace).Get(local.Name); err == nil && lp.UID == local.UID {
-			local = lp
-		}
+	if lp, ok := s.localPod(local.Namespace, local.Name); ok && lp.UID == local.UID {
+		local = lp
 	}
 	e := &entry{vnode: vnode, hub: hub.DeepCopy(), status: *local.Status.DeepCopy()}
 	if e.status.Phase == "" {
@@ -86,10 +80,7 @@ func (s *Syncer) UpdatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	if e == nil {
 		return s.CreatePod(ctx, vnode, hub)
 	}
-	if s.onUpdate != nil {
-		return s.onUpdate(ctx, hub)
-	}
-	return nil
+	return s.gate.Commit(ctx, hub)
 }
 
 // DeletePod deletes the local pod with the hub pod's grace period. When the
@@ -128,11 +119,8 @@ func (s *Syncer) DeletePod(ctx context.Context, hub *corev1.Pod) error {
 
 // localUID returns the UID of the local pod of hub, from the cache.
 func (s *Syncer) localUID(hub *corev1.Pod) types.UID {
-	if s.lister == nil {
-		return ""
-	}
-	lp, err := s.lister.Pods(hub.Namespace).Get(hub.Name)
-	if err != nil || lp.Annotations[AnnotationHubUID] != string(hub.UID) {
+	lp, ok := s.localPod(hub.Namespace, hub.Name)
+	if !ok || lp.Annotations[v1alpha1.AnnotationHubUID] != string(hub.UID) {
 		return ""
 	}
 	return lp.UID
@@ -150,10 +138,8 @@ func (s *Syncer) GetPod(_ context.Context, ns, name string) (*corev1.Pod, error)
 	if view != nil {
 		return view, nil
 	}
-	if s.lister != nil {
-		if lp, err := s.lister.Pods(ns).Get(name); err == nil {
-			return fromLocal(lp), nil
-		}
+	if lp, ok := s.localPod(ns, name); ok {
+		return fromLocal(lp), nil
 	}
 	return nil, errdefs.NotFoundf("pod %s/%s is not known to the agent", ns, name)
 }
@@ -181,15 +167,12 @@ func (s *Syncer) GetPods(_ context.Context, vnode string) ([]*corev1.Pod, error)
 		}
 	}
 	s.mu.Unlock()
-	if s.lister == nil {
-		return out, nil
-	}
-	locals, err := s.lister.List(labels.Everything())
+	locals, err := s.cache.PodsOfVirtualNode(vnode)
 	if err != nil {
 		return nil, err
 	}
 	for _, lp := range locals {
-		if lp.Annotations[AnnotationVirtualNode] == vnode && !seen[key(lp.Namespace, lp.Name).String()] {
+		if !seen[key(lp.Namespace, lp.Name).String()] {
 			out = append(out, fromLocal(lp))
 		}
 	}

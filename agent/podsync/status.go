@@ -4,6 +4,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // terminate marks every container that is not terminated yet as terminated.
@@ -27,7 +29,7 @@ func deletedStatus(last corev1.PodStatus) corev1.PodStatus {
 	if st.Phase != corev1.PodSucceeded {
 		st.Phase = corev1.PodFailed
 	}
-	terminate(&st, ReasonDeleted, "deleted on the hub")
+	terminate(&st, v1alpha1.ReasonDeletedOnHub, "deleted on the hub")
 	return st
 }
 
@@ -38,9 +40,9 @@ func lostStatus(last corev1.PodStatus) corev1.PodStatus {
 	if st.Phase != corev1.PodSucceeded {
 		st.Phase = corev1.PodFailed
 	}
-	st.Reason = ReasonLocalPodDeleted
+	st.Reason = v1alpha1.ReasonLocalPodDeleted
 	st.Message = "the pod was deleted in the workload cluster by someone other than the Shoal agent"
-	terminate(&st, ReasonLocalPodDeleted, st.Message)
+	terminate(&st, v1alpha1.ReasonLocalPodDeleted, st.Message)
 	return st
 }
 
@@ -48,8 +50,8 @@ func lostStatus(last corev1.PodStatus) corev1.PodStatus {
 // after an agent restart, before the hub pod is seen again).
 func fromLocal(lp *corev1.Pod) *corev1.Pod {
 	p := lp.DeepCopy()
-	p.UID = types.UID(lp.Annotations[AnnotationHubUID])
+	p.UID = types.UID(lp.Annotations[v1alpha1.AnnotationHubUID])
 	p.ResourceVersion = ""
-	p.Spec.NodeName = lp.Annotations[AnnotationVirtualNode]
+	p.Spec.NodeName = lp.Annotations[v1alpha1.AnnotationVirtualNode]
 	return p
 }

@@ -9,24 +9,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
-	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/agent/cluster"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
-
-// Mutator adjusts a local pod before it is created; it is the hook for the
-// gang dispatch (a shoal.dev/gang scheduling gate, prepare/commit, epochs).
-type Mutator func(hub, local *corev1.Pod) error
-
-// UpdateHook sees every newer version of a tracked hub pod; the gang
-// dispatch lifts its scheduling gate from it when the hub commits.
-type UpdateHook func(ctx context.Context, hub *corev1.Pod) error
 
 // entry is what the syncer knows of one hub pod.
 type entry struct {
@@ -40,38 +31,35 @@ type entry struct {
 // Syncer mirrors hub pods into the local cluster. One Syncer serves all the
 // agent's virtual nodes; each registers its status callback with Notify.
 type Syncer struct {
+	cache    *cluster.Cache
 	local    kubernetes.Interface
 	localCfg *rest.Config
-	keys     fedinv.LabelKeys
+	gate     Gate
 	recorder record.EventRecorder
-	mutate   Mutator
-	onUpdate UpdateHook
 
 	mu      sync.Mutex
 	pods    map[types.NamespacedName]*entry
 	lost    map[types.UID]bool
 	notify  map[string]func(*corev1.Pod)
-	lister  corelisters.PodLister
 	nsReady map[string]bool
 	synced  chan struct{}
 }
 
-// New returns a Syncer for the local cluster. recorder records events on
-// hub pods; localCfg is used for exec.
-func New(local kubernetes.Interface, localCfg *rest.Config, keys fedinv.LabelKeys, recorder record.EventRecorder) *Syncer {
-	return &Syncer{local: local, localCfg: localCfg, keys: keys, recorder: recorder,
+// New returns a Syncer for the workload cluster c caches. gate (nil for
+// none) is asked before each create and with each newer hub pod; recorder
+// records events on hub pods; localCfg is used for exec.
+func New(c *cluster.Cache, localCfg *rest.Config, gate Gate, recorder record.EventRecorder) *Syncer {
+	if gate == nil {
+		gate = noGate{}
+	}
+	return &Syncer{cache: c, local: c.Client(), localCfg: localCfg, gate: gate, recorder: recorder,
 		pods: map[types.NamespacedName]*entry{}, lost: map[types.UID]bool{}, notify: map[string]func(*corev1.Pod){},
 		nsReady: map[string]bool{}, synced: make(chan struct{})}
 }
 
-// SetRecorder sets the recorder of events on hub pods (call before Run).
+// SetRecorder sets the recorder of events on hub pods (call before Run; the
+// virtual nodes, which are built after the syncer, own the recorder).
 func (s *Syncer) SetRecorder(r record.EventRecorder) { s.recorder = r }
-
-// SetMutator installs the pre-create hook.
-func (s *Syncer) SetMutator(m Mutator) { s.mutate = m }
-
-// SetUpdateHook installs the hook called with each newer hub pod.
-func (s *Syncer) SetUpdateHook(h UpdateHook) { s.onUpdate = h }
 
 // Notify registers the status callback of a virtual node.
 func (s *Syncer) Notify(vnode string, cb func(*corev1.Pod)) {
@@ -80,32 +68,47 @@ func (s *Syncer) Notify(vnode string, cb func(*corev1.Pod)) {
 	s.notify[vnode] = cb
 }
 
-// Synced is closed when the local pod cache is filled.
+// Synced is closed when the local pod cache is filled and the syncer has
+// seen every managed local pod in it.
 func (s *Syncer) Synced() <-chan struct{} { return s.synced }
 
-// Run watches the managed local pods until ctx ends.
+// Run follows the managed local pods in the shared cache until ctx ends.
 func (s *Syncer) Run(ctx context.Context) error {
-	f := informers.NewSharedInformerFactoryWithOptions(s.local, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.LabelSelector = LabelManaged + "=true"
-	}))
-	inf := f.Core().V1().Pods()
-	_, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { s.localChanged(ctx, o) },
-		UpdateFunc: func(_, o any) { s.localChanged(ctx, o) },
-		DeleteFunc: func(o any) { s.localDeleted(ctx, o) },
+	reg, err := s.cache.AddPodHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: func(o any) bool {
+			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = t.Obj
+			}
+			p, ok := o.(*corev1.Pod)
+			return ok && managed(p)
+		},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(o any) { s.localChanged(ctx, o) },
+			UpdateFunc: func(_, o any) { s.localChanged(ctx, o) },
+			DeleteFunc: func(o any) { s.localDeleted(ctx, o) },
+		},
 	})
 	if err != nil {
 		return err
 	}
-	s.lister = inf.Lister()
-	f.Start(ctx.Done())
-	defer f.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
+	if !s.cache.WaitForCacheSync(ctx, reg) {
 		return ctx.Err()
 	}
 	close(s.synced)
 	<-ctx.Done()
 	return nil
+}
+
+// managed reports whether a local pod is one the agent created.
+func managed(p *corev1.Pod) bool { return p.Labels[v1alpha1.LabelManaged] == "true" }
+
+// localPod returns the managed local pod ns/name from the cache.
+func (s *Syncer) localPod(ns, name string) (*corev1.Pod, bool) {
+	lp, err := s.cache.Pods().Pods(ns).Get(name)
+	if err != nil || !managed(lp) {
+		return nil, false
+	}
+	return lp, true
 }
 
 func key(ns, name string) types.NamespacedName {
@@ -135,7 +138,7 @@ func (s *Syncer) localChanged(ctx context.Context, o any) {
 	}
 	s.mu.Lock()
 	e := s.pods[key(lp.Namespace, lp.Name)]
-	if e == nil || e.lost || string(e.hub.UID) != lp.Annotations[AnnotationHubUID] {
+	if e == nil || e.lost || string(e.hub.UID) != lp.Annotations[v1alpha1.AnnotationHubUID] {
 		s.mu.Unlock()
 		return
 	}
@@ -157,7 +160,7 @@ func (s *Syncer) localDeleted(ctx context.Context, o any) {
 	s.mu.Lock()
 	k := key(lp.Namespace, lp.Name)
 	e := s.pods[k]
-	if e == nil || string(e.hub.UID) != lp.Annotations[AnnotationHubUID] {
+	if e == nil || string(e.hub.UID) != lp.Annotations[v1alpha1.AnnotationHubUID] {
 		s.mu.Unlock()
 		return
 	}
@@ -177,7 +180,7 @@ func (s *Syncer) localDeleted(ctx context.Context, o any) {
 	klog.FromContext(ctx).Info("Local pod deleted behind the agent's back; reporting, not recreating", "pod", klog.KObj(lp))
 	metricLost.Inc()
 	if s.recorder != nil {
-		s.recorder.Event(view, corev1.EventTypeWarning, ReasonLocalPodDeleted,
+		s.recorder.Event(view, corev1.EventTypeWarning, v1alpha1.ReasonLocalPodDeleted,
 			fmt.Sprintf("the pod was deleted in the workload cluster (node %s); it is not recreated", lp.Spec.NodeName))
 	}
 	s.send(vnode, view)
@@ -194,7 +197,7 @@ func (s *Syncer) ensureNamespace(ctx context.Context, ns string) error {
 	_, err := s.local.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		_, err = s.local.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-			Name: ns, Labels: map[string]string{LabelManaged: "true"}}}, metav1.CreateOptions{})
+			Name: ns, Labels: map[string]string{v1alpha1.LabelManaged: "true"}}}, metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) {
 			err = nil
 		}

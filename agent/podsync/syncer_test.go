@@ -11,7 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
-	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/agent/cluster"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 type notes struct {
@@ -42,12 +43,17 @@ func (n *notes) wait(t *testing.T, ok func(*corev1.Pod) bool) *corev1.Pod {
 func startSyncer(t *testing.T) (*Syncer, *fake.Clientset, *notes, *record.FakeRecorder) {
 	t.Helper()
 	cs := fake.NewClientset()
+	c, err := cluster.New(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec := record.NewFakeRecorder(10)
-	s := New(cs, nil, fedinv.DefaultLabelKeys(), rec)
+	s := New(c, nil, nil, rec)
 	n := &notes{}
 	s.Notify("v1", n.add)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
+	go func() { _ = c.Run(ctx) }()
 	go func() { _ = s.Run(ctx) }()
 	<-s.Synced()
 	return s, cs, n, rec
@@ -61,13 +67,13 @@ func TestLocalDeleteIsReportedNotRecreated(t *testing.T) {
 	if err := s.CreatePod(ctx, "v1", hub); err != nil {
 		t.Fatal(err)
 	}
-	if ns, err := cs.CoreV1().Namespaces().Get(ctx, "team", metav1.GetOptions{}); err != nil || ns.Labels[LabelManaged] != "true" {
+	if ns, err := cs.CoreV1().Namespaces().Get(ctx, "team", metav1.GetOptions{}); err != nil || ns.Labels[v1alpha1.LabelManaged] != "true" {
 		t.Fatalf("namespace: %v %v", err, ns)
 	}
 	if err := cs.CoreV1().Pods("team").Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	lost := n.wait(t, func(p *corev1.Pod) bool { return p.Status.Reason == ReasonLocalPodDeleted })
+	lost := n.wait(t, func(p *corev1.Pod) bool { return p.Status.Reason == v1alpha1.ReasonLocalPodDeleted })
 	if lost.Status.Phase != corev1.PodFailed || lost.UID != hub.UID {
 		t.Errorf("lost pod = %+v", lost.Status)
 	}
@@ -80,7 +86,7 @@ func TestLocalDeleteIsReportedNotRecreated(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); err == nil {
 		t.Error("a pod deleted behind the agent's back was recreated")
 	}
-	if got, err := s.GetPod(ctx, "team", "p"); err != nil || got.Status.Reason != ReasonLocalPodDeleted {
+	if got, err := s.GetPod(ctx, "team", "p"); err != nil || got.Status.Reason != v1alpha1.ReasonLocalPodDeleted {
 		t.Errorf("GetPod = %v, %v", got, err)
 	}
 }
@@ -89,7 +95,7 @@ func TestAdoptionChecksOwnership(t *testing.T) {
 	s, cs, _, _ := startSyncer(t)
 	ctx := t.Context()
 	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team",
-		Annotations: map[string]string{AnnotationHubUID: "someone-else"}}}
+		Annotations: map[string]string{v1alpha1.AnnotationHubUID: "someone-else"}}}
 	if _, err := cs.CoreV1().Pods("team").Create(ctx, other, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +105,7 @@ func TestAdoptionChecksOwnership(t *testing.T) {
 	mine := hubPod(nil)
 	mine.Name = "q"
 	adopt := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "team",
-		Annotations: map[string]string{AnnotationHubUID: string(mine.UID)}}}
+		Annotations: map[string]string{v1alpha1.AnnotationHubUID: string(mine.UID)}}}
 	if _, err := cs.CoreV1().Pods("team").Create(ctx, adopt, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +132,7 @@ func TestDeleteReportsTerminalStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
-	if st := end.Status.ContainerStatuses[0].State; st.Terminated == nil || st.Terminated.Reason != ReasonDeleted {
+	if st := end.Status.ContainerStatuses[0].State; st.Terminated == nil || st.Terminated.Reason != v1alpha1.ReasonDeletedOnHub {
 		t.Errorf("container state = %+v", st)
 	}
 	if _, err := s.GetPod(ctx, "team", "p"); err == nil {

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	k8stesting "k8s.io/client-go/testing"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // A change of the local pod seen by the cache before CreatePod tracks the
@@ -15,7 +17,7 @@ import (
 func TestChangeBeforeTrackIsReported(t *testing.T) {
 	s, cs, n, _ := startSyncer(t)
 	gvr := corev1.SchemeGroupVersion.WithResource("pods")
-	prepared := corev1.PodCondition{Type: "shoal.dev/Prepared", Status: corev1.ConditionTrue}
+	prepared := corev1.PodCondition{Type: v1alpha1.PodConditionPrepared, Status: corev1.ConditionTrue}
 	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		p := a.(k8stesting.CreateAction).GetObject().(*corev1.Pod).DeepCopy()
 		p.UID = "local-uid"
@@ -28,7 +30,7 @@ func TestChangeBeforeTrackIsReported(t *testing.T) {
 			return true, nil, err
 		}
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if lp, err := s.lister.Pods(p.Namespace).Get(p.Name); err == nil && len(lp.Status.Conditions) == 1 {
+			if lp, err := s.cache.Pods().Pods(p.Namespace).Get(p.Name); err == nil && len(lp.Status.Conditions) == 1 {
 				return true, created, nil // the cache (and the dropped event) saw the change
 			}
 		}

@@ -1,26 +1,20 @@
 package podsync
 
 import (
-	"errors"
-	"fmt"
 	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
-// ErrBadTarget means a hub pod whose target annotations cannot be honoured.
-var ErrBadTarget = errors.New("bad placement target")
-
 // LocalPod returns the local pod for a hub pod bound to virtual node vnode.
-func LocalPod(hub *corev1.Pod, vnode string, keys fedinv.LabelKeys) (*corev1.Pod, error) {
-	req, err := targetRequirement(hub.Annotations, keys)
-	if err != nil {
-		return nil, err
-	}
+// Placement is node-exact: a target-node annotation pins the local pod to
+// that node (any topology domain the gang was placed in is implied by it);
+// without one the local scheduler decides.
+func LocalPod(hub *corev1.Pod, vnode string) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: hub.Name, Namespace: hub.Namespace,
@@ -36,63 +30,25 @@ func LocalPod(hub *corev1.Pod, vnode string, keys fedinv.LabelKeys) (*corev1.Pod
 		p.Annotations = map[string]string{}
 	}
 	delete(p.Annotations, corev1.LastAppliedConfigAnnotation)
-	p.Labels[LabelManaged] = "true"
-	p.Annotations[AnnotationHubUID] = string(hub.UID)
-	p.Annotations[AnnotationVirtualNode] = vnode
+	p.Labels[v1alpha1.LabelManaged] = "true"
+	p.Annotations[v1alpha1.AnnotationHubUID] = string(hub.UID)
+	p.Annotations[v1alpha1.AnnotationVirtualNode] = vnode
 	s := &p.Spec
 	s.NodeName = ""
 	s.Priority, s.PreemptionPolicy = nil, nil
 	s.Tolerations = dropTolerations(s.Tolerations)
 	s.NodeSelector = dropSelectors(s.NodeSelector, vnode)
 	dropTokenVolume(s)
-	if req != nil {
-		addRequirement(s, *req)
+	if n := hub.Annotations[v1alpha1.AnnotationTargetNode]; n != "" {
+		pinToNode(s, n)
 	}
-	return p, nil
+	return p
 }
 
-type requirement struct {
-	field bool
-	key   string
-	value string
-}
-
-// targetRequirement turns the target annotations into one node requirement.
-func targetRequirement(ann map[string]string, keys fedinv.LabelKeys) (*requirement, error) {
-	if n := ann[AnnotationTargetNode]; n != "" {
-		return &requirement{field: true, key: "metadata.name", value: n}, nil
-	}
-	d := ann[AnnotationTargetDomain]
-	if d == "" || d == string(fedinv.LevelCluster) || d == "cluster" {
-		return nil, nil
-	}
-	kind, value, ok := strings.Cut(d, ":")
-	if !ok {
-		kind, value = ann[AnnotationTargetLevel], d
-	}
-	var key string
-	switch kind {
-	case "node":
-		return &requirement{field: true, key: "metadata.name", value: value}, nil
-	case "clique", string(fedinv.LevelNVLink):
-		key = LabelClique
-	case string(fedinv.LevelRack):
-		key = keys.Rack
-	case string(fedinv.LevelBlock):
-		key = keys.Block
-	case "zone":
-		key = keys.Zone
-	}
-	if key == "" || value == "" {
-		return nil, fmt.Errorf("%w: domain %q (level %q)", ErrBadTarget, d, ann[AnnotationTargetLevel])
-	}
-	return &requirement{key: key, value: value}, nil
-}
-
-// addRequirement ANDs the requirement into every required node-affinity term
-// (or makes it the only term).
-func addRequirement(s *corev1.PodSpec, r requirement) {
-	nsr := corev1.NodeSelectorRequirement{Key: r.key, Operator: corev1.NodeSelectorOpIn, Values: []string{r.value}}
+// pinToNode ANDs metadata.name In [node] into every required node-affinity
+// term (or makes it the only term).
+func pinToNode(s *corev1.PodSpec, node string) {
+	nsr := corev1.NodeSelectorRequirement{Key: metav1.ObjectNameField, Operator: corev1.NodeSelectorOpIn, Values: []string{node}}
 	if s.Affinity == nil {
 		s.Affinity = &corev1.Affinity{}
 	}
@@ -105,18 +61,14 @@ func addRequirement(s *corev1.PodSpec, r requirement) {
 	}
 	terms := na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms
 	for i := range terms {
-		if r.field {
-			terms[i].MatchFields = append(terms[i].MatchFields, nsr)
-		} else {
-			terms[i].MatchExpressions = append(terms[i].MatchExpressions, nsr)
-		}
+		terms[i].MatchFields = append(terms[i].MatchFields, nsr)
 	}
 }
 
 func dropTolerations(ts []corev1.Toleration) []corev1.Toleration {
 	var out []corev1.Toleration
 	for _, t := range ts {
-		if t.Key == LabelVirtual {
+		if t.Key == v1alpha1.TaintVirtual {
 			continue
 		}
 		out = append(out, t)
@@ -128,7 +80,7 @@ func dropTolerations(ts []corev1.Toleration) []corev1.Toleration {
 func dropSelectors(sel map[string]string, vnode string) map[string]string {
 	var out map[string]string
 	for k, v := range sel {
-		if strings.HasPrefix(k, "shoal.dev/") || k == "type" && v == "virtual-kubelet" ||
+		if strings.HasPrefix(k, v1alpha1.Prefix) || k == "type" && v == "virtual-kubelet" ||
 			k == corev1.LabelHostname && v == vnode {
 			continue
 		}

@@ -1,13 +1,12 @@
 package podsync
 
 import (
-	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 func hubPod(ann map[string]string) *corev1.Pod {
@@ -17,8 +16,8 @@ func hubPod(ann map[string]string) *corev1.Pod {
 			Labels: map[string]string{"app": "x"}, OwnerReferences: []metav1.OwnerReference{{Name: "o"}}},
 		Spec: corev1.PodSpec{
 			NodeName: "shoal-eu1-h100", Priority: &prio,
-			NodeSelector: map[string]string{"shoal.dev/cluster": "eu1", "nvidia.com/gpu.product": "H100", "type": "virtual-kubelet"},
-			Tolerations:  []corev1.Toleration{{Key: LabelVirtual, Operator: corev1.TolerationOpExists}, {Key: "gpu", Operator: corev1.TolerationOpExists}},
+			NodeSelector: map[string]string{v1alpha1.LabelCluster: "eu1", "nvidia.com/gpu.product": "H100", "type": "virtual-kubelet"},
+			Tolerations:  []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}, {Key: "gpu", Operator: corev1.TolerationOpExists}},
 			Volumes: []corev1.Volume{{Name: "kube-api-access-abcde", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}},
 				{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 			Containers: []corev1.Container{{Name: "c", VolumeMounts: []corev1.VolumeMount{{Name: "kube-api-access-abcde"}, {Name: "data"}}}},
@@ -27,33 +26,21 @@ func hubPod(ann map[string]string) *corev1.Pod {
 }
 
 func TestLocalPod(t *testing.T) {
-	keys := fedinv.DefaultLabelKeys()
 	tests := []struct {
 		name      string
 		ann       map[string]string
 		wantField string // metadata.name value
 		wantKey   string
 		wantValue string
-		wantErr   error
 	}{
-		{"no target", nil, "", "", "", nil},
-		{"target node", map[string]string{AnnotationTargetNode: "gpu-7"}, "gpu-7", "", "", nil},
-		{"rack domain", map[string]string{AnnotationTargetDomain: "rack:r1", AnnotationTargetLevel: "rack"}, "", keys.Rack, "r1", nil},
-		{"clique domain", map[string]string{AnnotationTargetDomain: "clique:c9", AnnotationTargetLevel: "nvlink"}, "", LabelClique, "c9", nil},
-		{"node domain", map[string]string{AnnotationTargetDomain: "node:n3"}, "n3", "", "", nil},
-		{"block by level", map[string]string{AnnotationTargetDomain: "b2", AnnotationTargetLevel: "block"}, "", keys.Block, "b2", nil},
-		{"cluster domain", map[string]string{AnnotationTargetDomain: "cluster"}, "", "", "", nil},
-		{"unknown level", map[string]string{AnnotationTargetDomain: "spine:s1"}, "", "", "", ErrBadTarget},
+		{"no target", nil, "", "", ""},
+		{"target node", map[string]string{v1alpha1.AnnotationTargetNode: "gpu-7"}, "gpu-7", "", ""},
+		{"target level is informational", map[string]string{v1alpha1.AnnotationTargetNode: "gpu-7", v1alpha1.AnnotationTargetLevel: "rack"},
+			"gpu-7", "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := LocalPod(hubPod(tt.ann), "shoal-eu1-h100", keys)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("err = %v, want %v", err, tt.wantErr)
-			}
-			if err != nil {
-				return
-			}
+			p := LocalPod(hubPod(tt.ann), "shoal-eu1-h100")
 			s := p.Spec
 			if s.NodeName != "" || s.Priority != nil || len(p.OwnerReferences) != 0 || p.UID != "" {
 				t.Errorf("hub-only fields kept: %+v", p)
@@ -67,9 +54,12 @@ func TestLocalPod(t *testing.T) {
 			if len(s.Volumes) != 1 || len(s.Containers[0].VolumeMounts) != 1 {
 				t.Errorf("token volume kept: %v %v", s.Volumes, s.Containers[0].VolumeMounts)
 			}
-			if p.Labels[LabelManaged] != "true" || p.Labels["app"] != "x" || p.Annotations[AnnotationHubUID] != "hub-uid" ||
-				p.Annotations[AnnotationVirtualNode] != "shoal-eu1-h100" {
+			if p.Labels[v1alpha1.LabelManaged] != "true" || p.Labels["app"] != "x" || p.Annotations[v1alpha1.AnnotationHubUID] != "hub-uid" ||
+				p.Annotations[v1alpha1.AnnotationVirtualNode] != "shoal-eu1-h100" {
 				t.Errorf("metadata = %+v", p.ObjectMeta)
+			}
+			if p.Annotations[v1alpha1.AnnotationTargetLevel] != tt.ann[v1alpha1.AnnotationTargetLevel] {
+				t.Errorf("target level annotation = %q", p.Annotations[v1alpha1.AnnotationTargetLevel])
 			}
 			var field, k, v string
 			if a := s.Affinity; a != nil {
@@ -89,16 +79,13 @@ func TestLocalPod(t *testing.T) {
 }
 
 func TestAffinityIsANDedIntoExistingTerms(t *testing.T) {
-	hub := hubPod(map[string]string{AnnotationTargetNode: "n1"})
+	hub := hubPod(map[string]string{v1alpha1.AnnotationTargetNode: "n1"})
 	hub.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{
 			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "a", Operator: corev1.NodeSelectorOpExists}}},
 			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "b", Operator: corev1.NodeSelectorOpExists}}},
 		}}}}
-	p, err := LocalPod(hub, "v", fedinv.DefaultLabelKeys())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := LocalPod(hub, "v")
 	for i, term := range p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
 		if len(term.MatchExpressions) != 1 || len(term.MatchFields) != 1 || term.MatchFields[0].Values[0] != "n1" {
 			t.Errorf("term %d = %+v", i, term)

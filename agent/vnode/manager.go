@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/agent/podsync"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -228,7 +229,7 @@ func (m *Manager) Nodes() []string {
 	defer m.mu.Unlock()
 	var out []string
 	for pool := range m.nodes {
-		out = append(out, NodeName(m.cfg.Cluster, pool))
+		out = append(out, v1alpha1.VirtualNodeName(m.cfg.Cluster, pool))
 	}
 	return out
 }

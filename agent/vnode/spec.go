@@ -8,26 +8,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
-// Labels and taints of virtual nodes.
-const (
-	LabelCluster = "shoal.dev/cluster"
-	LabelVirtual = "shoal.dev/virtual"
-	LabelPool    = "shoal.dev/pool"
-	// ReasonUnreachable is the Ready reason while the workload cluster cannot be reached.
-	ReasonUnreachable = "WorkloadClusterUnreachable"
-	// maxPods bounds the pods the hub may bind to one virtual node.
-	maxPods = 100000
-)
-
-// NodeName returns the virtual node of a cluster's pool.
-func NodeName(cluster, pool string) string { return "shoal-" + cluster + "-" + pool }
+// maxPods bounds the pods the hub may bind to one virtual node.
+const maxPods = 100000
 
 // nodeSpec is the virtual node of a pool as first registered.
 func (m *Manager) nodeSpec(p fedinv.Pool) *corev1.Node {
-	name := NodeName(m.cfg.Cluster, p.Name)
+	name := v1alpha1.VirtualNodeName(m.cfg.Cluster, p.Name)
 	labels := map[string]string{}
 	for k, v := range m.cfg.Labels { // cluster labels, when they are valid node labels
 		if len(validation.IsQualifiedName(k)) == 0 && len(validation.IsValidLabelValue(v)) == 0 {
@@ -37,7 +27,7 @@ func (m *Manager) nodeSpec(p fedinv.Pool) *corev1.Node {
 	for k, v := range map[string]string{
 		"type": "virtual-kubelet", "kubernetes.io/role": "agent", corev1.LabelHostname: name,
 		corev1.LabelOSStable: "linux", corev1.LabelArchStable: "amd64",
-		LabelCluster: m.cfg.Cluster, LabelVirtual: "true", LabelPool: p.Name,
+		v1alpha1.LabelCluster: m.cfg.Cluster, v1alpha1.LabelVirtual: "true", v1alpha1.LabelPool: p.Name,
 	} {
 		labels[k] = v
 	}
@@ -49,7 +39,7 @@ func (m *Manager) nodeSpec(p fedinv.Pool) *corev1.Node {
 	}
 	n := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
-		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: LabelVirtual, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
+		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: v1alpha1.TaintVirtual, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
 	}
 	m.setStatus(n, p, true, "")
 	return n
@@ -67,7 +57,7 @@ func (m *Manager) setStatus(n *corev1.Node, p fedinv.Pool, ready bool, msg strin
 	n.Status.Phase = corev1.NodeRunning
 	rs, reason, text := corev1.ConditionTrue, "AgentReady", "the Shoal agent reaches its workload cluster"
 	if !ready {
-		rs, reason, text = corev1.ConditionFalse, ReasonUnreachable, "the Shoal agent cannot reach its workload cluster: "+msg
+		rs, reason, text = corev1.ConditionFalse, v1alpha1.ReasonWorkloadClusterUnreachable, "the Shoal agent cannot reach its workload cluster: "+msg
 	}
 	conds := []corev1.NodeCondition{{Type: corev1.NodeReady, Status: rs, Reason: reason, Message: text}}
 	for _, t := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure, corev1.NodeNetworkUnavailable} {

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -26,14 +27,14 @@ func TestNodeSpec(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n := m.nodeSpec(tt.pool)
-			if n.Name != "shoal-eu1-"+tt.pool.Name {
+			if n.Name != "shoal-eu1-"+tt.pool.Name || n.Name != v1alpha1.VirtualNodeName("eu1", tt.pool.Name) {
 				t.Errorf("name = %s", n.Name)
 			}
 			c, a := n.Status.Capacity[tt.resource], n.Status.Allocatable[tt.resource]
 			if int(c.Value()) != tt.pool.Capacity || int(a.Value()) != tt.pool.Allocatable {
 				t.Errorf("capacity/allocatable = %v/%v", c.Value(), a.Value())
 			}
-			if n.Labels[LabelCluster] != "eu1" || n.Labels[LabelVirtual] != "true" || n.Labels["type"] != "virtual-kubelet" ||
+			if n.Labels[v1alpha1.LabelCluster] != "eu1" || n.Labels[v1alpha1.LabelVirtual] != "true" || n.Labels["type"] != "virtual-kubelet" ||
 				n.Labels["region"] != "eu" || n.Labels[fedinv.LabelGPUProduct] != tt.product {
 				t.Errorf("labels = %v", n.Labels)
 			}
@@ -43,7 +44,7 @@ func TestNodeSpec(t *testing.T) {
 			if _, ok := n.Labels["tier"]; ok {
 				t.Error("invalid label value copied")
 			}
-			if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Key != LabelVirtual {
+			if len(n.Spec.Taints) != 1 || n.Spec.Taints[0].Key != v1alpha1.TaintVirtual {
 				t.Errorf("taints = %v", n.Spec.Taints)
 			}
 			if n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 || n.Status.Addresses[0].Address != "10.0.0.7" {
@@ -58,7 +59,7 @@ func TestReadyFollowsHealth(t *testing.T) {
 	p := fedinv.Pool{Name: "h100", Resource: fedinv.ResourceGPU, Capacity: 8, Allocatable: 8}
 	np := newNodeProvider(m, m.nodeSpec(p), p)
 	np.set(p, false, "connection refused")
-	if readyOf(np.node) != corev1.ConditionFalse || np.node.Status.Conditions[0].Reason != ReasonUnreachable {
+	if readyOf(np.node) != corev1.ConditionFalse || np.node.Status.Conditions[0].Reason != v1alpha1.ReasonWorkloadClusterUnreachable {
 		t.Errorf("ready = %v %v", readyOf(np.node), np.node.Status.Conditions[0])
 	}
 	select {

@@ -103,7 +103,7 @@ func usageByNode(pods []*corev1.Pod) map[string]map[string]int64 {
 			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
-		for r, v := range podGPURequests(p) {
+		for r, v := range PodGPURequests(p) {
 			if used[p.Spec.NodeName] == nil {
 				used[p.Spec.NodeName] = map[string]int64{}
 			}
@@ -113,10 +113,14 @@ func usageByNode(pods []*corev1.Pod) map[string]map[string]int64 {
 	return used
 }
 
-// podGPURequests returns the pod's effective request of each GPU resource, the
-// way the kube-scheduler computes it: the larger of the app containers plus
-// sidecars and the largest init container plus the sidecars started before it.
-func podGPURequests(p *corev1.Pod) map[string]int64 {
+// PodGPURequests returns the pod's effective request of each GPU resource
+// (whole GPUs and every MIG profile), the way the kube-scheduler computes it:
+// per resource, the larger of the app containers plus sidecars and the
+// largest init container plus the sidecars started before it. It is the one
+// GPU-request rule of Shoal: the inventory counts used GPUs with it and the
+// agent checks a gang member's fit with it. Resources the pod does not ask
+// for are absent.
+func PodGPURequests(p *corev1.Pod) map[string]int64 {
 	out := map[string]int64{}
 	sidecars := map[string]int64{}
 	initPeak := map[string]int64{}
@@ -151,7 +155,7 @@ func containerGPURequests(c corev1.Container) map[string]int64 {
 	add := func(rl corev1.ResourceList, onlyMissing bool) {
 		for name, q := range rl {
 			r := string(name)
-			if r != ResourceGPU && !strings.HasPrefix(r, ResourceMIGPrefix) {
+			if !IsGPUResource(r) {
 				continue
 			}
 			if out == nil {
@@ -169,3 +173,6 @@ func containerGPURequests(c corev1.Container) map[string]int64 {
 }
 
 func value(q resource.Quantity) int64 { return q.Value() }
+
+// IsGPUResource reports whether r is a whole-GPU or MIG slice resource.
+func IsGPUResource(r string) bool { return r == ResourceGPU || strings.HasPrefix(r, ResourceMIGPrefix) }

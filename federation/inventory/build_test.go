@@ -144,10 +144,38 @@ func TestPodGPURequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := podGPURequests(&corev1.Pod{Spec: tt.spec})[ResourceGPU]
+			got := PodGPURequests(&corev1.Pod{Spec: tt.spec})[ResourceGPU]
 			if got != tt.want {
 				t.Errorf("got %d, want %d", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestPodGPURequestsPerResource: MIG slices follow the same rule as whole
+// GPUs, each resource on its own.
+func TestPodGPURequestsPerResource(t *testing.T) {
+	const mig = "nvidia.com/mig-1g.10gb"
+	rl := func(kv map[string]int64) corev1.ResourceRequirements {
+		l := corev1.ResourceList{}
+		for k, v := range kv {
+			l[corev1.ResourceName(k)] = *resource.NewQuantity(v, resource.DecimalSI)
+		}
+		return corev1.ResourceRequirements{Limits: l}
+	}
+	spec := corev1.PodSpec{
+		InitContainers: []corev1.Container{{Resources: rl(map[string]int64{mig: 5})}, {Resources: rl(map[string]int64{ResourceGPU: 1})}},
+		Containers: []corev1.Container{{Resources: rl(map[string]int64{mig: 1, "cpu": 2})},
+			{Resources: rl(map[string]int64{mig: 1, ResourceGPU: 2})}},
+	}
+	got := PodGPURequests(&corev1.Pod{Spec: spec})
+	want := map[string]int64{mig: 5, ResourceGPU: 2}
+	if len(got) != len(want) || got[mig] != want[mig] || got[ResourceGPU] != want[ResourceGPU] {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	for r, want := range map[string]bool{ResourceGPU: true, mig: true, "nvidia.com/gpu.shared": false, "cpu": false} {
+		if IsGPUResource(r) != want {
+			t.Errorf("IsGPUResource(%q) = %v", r, !want)
+		}
 	}
 }

@@ -17,8 +17,7 @@ import (
 
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/agent/hubclient"
-	"github.com/shoal-dev/shoal/agent/podsync"
-	"github.com/shoal-dev/shoal/agent/vnode"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -83,7 +82,7 @@ func hubPod(name, node string, ann map[string]string, gpus int64) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Annotations: ann, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{NodeName: node,
-			Tolerations: []corev1.Toleration{{Key: vnode.LabelVirtual, Operator: corev1.TolerationOpExists}},
+			Tolerations: []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
 				Limits: corev1.ResourceList{fedinv.ResourceGPU: *resourceQty(gpus)}}}}},
 	}
@@ -148,7 +147,7 @@ func TestAgent(t *testing.T) {
 		if c, a := gpuQty(n.Status.Capacity, fedinv.ResourceGPU), gpuQty(n.Status.Allocatable, fedinv.ResourceGPU); c != 16 || a != 16 {
 			t.Errorf("capacity/allocatable = %d/%d, want 16/16", c, a)
 		}
-		for k, v := range map[string]string{"shoal.dev/cluster": clusterName, "shoal.dev/virtual": "true", "type": "virtual-kubelet",
+		for k, v := range map[string]string{v1alpha1.LabelCluster: clusterName, v1alpha1.LabelVirtual: "true", "type": "virtual-kubelet",
 			fedinv.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3", "region": "eu"} {
 			if n.Labels[k] != v {
 				t.Errorf("label %s = %q, want %q", k, n.Labels[k], v)
@@ -156,7 +155,7 @@ func TestAgent(t *testing.T) {
 		}
 		hasTaint := false
 		for _, tn := range n.Spec.Taints {
-			hasTaint = hasTaint || tn.Key == vnode.LabelVirtual && tn.Effect == corev1.TaintEffectNoSchedule
+			hasTaint = hasTaint || tn.Key == v1alpha1.TaintVirtual && tn.Effect == corev1.TaintEffectNoSchedule
 		}
 		if !hasTaint {
 			t.Errorf("taints = %v", n.Spec.Taints)
@@ -190,7 +189,7 @@ func TestAgent(t *testing.T) {
 	})
 
 	t.Run("pod runs in the workload cluster", func(t *testing.T) {
-		p := hubPod("trainer", h100Node, map[string]string{podsync.AnnotationTargetNode: "n1"}, 8)
+		p := hubPod("trainer", h100Node, map[string]string{v1alpha1.AnnotationTargetNode: "n1"}, 8)
 		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -201,12 +200,12 @@ func TestAgent(t *testing.T) {
 			return err == nil, err
 		})
 		ns, err := work.CoreV1().Namespaces().Get(ctx, "team-a", metav1.GetOptions{})
-		if err != nil || ns.Labels[podsync.LabelManaged] != "true" {
+		if err != nil || ns.Labels[v1alpha1.LabelManaged] != "true" {
 			t.Errorf("namespace not created as managed: %v %v", err, ns.Labels)
 		}
 		tolerates := false
 		for _, tl := range local.Spec.Tolerations {
-			tolerates = tolerates || tl.Key == vnode.LabelVirtual
+			tolerates = tolerates || tl.Key == v1alpha1.TaintVirtual
 		}
 		if local.Spec.NodeName != "" || tolerates {
 			t.Errorf("hub-only fields kept: nodeName=%q tolerations=%v", local.Spec.NodeName, local.Spec.Tolerations)
@@ -345,10 +344,10 @@ func TestAgent(t *testing.T) {
 		}
 		eventually(t, 30*time.Second, "hub pod Failed/LocalPodDeleted", func(ctx context.Context) (bool, error) {
 			hp, err := hubAdmin.CoreV1().Pods("team-a").Get(ctx, "victim", metav1.GetOptions{})
-			return err == nil && hp.Status.Phase == corev1.PodFailed && hp.Status.Reason == podsync.ReasonLocalPodDeleted, err
+			return err == nil && hp.Status.Phase == corev1.PodFailed && hp.Status.Reason == v1alpha1.ReasonLocalPodDeleted, err
 		})
 		eventually(t, 30*time.Second, "event on the hub pod", func(ctx context.Context) (bool, error) {
-			evs, err := hubAdmin.CoreV1().Events("team-a").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=victim,reason=" + podsync.ReasonLocalPodDeleted})
+			evs, err := hubAdmin.CoreV1().Events("team-a").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=victim,reason=" + v1alpha1.ReasonLocalPodDeleted})
 			return err == nil && len(evs.Items) > 0, err
 		})
 		if _, err := work.CoreV1().Pods("team-a").Get(ctx, "victim", metav1.GetOptions{}); !apierrors.IsNotFound(err) {

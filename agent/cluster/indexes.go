@@ -1,0 +1,51 @@
+package cluster
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+// Pod indexes of the cache.
+const (
+	// IndexNodeName indexes pods by spec.nodeName (bound pods only).
+	IndexNodeName = "nodeName"
+	// IndexTargetNode indexes unbound pods by their target-node annotation.
+	IndexTargetNode = "targetNode"
+	// IndexVirtualNode indexes the managed local pods by the virtual node
+	// their hub pod is bound to.
+	IndexVirtualNode = "virtualNode"
+)
+
+var podIndexers = cache.Indexers{
+	IndexNodeName: func(o any) ([]string, error) {
+		if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+			return []string{p.Spec.NodeName}, nil
+		}
+		return nil, nil
+	},
+	IndexTargetNode: func(o any) ([]string, error) {
+		if p, ok := o.(*corev1.Pod); ok && p.Spec.NodeName == "" && p.Annotations[v1alpha1.AnnotationTargetNode] != "" {
+			return []string{p.Annotations[v1alpha1.AnnotationTargetNode]}, nil
+		}
+		return nil, nil
+	},
+	IndexVirtualNode: func(o any) ([]string, error) {
+		if p, ok := o.(*corev1.Pod); ok && p.Labels[v1alpha1.LabelManaged] == "true" && p.Annotations[v1alpha1.AnnotationVirtualNode] != "" {
+			return []string{p.Annotations[v1alpha1.AnnotationVirtualNode]}, nil
+		}
+		return nil, nil
+	},
+}
+
+// stripManagedFields drops metadata.managedFields, which no agent part reads,
+// to bound the cache's memory. (An update built from a cached copy leaves the
+// server's managed fields as they are.)
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
