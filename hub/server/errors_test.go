@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -41,6 +42,11 @@ func TestToStatus(t *testing.T) {
 		{"conflict", wrap(store.ErrConflict), codes.Aborted},
 		{"compacted", errors.Join(store.ErrCompacted, errors.New("etcd")), codes.OutOfRange},
 		{"hub cluster down", wrap(registry.ErrHubCluster), codes.Unavailable},
+		{"dependency unavailable", wrap(errs.Unavailable("the hub cluster", errors.New("connection refused"))), codes.Unavailable},
+		{"dependency timed out is unavailable", errs.Unavailable("the hub cluster", context.DeadlineExceeded), codes.Unavailable},
+		{"rollout invalid", wrap(rollout.ErrInvalid), codes.InvalidArgument},
+		{"rollout not found", wrap(rollout.ErrNotFound), codes.NotFound},
+		{"rollout conflict", wrap(rollout.ErrConflict), codes.FailedPrecondition},
 		{"deadline", wrap(context.DeadlineExceeded), codes.DeadlineExceeded},
 		{"status passes through", status.Error(codes.ResourceExhausted, "slow down"), codes.ResourceExhausted},
 		{"unknown is internal", errors.New("disk on fire"), codes.Internal},
@@ -55,6 +61,17 @@ func TestToStatus(t *testing.T) {
 				t.Fatal("internal error text leaked to the client")
 			}
 		})
+	}
+}
+
+// TestToStatusKeepsTheCause checks that a known error reaches the client
+// with its whole text: an Unavailable says what failed and why.
+func TestToStatusKeepsTheCause(t *testing.T) {
+	cause := errors.New(`pods "x" is forbidden: User "shoal-hub" cannot create resource "podtemplates"`)
+	err := fmt.Errorf("check template: %w", errs.Unavailable("the hub cluster", cause))
+	st := status.Convert(toStatus(context.Background(), "/shoal.v1alpha1.Jobs/Submit", err))
+	if st.Code() != codes.Unavailable || st.Message() != err.Error() {
+		t.Fatalf("status = %s %q, want Unavailable %q", st.Code(), st.Message(), err)
 	}
 }
 
