@@ -4,14 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/errs"
+	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
@@ -73,6 +79,33 @@ func TestToStatusKeepsTheCause(t *testing.T) {
 	if st.Code() != codes.Unavailable || st.Message() != err.Error() {
 		t.Fatalf("status = %s %q, want Unavailable %q", st.Code(), st.Message(), err)
 	}
+}
+
+// TestSubmitHubClusterUnreachable checks the whole path: a job whose
+// template dry-run cannot reach the hub cluster is refused over gRPC with
+// Unavailable and the cause, and is not stored.
+func TestSubmitHubClusterUnreachable(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	_ = lis.Close() // nobody listens there any more
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: "http://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jc, qc := intakeClients(t, jobs.WithTemplateValidator(jobs.NewDryRunValidator(cs, "")))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := qc.Create(ctx, &shoalv1.CreateQueueRequest{Queue: &shoalv1.Object{Json: []byte(queueJSON)}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = jc.Submit(ctx, &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: []byte(jobJSON)}})
+	wantCode(t, err, codes.Unavailable, "the hub cluster is unavailable")
+	wantCode(t, err, codes.Unavailable, addr+": connect: connection refused")
+	_, err = jc.Get(ctx, &shoalv1.GetJobRequest{Name: "llama"})
+	wantCode(t, err, codes.NotFound, "llama")
 }
 
 func TestShortMethod(t *testing.T) {
