@@ -44,7 +44,7 @@ test-integration: k8s-bin ## Run the integration and end-to-end tests under test
 	@hack/test.sh $(GO_TEST_FLAGS) -p $(TEST_PARALLEL) ./test/...
 
 .PHONY: generate
-generate: tools ## Regenerate the gRPC/protobuf Go code.
+generate: tools ## Regenerate the gRPC/protobuf Go code and the API deepcopy functions.
 	@hack/generate.sh
 
 .PHONY: verify

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# make verify: gofmt, golangci-lint (import-direction rules), go vet, and
-# generated code unchanged. Every step runs; the exit code says if any failed.
+# make verify: gofmt, golangci-lint (import-direction rules), go vet,
+# generated code unchanged, and the SPDX line on every Go file. Every step
+# runs; the exit code says if any failed. It installs the tools it needs
+# (hack/tools.sh, pinned and cached), so it runs on a fresh machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+export PATH="${SHOAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/shoal}/tools/bin:$PATH"
 fail=0
 step() { echo "verify: $*"; }
+
+step "tools"
+hack/tools.sh || { echo "verify: cannot install the tools"; exit 1; }
 
 step "gofmt"
 bad=$(gofmt -l $(git ls-files '*.go'; git ls-files --others --exclude-standard '*.go'))
@@ -17,10 +23,21 @@ step "golangci-lint"
 golangci-lint run ./... || fail=1
 
 step "generated code up to date"
-hack/generate.sh >/dev/null || fail=1
-if ! git diff --quiet -- apis/; then
-  echo "generated code is stale: run 'make generate' and commit"; git diff --stat -- apis/; fail=1
+# Compare apis/ before and after generating (new, changed and removed files),
+# so that uncommitted work in apis/ is not taken for stale output.
+snapshot() { find apis -type f -print0 | sort -z | xargs -0 sha256sum; }
+before=$(snapshot)
+if hack/generate.sh >/dev/null; then
+  stale=$(diff <(echo "$before") <(snapshot) | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u)
+  if [ -n "$stale" ]; then
+    echo "generated code is stale: run 'make generate' and commit; it changed:"; echo "$stale"; fail=1
+  fi
+else
+  echo "make generate failed"; fail=1
 fi
+
+step "SPDX line"
+hack/spdx.sh -check || fail=1
 
 [ $fail = 0 ] && echo "verify: OK" || echo "verify: FAILED"
 exit $fail

@@ -17,6 +17,8 @@ import (
 
 // DecodeError is a document that could not be decoded: malformed YAML or
 // JSON, a missing or unknown kind, or fields the type does not have.
+//
+// +kubebuilder:object:generate=false
 type DecodeError struct {
 	// Doc is the 1-based index of the document in a multi-document stream.
 	Doc int

@@ -9,6 +9,13 @@
 //
 // Validation returns every problem at once, each with its field path, as a
 // field.ErrorList; InvalidError wraps such a list as an error.
+//
+// Every type has a generated DeepCopy (zz_generated.deepcopy.go, written by
+// `make generate` with controller-gen object); the objects are also
+// runtime.Objects.
+//
+// +kubebuilder:object:generate=true
+// +groupName=shoal.dev
 package v1alpha1
 
 import "k8s.io/apimachinery/pkg/runtime/schema"

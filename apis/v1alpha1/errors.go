@@ -9,6 +9,8 @@ import (
 
 // InvalidError is an object that failed validation: every problem, each
 // with its field path. The hub returns it as gRPC InvalidArgument.
+//
+// +kubebuilder:object:generate=false
 type InvalidError struct {
 	// Kind and Name of the object.
 	Kind, Name string

@@ -7,6 +7,7 @@ import (
 
 // Job is a gang of identical members that the hub places, all or none, on
 // the fleet's GPUs.
+// +kubebuilder:object:root=true
 type Job struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -4,6 +4,7 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 // JoinToken lets a workload cluster's agent register with the hub. Its name
 // is the token's public ID; only a hash of the secret part is stored.
+// +kubebuilder:object:root=true
 type JoinToken struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

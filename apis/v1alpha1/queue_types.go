@@ -8,6 +8,7 @@ import (
 
 // Queue is a node of the hierarchical queue tree (org, org/team,
 // org/team/project): GPU quotas per GPU class and a fair-share weight.
+// +kubebuilder:object:root=true
 type Queue struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -92,16 +91,9 @@ func fail(conds []metav1.Condition) finisher {
 	}
 }
 
-// copyJob deep-copies a job (the API types have no generated DeepCopy).
+// copyJob deep-copies a job, without its resourceVersion.
 func copyJob(j *v1alpha1.Job) *v1alpha1.Job {
-	b, err := json.Marshal(j)
-	if err != nil {
-		panic(fmt.Sprintf("copy job %q: %v", j.Name, err))
-	}
-	out := &v1alpha1.Job{}
-	if err := json.Unmarshal(b, out); err != nil {
-		panic(fmt.Sprintf("copy job %q: %v", j.Name, err))
-	}
+	out := j.DeepCopy()
 	out.ResourceVersion = ""
 	return out
 }

@@ -9,6 +9,7 @@
 //	ErrFailedPrecondition (and *PreconditionError) → FailedPrecondition
 //	store.ErrConflict                              → Aborted
 //	store.ErrCompacted                             → OutOfRange (list or watch again)
+//	ErrUnavailable (and *UnavailableError)         → Unavailable (try again later)
 //
 // Match them with errors.Is and errors.As, never by message.
 package errs
@@ -64,4 +65,36 @@ func (e *kindError) Unwrap() error { return e.kind }
 // wrong and what to do ("job \"a\" not found; `shoal job list` shows the jobs").
 func Of(kind error, format string, args ...any) error {
 	return &kindError{kind: kind, msg: fmt.Sprintf(format, args...)}
+}
+
+// ErrUnavailable means a system the hub depends on (the hub management
+// cluster) could not be reached or refused the hub's own identity: the
+// request itself may be fine and may succeed later, once an operator has
+// fixed the dependency.
+var ErrUnavailable = errors.New("unavailable")
+
+// UnavailableError is an ErrUnavailable that names the dependency and keeps
+// the cause (errors.Is and errors.As reach it).
+type UnavailableError struct {
+	// Dependency names what could not be used ("the hub cluster").
+	Dependency string
+	// Cause is the error the dependency returned.
+	Cause error
+}
+
+// Error names the dependency and the cause.
+func (e *UnavailableError) Error() string {
+	return e.Dependency + " is unavailable: " + e.Cause.Error()
+}
+
+// Unwrap returns the cause.
+func (e *UnavailableError) Unwrap() error { return e.Cause }
+
+// Is makes errors.Is(err, ErrUnavailable) hold.
+func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
+
+// Unavailable returns an *UnavailableError: dependency could not be used
+// because of cause.
+func Unavailable(dependency string, cause error) error {
+	return &UnavailableError{Dependency: dependency, Cause: cause}
 }

@@ -27,3 +27,24 @@ func TestOf(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestUnavailable(t *testing.T) {
+	cause := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+	err := fmt.Errorf("submit: %w", Unavailable("the hub cluster", cause))
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatal("not unavailable")
+	}
+	if !errors.Is(err, cause) {
+		t.Fatal("cause lost")
+	}
+	if want := "submit: the hub cluster is unavailable: " + cause.Error(); err.Error() != want {
+		t.Errorf("message %q, want %q", err, want)
+	}
+	var ue *UnavailableError
+	if !errors.As(err, &ue) || ue.Dependency != "the hub cluster" {
+		t.Errorf("As: %+v", ue)
+	}
+	if errors.Is(err, ErrFailedPrecondition) {
+		t.Error("unavailable is a failed precondition")
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // FieldManager owns the fields the Issuer applies.
@@ -141,7 +143,7 @@ func (i *Issuer) Revoke(ctx context.Context, cluster string) error {
 		c.RbacV1().Roles(Namespace).Delete(ctx, name, del),
 		c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, name, del),
 		c.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, name, del),
-		c.CoreV1().Nodes().DeleteCollection(ctx, del, metav1.ListOptions{LabelSelector: LabelCluster + "=" + cluster}),
+		c.CoreV1().Nodes().DeleteCollection(ctx, del, metav1.ListOptions{LabelSelector: v1alpha1.LabelCluster + "=" + cluster}),
 	}
 	var out []error
 	for _, err := range errs {

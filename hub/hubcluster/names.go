@@ -8,8 +8,6 @@ const (
 	ClusterRoleName = "shoal:agent"
 	// LeaseNamespace holds node leases.
 	LeaseNamespace = "kube-node-lease"
-	// LabelCluster names the cluster an object belongs to.
-	LabelCluster = "shoal.dev/cluster"
 	// DefaultTokenTTL bounds the lifetime of an issued token.
 	DefaultTokenTTL = 24 * 3600
 )
@@ -21,9 +19,6 @@ func ServiceAccountName(cluster string) string { return "shoal-agent-" + cluster
 func Username(cluster string) string {
 	return "system:serviceaccount:" + Namespace + ":" + ServiceAccountName(cluster)
 }
-
-// NodePrefix is the name prefix of a cluster's virtual nodes.
-func NodePrefix(cluster string) string { return "shoal-" + cluster + "-" }
 
 // objectName names the per-cluster RBAC and policy objects.
 func objectName(cluster string) string { return "shoal-agent-" + cluster }

@@ -7,6 +7,8 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	admissionv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // policyExpressions returns the CEL validations that confine an agent's
@@ -15,15 +17,16 @@ import (
 //
 // Node names alone are ambiguous between clusters "a" and "a-b" (shoal-a-b-x
 // starts with shoal-a-); nodes are therefore also matched on their
-// shoal.dev/cluster label, which the policy forbids any other agent to set or
+// v1alpha1.LabelCluster label, which the policy forbids any other agent to set or
 // change. Leases and pods are matched on the node-name prefix; the hub refuses
 // cluster names that are a dash-prefix of another (see docs/agent.md).
 func policyExpressions(cluster string) []admissionv1.Validation {
-	prefix := strconv.Quote(NodePrefix(cluster))
+	prefix := strconv.Quote(v1alpha1.VirtualNodePrefix(cluster))
 	c := strconv.Quote(cluster)
+	label := strconv.Quote(v1alpha1.LabelCluster)
 	ownNode := func(o string) string {
 		return fmt.Sprintf("(%[1]s.metadata.name.startsWith(%[2]s) && has(%[1]s.metadata.labels) && "+
-			"'shoal.dev/cluster' in %[1]s.metadata.labels && %[1]s.metadata.labels['shoal.dev/cluster'] == %[3]s)", o, prefix, c)
+			"%[4]s in %[1]s.metadata.labels && %[1]s.metadata.labels[%[4]s] == %[3]s)", o, prefix, c, label)
 	}
 	boundPod := func(o string) string {
 		return fmt.Sprintf("(has(%[1]s.spec.nodeName) && %[1]s.spec.nodeName.startsWith(%[2]s))", o, prefix)
@@ -32,7 +35,7 @@ func policyExpressions(cluster string) []admissionv1.Validation {
 		{
 			Expression: fmt.Sprintf("request.resource.resource != 'nodes' || ((object == null || %s) && (oldObject == null || %s))",
 				ownNode("object"), ownNode("oldObject")),
-			Message: fmt.Sprintf("agent of cluster %s may only change its own virtual nodes (%s*, label shoal.dev/cluster=%s)", cluster, NodePrefix(cluster), cluster),
+			Message: fmt.Sprintf("agent of cluster %s may only change its own virtual nodes (%s*, label %s=%s)", cluster, v1alpha1.VirtualNodePrefix(cluster), v1alpha1.LabelCluster, cluster),
 			Reason:  ptr(metav1.StatusReasonForbidden),
 		},
 		{

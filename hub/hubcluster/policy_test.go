@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 func TestValidCluster(t *testing.T) {
@@ -30,6 +32,13 @@ func TestPolicyNamesTheCluster(t *testing.T) {
 		if !strings.Contains(*v.Expression, `"shoal-eu1-"`) {
 			t.Errorf("validation does not name the node prefix: %s", *v.Expression)
 		}
+	}
+	nodes := *p.Spec.Validations[0].Expression
+	if want := `object.metadata.labels["` + v1alpha1.LabelCluster + `"] == "eu1"`; !strings.Contains(nodes, want) {
+		t.Errorf("node validation does not match the cluster label (%s): %s", want, nodes)
+	}
+	if msg, want := *p.Spec.Validations[0].Message, "label "+v1alpha1.LabelCluster+"=eu1"; !strings.Contains(msg, want) {
+		t.Errorf("node validation message %q does not say %q", msg, want)
 	}
 	if b := policyBinding("eu1"); *b.Spec.PolicyName != *p.Name {
 		t.Errorf("binding names %s", *b.Spec.PolicyName)

@@ -3,6 +3,8 @@ package hubcluster
 import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 func rule(groups, resources []string, verbs ...string) *rbacv1ac.PolicyRuleApplyConfiguration {
@@ -27,7 +29,7 @@ func clusterRole() *rbacv1ac.ClusterRoleApplyConfiguration {
 }
 
 func labels(cluster string) map[string]string {
-	return map[string]string{LabelCluster: cluster, "app.kubernetes.io/managed-by": "shoal-hub"}
+	return map[string]string{v1alpha1.LabelCluster: cluster, "app.kubernetes.io/managed-by": "shoal-hub"}
 }
 
 func subject(cluster string) *rbacv1ac.SubjectApplyConfiguration {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // validCluster accepts names that fit a DNS label inside shoal-agent-<c>.
@@ -32,7 +34,7 @@ func CheckName(name string, registered []string) error {
 		if r == name {
 			continue
 		}
-		if strings.HasPrefix(NodePrefix(r), NodePrefix(name)) || strings.HasPrefix(NodePrefix(name), NodePrefix(r)) {
+		if strings.HasPrefix(v1alpha1.VirtualNodePrefix(r), v1alpha1.VirtualNodePrefix(name)) || strings.HasPrefix(v1alpha1.VirtualNodePrefix(name), v1alpha1.VirtualNodePrefix(r)) {
 			return fmt.Errorf("%w: %q and %q", ErrAmbiguousName, name, r)
 		}
 	}

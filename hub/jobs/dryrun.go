@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -13,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/errs"
 )
 
 // DryRunValidator checks pod templates with the real Kubernetes validator:
@@ -36,7 +39,9 @@ func NewDryRunValidator(cs kubernetes.Interface, namespace string) *DryRunValida
 }
 
 // Validate returns a *v1alpha1.InvalidError with paths relative to the
-// template ("spec.containers[0].image") when the API server rejects it.
+// template ("spec.containers[0].image") when the API server rejects it, and
+// an errs.ErrUnavailable with the cause when the hub cluster could not judge
+// the template (unreachable, refusing the hub's identity, overloaded).
 func (v *DryRunValidator) Validate(ctx context.Context, t *corev1.PodTemplateSpec) error {
 	pt := &corev1.PodTemplate{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "shoal-dry-run-", Namespace: v.namespace},
@@ -47,11 +52,35 @@ func (v *DryRunValidator) Validate(ctx context.Context, t *corev1.PodTemplateSpe
 	if err == nil {
 		return nil
 	}
+	if ctx.Err() == nil && unavailable(err) {
+		return errs.Unavailable("the hub cluster", fmt.Errorf("dry-run of the pod template in namespace %q: %w", v.namespace, err))
+	}
 	var se *apierrors.StatusError
 	if !apierrors.IsInvalid(err) || !errors.As(err, &se) {
 		return fmt.Errorf("dry-run on the hub cluster: %w", err)
 	}
 	return v1alpha1.NewInvalidError("PodTemplate", "", causes(se))
+}
+
+// unavailable reports whether a failed dry-run says nothing about the
+// template: the request never got an answer (a transport error: connection
+// refused, DNS, TLS), or the API server refused the hub's identity
+// (Unauthorized, Forbidden: its RBAC on the hub cluster) or was too busy to
+// answer (ServiceUnavailable, TooManyRequests, timeouts).
+func unavailable(err error) bool {
+	switch {
+	case apierrors.IsUnauthorized(err), apierrors.IsForbidden(err),
+		apierrors.IsServiceUnavailable(err), apierrors.IsTooManyRequests(err),
+		apierrors.IsServerTimeout(err), apierrors.IsTimeout(err):
+		return true
+	}
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return false // the API server answered, about something else
+	}
+	var ue *url.Error
+	var ne net.Error
+	return errors.As(err, &ue) || errors.As(err, &ne)
 }
 
 // causes converts the API server's causes to field errors under the template.

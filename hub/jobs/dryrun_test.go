@@ -1,18 +1,29 @@
 package jobs_test
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/jobs"
 )
 
@@ -91,5 +102,127 @@ func TestSubmitDryRunValidator(t *testing.T) {
 	}
 	if _, _, err := js.Get(ctx, bad.Name); err == nil {
 		t.Error("a rejected job was stored")
+	}
+}
+
+// template is a pod template the API server accepts.
+func template() *corev1.PodTemplateSpec {
+	return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "trainer", Image: "busybox"}},
+	}}
+}
+
+// clientOf returns a client of the API server at host.
+func clientOf(t *testing.T, host string) kubernetes.Interface {
+	t.Helper()
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// statusServer is an API server that answers every request with st.
+func statusServer(t *testing.T, st *metav1.Status) string {
+	t.Helper()
+	st.Kind, st.APIVersion = "Status", "v1"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(int(st.Code))
+		_ = json.NewEncoder(w).Encode(st)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestDryRunUnreachableHubCluster checks that a dry-run against an address
+// nobody listens on is Unavailable with the cause, through Submit too, and
+// that the job is not stored.
+func TestDryRunUnreachableHubCluster(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	_ = lis.Close()
+	v := jobs.NewDryRunValidator(clientOf(t, "http://"+addr), "")
+
+	err = v.Validate(testCtx(t), template())
+	if !errors.Is(err, errs.ErrUnavailable) {
+		t.Fatalf("Validate = %v, want ErrUnavailable", err)
+	}
+	var ue *errs.UnavailableError
+	if !errors.As(err, &ue) || ue.Dependency != "the hub cluster" {
+		t.Fatalf("Validate = %#v, want an UnavailableError of the hub cluster", err)
+	}
+	if !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("error does not carry the cause: %v", err)
+	}
+
+	ctx, q := testCtx(t), uniq("unreach")
+	js, _ := services(t, []jobs.Option{jobs.WithTemplateValidator(v)}, q)
+	j := job(uniq("a"), q)
+	if _, _, _, err := js.Submit(ctx, j, false); !errors.Is(err, errs.ErrUnavailable) {
+		t.Fatalf("Submit = %v, want ErrUnavailable", err)
+	}
+	if _, _, err := js.Get(ctx, j.Name); err == nil {
+		t.Error("a job whose template could not be checked was stored")
+	}
+}
+
+// TestDryRunHubClusterRefusals checks how the API server's refusals are
+// classified: the hub's identity refused or the server overloaded is
+// Unavailable with the API server's message; a template the server rejects
+// is an InvalidError; any other answer stays an error of its own.
+func TestDryRunHubClusterRefusals(t *testing.T) {
+	gr := schema.GroupResource{Resource: "podtemplates"}
+	forbidden := apierrors.NewForbidden(gr, "", errors.New(`User "shoal-hub" cannot create resource "podtemplates" in API group "" in the namespace "default"`))
+	invalid := apierrors.NewInvalid(schema.GroupKind{Kind: "PodTemplate"}, "", field.ErrorList{
+		field.Invalid(field.NewPath("template", "spec", "containers").Index(0).Child("name"), "Not_A_DNS_Label", "a lowercase RFC 1123 label"),
+	})
+	tests := []struct {
+		name        string
+		status      *metav1.Status
+		unavailable bool
+		invalid     bool
+	}{
+		{"forbidden", &forbidden.ErrStatus, true, false},
+		{"unauthorized", &apierrors.NewUnauthorized("token expired").ErrStatus, true, false},
+		{"service unavailable", &apierrors.NewServiceUnavailable("etcd leader changed").ErrStatus, true, false},
+		{"too many requests", &apierrors.NewTooManyRequests("slow down", 0).ErrStatus, true, false},
+		{"invalid template", &invalid.ErrStatus, false, true},
+		{"internal error", &apierrors.NewInternalError(errors.New("disk on fire")).ErrStatus, false, false},
+		{"namespace not found", &apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "default").ErrStatus, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := jobs.NewDryRunValidator(clientOf(t, statusServer(t, tt.status)), "")
+			err := v.Validate(testCtx(t), template())
+			if err == nil {
+				t.Fatal("Validate accepted a refused template")
+			}
+			if got := errors.Is(err, errs.ErrUnavailable); got != tt.unavailable {
+				t.Errorf("Validate = %v: unavailable %v, want %v", err, got, tt.unavailable)
+			}
+			var inv *v1alpha1.InvalidError
+			if got := errors.As(err, &inv); got != tt.invalid {
+				t.Errorf("Validate = %v: invalid %v, want %v", err, got, tt.invalid)
+			}
+			if tt.unavailable && !strings.Contains(err.Error(), tt.status.Message) {
+				t.Errorf("error %q does not carry the API server's message %q", err, tt.status.Message)
+			}
+		})
+	}
+}
+
+// TestDryRunCanceled checks that a caller whose context ended gets its own
+// error back, not Unavailable.
+func TestDryRunCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(testCtx(t))
+	cancel()
+	v := jobs.NewDryRunValidator(clientOf(t, statusServer(t, &metav1.Status{Code: http.StatusOK})), "")
+	err := v.Validate(ctx, template())
+	if !errors.Is(err, context.Canceled) || errors.Is(err, errs.ErrUnavailable) {
+		t.Fatalf("Validate = %v, want context.Canceled and not unavailable", err)
 	}
 }

@@ -13,9 +13,6 @@ import (
 // Kind is the store kind of Queue records.
 const Kind = "queues"
 
-// AnnotationImplicit marks a queue created implicitly as the ancestor of another.
-const AnnotationImplicit = "shoal.dev/implicit"
-
 // NewCollection returns the typed store collection of Queues. Packages other
 // than queues only read it (hub/jobs guards submissions on a queue's revision).
 func NewCollection(s *store.Store) *store.Collection[*v1alpha1.Queue] {

@@ -6,8 +6,9 @@
 //
 // Creating a queue creates its missing ancestors implicitly, in the same
 // transaction, with default spec (weight 1, no quota) and the annotation
-// shoal.dev/implicit: "true", so `shoal queue create research/nlp` works on
-// an empty hub; give the parents quotas with Update when they matter.
+// v1alpha1.AnnotationImplicit (shoal.dev/implicit: "true"), so
+// `shoal queue create research/nlp` works on an empty hub; give the parents
+// quotas with Update when they matter.
 //
 // # Deletion
 //

@@ -69,7 +69,7 @@ func TestCreateMakesAncestorsAndRefusesDuplicates(t *testing.T) {
 	}
 	for _, anc := range []string{org, org + "/nlp"} {
 		a, _, err := qs.Get(ctx, anc)
-		if err != nil || a.Annotations[queues.AnnotationImplicit] != "true" || *a.Spec.Weight != 1 {
+		if err != nil || a.Annotations[v1alpha1.AnnotationImplicit] != "true" || *a.Spec.Weight != 1 {
 			t.Errorf("ancestor %s: %+v %v", anc, a, err)
 		}
 	}

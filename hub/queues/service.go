@@ -94,7 +94,7 @@ func (s *Service) tryCreate(ctx context.Context, q *v1alpha1.Queue, now metav1.T
 
 func implicitQueue(name string, now metav1.Time) *v1alpha1.Queue {
 	q := &v1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name, UID: uuid.NewUUID(), CreationTimestamp: now,
-		Generation: 1, Annotations: map[string]string{AnnotationImplicit: "true"}}}
+		Generation: 1, Annotations: map[string]string{v1alpha1.AnnotationImplicit: "true"}}}
 	v1alpha1.SetQueueDefaults(q)
 	return q
 }

@@ -2,7 +2,8 @@ package rollout
 
 import "errors"
 
-// Errors returned by this package; the hub server maps them to gRPC codes.
+// Errors returned by this package; the error table of hub/server maps them to
+// gRPC codes (InvalidArgument, NotFound, FailedPrecondition).
 var (
 	// ErrInvalid is a bad argument (source, waves, selector, revision).
 	ErrInvalid = errors.New("invalid argument")

@@ -12,11 +12,14 @@ import (
 	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// errorCodes is the one table from domain errors to gRPC codes; the first
-// entry whose error matches (errors.Is) wins.
+// errorCodes is the one table from domain errors to gRPC codes, for every
+// service the hub serves (jobs, queues, clusters, GitOps, rollouts); the
+// first entry whose error matches (errors.Is) wins. Handlers return domain
+// errors as they are and leave the conversion to toStatus.
 var errorCodes = []struct {
 	err  error
 	code codes.Code
@@ -25,6 +28,7 @@ var errorCodes = []struct {
 	{registry.ErrCertificateRevoked, codes.PermissionDenied},
 	{pki.ErrUnknownIdentity, codes.PermissionDenied},
 	{registry.ErrInvalid, codes.InvalidArgument},
+	{rollout.ErrInvalid, codes.InvalidArgument},
 	{pki.ErrBadCSR, codes.InvalidArgument},
 	{store.ErrInvalidName, codes.InvalidArgument},
 	{store.ErrInvalidContinue, codes.InvalidArgument},
@@ -32,11 +36,14 @@ var errorCodes = []struct {
 	{registry.ErrUIDRegistered, codes.AlreadyExists},
 	{store.ErrAlreadyExists, codes.AlreadyExists},
 	{registry.ErrNotFound, codes.NotFound},
+	{rollout.ErrNotFound, codes.NotFound},
 	{store.ErrNotFound, codes.NotFound},
 	{errs.ErrFailedPrecondition, codes.FailedPrecondition},
+	{rollout.ErrConflict, codes.FailedPrecondition}, // a rollout's state forbids it: not a write race to retry
 	{store.ErrConflict, codes.Aborted},
 	{store.ErrCompacted, codes.OutOfRange},
 	{registry.ErrHubCluster, codes.Unavailable},
+	{errs.ErrUnavailable, codes.Unavailable},
 	{context.DeadlineExceeded, codes.DeadlineExceeded},
 	{context.Canceled, codes.Canceled},
 }

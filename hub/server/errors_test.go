@@ -4,16 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
+	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/errs"
+	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -41,6 +48,11 @@ func TestToStatus(t *testing.T) {
 		{"conflict", wrap(store.ErrConflict), codes.Aborted},
 		{"compacted", errors.Join(store.ErrCompacted, errors.New("etcd")), codes.OutOfRange},
 		{"hub cluster down", wrap(registry.ErrHubCluster), codes.Unavailable},
+		{"dependency unavailable", wrap(errs.Unavailable("the hub cluster", errors.New("connection refused"))), codes.Unavailable},
+		{"dependency timed out is unavailable", errs.Unavailable("the hub cluster", context.DeadlineExceeded), codes.Unavailable},
+		{"rollout invalid", wrap(rollout.ErrInvalid), codes.InvalidArgument},
+		{"rollout not found", wrap(rollout.ErrNotFound), codes.NotFound},
+		{"rollout conflict", wrap(rollout.ErrConflict), codes.FailedPrecondition},
 		{"deadline", wrap(context.DeadlineExceeded), codes.DeadlineExceeded},
 		{"status passes through", status.Error(codes.ResourceExhausted, "slow down"), codes.ResourceExhausted},
 		{"unknown is internal", errors.New("disk on fire"), codes.Internal},
@@ -56,6 +68,44 @@ func TestToStatus(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestToStatusKeepsTheCause checks that a known error reaches the client
+// with its whole text: an Unavailable says what failed and why.
+func TestToStatusKeepsTheCause(t *testing.T) {
+	cause := errors.New(`pods "x" is forbidden: User "shoal-hub" cannot create resource "podtemplates"`)
+	err := fmt.Errorf("check template: %w", errs.Unavailable("the hub cluster", cause))
+	st := status.Convert(toStatus(context.Background(), "/shoal.v1alpha1.Jobs/Submit", err))
+	if st.Code() != codes.Unavailable || st.Message() != err.Error() {
+		t.Fatalf("status = %s %q, want Unavailable %q", st.Code(), st.Message(), err)
+	}
+}
+
+// TestSubmitHubClusterUnreachable checks the whole path: a job whose
+// template dry-run cannot reach the hub cluster is refused over gRPC with
+// Unavailable and the cause, and is not stored.
+func TestSubmitHubClusterUnreachable(t *testing.T) {
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := lis.Addr().String()
+	_ = lis.Close() // nobody listens there any more
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: "http://" + addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jc, qc := intakeClients(t, jobs.WithTemplateValidator(jobs.NewDryRunValidator(cs, "")))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := qc.Create(ctx, &shoalv1.CreateQueueRequest{Queue: &shoalv1.Object{Json: []byte(queueJSON)}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = jc.Submit(ctx, &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: []byte(jobJSON)}})
+	wantCode(t, err, codes.Unavailable, "the hub cluster is unavailable")
+	wantCode(t, err, codes.Unavailable, addr+": connect: connection refused")
+	_, err = jc.Get(ctx, &shoalv1.GetJobRequest{Name: "llama"})
+	wantCode(t, err, codes.NotFound, "llama")
 }
 
 func TestShortMethod(t *testing.T) {

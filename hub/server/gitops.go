@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"errors"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -46,7 +45,7 @@ func (s *gitopsClustersServer) ReportGitOpsStatus(ctx context.Context, req *shoa
 	}
 	src, err := s.fleet.Report(ctx, id.Cluster, st)
 	if err != nil {
-		return nil, gitopsError(err)
+		return nil, err
 	}
 	resp := &shoalv1.ReportGitOpsStatusResponse{}
 	if src != nil {
@@ -80,7 +79,7 @@ func (s *gitopsServer) SetSource(ctx context.Context, req *shoalv1.SetGitOpsSour
 	}
 	cl, rev, err := s.fleet.SetSource(ctx, req.Cluster, src)
 	if err != nil {
-		return nil, gitopsError(err)
+		return nil, err
 	}
 	return object(cl, rev)
 }
@@ -88,7 +87,7 @@ func (s *gitopsServer) SetSource(ctx context.Context, req *shoalv1.SetGitOpsSour
 func (s *gitopsServer) ListStatus(ctx context.Context, req *shoalv1.ListGitOpsStatusRequest) (*shoalv1.ListGitOpsStatusResponse, error) {
 	cls, err := s.fleet.Clusters(ctx, req.Selector)
 	if err != nil {
-		return nil, gitopsError(err)
+		return nil, err
 	}
 	resp := &shoalv1.ListGitOpsStatusResponse{}
 	for _, cl := range cls {
@@ -99,17 +98,4 @@ func (s *gitopsServer) ListStatus(ctx context.Context, req *shoalv1.ListGitOpsSt
 		resp.Items = append(resp.Items, obj)
 	}
 	return resp, nil
-}
-
-// gitopsError maps hub/rollout errors to gRPC codes.
-func gitopsError(err error) error {
-	switch {
-	case errors.Is(err, rollout.ErrInvalid):
-		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.Is(err, rollout.ErrNotFound):
-		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, rollout.ErrConflict):
-		return status.Error(codes.FailedPrecondition, err.Error())
-	}
-	return err
 }

@@ -24,8 +24,8 @@ import (
 
 // intakeClients serves Jobs and Queues on an embedded store over an
 // in-memory connection, with the error table applied as the real server
-// does, and returns clients.
-func intakeClients(t testing.TB) (shoalv1.JobsClient, shoalv1.QueuesClient) {
+// does, and returns clients. opts configure the job intake.
+func intakeClients(t testing.TB, opts ...jobs.Option) (shoalv1.JobsClient, shoalv1.QueuesClient) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts an embedded etcd")
@@ -37,7 +37,7 @@ func intakeClients(t testing.TB) (shoalv1.JobsClient, shoalv1.QueuesClient) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	js := jobs.New(st)
+	js := jobs.New(st, opts...)
 	lis := bufconn.Listen(1 << 20)
 	g := grpc.NewServer(
 		grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {

@@ -27,7 +27,7 @@ func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 // rolloutObject encodes a rollout (or the error of the call that made it).
 func rolloutObject(r *rollout.Rollout, err error) (*shoalv1.Object, error) {
 	if err != nil {
-		return nil, gitopsError(err)
+		return nil, err
 	}
 	return object(r, 0)
 }
@@ -46,7 +46,7 @@ func (s *rolloutsServer) GetRollout(ctx context.Context, req *shoalv1.RolloutReq
 func (s *rolloutsServer) ListRollouts(ctx context.Context, _ *shoalv1.ListRolloutsRequest) (*shoalv1.ListRolloutsResponse, error) {
 	list, err := s.ctrl.List(ctx)
 	if err != nil {
-		return nil, gitopsError(err)
+		return nil, err
 	}
 	resp := &shoalv1.ListRolloutsResponse{}
 	for _, r := range list {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/hubcluster"
 )
 
@@ -32,7 +33,7 @@ func agentClient(t *testing.T, kubeconfig []byte) kubernetes.Interface {
 
 func vnodeObj(cluster, pool string) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{
-		Name: hubcluster.NodePrefix(cluster) + pool, Labels: map[string]string{hubcluster.LabelCluster: cluster},
+		Name: v1alpha1.VirtualNodePrefix(cluster) + pool, Labels: map[string]string{v1alpha1.LabelCluster: cluster},
 	}}
 }
 
@@ -98,7 +99,7 @@ func TestIsolation(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		n.Labels[hubcluster.LabelCluster] = "a"
+		n.Labels[v1alpha1.LabelCluster] = "a"
 		_, err = a.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
 		return err
 	})
