@@ -12,8 +12,8 @@ import (
 
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/federation/placement"
-	"github.com/shoal-dev/shoal/hub/dispatch"
 	"github.com/shoal-dev/shoal/hub/app"
+	"github.com/shoal-dev/shoal/hub/dispatch"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/queues"
