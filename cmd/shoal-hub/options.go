@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -59,11 +58,7 @@ func (o *options) complete() error {
 		if !errors.As(err, &ce) {
 			return err
 		}
-		names := make([]string, len(ce.Fields))
-		for i, f := range ce.Fields {
-			names[i] = flagNames[f]
-		}
-		return fmt.Errorf("%s: %s", strings.Join(names, ", "), ce.Reason)
+		return errors.New(ce.Message(func(field string) string { return flagNames[field] }))
 	}
 	if v := os.Getenv("SHOAL_PREEMPT_AFTER"); v != "" { // e.g. 0s in demos; the engine's default is 30m
 		d, err := time.ParseDuration(v)

@@ -2,10 +2,13 @@ package main
 
 import (
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 func TestOptionsComplete(t *testing.T) {
@@ -58,5 +61,30 @@ func TestServerHosts(t *testing.T) {
 	}
 	if slices.Contains(got, "0.0.0.0") {
 		t.Errorf("serving certificate hosts %v contain the unspecified address", got)
+	}
+}
+
+// TestFlagsFillConfig: every flag lands in its Config field.
+func TestFlagsFillConfig(t *testing.T) {
+	o := defaultOptions()
+	fs := pflag.NewFlagSet("shoal-hub", pflag.ContinueOnError)
+	o.addFlags(fs)
+	err := fs.Parse([]string{
+		"--data-dir=/d", "--listen=0.0.0.0:1", "--http-listen=", "--advertise-address=hub:2", "--hostnames=a,b",
+		"--etcd-endpoints=https://e1,https://e2", "--etcd-ca=ca", "--etcd-cert=c", "--etcd-key=k", "--etcd-prefix=/p/",
+		"--kubeconfig=kc", "--cluster-grace=1s", "--cluster-fence-timeout=2s", "--agent-cert-validity=3s",
+		"--admin-config=ac", "--admin-context=ctx",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.cfg
+	got := []any{c.DataDir, c.Listen, c.HTTPListen, c.AdvertiseAddress, c.Hostnames, c.Etcd.Endpoints, c.Etcd.CAFile,
+		c.Etcd.CertFile, c.Etcd.KeyFile, c.Etcd.Prefix, c.Kubeconfig, c.ClusterGrace, c.FenceTimeout,
+		c.AgentCertValidity, c.AdminConfig, c.AdminContext}
+	want := []any{"/d", "0.0.0.0:1", "", "hub:2", []string{"a", "b"}, []string{"https://e1", "https://e2"}, "ca",
+		"c", "k", "/p/", "kc", time.Second, 2 * time.Second, 3 * time.Second, "ac", "ctx"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("config from flags\n%v\nwant\n%v", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,20 +97,11 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 			tt.mod(&cfg)
 			_, err := app.New(cfg)
 			var ce *app.ConfigError
-			if !errors.As(err, &ce) || !contains(ce.Fields, tt.field) {
+			if !errors.As(err, &ce) || !slices.Contains(ce.Fields, tt.field) {
 				t.Fatalf("New: %v, want a ConfigError naming %s", err, tt.field)
 			}
 		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func waitLeader(ctx context.Context, t *testing.T, st *store.Store, election, want string) {

@@ -4,42 +4,49 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strings"
 )
 
-// ConfigError is an invalid Config: Fields names the fields at fault (Go
-// names, e.g. "Etcd.CertFile"), Reason says what is wrong.
+// ConfigError is an invalid Config. Fields names the fields at fault (Go
+// names, e.g. "Etcd.CertFile"); Message says what is wrong.
 type ConfigError struct {
 	Fields []string
-	Reason string
+	format string // the message, with a %s for each name in Fields, in order
+	args   []any  // further values, after the names
 }
 
 func (e *ConfigError) Error() string {
-	return fmt.Sprintf("hub config %s: %s", strings.Join(e.Fields, ", "), e.Reason)
+	return "hub config: " + e.Message(func(field string) string { return field })
 }
 
-func invalid(reason string, fields ...string) error {
-	return &ConfigError{Fields: fields, Reason: reason}
+// Message says what is wrong, naming each field as name gives it (the
+// command line names the flag that sets it).
+func (e *ConfigError) Message(name func(field string) string) string {
+	var names []any
+	for _, f := range e.Fields {
+		names = append(names, name(f))
+	}
+	return fmt.Sprintf(e.format, append(names, e.args...)...)
 }
 
 // Validate checks the Config; its errors are *ConfigError.
 func (c *Config) Validate() error {
 	if c.DataDir == "" {
-		return invalid("must not be empty", "DataDir")
+		return &ConfigError{Fields: []string{"DataDir"}, format: "%s must not be empty"}
 	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		return invalid(fmt.Sprintf("%q: want host:port: %v", c.Listen, err), "Listen")
+		return &ConfigError{Fields: []string{"Listen"}, format: "%s %q: want host:port: %v", args: []any{c.Listen, err}}
 	}
 	if c.ClusterGrace <= 0 || c.FenceTimeout <= c.ClusterGrace {
-		return invalid(fmt.Sprintf("want 0 < grace (%s) < fence timeout (%s)", c.ClusterGrace, c.FenceTimeout),
-			"ClusterGrace", "FenceTimeout")
+		return &ConfigError{Fields: []string{"ClusterGrace", "FenceTimeout"}, format: "want 0 < %[1]s (%[3]s) < %[2]s (%[4]s)",
+			args: []any{c.ClusterGrace, c.FenceTimeout}}
 	}
 	e := c.Etcd
 	if len(e.Endpoints) == 0 && (e.CAFile != "" || e.CertFile != "" || e.KeyFile != "") {
-		return invalid("TLS files need endpoints", "Etcd.CAFile", "Etcd.CertFile", "Etcd.KeyFile", "Etcd.Endpoints")
+		return &ConfigError{Fields: []string{"Etcd.CAFile", "Etcd.CertFile", "Etcd.KeyFile", "Etcd.Endpoints"},
+			format: "%s/%s/%s need %s"}
 	}
 	if (e.CertFile == "") != (e.KeyFile == "") {
-		return invalid("certificate and key go together", "Etcd.CertFile", "Etcd.KeyFile")
+		return &ConfigError{Fields: []string{"Etcd.CertFile", "Etcd.KeyFile"}, format: "%s and %s go together"}
 	}
 	return nil
 }
@@ -56,7 +63,8 @@ func (c *Config) Complete() error {
 		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 			name, err := os.Hostname()
 			if err != nil {
-				return invalid(fmt.Sprintf("needed when listening on all addresses: %v", err), "AdvertiseAddress")
+				return &ConfigError{Fields: []string{"AdvertiseAddress"},
+					format: "%s is needed when listening on all addresses: %v", args: []any{err}}
 			}
 			c.AdvertiseAddress = net.JoinHostPort(name, port)
 		}
