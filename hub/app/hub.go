@@ -54,7 +54,7 @@ func (h *Hub) Ready() <-chan struct{} { return h.ready }
 // Done closes when Run has returned.
 func (h *Hub) Done() <-chan struct{} { return h.done }
 
-// Err is Run's result once Done has closed.
+// Err waits for Run to return and gives its result.
 func (h *Hub) Err() error {
 	<-h.done
 	return h.err
