@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/hub/app"
 )
 
 func main() {
@@ -38,7 +40,7 @@ func newCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			ctx = klog.NewContext(ctx, klog.Background().WithName("shoal-hub"))
-			return run(ctx, opts)
+			return app.Run(ctx, opts.cfg)
 		},
 	}
 	opts.addFlags(cmd.Flags())

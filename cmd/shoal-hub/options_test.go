@@ -2,10 +2,13 @@ package main
 
 import (
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/pflag"
 )
 
 func TestOptionsComplete(t *testing.T) {
@@ -17,21 +20,21 @@ func TestOptionsComplete(t *testing.T) {
 		wantErr       string
 	}{
 		{"defaults", func(*options) {}, "127.0.0.1:7443", ""},
-		{"all addresses advertise the host name", func(o *options) { o.listen = "0.0.0.0:9443" }, host + ":9443", ""},
-		{"advertise host gets the listen port", func(o *options) { o.advertiseAddress = "hub.example.com" }, "hub.example.com:7443", ""},
-		{"advertise host:port kept", func(o *options) { o.advertiseAddress = "hub.example.com:443" }, "hub.example.com:443", ""},
-		{"bad listen", func(o *options) { o.listen = "7443" }, "", "--listen"},
-		{"fence not after grace", func(o *options) { o.fenceTimeout = o.clusterGrace }, "", "--cluster-fence-timeout"},
-		{"etcd TLS without endpoints", func(o *options) { o.etcdCA = "ca.pem" }, "", "--etcd-endpoints"},
+		{"all addresses advertise the host name", func(o *options) { o.cfg.Listen = "0.0.0.0:9443" }, host + ":9443", ""},
+		{"advertise host gets the listen port", func(o *options) { o.cfg.AdvertiseAddress = "hub.example.com" }, "hub.example.com:7443", ""},
+		{"advertise host:port kept", func(o *options) { o.cfg.AdvertiseAddress = "hub.example.com:443" }, "hub.example.com:443", ""},
+		{"bad listen", func(o *options) { o.cfg.Listen = "7443" }, "", "--listen"},
+		{"fence not after grace", func(o *options) { o.cfg.FenceTimeout = o.cfg.ClusterGrace }, "", "--cluster-fence-timeout"},
+		{"etcd TLS without endpoints", func(o *options) { o.cfg.Etcd.CAFile = "ca.pem" }, "", "--etcd-endpoints"},
 		{"etcd cert without key", func(o *options) {
-			o.etcdEndpoints, o.etcdCert = []string{"https://e1:2379"}, "c.pem"
+			o.cfg.Etcd.Endpoints, o.cfg.Etcd.CertFile = []string{"https://e1:2379"}, "c.pem"
 		}, "", "--etcd-key"},
-		{"empty data dir", func(o *options) { o.dataDir = "" }, "", "--data-dir"},
+		{"empty data dir", func(o *options) { o.cfg.DataDir = "" }, "", "--data-dir"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			o := defaultOptions()
-			o.clusterGrace, o.fenceTimeout = 40*time.Second, 5*time.Minute
+			o.cfg.ClusterGrace, o.cfg.FenceTimeout = 40*time.Second, 5*time.Minute
 			tt.mod(o)
 			err := o.complete()
 			if tt.wantErr != "" {
@@ -40,8 +43,8 @@ func TestOptionsComplete(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || o.advertiseAddress != tt.wantAdvertise {
-				t.Fatalf("advertise %q, %v; want %q", o.advertiseAddress, err, tt.wantAdvertise)
+			if err != nil || o.cfg.AdvertiseAddress != tt.wantAdvertise {
+				t.Fatalf("advertise %q, %v; want %q", o.cfg.AdvertiseAddress, err, tt.wantAdvertise)
 			}
 		})
 	}
@@ -49,8 +52,8 @@ func TestOptionsComplete(t *testing.T) {
 
 func TestServerHosts(t *testing.T) {
 	o := defaultOptions()
-	o.listen, o.advertiseAddress, o.hostnames = "0.0.0.0:7443", "10.0.0.5:7443", []string{"hub.example.com"}
-	got := o.serverHosts()
+	o.cfg.Listen, o.cfg.AdvertiseAddress, o.cfg.Hostnames = "0.0.0.0:7443", "10.0.0.5:7443", []string{"hub.example.com"}
+	got := o.cfg.ServerHosts()
 	for _, want := range []string{"hub.example.com", "10.0.0.5"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("serving certificate hosts %v lack %s", got, want)
@@ -58,5 +61,30 @@ func TestServerHosts(t *testing.T) {
 	}
 	if slices.Contains(got, "0.0.0.0") {
 		t.Errorf("serving certificate hosts %v contain the unspecified address", got)
+	}
+}
+
+// TestFlagsFillConfig: every flag lands in its Config field.
+func TestFlagsFillConfig(t *testing.T) {
+	o := defaultOptions()
+	fs := pflag.NewFlagSet("shoal-hub", pflag.ContinueOnError)
+	o.addFlags(fs)
+	err := fs.Parse([]string{
+		"--data-dir=/d", "--listen=0.0.0.0:1", "--http-listen=", "--advertise-address=hub:2", "--hostnames=a,b",
+		"--etcd-endpoints=https://e1,https://e2", "--etcd-ca=ca", "--etcd-cert=c", "--etcd-key=k", "--etcd-prefix=/p/",
+		"--kubeconfig=kc", "--cluster-grace=1s", "--cluster-fence-timeout=2s", "--agent-cert-validity=3s",
+		"--admin-config=ac", "--admin-context=ctx",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := o.cfg
+	got := []any{c.DataDir, c.Listen, c.HTTPListen, c.AdvertiseAddress, c.Hostnames, c.Etcd.Endpoints, c.Etcd.CAFile,
+		c.Etcd.CertFile, c.Etcd.KeyFile, c.Etcd.Prefix, c.Kubeconfig, c.ClusterGrace, c.FenceTimeout,
+		c.AgentCertValidity, c.AdminConfig, c.AdminContext}
+	want := []any{"/d", "0.0.0.0:1", "", "hub:2", []string{"a", "b"}, []string{"https://e1", "https://e2"}, "ca",
+		"c", "k", "/p/", "kc", time.Second, 2 * time.Second, 3 * time.Second, "ac", "ctx"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("config from flags\n%v\nwant\n%v", got, want)
 	}
 }

@@ -17,36 +17,12 @@ import (
 // interval and whenever jobs or reservations change. It returns nil when
 // ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	log := klog.FromContext(ctx).WithName("dispatch")
-	ctx = klog.NewContext(ctx, log)
-	for ctx.Err() == nil {
-		lead, err := d.st.Campaign(ctx, Election, d.cfg.Identity)
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Error(err, "campaign failed; retrying")
-				d.sleep(ctx, time.Second)
-			}
-			continue
-		}
-		log.Info("leading the dispatcher", "identity", d.cfg.Identity)
-		d.lead(ctx, lead)
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_ = lead.Resign(rctx)
-		cancel()
-	}
-	return nil
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("dispatch"))
+	return d.st.RunElected(ctx, Election, d.cfg.Identity, d.lead)
 }
 
-func (d *Dispatcher) lead(ctx context.Context, lead store.Leadership) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-lead.Done():
-		case <-ctx.Done():
-		}
-		cancel()
-	}()
+// lead runs passes until leadership or ctx ends.
+func (d *Dispatcher) lead(ctx context.Context, _ store.Leadership) error {
 	trigger := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -75,6 +51,7 @@ func (d *Dispatcher) lead(ctx context.Context, lead store.Leadership) {
 		case <-ticker.C():
 		}
 	}
+	return nil
 }
 
 // ensureNamespace creates the member pods' namespace once.

@@ -60,30 +60,14 @@ func NewController(s *store.Store, fleet *Fleet, cfg Config) *Controller {
 // Run ticks every rollout each interval while this replica leads the
 // rollouts election, until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
-	log := klog.FromContext(ctx).WithName("rollout")
-	for ctx.Err() == nil {
-		lead, err := c.store.Campaign(ctx, Election, c.cfg.Identity)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			log.Error(err, "Campaign failed; retrying")
-			select {
-			case <-ctx.Done():
-			case <-c.cfg.Clock.After(time.Second):
-			}
-			continue
-		}
-		log.Info("Leading rollouts", "identity", c.cfg.Identity)
-		leader.Set(1)
-		c.lead(ctx, lead.Done())
-		leader.Set(0)
-		_ = lead.Resign(context.WithoutCancel(ctx))
-	}
-	return nil
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("rollout"))
+	return c.store.RunElected(ctx, Election, c.cfg.Identity, c.lead)
 }
 
-func (c *Controller) lead(ctx context.Context, lost <-chan struct{}) {
+// lead ticks until leadership or ctx ends.
+func (c *Controller) lead(ctx context.Context, _ store.Leadership) error {
+	leader.Set(1)
+	defer leader.Set(0)
 	t := c.cfg.Clock.NewTicker(c.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -92,9 +76,7 @@ func (c *Controller) lead(ctx context.Context, lost <-chan struct{}) {
 		}
 		select {
 		case <-ctx.Done():
-			return
-		case <-lost:
-			return
+			return nil
 		case <-t.C():
 		}
 	}

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"time"
 
 	"k8s.io/klog/v2"
 
@@ -13,39 +12,14 @@ import (
 // interval and whenever jobs, reservations or inventories change. It
 // returns nil when ctx ends.
 func (s *Scheduler) Run(ctx context.Context) error {
-	log := klog.FromContext(ctx).WithName("scheduler")
-	for ctx.Err() == nil {
-		lead, err := s.st.Campaign(ctx, Election, s.cfg.Identity)
-		if err != nil {
-			if ctx.Err() != nil {
-				break
-			}
-			log.Error(err, "campaign failed; retrying")
-			s.sleep(ctx, time.Second)
-			continue
-		}
-		log.Info("leading the scheduler", "identity", s.cfg.Identity)
-		leader.Set(1)
-		s.lead(klog.NewContext(ctx, log), lead)
-		leader.Set(0)
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		_ = lead.Resign(rctx)
-		cancel()
-	}
-	return nil
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("scheduler"))
+	return s.st.RunElected(ctx, Election, s.cfg.Identity, s.lead)
 }
 
 // lead runs cycles until leadership or ctx ends.
-func (s *Scheduler) lead(ctx context.Context, lead store.Leadership) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-lead.Done():
-		case <-ctx.Done():
-		}
-		cancel()
-	}()
+func (s *Scheduler) lead(ctx context.Context, lead store.Leadership) error {
+	leader.Set(1)
+	defer leader.Set(0)
 	held := lead.Held()
 	trigger := make(chan struct{}, 1)
 	poke := func() {
@@ -73,6 +47,7 @@ func (s *Scheduler) lead(ctx context.Context, lead store.Leadership) {
 		case <-ticker.C():
 		}
 	}
+	return nil
 }
 
 // watch pokes on every change of jobs, reservations and inventories.
@@ -84,11 +59,4 @@ func (s *Scheduler) watch(ctx context.Context, poke func()) {
 	go store.Notify(ctx, s.jobs.Watch(ctx, rev), poke)
 	go store.Notify(ctx, s.ledger.Reservations().Watch(ctx, rev), poke)
 	go store.Notify(ctx, s.inventories.Watch(ctx, rev), poke)
-}
-
-func (s *Scheduler) sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-s.cfg.Clock.After(d):
-	}
 }

@@ -18,6 +18,13 @@
 // <prefix>elections/<election>/<lease id>, written by etcd's concurrency
 // package.
 //
+// # Leaders
+//
+// Campaign wins an election and returns a Leadership whose Held guard keeps
+// a deposed leader's writes out. RunElected is the loop every
+// leader-elected part of the hub runs in: campaign, work while leading (the
+// work's ctx ends when leadership is lost), resign, campaign again.
+//
 // # Concurrency
 //
 // Each stored value carries etcd's mod revision. Update, Delete and the

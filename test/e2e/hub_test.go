@@ -2,33 +2,32 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"slices"
 	"time"
 
-	"golang.org/x/sync/errgroup"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/hub/app"
 	"github.com/shoal-dev/shoal/hub/dispatch"
-	"github.com/shoal-dev/shoal/hub/hubcluster"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/scheduler"
-	"github.com/shoal-dev/shoal/hub/server"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// hub is the hub in-process: its API and registry run for the whole
-// package; the scheduler and dispatcher ("the scheduling hub") can be
-// restarted on their own.
+// hub is the hub in-process, run by hub/app: the API hub (server, registry
+// and store) runs for the whole package; the scheduler and dispatcher ("the
+// scheduling hub") run in hub replicas of their own on the same store, so
+// that each can be stopped and restarted on its own.
 type hub struct {
+	app    *app.Hub
 	st     *store.Store
 	ca     *pki.CA
 	reg    *registry.Registry
@@ -36,8 +35,9 @@ type hub struct {
 	queues *queues.Service
 	kube   kubernetes.Interface
 	addr   string
+	dir    string
+	hubRC  *rest.Config
 	cancel context.CancelFunc
-	done   chan error
 
 	schedStop, dispStop func()
 	rctx                context.Context
@@ -50,61 +50,81 @@ const labelCluster = "e2e.shoal.dev/cluster"
 // prepareTimeout is the dispatcher's prepare deadline in these tests.
 const prepareTimeout = 15 * time.Second
 
-func startHub(ctx context.Context, dir string, hubRC *rest.Config) (*hub, error) {
-	ca, err := pki.LoadOrCreateCA(filepath.Join(dir, "pki"))
-	if err != nil {
-		return nil, err
-	}
-	serving, err := ca.ServerCertificate([]string{"127.0.0.1"})
-	if err != nil {
-		return nil, err
-	}
-	// The serving chain carries the CA so that agents can pin its hash.
-	serving.Certificate = append(serving.Certificate, ca.Cert.Raw)
-	st, err := store.Open(ctx, store.Config{DataDir: filepath.Join(dir, "etcd"), ElectionTTL: 2 * time.Second,
-		Embedded: store.EmbeddedConfig{UnsafeNoFsync: true}})
-	if err != nil {
-		return nil, err
-	}
+// config is a hub replica's Config that runs only the leader-elected loops
+// named; with no Etcd endpoints it embeds the etcd.
+func (h *hub) config(endpoints []string, only ...app.Controller) (app.Config, error) {
 	port, err := store.FreePort()
 	if err != nil {
-		return nil, err
+		return app.Config{}, err
 	}
-	h := &hub{st: st, ca: ca, addr: fmt.Sprintf("127.0.0.1:%d", port), done: make(chan error, 1)}
-	h.reg = registry.New(st, ca, registry.Config{Credentials: hubcluster.New(hubRC), HubAddress: h.addr,
-		Grace: 10 * time.Second})
-	h.jobs = jobs.New(st)
-	h.queues = queues.New(st, h.jobs)
-	hubRC = rest.CopyConfig(hubRC)
-	hubRC.QPS, hubRC.Burst = 200, 400
-	if h.kube, err = kubernetes.NewForConfig(hubRC); err != nil {
-		return nil, err
+	cfg := app.DefaultConfig()
+	cfg.DataDir, cfg.Listen, cfg.HTTPListen, cfg.AdminConfig = h.dir, fmt.Sprintf("127.0.0.1:%d", port), "", ""
+	cfg.Etcd.Endpoints, cfg.ElectionTTL, cfg.Embedded.UnsafeNoFsync = endpoints, 2*time.Second, true
+	cfg.HubCluster, cfg.ClusterGrace, cfg.Identity = h.hubRC, 10*time.Second, "e2e"
+	cfg.Scheduler = scheduler.Config{Interval: 200 * time.Millisecond}
+	cfg.SchedulerOptions = []scheduler.Option{scheduler.WithPlacementOptions(placement.WithPreemptAfter(0))}
+	cfg.Dispatch = dispatch.Config{Interval: 200 * time.Millisecond,
+		PrepareTimeout: prepareTimeout, Backoff: time.Second, MaxBackoff: 4 * time.Second}
+	for _, c := range []app.Controller{app.Scheduler, app.Dispatcher, app.Rollouts} {
+		if !slices.Contains(only, c) {
+			cfg.Disable = append(cfg.Disable, c)
+		}
 	}
-	srv, err := server.New(server.Config{Listen: h.addr, TLS: ca.ServerTLSConfig(serving), Store: st, Registry: h.reg,
-		Services: nil})
+	return cfg, nil
+}
+
+func startHub(ctx context.Context, dir string, hubRC *rest.Config) (*hub, error) {
+	h := &hub{dir: dir, hubRC: hubRC}
+	cfg, err := h.config(nil)
 	if err != nil {
+		return nil, err
+	}
+	if h.app, err = app.New(cfg); err != nil {
 		return nil, err
 	}
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	h.cancel, h.rctx = cancel, rctx
-	g, gctx := errgroup.WithContext(rctx)
-	g.Go(func() error { return srv.Run(gctx) })
-	g.Go(func() error { return h.reg.Run(gctx) })
-	go func() { h.done <- g.Wait() }()
+	go func() { _ = h.app.Run(rctx) }()
+	select {
+	case <-h.app.Ready():
+	case <-h.app.Done():
+		cancel()
+		return nil, h.app.Err()
+	}
+	h.st, h.ca, h.reg, h.addr = h.app.Store(), h.app.CA(), h.app.Registry(), h.app.Address()
+	h.jobs = jobs.New(h.st)
+	h.queues = queues.New(h.st, h.jobs)
+	hubRC = rest.CopyConfig(hubRC)
+	hubRC.QPS, hubRC.Burst = 200, 400
+	if h.kube, err = kubernetes.NewForConfig(hubRC); err != nil {
+		h.stop()
+		return nil, err
+	}
 	h.startScheduling(rctx)
 	return h, nil
 }
 
-// startScheduling starts a fresh scheduler and dispatcher (a hub replica).
+// startScheduling starts a fresh scheduler and dispatcher (a hub replica
+// each).
 func (h *hub) startScheduling(parent context.Context) {
-	h.schedStop = h.run(parent, scheduler.New(h.st, scheduler.Config{Identity: "e2e", Interval: 200 * time.Millisecond},
-		scheduler.WithPlacementOptions(placement.WithPreemptAfter(0))).Run)
+	h.schedStop = h.run(parent, h.replica(app.Scheduler).Run)
 	h.dispStop = h.run(parent, h.newDispatcher().Run)
 }
 
-func (h *hub) newDispatcher() *dispatch.Dispatcher {
-	return dispatch.New(h.st, h.kube, dispatch.Config{Identity: "e2e", Interval: 200 * time.Millisecond,
-		PrepareTimeout: prepareTimeout, Backoff: time.Second, MaxBackoff: 4 * time.Second})
+func (h *hub) newDispatcher() *app.Hub { return h.replica(app.Dispatcher) }
+
+// replica is a hub replica on the API hub's etcd that runs only the loop
+// named.
+func (h *hub) replica(only app.Controller) *app.Hub {
+	cfg, err := h.config([]string{h.st.ClientURL()}, only)
+	if err != nil {
+		panic(err)
+	}
+	r, err := app.New(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
 
 // run runs fn until the returned stop is called.
@@ -112,7 +132,9 @@ func (h *hub) run(parent context.Context, fn func(context.Context) error) func()
 	ctx, cancel := context.WithCancel(parent)
 	done := make(chan struct{})
 	go func() {
-		_ = fn(ctx)
+		if err := fn(ctx); err != nil && ctx.Err() == nil {
+			fmt.Fprintln(os.Stderr, "hub replica stopped:", err)
+		}
 		close(done)
 	}()
 	return func() { cancel(); <-done }
@@ -126,13 +148,14 @@ func (h *hub) restartScheduling(parent context.Context) {
 }
 
 func (h *hub) stop() {
-	h.schedStop()
-	h.dispStop()
+	if h.schedStop != nil {
+		h.schedStop()
+		h.dispStop()
+	}
 	h.cancel()
-	if err := <-h.done; err != nil && !errors.Is(err, context.Canceled) {
+	if err := h.app.Err(); err != nil {
 		fmt.Fprintln(os.Stderr, "hub stopped:", err)
 	}
-	_ = h.st.Close()
 }
 
 // startAgent registers and runs the agent of one workload cluster.

@@ -23,10 +23,10 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 	fr "github.com/shoal-dev/shoal/federation/rollout"
+	"github.com/shoal-dev/shoal/hub/app"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
-	"github.com/shoal-dev/shoal/hub/server"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -42,39 +42,32 @@ type realHub struct {
 
 func startRealHub(ctx context.Context, t *testing.T) *realHub {
 	t.Helper()
-	dir := t.TempDir()
-	ca, err := pki.LoadOrCreateCA(filepath.Join(dir, "pki"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	serving, err := ca.ServerCertificate([]string{"127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	serving.Certificate = append(serving.Certificate, ca.Cert.Raw) // agents pin the CA hash
-	st, err := store.Open(ctx, store.Config{Endpoints: []string{hubStore.ClientURL()}, Prefix: "/realhub/", ElectionTTL: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
 	port, err := store.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &realHub{ca: ca, addr: fmt.Sprintf("127.0.0.1:%d", port)}
-	h.reg = registry.New(st, ca, registry.Config{HubAddress: h.addr, Grace: 10 * time.Second})
-	fleet := rollout.NewFleet(st, nil)
-	ctrl := rollout.NewController(st, fleet, rollout.Config{Identity: "test", Interval: 200 * time.Millisecond})
-	srv, err := server.New(server.Config{Listen: h.addr, TLS: ca.ServerTLSConfig(serving), Store: st, Registry: h.reg,
-		GitOps: fleet, Services: []func(grpc.ServiceRegistrar){server.GitOpsService(fleet), server.RolloutsService(ctrl)}})
+	cfg := app.DefaultConfig()
+	cfg.DataDir, cfg.Listen, cfg.HTTPListen, cfg.AdminConfig = t.TempDir(), fmt.Sprintf("127.0.0.1:%d", port), "", ""
+	cfg.Etcd = app.Etcd{Endpoints: []string{hubStore.ClientURL()}, Prefix: "/realhub/"}
+	cfg.ElectionTTL, cfg.ClusterGrace, cfg.Identity = 2*time.Second, 10*time.Second, "test"
+	cfg.Rollout = rollout.Config{Interval: 200 * time.Millisecond}
+	hub, err := app.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, run := range []func(context.Context) error{srv.Run, h.reg.Run, ctrl.Run} {
-		done := make(chan struct{})
-		go func() { defer close(done); _ = run(ctx) }()
-		t.Cleanup(func() { <-done })
+	go func() { _ = hub.Run(ctx) }()
+	t.Cleanup(func() {
+		if err := hub.Err(); err != nil {
+			t.Errorf("hub: %v", err)
+		}
+	})
+	select {
+	case <-hub.Ready():
+	case <-hub.Done():
+		t.Fatalf("hub did not start: %v", hub.Err())
 	}
+	ca := hub.CA()
+	h := &realHub{ca: ca, addr: hub.Address(), reg: hub.Registry()}
 	certPEM, keyPEM, err := ca.AdminCertificate()
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,29 @@
+package app
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/shoal-dev/shoal/hub/dispatch"
+	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/rollout"
+	"github.com/shoal-dev/shoal/hub/scheduler"
+	"github.com/shoal-dev/shoal/hub/server"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// registerMetrics registers every hub package's collectors with the
+// default registry, once per process: a second hub in the same process
+// (tests) shares them.
+func registerMetrics() error {
+	for _, register := range []func(prometheus.Registerer) error{
+		store.Register, server.RegisterMetrics, jobs.Register, rollout.Register, scheduler.Register, dispatch.Register,
+	} {
+		var are prometheus.AlreadyRegisteredError
+		if err := register(prometheus.DefaultRegisterer); err != nil && !errors.As(err, &are) {
+			return err
+		}
+	}
+	return nil
+}

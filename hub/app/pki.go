@@ -1,0 +1,49 @@
+package app
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/shoal-dev/shoal/hub/pki"
+)
+
+// loadPKI loads (or creates) the hub CA in DataDir/pki and issues the
+// serving certificate for ServerHosts.
+func loadPKI(c *Config) (*pki.CA, tls.Certificate, error) {
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return nil, tls.Certificate{}, fmt.Errorf("create the data directory: %w", err)
+	}
+	ca, err := pki.LoadOrCreateCA(filepath.Join(c.DataDir, "pki"))
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	serving, err := ca.ServerCertificate(c.ServerHosts())
+	if err != nil {
+		return nil, tls.Certificate{}, err
+	}
+	return ca, serving, nil
+}
+
+// writeAdminConfig puts the admin identity for this hub into the CLI config
+// file AdminConfig as context AdminContext.
+func writeAdminConfig(c *Config, ca *pki.CA) error {
+	if c.AdminConfig == "" {
+		return nil
+	}
+	certPEM, keyPEM, err := ca.AdminCertificate()
+	if err != nil {
+		return err
+	}
+	cfg, err := pki.LoadClientConfig(c.AdminConfig)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("admin config: %w", err)
+	}
+	cfg.SetContext(pki.Context{
+		Name: c.AdminContext, Hub: c.AdvertiseAddress,
+		CAData: string(ca.CertPEM), CertData: string(certPEM), KeyData: string(keyPEM),
+	})
+	return cfg.Save(c.AdminConfig)
+}

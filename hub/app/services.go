@@ -1,0 +1,43 @@
+package app
+
+import (
+	"fmt"
+
+	"google.golang.org/grpc"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/queues"
+	"github.com/shoal-dev/shoal/hub/rollout"
+	"github.com/shoal-dev/shoal/hub/server"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// apiServices builds the job and queue services; with a hub management
+// cluster (rc not nil) pod templates are checked by a server-side dry-run there.
+func apiServices(st *store.Store, rc *rest.Config) ([]func(grpc.ServiceRegistrar), error) {
+	var opts []jobs.Option
+	if rc != nil {
+		cs, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return nil, fmt.Errorf("hub cluster client: %w", err)
+		}
+		opts = append(opts, jobs.WithTemplateValidator(jobs.NewDryRunValidator(cs, "")))
+	}
+	js := jobs.New(st, opts...)
+	qs := queues.New(st, js)
+	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs)}, nil
+}
+
+// gitOps builds the clusters' GitOps fleet, the leader-elected rollout
+// controller (its Run must be started) and their gRPC services.
+func gitOps(st *store.Store, c *Config) (*rollout.Fleet, *rollout.Controller, []func(grpc.ServiceRegistrar)) {
+	fleet := rollout.NewFleet(st, nil)
+	cfg := c.Rollout
+	if cfg.Identity == "" {
+		cfg.Identity = c.Identity
+	}
+	ctrl := rollout.NewController(st, fleet, cfg)
+	return fleet, ctrl, []func(grpc.ServiceRegistrar){server.GitOpsService(fleet), server.RolloutsService(ctrl)}
+}

@@ -1,0 +1,42 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"path/filepath"
+	"strings"
+
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// openStore connects to the external etcd or starts the embedded one in
+// DataDir/etcd.
+func openStore(ctx context.Context, c *Config) (*store.Store, error) {
+	tlsCfg, err := c.etcdTLS()
+	if err != nil {
+		return nil, err
+	}
+	return store.Open(ctx, store.Config{
+		DataDir:     filepath.Join(c.DataDir, "etcd"),
+		Endpoints:   c.Etcd.Endpoints,
+		TLS:         tlsCfg,
+		Prefix:      c.Etcd.Prefix,
+		ElectionTTL: c.ElectionTTL,
+		Embedded:    c.Embedded,
+	})
+}
+
+// etcdTLS is the client TLS configuration for an external etcd (nil: plain
+// http endpoints; system roots for https endpoints without a CA file).
+func (c *Config) etcdTLS() (*tls.Config, error) {
+	e := c.Etcd
+	if e.CAFile == "" && e.CertFile == "" {
+		for _, ep := range e.Endpoints {
+			if strings.HasPrefix(ep, "https://") {
+				return &tls.Config{MinVersion: tls.VersionTLS12}, nil
+			}
+		}
+		return nil, nil
+	}
+	return store.ClientTLS(e.CAFile, e.CertFile, e.KeyFile)
+}

@@ -1,0 +1,95 @@
+package app
+
+import (
+	"fmt"
+	"net"
+	"os"
+)
+
+// ConfigError is an invalid Config. Fields names the fields at fault (Go
+// names, e.g. "Etcd.CertFile"); Message says what is wrong.
+type ConfigError struct {
+	Fields []string
+	format string // the message, with a %s for each name in Fields, in order
+	args   []any  // further values, after the names
+}
+
+func (e *ConfigError) Error() string {
+	return "hub config: " + e.Message(func(field string) string { return field })
+}
+
+// Message says what is wrong, naming each field as name gives it (the
+// command line names the flag that sets it).
+func (e *ConfigError) Message(name func(field string) string) string {
+	var names []any
+	for _, f := range e.Fields {
+		names = append(names, name(f))
+	}
+	return fmt.Sprintf(e.format, append(names, e.args...)...)
+}
+
+// Validate checks the Config; its errors are *ConfigError.
+func (c *Config) Validate() error {
+	if c.DataDir == "" {
+		return &ConfigError{Fields: []string{"DataDir"}, format: "%s must not be empty"}
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		return &ConfigError{Fields: []string{"Listen"}, format: "%s %q: want host:port: %v", args: []any{c.Listen, err}}
+	}
+	if c.ClusterGrace <= 0 || c.FenceTimeout <= c.ClusterGrace {
+		return &ConfigError{Fields: []string{"ClusterGrace", "FenceTimeout"}, format: "want 0 < %[1]s (%[3]s) < %[2]s (%[4]s)",
+			args: []any{c.ClusterGrace, c.FenceTimeout}}
+	}
+	e := c.Etcd
+	if len(e.Endpoints) == 0 && (e.CAFile != "" || e.CertFile != "" || e.KeyFile != "") {
+		return &ConfigError{Fields: []string{"Etcd.CAFile", "Etcd.CertFile", "Etcd.KeyFile", "Etcd.Endpoints"},
+			format: "%s/%s/%s need %s"}
+	}
+	if (e.CertFile == "") != (e.KeyFile == "") {
+		return &ConfigError{Fields: []string{"Etcd.CertFile", "Etcd.KeyFile"}, format: "%s and %s go together"}
+	}
+	return nil
+}
+
+// Complete validates the Config and fills in AdvertiseAddress and
+// Identity, which default from other fields and from this host.
+func (c *Config) Complete() error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	host, port, _ := net.SplitHostPort(c.Listen)
+	if c.AdvertiseAddress == "" {
+		c.AdvertiseAddress = c.Listen
+		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+			name, err := os.Hostname()
+			if err != nil {
+				return &ConfigError{Fields: []string{"AdvertiseAddress"},
+					format: "%s is needed when listening on all addresses: %v", args: []any{err}}
+			}
+			c.AdvertiseAddress = net.JoinHostPort(name, port)
+		}
+	} else if _, _, err := net.SplitHostPort(c.AdvertiseAddress); err != nil {
+		c.AdvertiseAddress = net.JoinHostPort(c.AdvertiseAddress, port)
+	}
+	if c.Identity == "" {
+		name, _ := os.Hostname()
+		c.Identity = fmt.Sprintf("%s-%d", name, os.Getpid())
+	}
+	return nil
+}
+
+// ServerHosts are the names and IPs the serving certificate covers:
+// Hostnames, the advertised host and the listen host unless it is the
+// unspecified address.
+func (c *Config) ServerHosts() []string {
+	hosts := append([]string{}, c.Hostnames...)
+	if h, _, err := net.SplitHostPort(c.AdvertiseAddress); err == nil {
+		hosts = append(hosts, h)
+	}
+	if h, _, err := net.SplitHostPort(c.Listen); err == nil && h != "" {
+		if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
