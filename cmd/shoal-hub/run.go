@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
+	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/hubcluster"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/pki"
@@ -119,11 +120,11 @@ func writeAdminConfig(o *options, ca *pki.CA) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := pki.LoadClientConfig(o.adminConfig)
+	cfg, err := configv1alpha1.Load(o.adminConfig)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("--admin-config: %w", err)
 	}
-	cfg.SetContext(pki.Context{
+	cfg.SetContext(configv1alpha1.Context{
 		Name: o.adminContext, Hub: o.advertiseAddress,
 		CAData: string(ca.CertPEM), CertData: string(certPEM), KeyData: string(keyPEM),
 	})

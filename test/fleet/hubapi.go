@@ -8,9 +8,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	"github.com/shoal-dev/shoal/hub/pki"
 )
 
 // hubAPI is the little of the hub's Clusters service that Up needs, dialled
@@ -22,7 +22,7 @@ type hubAPI struct {
 }
 
 func dialHubAPI(configPath string) (*hubAPI, error) {
-	cfg, err := pki.LoadClientConfig(configPath)
+	cfg, err := configv1alpha1.Load(configPath)
 	if err != nil {
 		return nil, fmt.Errorf("shoal config written by shoal-hub: %w", err)
 	}

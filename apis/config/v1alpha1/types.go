@@ -1,14 +1,16 @@
-package pki
+package v1alpha1
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"sigs.k8s.io/yaml"
+	shoalv1alpha1 "github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+// APIVersion and Kind of the client configuration file.
+const (
+	APIVersion = shoalv1alpha1.APIVersion
+	Kind       = "Config"
 )
 
 // ClientConfig is the shoal CLI's configuration file (~/.shoal/config):
@@ -58,7 +60,7 @@ func (c *ClientConfig) Context(name string) (*Context, error) {
 // SetContext adds ctx, replacing a context of the same name; it becomes
 // the current context when there is none.
 func (c *ClientConfig) SetContext(ctx Context) {
-	c.APIVersion, c.Kind = "shoal.dev/v1alpha1", "Config"
+	SetDefaults(c)
 	if c.CurrentContext == "" {
 		c.CurrentContext = ctx.Name
 	}
@@ -69,47 +71,4 @@ func (c *ClientConfig) SetContext(ctx Context) {
 		}
 	}
 	c.Contexts = append(c.Contexts, ctx)
-}
-
-// LoadClientConfig reads a config file. A missing file is an empty config
-// and an error wrapping os.ErrNotExist.
-func LoadClientConfig(path string) (*ClientConfig, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return &ClientConfig{}, err
-	}
-	var c ClientConfig
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return &ClientConfig{}, fmt.Errorf("parse %s: %w", path, err)
-	}
-	return &c, nil
-}
-
-// Save writes the config file 0600 (it holds a private key), creating its directory.
-func (c *ClientConfig) Save(path string) error {
-	data, err := yaml.Marshal(c)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
-	}
-	return writeFile(path, data, 0o600)
-}
-
-// ClientTLSConfig returns the TLS configuration to dial the hub with ctx's identity.
-func (ctx *Context) ClientTLSConfig() (*tls.Config, error) {
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM([]byte(ctx.CAData)) {
-		return nil, fmt.Errorf("context %q: caData holds no PEM certificate", ctx.Name)
-	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: pool, ServerName: ctx.ServerName}
-	if ctx.CertData != "" || ctx.KeyData != "" {
-		cert, err := tls.X509KeyPair([]byte(ctx.CertData), []byte(ctx.KeyData))
-		if err != nil {
-			return nil, fmt.Errorf("context %q: client certificate: %w", ctx.Name, err)
-		}
-		cfg.Certificates = []tls.Certificate{cert}
-	}
-	return cfg, nil
 }
