@@ -1,4 +1,4 @@
-package fleet
+package devfleet
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package fleet
+package devfleet
 
 // Node label keys and resource names as NVIDIA GPU Feature Discovery (GFD),
 // the NVIDIA device plugin and Kubernetes' well-known topology labels write them.
