@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
@@ -78,7 +79,7 @@ func newDevPodCommand(dir *string) *cobra.Command {
 			pod := devfleet.GPUPod("default", args[1], res, count)
 			if node != "" {
 				pod.Spec.NodeName = node
-				pod.Spec.Tolerations = []corev1.Toleration{{Key: "shoal.dev/virtual", Operator: corev1.TolerationOpExists}}
+				pod.Spec.Tolerations = []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}}
 			}
 			if _, err := cs.CoreV1().Pods("default").Create(cmd.Context(), pod, metav1.CreateOptions{}); err != nil {
 				return err
@@ -98,7 +99,7 @@ func newDevPodCommand(dir *string) *cobra.Command {
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "pod %s/%s (%d x %s) %s on %s (%s) after %s\n", c.Name, pod.Name,
 				count, res, got.Status.Phase, node.Name, where, time.Since(start).Round(time.Millisecond))
-			if wl := node.Labels["shoal.dev/cluster"]; wl != "" {
+			if wl := node.Labels[v1alpha1.LabelCluster]; wl != "" {
 				return devPrintLocalPod(cmd, *dir, wl, got)
 			}
 			return nil

@@ -42,7 +42,7 @@ type GitOpsState struct {
 
 // writeFleetRepo writes the fleet repository's first commit into dir: a
 // namespace, a GPU ResourceQuota and a PriorityClass in base/, and one
-// overlay per workload cluster that labels the namespace with its name.
+// overlay per workload cluster that labels what it applies LabelFleetCluster=<name>.
 func writeFleetRepo(dir string, clusters []*Cluster) error {
 	files := map[string]string{
 		"base/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
@@ -56,7 +56,7 @@ func writeFleetRepo(dir string, clusters []*Cluster) error {
 	}
 	for _, c := range clusters {
 		files["clusters/"+c.Name+"/kustomization.yaml"] = "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n" +
-			"resources:\n  - ../../base\nlabels:\n  - pairs:\n      shoal.dev/fleet-cluster: " + c.Name + "\n"
+			"resources:\n  - ../../base\nlabels:\n  - pairs:\n      " + LabelFleetCluster + ": " + c.Name + "\n"
 	}
 	for p, content := range files {
 		path := filepath.Join(dir, filepath.FromSlash(p))

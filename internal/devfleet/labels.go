@@ -34,6 +34,9 @@ const (
 	LabelRegion = "topology.kubernetes.io/region"
 	// LabelProfile names the fleet profile a node was created from.
 	LabelProfile = "fleet.shoal.dev/profile"
+	// LabelFleetCluster is the label each cluster's overlay of the dev fleet's
+	// GitOps repository puts on what it applies: the workload cluster's name.
+	LabelFleetCluster = "fleet.shoal.dev/cluster"
 
 	// AnnotationKWOKNode marks a node KWOK manages; the fleet's kwok selects it.
 	AnnotationKWOKNode = "kwok.x-k8s.io/node"

@@ -13,6 +13,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // ShoalOptions locate the Shoal binaries that Up starts on top of the clusters.
@@ -225,18 +227,15 @@ func (f *Fleet) waitRegistered(ctx context.Context, api *hubAPI) error {
 	return nil
 }
 
-// VirtualNodeSelector selects the agents' virtual nodes in the hub cluster.
-const VirtualNodeSelector = "shoal.dev/virtual=true"
-
 // VirtualNodes counts the hub cluster's virtual nodes per workload cluster.
 func VirtualNodes(ctx context.Context, hub kubernetes.Interface) (map[string]int, error) {
-	list, err := hub.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: VirtualNodeSelector, ResourceVersion: "0"})
+	list, err := hub.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.VirtualNodeSelector, ResourceVersion: "0"})
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]int{}
 	for i := range list.Items {
-		out[list.Items[i].Labels["shoal.dev/cluster"]]++
+		out[list.Items[i].Labels[v1alpha1.LabelCluster]]++
 	}
 	return out, nil
 }

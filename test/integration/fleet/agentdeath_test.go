@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
@@ -106,7 +107,7 @@ func agentOf(t *testing.T, f *devfleet.Fleet, cluster string) *devfleet.Process 
 // and those of them with Ready=True.
 func virtualReady(ctx context.Context, hub kubernetes.Interface, cluster string) (ready, total int, err error) {
 	list, err := hub.CoreV1().Nodes().List(ctx, metav1.ListOptions{
-		LabelSelector: devfleet.VirtualNodeSelector + ",shoal.dev/cluster=" + cluster})
+		LabelSelector: v1alpha1.VirtualNodeSelector + "," + v1alpha1.LabelCluster + "=" + cluster})
 	if err != nil {
 		return 0, 0, err
 	}

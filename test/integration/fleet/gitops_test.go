@@ -55,7 +55,7 @@ func TestUpWithGitOps(t *testing.T) {
 			t.Errorf("cluster %s: %v", c.Name, err)
 			continue
 		}
-		if got := q.Spec.Hard["requests.nvidia.com/gpu"]; got.String() != "64" || q.Labels["shoal.dev/fleet-cluster"] != c.Name {
+		if got := q.Spec.Hard["requests.nvidia.com/gpu"]; got.String() != "64" || q.Labels[devfleet.LabelFleetCluster] != c.Name {
 			t.Errorf("cluster %s: quota %s labels %v, want 64 and the overlay's label", c.Name, got.String(), q.Labels)
 		}
 		if _, err := cs.SchedulingV1().PriorityClasses().Get(t.Context(), "fleet-batch", metav1.GetOptions{}); err != nil {

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
@@ -171,7 +172,7 @@ func checkHubPodLogs(t *testing.T, hub kubernetes.Interface, node string) {
 	t.Helper()
 	pod := devfleet.GPUPod("default", "hub-logs", devfleet.ResourceGPU, 8)
 	pod.Spec.NodeName = node
-	pod.Spec.Tolerations = []corev1.Toleration{{Key: "shoal.dev/virtual", Operator: corev1.TolerationOpExists}}
+	pod.Spec.Tolerations = []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}}
 	if _, err := hub.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
