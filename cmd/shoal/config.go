@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -13,7 +12,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/status"
 
-	"github.com/shoal-dev/shoal/hub/pki"
+	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
 )
 
 // hubFlags are the global flags that select the hub and the identity.
@@ -38,21 +37,14 @@ func configPath() string {
 	if globalHubFlags.config != "" {
 		return globalHubFlags.config
 	}
-	if p := os.Getenv("SHOAL_CONFIG"); p != "" {
-		return p
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(".shoal", "config")
-	}
-	return filepath.Join(home, ".shoal", "config")
+	return configv1alpha1.DefaultPath()
 }
 
 // currentContext loads the config file and returns the selected context
 // with --hub applied.
-func currentContext() (*pki.Context, error) {
+func currentContext() (*configv1alpha1.Context, error) {
 	path := configPath()
-	cfg, err := pki.LoadClientConfig(path)
+	cfg, err := configv1alpha1.Load(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("no shoal config at %s: shoal-hub writes one on first start (--admin-config); "+
 			"copy it here or pass --config/SHOAL_CONFIG", path)

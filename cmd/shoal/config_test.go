@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-dev/shoal/hub/pki"
+	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
 )
 
 func TestCurrentContext(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config")
-	cfg := &pki.ClientConfig{}
-	cfg.SetContext(pki.Context{Name: "prod", Hub: "hub.prod:7443"})
-	cfg.SetContext(pki.Context{Name: "dev", Hub: "127.0.0.1:7443"})
+	cfg := &configv1alpha1.ClientConfig{}
+	cfg.SetContext(configv1alpha1.Context{Name: "prod", Hub: "hub.prod:7443"})
+	cfg.SetContext(configv1alpha1.Context{Name: "dev", Hub: "127.0.0.1:7443"})
 	if err := cfg.Save(path); err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 // newDevCommand returns `shoal dev`: start, stop and inspect a local fleet.
@@ -25,7 +25,7 @@ func newDevCommand() *cobra.Command {
 			"(from `make build`). State, kubeconfigs, the shoal CLI config and logs live in --dir " +
 			"($SHOAL_DEV_DIR, default ~/.shoal/dev).",
 	}
-	cmd.PersistentFlags().StringVar(&dir, "dir", fleet.DefaultDir(), "fleet directory")
+	cmd.PersistentFlags().StringVar(&dir, "dir", devfleet.DefaultDir(), "fleet directory")
 	cmd.AddCommand(newDevUpCommand(&dir), newDevDownCommand(&dir), newDevStatusCommand(&dir),
 		newDevKubeconfigCommand(&dir), newDevProfilesCommand(), newDevNodesCommand(&dir), newDevPodCommand(&dir),
 		newDevEnvCommand(&dir))
@@ -33,7 +33,7 @@ func newDevCommand() *cobra.Command {
 }
 
 func newDevUpCommand(dir *string) *cobra.Command {
-	opts := fleet.Options{BasePort: fleet.DefaultBasePort}
+	opts := devfleet.Options{BasePort: devfleet.DefaultBasePort}
 	var noShoal bool
 	cmd := &cobra.Command{
 		Use:   "up",
@@ -50,7 +50,7 @@ func newDevUpCommand(dir *string) *cobra.Command {
 				}
 				opts.Shoal = so
 			}
-			f, err := fleet.Up(ctx, opts)
+			f, err := devfleet.Up(ctx, opts)
 			if err != nil {
 				return err
 			}
@@ -67,7 +67,7 @@ func newDevUpCommand(dir *string) *cobra.Command {
 	}
 	fl := cmd.Flags()
 	fl.IntVar(&opts.Clusters, "clusters", 0, "workload clusters (default: one per profile)")
-	fl.StringSliceVar(&opts.Profiles, "profile", fleet.DefaultProfiles,
+	fl.StringSliceVar(&opts.Profiles, "profile", devfleet.DefaultProfiles,
 		"fleet profiles, given to the workload clusters in turn (see `shoal dev profiles`)")
 	fl.IntVar(&opts.Nodes, "nodes", 0, "GPU nodes per workload cluster (default: the profile's, at least 16)")
 	fl.IntVar(&opts.BasePort, "base-port", opts.BasePort, "first port; cluster i uses base+10*i..+7 (0: any free ports)")
@@ -85,8 +85,8 @@ func newDevDownCommand(dir *string) *cobra.Command {
 		Short: "Stop every process `shoal dev up` started and remove the fleet's data (logs stay)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := fleet.Open(*dir)
-			if errors.Is(err, fleet.ErrNoFleet) {
+			f, err := devfleet.Open(*dir)
+			if errors.Is(err, devfleet.ErrNoFleet) {
 				fmt.Fprintf(cmd.OutOrStdout(), "no fleet in %s\n", *dir)
 				return nil
 			}
@@ -111,7 +111,7 @@ func newDevKubeconfigCommand(dir *string) *cobra.Command {
 		Short: "Print the path of a cluster's kubeconfig (all clusters when none is named); --raw prints it",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := fleet.Open(*dir)
+			f, err := devfleet.Open(*dir)
 			if err != nil {
 				return err
 			}
@@ -145,15 +145,15 @@ func newDevProfilesCommand() *cobra.Command {
 		Short: "List the GPU fleet profiles",
 		Args:  cobra.NoArgs,
 		Run: func(cmd *cobra.Command, _ []string) {
-			for _, n := range fleet.ProfileNames() {
-				p, _ := fleet.LookupProfile(n)
+			for _, n := range devfleet.ProfileNames() {
+				p, _ := devfleet.LookupProfile(n)
 				fmt.Fprintf(cmd.OutOrStdout(), "%-12s %3d nodes  %s\n", n, p.DefaultNodes, p.Description)
 			}
 		},
 	}
 }
 
-func devFirstWorkload(f *fleet.Fleet) string {
+func devFirstWorkload(f *devfleet.Fleet) string {
 	if w := f.Workloads(); len(w) > 0 {
 		return w[0].Name
 	}

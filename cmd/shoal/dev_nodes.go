@@ -11,7 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 func newDevNodesCommand(dir *string) *cobra.Command {
@@ -43,9 +44,9 @@ func newDevNodesCommand(dir *string) *cobra.Command {
 				}
 				n := &list.Items[i]
 				l := n.Labels
-				fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, devNodeReady(n), l[fleet.LabelGPUProduct],
-					n.Status.Allocatable.Name(fleet.ResourceGPU, "").String(), devMigSlices(n), l[fleet.LabelRack],
-					l[fleet.LabelBlock], devOrDash(l[fleet.LabelGPUClique]))
+				fmt.Fprintf(w, "%s\t%v\t%s\t%s\t%s\t%s\t%s\t%s\n", n.Name, devNodeReady(n), l[devfleet.LabelGPUProduct],
+					n.Status.Allocatable.Name(devfleet.ResourceGPU, "").String(), devMigSlices(n), l[devfleet.LabelRack],
+					l[devfleet.LabelBlock], devOrDash(l[devfleet.LabelGPUClique]))
 			}
 			return w.Flush()
 		},
@@ -75,16 +76,16 @@ func newDevPodCommand(dir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pod := fleet.GPUPod("default", args[1], res, count)
+			pod := devfleet.GPUPod("default", args[1], res, count)
 			if node != "" {
 				pod.Spec.NodeName = node
-				pod.Spec.Tolerations = []corev1.Toleration{{Key: "shoal.dev/virtual", Operator: corev1.TolerationOpExists}}
+				pod.Spec.Tolerations = []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}}
 			}
 			if _, err := cs.CoreV1().Pods("default").Create(cmd.Context(), pod, metav1.CreateOptions{}); err != nil {
 				return err
 			}
 			start := time.Now()
-			got, err := fleet.WaitPodRunning(cmd.Context(), cs, "default", pod.Name, timeout)
+			got, err := devfleet.WaitPodRunning(cmd.Context(), cs, "default", pod.Name, timeout)
 			if err != nil {
 				return err
 			}
@@ -92,27 +93,27 @@ func newDevPodCommand(dir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			where := node.Labels[fleet.LabelGPUProduct]
-			if r := node.Labels[fleet.LabelRack]; r != "" {
+			where := node.Labels[devfleet.LabelGPUProduct]
+			if r := node.Labels[devfleet.LabelRack]; r != "" {
 				where += ", rack " + r
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "pod %s/%s (%d x %s) %s on %s (%s) after %s\n", c.Name, pod.Name,
 				count, res, got.Status.Phase, node.Name, where, time.Since(start).Round(time.Millisecond))
-			if wl := node.Labels["shoal.dev/cluster"]; wl != "" {
+			if wl := node.Labels[v1alpha1.LabelCluster]; wl != "" {
 				return devPrintLocalPod(cmd, *dir, wl, got)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&node, "node", "", "bind the pod to this node (e.g. a virtual node on the hub cluster) instead of scheduling it")
-	cmd.Flags().StringVar(&res, "resource", fleet.ResourceGPU, "extended resource to ask for, e.g. "+fleet.ResourceMIG1g10gb)
+	cmd.Flags().StringVar(&res, "resource", devfleet.ResourceGPU, "extended resource to ask for, e.g. "+devfleet.ResourceMIG1g10gb)
 	cmd.Flags().Int64Var(&count, "count", 1, "how many")
 	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "how long to wait for Running")
 	return cmd
 }
 
-func devOpenCluster(dir, name string) (*fleet.Cluster, error) {
-	f, err := fleet.Open(dir)
+func devOpenCluster(dir, name string) (*devfleet.Cluster, error) {
+	f, err := devfleet.Open(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +149,7 @@ func devPrintLocalPod(cmd *cobra.Command, dir, cluster string, hubPod *corev1.Po
 	if err != nil {
 		return err
 	}
-	local, err := fleet.WaitPodRunning(cmd.Context(), cs, hubPod.Namespace, hubPod.Name, 30*time.Second)
+	local, err := devfleet.WaitPodRunning(cmd.Context(), cs, hubPod.Namespace, hubPod.Name, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("the pod's twin in workload cluster %s: %w", cluster, err)
 	}

@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 // devShoalBinaries finds shoal-hub and shoal-agent next to the running shoal
 // executable (bin/ after `make build`), else on PATH.
-func devShoalBinaries() (*fleet.ShoalOptions, error) {
+func devShoalBinaries() (*devfleet.ShoalOptions, error) {
 	var dirs []string
 	if exe, err := os.Executable(); err == nil {
 		if real, err := filepath.EvalSymlinks(exe); err == nil {
@@ -34,7 +34,7 @@ func devShoalBinaries() (*fleet.ShoalOptions, error) {
 	}
 	// shoal-gitserver is optional: without it the fleet runs without GitOps.
 	git, _ := devFindBinary("shoal-gitserver", dirs)
-	return &fleet.ShoalOptions{HubBinary: hub, AgentBinary: agent, GitServerBinary: git}, nil
+	return &devfleet.ShoalOptions{HubBinary: hub, AgentBinary: agent, GitServerBinary: git}, nil
 }
 
 // devFindBinary returns the first executable called name in dirs, else on PATH.
@@ -48,13 +48,13 @@ func devFindBinary(name string, dirs []string) (string, error) {
 	p, err := exec.LookPath(name)
 	if err != nil {
 		return "", fmt.Errorf("%w: %s is neither next to shoal (%v) nor on PATH: run `make build` "+
-			"(or `shoal dev up --no-shoal` for the Kubernetes clusters only)", fleet.ErrMissingShoalBinaries, name, dirs)
+			"(or `shoal dev up --no-shoal` for the Kubernetes clusters only)", devfleet.ErrMissingShoalBinaries, name, dirs)
 	}
 	return filepath.Abs(p)
 }
 
 // devPrintShoal writes the hub and agent lines of `shoal dev status`.
-func devPrintShoal(ctx context.Context, out io.Writer, f *fleet.Fleet) {
+func devPrintShoal(ctx context.Context, out io.Writer, f *devfleet.Fleet) {
 	if f.Shoal == nil {
 		return
 	}
@@ -67,22 +67,22 @@ func devPrintShoal(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 	}
 	nodes := map[string]int{}
 	if cs, cerr := f.Hub().Clientset(); cerr == nil {
-		nodes, _ = fleet.VirtualNodes(ctx, cs)
+		nodes, _ = devfleet.VirtualNodes(ctx, cs)
 	}
 	fmt.Fprintln(out)
 	for _, c := range f.Clusters {
 		for _, p := range c.Processes {
 			switch p.Name {
-			case fleet.HubProcess:
+			case devfleet.HubProcess:
 				fmt.Fprintf(out, "shoal-hub    %-10s %s  %s at %s\n", devPid(p), devMib(p.RSS()), hubLine, f.Shoal.Address)
-			case fleet.AgentProcess:
+			case devfleet.AgentProcess:
 				state := states[c.Name]
 				if state == "" {
 					state = "not registered"
 				}
 				fmt.Fprintf(out, "shoal-agent  %-10s %s  %-12s %s, %d virtual node(s) on the hub\n",
 					devPid(p), devMib(p.RSS()), c.Name, state, nodes[c.Name])
-			case fleet.GitServerProcess:
+			case devfleet.GitServerProcess:
 				if g := f.Shoal.GitOps; g != nil {
 					fmt.Fprintf(out, "git server   %-10s %s  fleet repository %s (branch %s)\n", devPid(p), devMib(p.RSS()), g.Repo, g.Branch)
 				}
@@ -91,7 +91,7 @@ func devPrintShoal(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 	}
 }
 
-func devPid(p *fleet.Process) string {
+func devPid(p *devfleet.Process) string {
 	if !p.Alive() {
 		return "exited"
 	}
@@ -99,7 +99,7 @@ func devPid(p *fleet.Process) string {
 }
 
 // devPrintEnv writes the exports that point kubectl and shoal at the fleet.
-func devPrintEnv(out io.Writer, f *fleet.Fleet) {
+func devPrintEnv(out io.Writer, f *devfleet.Fleet) {
 	fmt.Fprintf(out, "export KUBECONFIG=%s   # one context per cluster\n", f.Kubeconfig)
 	if f.Shoal != nil {
 		fmt.Fprintf(out, "export SHOAL_CONFIG=%s   # the shoal CLI's admin identity for this hub\n", f.Shoal.Config)
@@ -115,7 +115,7 @@ func newDevEnvCommand(dir *string) *cobra.Command {
 		Short: "Print the exports for kubectl and shoal: eval \"$(shoal dev env)\"",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := fleet.Open(*dir)
+			f, err := devfleet.Open(*dir)
 			if err != nil {
 				return err
 			}

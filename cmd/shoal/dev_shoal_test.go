@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 func TestDevFindBinary(t *testing.T) {
@@ -40,7 +40,7 @@ func TestDevFindBinary(t *testing.T) {
 			t.Setenv("PATH", tt.path)
 			got, err := devFindBinary("shoal-hub", tt.dirs)
 			if tt.wantErr {
-				if !errors.Is(err, fleet.ErrMissingShoalBinaries) || !strings.Contains(err.Error(), "make build") {
+				if !errors.Is(err, devfleet.ErrMissingShoalBinaries) || !strings.Contains(err.Error(), "make build") {
 					t.Fatalf("err = %v, want ErrMissingShoalBinaries naming `make build`", err)
 				}
 				return

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 func newDevStatusCommand(dir *string) *cobra.Command {
@@ -22,8 +22,8 @@ func newDevStatusCommand(dir *string) *cobra.Command {
 		Short: "Show the fleet's clusters, processes, GPU nodes and memory",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f, err := fleet.Open(*dir)
-			if errors.Is(err, fleet.ErrNoFleet) {
+			f, err := devfleet.Open(*dir)
+			if errors.Is(err, devfleet.ErrNoFleet) {
 				fmt.Fprintf(cmd.OutOrStdout(), "no fleet in %s: start one with `shoal dev up`\n", *dir)
 				return nil
 			}
@@ -41,7 +41,7 @@ func newDevStatusCommand(dir *string) *cobra.Command {
 
 // printStatus writes one line per cluster: server version, processes alive, nodes Ready,
 // GPUs and MIG slices on Ready nodes, resident memory.
-func devPrintStatus(ctx context.Context, out io.Writer, f *fleet.Fleet) {
+func devPrintStatus(ctx context.Context, out io.Writer, f *devfleet.Fleet) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "CLUSTER\tROLE\tPROFILE\tSERVER\tVERSION\tPROCESSES\tNODES READY\tGPUS\tMIG SLICES\tMEMORY")
 	var rss int64
@@ -70,7 +70,7 @@ func devPrintStatus(ctx context.Context, out io.Writer, f *fleet.Fleet) {
 	}
 }
 
-func devNodeSummary(ctx context.Context, c *fleet.Cluster) (version, nodes, gpus, mig string) {
+func devNodeSummary(ctx context.Context, c *devfleet.Cluster) (version, nodes, gpus, mig string) {
 	cs, err := c.Clientset()
 	if err != nil {
 		return "?", "?", "?", "?"
@@ -94,7 +94,7 @@ func devNodeSummary(ctx context.Context, c *fleet.Cluster) (version, nodes, gpus
 		ready++
 		for name, q := range n.Status.Allocatable {
 			switch {
-			case name == fleet.ResourceGPU:
+			case name == devfleet.ResourceGPU:
 				g += q.Value()
 			case strings.HasPrefix(string(name), "nvidia.com/mig-"):
 				m += q.Value()
@@ -113,7 +113,7 @@ func devNodeReady(n *corev1.Node) bool {
 	return false
 }
 
-func devClusterNames(f *fleet.Fleet) string {
+func devClusterNames(f *devfleet.Fleet) string {
 	names := make([]string, 0, len(f.Clusters))
 	for _, c := range f.Clusters {
 		names = append(names, c.Name)

@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 func runDev(ctx context.Context, t *testing.T, args ...string) (string, error) {
@@ -32,7 +32,7 @@ func TestDevUpStatusDown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts Kubernetes processes")
 	}
-	if err := fleet.CheckBinaries(fleet.BinDir(), fleet.KwokStagesDir()); err != nil {
+	if err := devfleet.CheckBinaries(devfleet.BinDir(), devfleet.KwokStagesDir()); err != nil {
 		t.Fatal(err)
 	}
 	bin := t.TempDir()
@@ -43,7 +43,7 @@ func TestDevUpStatusDown(t *testing.T) {
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	dir := t.TempDir()
 	t.Cleanup(func() {
-		if f, err := fleet.Open(dir); err == nil {
+		if f, err := devfleet.Open(dir); err == nil {
 			_ = f.Stop()
 		}
 	})
@@ -51,7 +51,7 @@ func TestDevUpStatusDown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dev up: %v\n%s", err, out)
 	}
-	f, err := fleet.Open(dir)
+	f, err := devfleet.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

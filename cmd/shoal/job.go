@@ -20,7 +20,7 @@ func addJobCommands(root *cobra.Command) {
 		Use:   "job",
 		Short: "Submit, inspect, watch and cancel gang jobs",
 		Long: "A job is a gang of identical members placed all or none on the fleet's GPUs " +
-			"(apiVersion shoal.dev/v1alpha1, kind Job; see docs/api.md and examples/).",
+			"(apiVersion " + v1alpha1.APIVersion + ", kind " + v1alpha1.KindJob + "; see docs/api.md and examples/).",
 	}
 	cmd.AddCommand(newJobSubmitCommand(), withJobCompletion(newJobGetCommand()), newJobListCommand(),
 		withJobCompletion(newJobDescribeCommand()), withJobCompletion(newJobWatchCommand()),

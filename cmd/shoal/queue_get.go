@@ -128,7 +128,7 @@ func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, wide bool, now time.Time
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s", q.Name, weight, queueQuotas(q), outAge(q.CreationTimestamp, now))
 		if wide {
-			fmt.Fprintf(tw, "\t%t\t%s", q.Annotations["shoal.dev/implicit"] == "true",
+			fmt.Fprintf(tw, "\t%t\t%s", q.Annotations[v1alpha1.AnnotationImplicit] == "true",
 				q.CreationTimestamp.UTC().Format(time.RFC3339))
 		}
 		fmt.Fprintln(tw)

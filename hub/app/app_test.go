@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/app"
-	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/scheduler"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -54,7 +54,7 @@ func TestRunServesAndStops(t *testing.T) {
 	if err := h.Run(ctx); err == nil {
 		t.Fatal("a second Run succeeded")
 	}
-	admin, err := pki.LoadClientConfig(cfg.AdminConfig)
+	admin, err := configv1alpha1.Load(cfg.AdminConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/pki"
 )
 
@@ -37,11 +38,11 @@ func writeAdminConfig(c *Config, ca *pki.CA) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := pki.LoadClientConfig(c.AdminConfig)
+	cfg, err := configv1alpha1.Load(c.AdminConfig)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("admin config: %w", err)
 	}
-	cfg.SetContext(pki.Context{
+	cfg.SetContext(configv1alpha1.Context{
 		Name: c.AdminContext, Hub: c.AdvertiseAddress,
 		CAData: string(ca.CertPEM), CertData: string(certPEM), KeyData: string(keyPEM),
 	})

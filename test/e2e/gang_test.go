@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 func skipShort(t *testing.T) {
@@ -43,7 +43,7 @@ func TestGangWithinOneRack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		racks[n.Labels[fleet.LabelRack]] = true
+		racks[n.Labels[devfleet.LabelRack]] = true
 	}
 	if len(local[cluster]) != 4 || len(racks) != 1 {
 		t.Fatalf("%d local pods in %s over racks %v", len(local[cluster]), cluster, racks)

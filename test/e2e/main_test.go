@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 	"github.com/shoal-dev/shoal/test/framework"
 )
 
@@ -42,7 +42,7 @@ func run(m *testing.M) int {
 	hubCtx = ctx
 	sctx, scancel := context.WithTimeout(ctx, 10*time.Minute)
 	var err error
-	fl, err = framework.StartFleet(sctx, fleet.Options{Profiles: []string{"hgx-h100"}, Clusters: 3, Nodes: 16})
+	fl, err = framework.StartFleet(sctx, devfleet.Options{Profiles: []string{"hgx-h100"}, Clusters: 3, Nodes: 16})
 	scancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start fleet:", err)

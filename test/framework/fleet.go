@@ -8,19 +8,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 // Fleet is a local fleet started for one test package, in its own temporary
 // directory on free ports.
 type Fleet struct {
-	*fleet.Fleet
+	*devfleet.Fleet
 }
 
 // StartFleet starts a fleet as opts describe (Dir and BasePort are chosen
 // here: a fresh temporary directory and free ports), whose processes die with
 // the test binary even when it is killed. Progress goes to stderr under -v.
-func StartFleet(ctx context.Context, opts fleet.Options) (*Fleet, error) {
+func StartFleet(ctx context.Context, opts devfleet.Options) (*Fleet, error) {
 	dir, err := os.MkdirTemp("", "shoal-fleet-")
 	if err != nil {
 		return nil, err
@@ -29,7 +29,7 @@ func StartFleet(ctx context.Context, opts fleet.Options) (*Fleet, error) {
 	if opts.Out == nil && testing.Verbose() {
 		opts.Out = os.Stderr
 	}
-	f, err := fleet.Up(ctx, opts)
+	f, err := devfleet.Up(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -56,9 +56,9 @@ func (f *Fleet) Stop(keep bool) error {
 // the tests and stops the fleet, keeping its logs when a test failed.
 //
 //	func TestMain(m *testing.M) {
-//		os.Exit(framework.RunWithFleet(m, fleet.Options{NoHub: true, Profiles: []string{"hgx-h100"}}, func(f *framework.Fleet) { env = f }))
+//		os.Exit(framework.RunWithFleet(m, devfleet.Options{NoHub: true, Profiles: []string{"hgx-h100"}}, func(f *framework.Fleet) { env = f }))
 //	}
-func RunWithFleet(m *testing.M, opts fleet.Options, set func(*Fleet)) int {
+func RunWithFleet(m *testing.M, opts devfleet.Options, set func(*Fleet)) int {
 	flag.Parse()
 	if testing.Short() {
 		return m.Run()

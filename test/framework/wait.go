@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 // PollInterval is how often the Wait helpers check their condition.
@@ -21,7 +21,7 @@ func WaitNodesReady(ctx context.Context, cs kubernetes.Interface, n int, timeout
 	var ready int
 	err := wait.PollUntilContextTimeout(ctx, PollInterval, timeout, true, func(ctx context.Context) (bool, error) {
 		var err error
-		ready, err = fleet.CountReadyNodes(ctx, cs)
+		ready, err = devfleet.CountReadyNodes(ctx, cs)
 		return err == nil && ready >= n, nil
 	})
 	if err != nil {
@@ -81,5 +81,7 @@ func PodCondition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition
 }
 
 // GPUPod returns a one-container pod that asks for count of the extended
-// resource (e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb); see fleet.GPUPod.
-func GPUPod(ns, name, res string, count int64) *corev1.Pod { return fleet.GPUPod(ns, name, res, count) }
+// resource (e.g. nvidia.com/gpu or nvidia.com/mig-1g.10gb); see devfleet.GPUPod.
+func GPUPod(ns, name, res string, count int64) *corev1.Pod {
+	return devfleet.GPUPod(ns, name, res, count)
+}

@@ -24,11 +24,11 @@ import (
 
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/agent/hubclient"
+	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
 	shoalv1alpha1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/cahash"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
-	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/test/framework"
 )
 
@@ -168,7 +168,7 @@ func servesCA(addr, hash string) bool {
 
 func adminClient(t *testing.T, path string) shoalv1alpha1.ClustersClient {
 	t.Helper()
-	cfg, err := pki.LoadClientConfig(path)
+	cfg, err := configv1alpha1.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}

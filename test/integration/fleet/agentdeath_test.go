@@ -11,11 +11,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 // TestAgentKilled kills one cluster's shoal-agent with SIGKILL: within the
-// grace (fleet.HubNodeMonitorGrace for the virtual nodes, shoal-hub's
+// grace (devfleet.HubNodeMonitorGrace for the virtual nodes, shoal-hub's
 // --cluster-grace for the cluster, both 40 s) its virtual nodes must turn
 // Ready=Unknown in the hub cluster, through the hub cluster's
 // kube-controller-manager, and the cluster NotReady on the hub. The other
@@ -25,9 +26,9 @@ import (
 func TestAgentKilled(t *testing.T) {
 	skipShort(t)
 	bins := buildShoal(t)
-	opts := fleet.Options{Dir: t.TempDir(), Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}, Nodes: 16,
+	opts := devfleet.Options{Dir: t.TempDir(), Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}, Nodes: 16,
 		Out: testWriter{t}, DieWithParent: true, Shoal: bins}
-	f, err := fleet.Up(t.Context(), opts)
+	f, err := devfleet.Up(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestAgentKilled(t *testing.T) {
 	if err := syscall.Kill(agent.Pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	limit := 3 * fleet.HubNodeMonitorGrace // the grace, plus the monitor period and a slow machine
+	limit := 3 * devfleet.HubNodeMonitorGrace // the grace, plus the monitor period and a slow machine
 	var nodesDown, clusterDown time.Duration
 	err = pollUntil(t.Context(), limit, func() (bool, error) {
 		if nodesDown == 0 {
@@ -90,15 +91,15 @@ func TestAgentKilled(t *testing.T) {
 }
 
 // agentOf returns the running shoal-agent of the named workload cluster.
-func agentOf(t *testing.T, f *fleet.Fleet, cluster string) *fleet.Process {
+func agentOf(t *testing.T, f *devfleet.Fleet, cluster string) *devfleet.Process {
 	t.Helper()
 	c := f.Cluster(cluster)
 	for i := len(c.Processes) - 1; i >= 0; i-- {
-		if p := c.Processes[i]; p.Name == fleet.AgentProcess && p.Alive() {
+		if p := c.Processes[i]; p.Name == devfleet.AgentProcess && p.Alive() {
 			return p
 		}
 	}
-	t.Fatalf("no running %s in cluster %s", fleet.AgentProcess, cluster)
+	t.Fatalf("no running %s in cluster %s", devfleet.AgentProcess, cluster)
 	return nil
 }
 
@@ -106,7 +107,7 @@ func agentOf(t *testing.T, f *fleet.Fleet, cluster string) *fleet.Process {
 // and those of them with Ready=True.
 func virtualReady(ctx context.Context, hub kubernetes.Interface, cluster string) (ready, total int, err error) {
 	list, err := hub.CoreV1().Nodes().List(ctx, metav1.ListOptions{
-		LabelSelector: fleet.VirtualNodeSelector + ",shoal.dev/cluster=" + cluster})
+		LabelSelector: v1alpha1.VirtualNodeSelector + "," + v1alpha1.LabelCluster + "=" + cluster})
 	if err != nil {
 		return 0, 0, err
 	}

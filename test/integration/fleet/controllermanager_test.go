@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 	"github.com/shoal-dev/shoal/test/framework"
 )
 
@@ -19,7 +19,7 @@ import (
 // the KWOK nodes (which send no heartbeats) stay Ready and schedulable.
 func TestControllerManager(t *testing.T) {
 	skipShort(t)
-	f, err := fleet.Up(t.Context(), fleet.Options{Dir: t.TempDir(), NoHub: true, Clusters: 1,
+	f, err := devfleet.Up(t.Context(), devfleet.Options{Dir: t.TempDir(), NoHub: true, Clusters: 1,
 		Profiles: []string{"hgx-h100"}, ControllerManager: true, DieWithParent: true, Out: testWriter{t}})
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func TestControllerManager(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("no default service account in %s: %v", ns.Name, err)
 	}
-	pod := framework.GPUPod(ns.Name, "gpu", fleet.ResourceGPU, 8)
+	pod := framework.GPUPod(ns.Name, "gpu", devfleet.ResourceGPU, 8)
 	if _, err := cs.CoreV1().Pods(ns.Name).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/storage/memory"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 // TestUpWithGitOps starts a fleet with shoal-gitserver: every workload cluster
@@ -24,14 +24,14 @@ func TestUpWithGitOps(t *testing.T) {
 	bins := *buildShoal(t)
 	bins.GitServerBinary = buildGitServer(t, filepath.Dir(bins.HubBinary))
 	dir := t.TempDir()
-	opts := fleet.Options{Dir: dir, Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}, Nodes: 4,
+	opts := devfleet.Options{Dir: dir, Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}, Nodes: 4,
 		Out: testWriter{t}, DieWithParent: true, Shoal: &bins}
-	f, err := fleet.Up(t.Context(), opts)
+	f, err := devfleet.Up(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Stop() })
-	loaded, err := fleet.Open(dir)
+	loaded, err := devfleet.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,26 +50,26 @@ func TestUpWithGitOps(t *testing.T) {
 			t.Errorf("cluster %s: gitops status %+v, want commit %s applied, Healthy, 3 objects", c.Name, s, head)
 		}
 		cs := clientFor(t, c)
-		q, err := cs.CoreV1().ResourceQuotas(fleet.FleetNamespace).Get(t.Context(), "gpu-quota", metav1.GetOptions{})
+		q, err := cs.CoreV1().ResourceQuotas(devfleet.FleetNamespace).Get(t.Context(), "gpu-quota", metav1.GetOptions{})
 		if err != nil {
 			t.Errorf("cluster %s: %v", c.Name, err)
 			continue
 		}
-		if got := q.Spec.Hard["requests.nvidia.com/gpu"]; got.String() != "64" || q.Labels["shoal.dev/fleet-cluster"] != c.Name {
+		if got := q.Spec.Hard["requests.nvidia.com/gpu"]; got.String() != "64" || q.Labels[devfleet.LabelFleetCluster] != c.Name {
 			t.Errorf("cluster %s: quota %s labels %v, want 64 and the overlay's label", c.Name, got.String(), q.Labels)
 		}
 		if _, err := cs.SchedulingV1().PriorityClasses().Get(t.Context(), "fleet-batch", metav1.GetOptions{}); err != nil {
 			t.Errorf("cluster %s: priority class: %v", c.Name, err)
 		}
 	}
-	var server *fleet.Process
+	var server *devfleet.Process
 	for _, p := range loaded.Hub().Processes {
-		if p.Name == fleet.GitServerProcess {
+		if p.Name == devfleet.GitServerProcess {
 			server = p
 		}
 	}
 	if server == nil || !server.Alive() {
-		t.Fatalf("no running %s in the state file", fleet.GitServerProcess)
+		t.Fatalf("no running %s in the state file", devfleet.GitServerProcess)
 	}
 	if err := loaded.Down(); err != nil {
 		t.Fatal(err)

@@ -11,11 +11,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 	"github.com/shoal-dev/shoal/test/framework"
 )
 
-func clientFor(t *testing.T, c *fleet.Cluster) kubernetes.Interface {
+func clientFor(t *testing.T, c *devfleet.Cluster) kubernetes.Interface {
 	t.Helper()
 	cs, err := c.Clientset()
 	if err != nil {
@@ -41,7 +41,7 @@ func TestGPUCapacityAndLabelsVisible(t *testing.T) {
 	skipShort(t)
 	for _, c := range env.Workloads() {
 		t.Run(c.Name, func(t *testing.T) {
-			p, err := fleet.LookupProfile(c.Profile)
+			p, err := devfleet.LookupProfile(c.Profile)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -64,7 +64,7 @@ func TestGPUCapacityAndLabelsVisible(t *testing.T) {
 						t.Errorf("%s: label %s = %q, want %q", n.Name, k, n.Labels[k], want)
 					}
 				}
-				if n.Labels[fleet.LabelRack] == "" || n.Labels[fleet.LabelZone] == "" {
+				if n.Labels[devfleet.LabelRack] == "" || n.Labels[devfleet.LabelZone] == "" {
 					t.Errorf("%s: missing topology labels: %v", n.Name, n.Labels)
 				}
 			}
@@ -77,7 +77,7 @@ func TestPodTooBigStaysPending(t *testing.T) {
 	c := env.Workloads()[0]
 	cs := clientFor(t, c)
 	gpus := int64(mustProfile(t, c.Profile).GPUsPerNode() + 1)
-	pod := framework.GPUPod("default", "too-big", fleet.ResourceGPU, gpus)
+	pod := framework.GPUPod("default", "too-big", devfleet.ResourceGPU, gpus)
 	if _, err := cs.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -86,8 +86,8 @@ func TestPodTooBigStaysPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(cond.Message, "Insufficient "+fleet.ResourceGPU) {
-		t.Errorf("PodScheduled message %q does not name Insufficient %s", cond.Message, fleet.ResourceGPU)
+	if !strings.Contains(cond.Message, "Insufficient "+devfleet.ResourceGPU) {
+		t.Errorf("PodScheduled message %q does not name Insufficient %s", cond.Message, devfleet.ResourceGPU)
 	}
 	got, err := cs.CoreV1().Pods("default").Get(t.Context(), pod.Name, metav1.GetOptions{})
 	if err != nil {
@@ -105,9 +105,9 @@ func TestGPUPodsRun(t *testing.T) {
 		res     string
 		count   int64
 	}{
-		{0, fleet.ResourceGPU, 8},
-		{1, fleet.ResourceMIG1g10gb, 1},
-		{1, fleet.ResourceMIG3g40gb, 2},
+		{0, devfleet.ResourceGPU, 8},
+		{1, devfleet.ResourceMIG1g10gb, 1},
+		{1, devfleet.ResourceMIG3g40gb, 2},
 	}
 	for _, tt := range tests {
 		c := env.Workloads()[tt.cluster]
@@ -130,9 +130,9 @@ func TestGPUPodsRun(t *testing.T) {
 	}
 }
 
-func mustProfile(t *testing.T, name string) *fleet.Profile {
+func mustProfile(t *testing.T, name string) *devfleet.Profile {
 	t.Helper()
-	p, err := fleet.LookupProfile(name)
+	p, err := devfleet.LookupProfile(name)
 	if err != nil {
 		t.Fatal(err)
 	}

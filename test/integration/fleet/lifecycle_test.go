@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 // TestDownStopsEverything starts a second, small fleet the way `shoal dev up`
@@ -18,8 +18,8 @@ import (
 func TestDownStopsEverything(t *testing.T) {
 	skipShort(t)
 	dir := t.TempDir()
-	opts := fleet.Options{Dir: dir, Clusters: 1, Profiles: []string{"gb200-nvl72"}, Nodes: 18, Out: testWriter{t}, DieWithParent: true}
-	f, err := fleet.Up(t.Context(), opts)
+	opts := devfleet.Options{Dir: dir, Clusters: 1, Profiles: []string{"gb200-nvl72"}, Nodes: 18, Out: testWriter{t}, DieWithParent: true}
+	f, err := devfleet.Up(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,12 +29,12 @@ func TestDownStopsEverything(t *testing.T) {
 		t.Fatalf("fleet has %d processes, want 6", len(procs))
 	}
 
-	var re *fleet.RunningError
-	if _, err := fleet.Up(t.Context(), opts); !errors.As(err, &re) {
+	var re *devfleet.RunningError
+	if _, err := devfleet.Up(t.Context(), opts); !errors.As(err, &re) {
 		t.Fatalf("second Up in the same directory: %v, want RunningError", err)
 	}
 
-	loaded, err := fleet.Open(dir)
+	loaded, err := devfleet.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,8 @@ func TestUpRefusesTakenPort(t *testing.T) {
 	}
 	defer func() { _ = l.Close() }()
 	port := l.Addr().(*net.TCPAddr).Port
-	_, err = fleet.Up(t.Context(), fleet.Options{Dir: t.TempDir(), BasePort: port, Clusters: 1})
-	var pe *fleet.PortInUseError
+	_, err = devfleet.Up(t.Context(), devfleet.Options{Dir: t.TempDir(), BasePort: port, Clusters: 1})
+	var pe *devfleet.PortInUseError
 	if !errors.As(err, &pe) || pe.Port != port {
 		t.Fatalf("Up with port %d taken: %v, want PortInUseError", port, err)
 	}

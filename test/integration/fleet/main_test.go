@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 	"github.com/shoal-dev/shoal/test/framework"
 )
 
@@ -16,7 +16,7 @@ import (
 var env *framework.Fleet
 
 func TestMain(m *testing.M) {
-	opts := fleet.Options{Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}}
+	opts := devfleet.Options{Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}}
 	code := framework.RunWithFleet(m, opts, func(f *framework.Fleet) { env = f })
 	if shoalBins != nil {
 		_ = os.RemoveAll(filepath.Dir(shoalBins.HubBinary))

@@ -17,7 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/shoal-dev/shoal/test/fleet"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 // TestUpWithShoal starts a fleet the way `shoal dev up` does by default: the
@@ -28,9 +29,9 @@ func TestUpWithShoal(t *testing.T) {
 	skipShort(t)
 	bins := buildShoal(t)
 	dir := t.TempDir()
-	opts := fleet.Options{Dir: dir, Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}, Nodes: 16,
+	opts := devfleet.Options{Dir: dir, Clusters: 2, Profiles: []string{"hgx-h100", "a100-mig"}, Nodes: 16,
 		Out: testWriter{t}, DieWithParent: true, Shoal: bins}
-	f, err := fleet.Up(t.Context(), opts)
+	f, err := devfleet.Up(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +45,8 @@ func TestUpWithShoal(t *testing.T) {
 			t.Errorf("%s (pid %d) is not running after Up", p.Name, p.Pid)
 		}
 	}
-	if count[fleet.HubProcess] != 1 || count[fleet.AgentProcess] != 2 {
-		t.Fatalf("processes by name %v: want 1 %s and 2 %s", count, fleet.HubProcess, fleet.AgentProcess)
+	if count[devfleet.HubProcess] != 1 || count[devfleet.AgentProcess] != 2 {
+		t.Fatalf("processes by name %v: want 1 %s and 2 %s", count, devfleet.HubProcess, devfleet.AgentProcess)
 	}
 	if f.Shoal == nil {
 		t.Fatal("state records no hub")
@@ -54,7 +55,7 @@ func TestUpWithShoal(t *testing.T) {
 		t.Errorf("CLI config: %v", err)
 	}
 
-	loaded, err := fleet.Open(dir)
+	loaded, err := devfleet.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestUpWithShoal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes, err := fleet.VirtualNodes(t.Context(), hcs)
+	nodes, err := devfleet.VirtualNodes(t.Context(), hcs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,9 +112,9 @@ func TestUpWithShoal(t *testing.T) {
 func TestUpMissingShoalBinaries(t *testing.T) {
 	skipShort(t)
 	missing := filepath.Join(t.TempDir(), "shoal-hub")
-	_, err := fleet.Up(t.Context(), fleet.Options{Dir: t.TempDir(), Clusters: 1,
-		Shoal: &fleet.ShoalOptions{HubBinary: missing, AgentBinary: missing}})
-	if !errors.Is(err, fleet.ErrMissingShoalBinaries) {
+	_, err := devfleet.Up(t.Context(), devfleet.Options{Dir: t.TempDir(), Clusters: 1,
+		Shoal: &devfleet.ShoalOptions{HubBinary: missing, AgentBinary: missing}})
+	if !errors.Is(err, devfleet.ErrMissingShoalBinaries) {
 		t.Fatalf("Up without shoal-hub: %v, want ErrMissingShoalBinaries", err)
 	}
 }
@@ -124,25 +125,25 @@ func TestUpAgentExits(t *testing.T) {
 	skipShort(t)
 	bins := *buildShoal(t)
 	bins.AgentBinary = "/bin/false"
-	f, err := fleet.Up(t.Context(), fleet.Options{Dir: t.TempDir(), Clusters: 1, Profiles: []string{"hgx-h100"}, Nodes: 16,
+	f, err := devfleet.Up(t.Context(), devfleet.Options{Dir: t.TempDir(), Clusters: 1, Profiles: []string{"hgx-h100"}, Nodes: 16,
 		DieWithParent: true, Shoal: &bins})
 	if f != nil {
 		_ = f.Stop()
 	}
-	if !errors.Is(err, fleet.ErrComponentExited) || !strings.Contains(err.Error(), fleet.AgentProcess) {
-		t.Fatalf("Up with an agent that exits: %v, want ErrComponentExited naming %s", err, fleet.AgentProcess)
+	if !errors.Is(err, devfleet.ErrComponentExited) || !strings.Contains(err.Error(), devfleet.AgentProcess) {
+		t.Fatalf("Up with an agent that exits: %v, want ErrComponentExited naming %s", err, devfleet.AgentProcess)
 	}
 }
 
 var (
 	shoalOnce sync.Once
-	shoalBins *fleet.ShoalOptions
+	shoalBins *devfleet.ShoalOptions
 	shoalErr  error
 )
 
 // buildShoal builds shoal-hub and shoal-agent from this checkout, once per
 // test binary.
-func buildShoal(t *testing.T) *fleet.ShoalOptions {
+func buildShoal(t *testing.T) *devfleet.ShoalOptions {
 	t.Helper()
 	shoalOnce.Do(func() {
 		out, err := os.MkdirTemp("", "shoal-bin-")
@@ -156,7 +157,7 @@ func buildShoal(t *testing.T) *fleet.ShoalOptions {
 			shoalErr = fmt.Errorf("go build: %w\n%s", err, b)
 			return
 		}
-		shoalBins = &fleet.ShoalOptions{HubBinary: filepath.Join(out, "shoal-hub"), AgentBinary: filepath.Join(out, "shoal-agent")}
+		shoalBins = &devfleet.ShoalOptions{HubBinary: filepath.Join(out, "shoal-hub"), AgentBinary: filepath.Join(out, "shoal-agent")}
 	})
 	if shoalErr != nil {
 		t.Fatal(shoalErr)
@@ -169,13 +170,13 @@ func buildShoal(t *testing.T) *fleet.ShoalOptions {
 // endpoint, workload API server, kwok's kubelet endpoint (simulated log).
 func checkHubPodLogs(t *testing.T, hub kubernetes.Interface, node string) {
 	t.Helper()
-	pod := fleet.GPUPod("default", "hub-logs", fleet.ResourceGPU, 8)
+	pod := devfleet.GPUPod("default", "hub-logs", devfleet.ResourceGPU, 8)
 	pod.Spec.NodeName = node
-	pod.Spec.Tolerations = []corev1.Toleration{{Key: "shoal.dev/virtual", Operator: corev1.TolerationOpExists}}
+	pod.Spec.Tolerations = []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}}
 	if _, err := hub.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fleet.WaitPodRunning(t.Context(), hub, "default", pod.Name, time.Minute); err != nil {
+	if _, err := devfleet.WaitPodRunning(t.Context(), hub, "default", pod.Name, time.Minute); err != nil {
 		t.Fatalf("pod bound to %s on the hub: %v", node, err)
 	}
 	b, err := hub.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(t.Context())

@@ -16,8 +16,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
-	"github.com/shoal-dev/shoal/hub/pki"
 )
 
 // hubProc is a running shoal-hub.
@@ -118,9 +118,9 @@ func (h *hubProc) restart() {
 }
 
 // adminContext is the context shoal-hub wrote into its admin config.
-func (h *hubProc) adminContext() *pki.Context {
+func (h *hubProc) adminContext() *configv1alpha1.Context {
 	h.t.Helper()
-	cfg, err := pki.LoadClientConfig(h.configPath)
+	cfg, err := configv1alpha1.Load(h.configPath)
 	if err != nil {
 		h.t.Fatal(err)
 	}

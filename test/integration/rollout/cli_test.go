@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/shoal-dev/shoal/hub/pki"
+	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
 )
 
 // cli builds the shoal CLI and returns a runner that talks to h as admin.
@@ -23,8 +23,8 @@ func (h *realHub) cli(t *testing.T) func(args ...string) (string, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := &pki.ClientConfig{}
-	cfg.SetContext(pki.Context{Name: "test", Hub: h.addr, CAData: string(h.ca.CertPEM), CertData: string(certPEM), KeyData: string(keyPEM)})
+	cfg := &configv1alpha1.ClientConfig{}
+	cfg.SetContext(configv1alpha1.Context{Name: "test", Hub: h.addr, CAData: string(h.ca.CertPEM), CertData: string(certPEM), KeyData: string(keyPEM)})
 	path := filepath.Join(dir, "config")
 	if err := cfg.Save(path); err != nil {
 		t.Fatal(err)
