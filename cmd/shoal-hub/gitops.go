@@ -7,19 +7,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/server"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// gitOps builds the clusters' GitOps fleet, the leader-elected rollout
-// controller (its Run must be started) and their gRPC services.
-func gitOps(st *store.Store) (*rollout.Fleet, *rollout.Controller, []func(grpc.ServiceRegistrar), error) {
+// gitOps builds the leader-elected rollout controller (its Run must be
+// started) and the GitOps and Rollouts gRPC services over the registry.
+func gitOps(st *store.Store, reg *registry.Registry) (*rollout.Controller, []func(grpc.ServiceRegistrar), error) {
 	if err := rollout.Register(prometheus.DefaultRegisterer); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
+	}
+	if err := registry.RegisterMetrics(prometheus.DefaultRegisterer); err != nil {
+		return nil, nil, err
 	}
 	id, _ := os.Hostname()
-	fleet := rollout.NewFleet(st, nil)
-	ctrl := rollout.NewController(st, fleet, rollout.Config{Identity: fmt.Sprintf("%s-%d", id, os.Getpid())})
-	return fleet, ctrl, []func(grpc.ServiceRegistrar){server.GitOpsService(fleet), server.RolloutsService(ctrl)}, nil
+	ctrl := rollout.NewController(st, reg, rollout.Config{Identity: fmt.Sprintf("%s-%d", id, os.Getpid())})
+	return ctrl, []func(grpc.ServiceRegistrar){server.GitOpsService(reg), server.RolloutsService(ctrl)}, nil
 }

@@ -67,14 +67,14 @@ func run(ctx context.Context, o *options) error {
 	if err != nil {
 		return err
 	}
-	fleet, rollouts, gitopsServices, err := gitOps(st)
+	rollouts, gitopsServices, err := gitOps(st, reg)
 	if err != nil {
 		return err
 	}
 	services = append(services, gitopsServices...)
 	srv, err := server.New(server.Config{
 		Listen: o.listen, HTTPListen: o.httpListen, TLS: ca.ServerTLSConfig(serving),
-		Store: st, Registry: reg, Services: services, GitOps: fleet,
+		Store: st, Registry: reg, Services: services, GitOps: true,
 	})
 	if err != nil {
 		return err
