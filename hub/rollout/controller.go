@@ -65,7 +65,7 @@ func NewController(s *store.Store, clusters Clusters, cfg Config) *Controller {
 		cfg.Identity = "hub"
 	}
 	return &Controller{cfg: cfg, store: s, clusters: clusters,
-		rollouts: store.NewCollection(s, KindRollouts, store.JSONCodec[*v1alpha1.Rollout]())}
+		rollouts: store.NewCollection[*v1alpha1.Rollout](s, KindRollouts, codec{})}
 }
 
 // Run ticks every rollout each interval while this replica leads the

@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fr "github.com/shoal-dev/shoal/federation/rollout"
 	"github.com/shoal-dev/shoal/hub/rollout"
+	"github.com/shoal-dev/shoal/hub/store"
 )
 
 const (
@@ -238,5 +239,42 @@ func TestRepairLostPins(t *testing.T) {
 	e.tick(t)
 	if g := e.get(t, "a").Status.GitOps; g.PinnedCommit != "" {
 		t.Fatalf("halted rollout re-pinned a cluster the admin set since: %q", g.PinnedCommit)
+	}
+}
+
+// rawCodec writes records as given.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(b []byte) ([]byte, error)   { return b, nil }
+func (rawCodec) Unmarshal(b []byte) ([]byte, error) { return b, nil }
+
+// TestLegacyRolloutRecord: a rollout stored by a hub from before
+// v1alpha1.Rollout is served and ticked on: its canary passes and the next
+// wave is pinned.
+func TestLegacyRolloutRecord(t *testing.T) {
+	e := newEnv(t)
+	fleetOf(t, e, "a", "b")
+	start := e.clk.Now().UTC().Format(time.RFC3339)
+	old := `{"name":"old","revision":"` + newCommit + `","waves":"1,100%","spec":{"commit":"` + newCommit +
+		`","waves":[["a"],["b"]],"soak":60000000000},"state":{"phase":"Progressing","wave":0,"waveStarted":"` + start +
+		`","previous":{"a":"` + oldCommit + `","b":"` + oldCommit + `"},"message":"wave 1/2"},"created":"` + start + `","updated":"` + start + `"}`
+	if _, err := store.NewCollection[[]byte](e.st, rollout.KindRollouts, rawCodec{}).Create(e.ctx, "old", []byte(old)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.PinGitOps(e.ctx, "a", newCommit, "old"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.ctrl.Get(e.ctx, "old")
+	if err != nil || r.Spec.Revision != newCommit || len(r.Status.Waves) != 2 || r.Spec.Soak.Duration != time.Minute {
+		t.Fatalf("Get(old) = %+v, %v", r, err)
+	}
+	e.report(t, "a", applied(newCommit))
+	e.tick(t)
+	e.clk.Step(61 * time.Second)
+	if r := e.tick(t); r.Status.Wave != 1 || r.Status.Phase != fr.PhaseProgressing {
+		t.Fatalf("legacy rollout after the canary's soak = %+v", r.Status)
+	}
+	if pin := e.report(t, "b", applied(oldCommit)); pin != newCommit {
+		t.Fatalf("second wave pinned %q, want %s", pin, newCommit)
 	}
 }
