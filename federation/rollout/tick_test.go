@@ -112,6 +112,9 @@ func TestTick(t *testing.T) {
 			if st.Phase != PhaseProgressing || !reflect.DeepEqual(act.Pin, []string{"a"}) {
 				t.Fatalf("Start = %+v, %+v; want wave 1 pinned to [a]", st, act)
 			}
+			if want := []v1alpha1.RolloutWave{{Clusters: []string{"a"}}, {Clusters: []string{"b", "c"}}}; !reflect.DeepEqual(st.Waves, want) {
+				t.Fatalf("Start recorded the plan %+v, want %+v", st.Waves, want)
+			}
 			for i, s := range tt.steps {
 				o := map[string]Observation{}
 				for c, v := range s.obs {
