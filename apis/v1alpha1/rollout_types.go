@@ -56,11 +56,12 @@ type RolloutStatus struct {
 	Waves []RolloutWave `json:"waves,omitempty"`
 	// Wave is the index of the current (or failed, or last) wave.
 	Wave int `json:"wave"`
-	// WaveStarted is when the current wave was pinned.
-	WaveStarted metav1.Time `json:"waveStarted"`
+	// WaveStarted is when the current wave was pinned (microseconds: the
+	// wave timeout counts from it).
+	WaveStarted metav1.MicroTime `json:"waveStarted"`
 	// GoodSince holds, per cluster of the current wave, since when it has
-	// continuously met the gate.
-	GoodSince map[string]metav1.Time `json:"goodSince,omitempty"`
+	// continuously met the gate (microseconds: the soak counts from it).
+	GoodSince map[string]metav1.MicroTime `json:"goodSince,omitempty"`
 	// Previous is each planned cluster's commit before the rollout pinned
 	// it, its rollback target.
 	Previous map[string]string `json:"previous,omitempty"`

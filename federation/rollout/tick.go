@@ -32,8 +32,8 @@ func Start(spec Spec, previous map[string]string, now time.Time) (State, Action)
 func startWave(spec Spec, st State, i int, now time.Time) (State, Action) {
 	st.Phase = PhaseProgressing
 	st.Wave = i
-	st.WaveStarted = metav1.NewTime(now)
-	st.GoodSince = map[string]metav1.Time{}
+	st.WaveStarted = metav1.NewMicroTime(now)
+	st.GoodSince = map[string]metav1.MicroTime{}
 	st.Message = fmt.Sprintf("wave %d/%d: waiting for %d cluster(s) to apply %s", i+1, len(spec.Waves), len(spec.Waves[i]), short(spec.Commit))
 	return st, Action{Pin: append([]string(nil), spec.Waves[i]...)}
 }
@@ -97,7 +97,7 @@ func Tick(spec Spec, st State, obs map[string]Observation, now time.Time) (State
 			return halt(spec, st, fmt.Sprintf("wave %d: cluster %s: %s", st.Wave+1, c, why))
 		case Good:
 			if !wasGood {
-				since = metav1.NewTime(now)
+				since = metav1.NewMicroTime(now)
 				st.GoodSince[c] = since
 			}
 			soaked = soaked && now.Sub(since.Time) >= spec.Soak
@@ -138,8 +138,8 @@ func halt(spec Spec, st State, msg string) (State, Action) {
 	return st, Action{Rollback: rb}
 }
 
-func copyTimes(m map[string]metav1.Time) map[string]metav1.Time {
-	out := make(map[string]metav1.Time, len(m))
+func copyTimes(m map[string]metav1.MicroTime) map[string]metav1.MicroTime {
+	out := make(map[string]metav1.MicroTime, len(m))
 	for k, v := range m {
 		out[k] = v
 	}

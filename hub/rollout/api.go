@@ -186,7 +186,7 @@ func (c *Controller) Resume(ctx context.Context, name string) (*v1alpha1.Rollout
 			return nil
 		}
 		r.Spec.Paused = false
-		r.Status.WaveStarted = metav1.NewTime(c.cfg.Clock.Now())
+		r.Status.WaveStarted = metav1.NewMicroTime(c.cfg.Clock.Now())
 		r.Status.GoodSince = nil
 		return nil
 	})

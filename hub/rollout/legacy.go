@@ -73,7 +73,7 @@ func (o *legacyRollout) rollout() *v1alpha1.Rollout {
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name, CreationTimestamp: metav1.NewTime(o.Created)},
 		Spec: v1alpha1.RolloutSpec{Revision: o.Spec.Commit, Selector: o.Selector, Waves: o.Waves,
 			Soak: metav1.Duration{Duration: o.Spec.Soak}, WaveTimeout: metav1.Duration{Duration: o.Spec.WaveTimeout}, Paused: o.Paused},
-		Status: v1alpha1.RolloutStatus{Phase: o.State.Phase, Wave: o.State.Wave, WaveStarted: metav1.NewTime(o.State.WaveStarted),
+		Status: v1alpha1.RolloutStatus{Phase: o.State.Phase, Wave: o.State.Wave, WaveStarted: metav1.NewMicroTime(o.State.WaveStarted),
 			Previous: o.State.Previous, Message: o.State.Message, LastUpdateTime: metav1.NewTime(o.Updated)},
 	}
 	if r.Spec.Revision == "" {
@@ -83,9 +83,9 @@ func (o *legacyRollout) rollout() *v1alpha1.Rollout {
 		r.Status.Waves = append(r.Status.Waves, v1alpha1.RolloutWave{Clusters: w})
 	}
 	if o.State.GoodSince != nil {
-		r.Status.GoodSince = make(map[string]metav1.Time, len(o.State.GoodSince))
+		r.Status.GoodSince = make(map[string]metav1.MicroTime, len(o.State.GoodSince))
 		for c, t := range o.State.GoodSince {
-			r.Status.GoodSince[c] = metav1.NewTime(t)
+			r.Status.GoodSince[c] = metav1.NewMicroTime(t)
 		}
 	}
 	return r

@@ -27,9 +27,9 @@ func TestCodecReadsLegacyRecords(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "r1", CreationTimestamp: metav1.NewTime(t0)},
 		Spec: v1alpha1.RolloutSpec{Revision: "2222222222222222222222222222222222222222", Selector: "env=prod", Waves: "1,100%",
 			Soak: metav1.Duration{Duration: time.Minute}, WaveTimeout: metav1.Duration{Duration: 2 * time.Minute}, Paused: true},
-		Status: v1alpha1.RolloutStatus{Phase: v1alpha1.RolloutProgressing, Wave: 0, WaveStarted: metav1.NewTime(t0),
+		Status: v1alpha1.RolloutStatus{Phase: v1alpha1.RolloutProgressing, Wave: 0, WaveStarted: metav1.NewMicroTime(t0),
 			Waves:     []v1alpha1.RolloutWave{{Clusters: []string{"a"}}, {Clusters: []string{"b", "c"}}},
-			GoodSince: map[string]metav1.Time{"a": metav1.NewTime(t0.Add(30 * time.Second))},
+			GoodSince: map[string]metav1.MicroTime{"a": metav1.NewMicroTime(t0.Add(30 * time.Second))},
 			Previous:  map[string]string{"a": "1111111", "b": "1111111", "c": ""}, Message: "wave 1/2: waiting",
 			LastUpdateTime: metav1.NewTime(t0.Add(30 * time.Second))},
 	}
@@ -52,5 +52,25 @@ func TestCodecReadsLegacyRecords(t *testing.T) {
 	again, err := codec{}.Unmarshal(b)
 	if err != nil || !equality.Semantic.DeepEqual(again, want) {
 		t.Fatalf("new form read as %+v, %v", again, err)
+	}
+}
+
+// TestStoredWaveTimesKeepSubSeconds: the soak and the wave timeout count
+// from stored times, which keep their sub-second part (a soak does not pass
+// early because a start time was truncated to the second).
+func TestStoredWaveTimesKeepSubSeconds(t *testing.T) {
+	at := time.Date(2026, 1, 1, 0, 0, 0, 999_000_000, time.UTC)
+	r := &v1alpha1.Rollout{Status: v1alpha1.RolloutStatus{WaveStarted: metav1.NewMicroTime(at),
+		GoodSince: map[string]metav1.MicroTime{"a": metav1.NewMicroTime(at)}}}
+	b, err := codec{}.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := codec{}.Unmarshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Status.WaveStarted.Time.Equal(at) || !got.Status.GoodSince["a"].Time.Equal(at) {
+		t.Fatalf("stored times %s, %s; want %s", got.Status.WaveStarted, got.Status.GoodSince["a"], at)
 	}
 }
