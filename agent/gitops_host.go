@@ -13,7 +13,7 @@ import (
 
 	"github.com/shoal-dev/shoal/agent/gitops"
 	"github.com/shoal-dev/shoal/agent/hubclient"
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // GitOps returns the GitOpsFunc that hosts agent/gitops: every interval, and
@@ -23,7 +23,7 @@ func GitOps(workDir, namespace string, interval time.Duration) GitOpsFunc {
 	return func(ctx context.Context, hub *hubclient.Client, _ kubernetes.Interface, localCfg *rest.Config) error {
 		changed := make(chan struct{}, 1)
 		s, err := gitops.New(localCfg, gitops.Options{Namespace: namespace, WorkDir: workDir,
-			OnStatus: func(gt.Status) {
+			OnStatus: func(v1alpha1.GitOpsStatus) {
 				select {
 				case changed <- struct{}{}:
 				default:
@@ -55,7 +55,7 @@ func exchange(ctx context.Context, s *gitops.Syncer, hub *hubclient.Client, chan
 		if err != nil {
 			log.V(2).Info("GitOps status report failed", "err", err)
 		} else if len(srcJSON) > 0 {
-			var src gt.Source
+			var src v1alpha1.GitOpsSource
 			if err := json.Unmarshal(srcJSON, &src); err != nil {
 				log.Error(err, "Hub sent an unreadable GitOps source")
 			} else if cur, ok := s.Source(); !ok || !reflect.DeepEqual(cur, src) {

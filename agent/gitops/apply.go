@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 )
 
 // FieldManager is the server-side apply field manager of every object Shoal
@@ -47,14 +46,14 @@ func (a *applier) apply(ctx context.Context, objs []*unstructured.Unstructured, 
 	opts.WaitTimeout = timeout
 	cs, err := a.rm.ApplyAllStaged(ctx, objs, opts)
 	if err != nil {
-		return cs, syncErr(gt.ReasonApplyFailed, "apply: %w", err)
+		return cs, syncErr(v1alpha1.GitOpsReasonApplyFailed, "apply: %w", err)
 	}
 	return cs, nil
 }
 
 // prune deletes stale objects that still carry Shoal's owner labels and do
 // not opt out with v1alpha1.AnnotationPrune. It returns what it deleted.
-func (a *applier) prune(ctx context.Context, stale []*unstructured.Unstructured) ([]gt.ObjectRef, error) {
+func (a *applier) prune(ctx context.Context, stale []*unstructured.Unstructured) ([]ObjectRef, error) {
 	if len(stale) == 0 {
 		return nil, nil
 	}
@@ -63,7 +62,7 @@ func (a *applier) prune(ctx context.Context, stale []*unstructured.Unstructured)
 		Inclusions:        a.rm.GetOwnerLabels(a.owner, a.ownerNS),
 		Exclusions:        map[string]string{v1alpha1.AnnotationPrune: "disabled"},
 	})
-	var deleted []gt.ObjectRef
+	var deleted []ObjectRef
 	if cs != nil {
 		for _, e := range cs.Entries {
 			if e.Action == ssa.DeletedAction {
@@ -72,7 +71,7 @@ func (a *applier) prune(ctx context.Context, stale []*unstructured.Unstructured)
 		}
 	}
 	if err != nil {
-		return deleted, syncErr(gt.ReasonPruneFailed, "prune: %w", err)
+		return deleted, syncErr(v1alpha1.GitOpsReasonPruneFailed, "prune: %w", err)
 	}
 	return deleted, nil
 }
@@ -88,7 +87,7 @@ func (a *applier) wait(ctx context.Context, set object.ObjMetadataSet, timeout t
 	if summary := a.notReady(ctx, set); summary != nil {
 		err = summary
 	}
-	return syncErr(gt.ReasonHealthCheckFailed, "health check failed after %s: %w", timeout, err)
+	return syncErr(v1alpha1.GitOpsReasonHealthCheckFailed, "health check failed after %s: %w", timeout, err)
 }
 
 // notReady computes the kstatus of every object in set once and describes
@@ -121,8 +120,8 @@ func (a *applier) notReady(ctx context.Context, set object.ObjMetadataSet) error
 
 // drifted returns the objects a sync at an unchanged revision had to write:
 // someone changed or deleted them in the cluster.
-func drifted(cs *ssa.ChangeSet) []gt.ObjectRef {
-	var out []gt.ObjectRef
+func drifted(cs *ssa.ChangeSet) []ObjectRef {
+	var out []ObjectRef
 	if cs == nil {
 		return nil
 	}

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/kustomize/api/konfig"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // build runs kustomize on path inside the checkout root and returns the
@@ -19,27 +19,27 @@ import (
 func build(root, path string) ([]*unstructured.Unstructured, error) {
 	dir := filepath.Join(root, filepath.Clean("/"+path))
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, syncErr(gt.ReasonBuildFailed, "path %q not found in the repository", path)
+		return nil, syncErr(v1alpha1.GitOpsReasonBuildFailed, "path %q not found in the repository", path)
 	}
 	if !hasKustomization(dir) {
 		gen := kustomize.NewGenerator(root, unstructured.Unstructured{Object: map[string]any{}})
 		action, err := gen.WriteFile(dir)
 		if err != nil {
-			return nil, syncErr(gt.ReasonBuildFailed, "generate kustomization for %q: %w", path, err)
+			return nil, syncErr(v1alpha1.GitOpsReasonBuildFailed, "generate kustomization for %q: %w", path, err)
 		}
 		defer func() { _ = kustomize.CleanDirectory(dir, action) }()
 	}
 	res, err := kustomize.SecureBuild(root, dir, false)
 	if err != nil {
-		return nil, syncErr(gt.ReasonBuildFailed, "kustomize build %q: %w", path, err)
+		return nil, syncErr(v1alpha1.GitOpsReasonBuildFailed, "kustomize build %q: %w", path, err)
 	}
 	yml, err := res.AsYaml()
 	if err != nil {
-		return nil, syncErr(gt.ReasonBuildFailed, "kustomize build %q: %w", path, err)
+		return nil, syncErr(v1alpha1.GitOpsReasonBuildFailed, "kustomize build %q: %w", path, err)
 	}
 	objs, err := ssautils.ReadObjects(bytes.NewReader(yml))
 	if err != nil {
-		return nil, syncErr(gt.ReasonBuildFailed, "read built objects of %q: %w", path, err)
+		return nil, syncErr(v1alpha1.GitOpsReasonBuildFailed, "read built objects of %q: %w", path, err)
 	}
 	return objs, nil
 }

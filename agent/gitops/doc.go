@@ -7,5 +7,5 @@
 // drift on every interval and waits for health with kstatus.
 //
 // A Syncer runs this loop (Run(ctx) error) and reports a
-// gitopstypes.Status after every sync for the agent to send to the hub.
+// v1alpha1.GitOpsStatus after every sync for the agent to send to the hub.
 package gitops

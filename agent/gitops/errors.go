@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// SyncError is a failed sync step. Reason is one of the gitopstypes Reason*
+// SyncError is a failed sync step. Reason is one of the v1alpha1 GitOpsReason*
 // constants; it becomes the reason of the Ready condition.
 type SyncError struct {
 	Reason string

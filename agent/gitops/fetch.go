@@ -8,7 +8,7 @@ import (
 	"github.com/fluxcd/pkg/git/gogit"
 	"github.com/fluxcd/pkg/git/repository"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // checkout is one revision of the repository on disk.
@@ -33,21 +33,21 @@ type fetcher struct {
 
 // fetch returns a checkout of src at its ref. A branch or tag whose head has
 // not moved, or a commit already checked out, costs one ls-remote or nothing.
-func (f *fetcher) fetch(ctx context.Context, src gt.Source, auth *git.AuthOptions) (*checkout, error) {
+func (f *fetcher) fetch(ctx context.Context, src v1alpha1.GitOpsSource, auth *git.AuthOptions) (*checkout, error) {
 	key := src.URL + "#" + src.Ref.String() + "#" + src.Ref.Branch
 	cfg := repository.CloneConfig{ShallowClone: true, CheckoutStrategy: strategy(src.Ref)}
 	if f.last != nil && f.key == key {
-		if src.Ref.Commit != "" && gt.SameCommit(f.last.Commit, src.Ref.Commit) {
+		if src.Ref.Commit != "" && v1alpha1.SameCommit(f.last.Commit, src.Ref.Commit) {
 			return f.last, nil
 		}
 		cfg.LastObservedCommit = f.last.Revision
 	}
 	if err := os.MkdirAll(f.workDir, 0o700); err != nil {
-		return nil, syncErr(gt.ReasonFetchFailed, "create work dir: %w", err)
+		return nil, syncErr(v1alpha1.GitOpsReasonFetchFailed, "create work dir: %w", err)
 	}
 	dir, err := os.MkdirTemp(f.workDir, "checkout-")
 	if err != nil {
-		return nil, syncErr(gt.ReasonFetchFailed, "create checkout dir: %w", err)
+		return nil, syncErr(v1alpha1.GitOpsReasonFetchFailed, "create checkout dir: %w", err)
 	}
 	opts := []gogit.ClientOption{gogit.WithDiskStorage()}
 	if f.insecureHTTP {
@@ -56,17 +56,17 @@ func (f *fetcher) fetch(ctx context.Context, src gt.Source, auth *git.AuthOption
 	c, err := gogit.NewClient(dir, auth, opts...)
 	if err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, syncErr(gt.ReasonFetchFailed, "git client: %w", err)
+		return nil, syncErr(v1alpha1.GitOpsReasonFetchFailed, "git client: %w", err)
 	}
 	defer c.Close()
 	commit, err := c.Clone(ctx, src.URL, cfg)
 	if err != nil {
 		_ = os.RemoveAll(dir)
-		return nil, syncErr(gt.ReasonFetchFailed, "fetch %s at %s: %w", src.URL, src.Ref, err)
+		return nil, syncErr(v1alpha1.GitOpsReasonFetchFailed, "fetch %s at %s: %w", src.URL, src.Ref, err)
 	}
 	if commit == nil {
 		_ = os.RemoveAll(dir)
-		return nil, syncErr(gt.ReasonFetchFailed, "fetch %s at %s: repository is empty", src.URL, src.Ref)
+		return nil, syncErr(v1alpha1.GitOpsReasonFetchFailed, "fetch %s at %s: repository is empty", src.URL, src.Ref)
 	}
 	if !git.IsConcreteCommit(*commit) {
 		// The remote head equals the cached checkout.
@@ -81,7 +81,7 @@ func (f *fetcher) fetch(ctx context.Context, src gt.Source, auth *git.AuthOption
 	return f.last, nil
 }
 
-func strategy(r gt.Ref) repository.CheckoutStrategy {
+func strategy(r v1alpha1.GitOpsRef) repository.CheckoutStrategy {
 	switch {
 	case r.Commit != "":
 		return repository.CheckoutStrategy{Commit: r.Commit, Branch: r.Branch}

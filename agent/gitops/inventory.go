@@ -13,7 +13,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // Keys of the inventory ConfigMap's data.
@@ -80,8 +80,20 @@ func (inv inventory) missingFrom(next inventory) ([]*unstructured.Unstructured, 
 	return out, nil
 }
 
-func refOf(m object.ObjMetadata) gt.ObjectRef {
-	return gt.ObjectRef{Group: m.GroupKind.Group, Kind: m.GroupKind.Kind, Namespace: m.Namespace, Name: m.Name}
+// ObjectRef names one Kubernetes object applied from Git.
+type ObjectRef struct {
+	Group     string
+	Kind      string
+	Namespace string
+	Name      string
+}
+
+// String renders the ref as Kind/namespace/name (namespace omitted when
+// empty), the form of v1alpha1.GitOpsStatus.Drifted.
+func (o ObjectRef) String() string { return v1alpha1.GitOpsObjectName(o.Kind, o.Namespace, o.Name) }
+
+func refOf(m object.ObjMetadata) ObjectRef {
+	return ObjectRef{Group: m.GroupKind.Group, Kind: m.GroupKind.Kind, Namespace: m.Namespace, Name: m.Name}
 }
 
 // inventoryStore reads and writes the inventory ConfigMap.

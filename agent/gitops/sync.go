@@ -5,16 +5,18 @@ import (
 	"time"
 
 	"github.com/fluxcd/cli-utils/pkg/object"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/klog/v2"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // Sync runs one sync of the current source now and returns the new status.
 // A revision that cannot be fetched, built or validated applies nothing and
 // leaves the cluster as it was; the error is in the status too.
-func (s *Syncer) Sync(ctx context.Context) (gt.Status, error) {
+func (s *Syncer) Sync(ctx context.Context) (v1alpha1.GitOpsStatus, error) {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	src, ok := s.Source()
@@ -22,12 +24,12 @@ func (s *Syncer) Sync(ctx context.Context) (gt.Status, error) {
 		return s.Status(), ErrNoSource
 	}
 	start := s.opts.Now()
-	s.report(func(st *gt.Status) {
-		st.SetCondition(s.cond(gt.ConditionReconciling, true, gt.ReasonProgressing, "syncing "+src.URL+" at "+src.Ref.String()))
+	s.report(func(st *v1alpha1.GitOpsStatus) {
+		meta.SetStatusCondition(&st.Conditions, s.cond(v1alpha1.GitOpsConditionReconciling, true, v1alpha1.GitOpsReasonProgressing, "syncing "+src.URL+" at "+src.Ref.String()))
 	})
 	res, err := s.syncOnce(ctx, src)
 	observeSync(start, s.opts.Now(), err)
-	st := s.report(func(st *gt.Status) { s.finish(st, res, err) })
+	st := s.report(func(st *v1alpha1.GitOpsStatus) { s.finish(st, res, err) })
 	return st, err
 }
 
@@ -37,12 +39,12 @@ type result struct {
 	pinned   string // the commit the source pins, known even if fetch fails
 	applied  bool   // the revision was applied in full
 	inv      inventory
-	drifted  []gt.ObjectRef
+	drifted  []ObjectRef
 	healthOK bool
 	health   error
 }
 
-func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
+func (s *Syncer) syncOnce(ctx context.Context, src v1alpha1.GitOpsSource) (result, error) {
 	r := result{pinned: src.Ref.Commit}
 	ph := phases{log: klog.FromContext(ctx), now: s.opts.Now, last: s.opts.Now()}
 	defer ph.done()
@@ -52,7 +54,7 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 	}
 	old, err := s.store.load(ctx)
 	if err != nil {
-		return r, syncErr(gt.ReasonApplyFailed, "%w", err)
+		return r, syncErr(v1alpha1.GitOpsReasonApplyFailed, "%w", err)
 	}
 	next := inventoryOf(objs, r.co.Revision, src.Path)
 	// A revision already applied in full was validated then; re-applying it
@@ -68,10 +70,10 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 		return r, err
 	}
 	ph.mark("apply+prune")
-	s.report(func(st *gt.Status) {
-		st.Health, st.HealthMessage = gt.HealthProgressing, "waiting for objects to become ready"
+	s.report(func(st *v1alpha1.GitOpsStatus) {
+		st.Health, st.HealthMessage = v1alpha1.GitOpsHealthProgressing, "waiting for objects to become ready"
 	})
-	r.health = s.applier.wait(ctx, object.UnstructuredSetToObjMetadataSet(objs), src.HealthTimeout)
+	r.health = s.applier.wait(ctx, object.UnstructuredSetToObjMetadataSet(objs), src.HealthTimeoutDuration())
 	r.healthOK = r.health == nil
 	ph.mark("health")
 	return r, r.health
@@ -79,7 +81,7 @@ func (s *Syncer) syncOnce(ctx context.Context, src gt.Source) (result, error) {
 
 // fetchAndBuild checks out the source and builds its objects, labelled with
 // Shoal's owner labels.
-func (s *Syncer) fetchAndBuild(ctx context.Context, src gt.Source, r *result, ph *phases) ([]*unstructured.Unstructured, error) {
+func (s *Syncer) fetchAndBuild(ctx context.Context, src v1alpha1.GitOpsSource, r *result, ph *phases) ([]*unstructured.Unstructured, error) {
 	auth, err := authOptions(ctx, s.client, s.opts.Namespace, src)
 	if err != nil {
 		return nil, err
@@ -99,13 +101,13 @@ func (s *Syncer) fetchAndBuild(ctx context.Context, src gt.Source, r *result, ph
 
 // applyRevision records, applies and prunes a validated object set, and
 // stores the new inventory.
-func (s *Syncer) applyRevision(ctx context.Context, src gt.Source, objs []*unstructured.Unstructured, old, next inventory, r *result) error {
+func (s *Syncer) applyRevision(ctx context.Context, src v1alpha1.GitOpsSource, objs []*unstructured.Unstructured, old, next inventory, r *result) error {
 	// Record what is about to be applied first, so a partial apply is still
 	// tracked (and pruned later) if the agent dies halfway.
 	if err := s.store.save(ctx, old.union(next), old); err != nil {
-		return syncErr(gt.ReasonApplyFailed, "%w", err)
+		return syncErr(v1alpha1.GitOpsReasonApplyFailed, "%w", err)
 	}
-	cs, err := s.applier.apply(ctx, objs, src.HealthTimeout)
+	cs, err := s.applier.apply(ctx, objs, src.HealthTimeoutDuration())
 	if err != nil {
 		return err
 	}
@@ -115,14 +117,14 @@ func (s *Syncer) applyRevision(ctx context.Context, src gt.Source, objs []*unstr
 	if src.Prune {
 		stale, err := old.missingFrom(next)
 		if err != nil {
-			return syncErr(gt.ReasonPruneFailed, "%w", err)
+			return syncErr(v1alpha1.GitOpsReasonPruneFailed, "%w", err)
 		}
 		if _, err := s.applier.prune(ctx, stale); err != nil {
 			return err
 		}
 	}
 	if err := s.store.save(ctx, next, old.union(next)); err != nil {
-		return syncErr(gt.ReasonApplyFailed, "%w", err)
+		return syncErr(v1alpha1.GitOpsReasonApplyFailed, "%w", err)
 	}
 	r.applied, r.inv = true, next
 	return nil
@@ -146,7 +148,7 @@ func (p *phases) done() { p.log.V(1).Info("GitOps sync phases", p.kv...) }
 
 // report updates the status under the lock, hands a copy to OnStatus and
 // returns it.
-func (s *Syncer) report(update func(*gt.Status)) gt.Status {
+func (s *Syncer) report(update func(*v1alpha1.GitOpsStatus)) v1alpha1.GitOpsStatus {
 	s.mu.Lock()
 	update(&s.status)
 	st := copyStatus(s.status)
@@ -158,21 +160,28 @@ func (s *Syncer) report(update func(*gt.Status)) gt.Status {
 	return st
 }
 
-func (s *Syncer) cond(t string, status bool, reason, msg string) gt.Condition {
-	return gt.Condition{Type: t, Status: status, Reason: reason, Message: msg, LastTransitionTime: s.opts.Now()}
+func (s *Syncer) cond(t string, status bool, reason, msg string) metav1.Condition {
+	c := metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(s.opts.Now())}
+	if status {
+		c.Status = metav1.ConditionTrue
+	}
+	return c
 }
 
-func copyStatus(st gt.Status) gt.Status {
-	st.Drifted = append([]gt.ObjectRef(nil), st.Drifted...)
-	st.Conditions = append([]gt.Condition(nil), st.Conditions...)
+func copyStatus(st v1alpha1.GitOpsStatus) v1alpha1.GitOpsStatus {
+	st.Drifted = append([]string(nil), st.Drifted...)
+	st.Conditions = append([]metav1.Condition(nil), st.Conditions...)
 	return st
 }
 
 // finish writes the outcome of a sync into st.
-func (s *Syncer) finish(st *gt.Status, r result, err error) {
-	now := s.opts.Now()
-	st.LastAttemptTime = now
-	st.Drifted = r.drifted
+func (s *Syncer) finish(st *v1alpha1.GitOpsStatus, r result, err error) {
+	now := metav1.NewTime(s.opts.Now())
+	st.LastAttemptTime = &now
+	st.Drifted = nil
+	for _, d := range r.drifted {
+		st.Drifted = append(st.Drifted, d.String())
+	}
 	switch {
 	case r.co != nil:
 		st.AttemptedRevision, st.AttemptedCommit = r.co.Revision, r.co.Commit
@@ -180,32 +189,32 @@ func (s *Syncer) finish(st *gt.Status, r result, err error) {
 		st.AttemptedRevision, st.AttemptedCommit = "sha1:"+r.pinned, r.pinned
 	}
 	if r.applied {
-		st.AppliedRevision, st.AppliedCommit = r.co.Revision, r.co.Commit
-		st.InventorySize = len(r.inv.Entries)
-		st.Health, st.HealthMessage = gt.HealthHealthy, ""
+		st.Revision, st.AppliedCommit = r.co.Revision, r.co.Commit
+		st.InventorySize = int32(len(r.inv.Entries))
+		st.Health, st.HealthMessage = v1alpha1.GitOpsHealthHealthy, ""
 		if !r.healthOK {
-			st.Health, st.HealthMessage = gt.HealthDegraded, r.health.Error()
+			st.Health, st.HealthMessage = v1alpha1.GitOpsHealthDegraded, r.health.Error()
 		}
 	}
-	st.SetCondition(s.cond(gt.ConditionReconciling, false, gt.ReasonSucceeded, ""))
+	meta.SetStatusCondition(&st.Conditions, s.cond(v1alpha1.GitOpsConditionReconciling, false, v1alpha1.GitOpsReasonSucceeded, ""))
 	if err != nil {
-		reason := reasonOf(err, gt.ReasonApplyFailed)
-		st.LastError = err.Error()
-		st.SetCondition(s.cond(gt.ConditionReady, false, reason, err.Error()))
-		st.SetCondition(s.cond(gt.ConditionStalled, stalls(reason), reason, err.Error()))
+		reason := reasonOf(err, v1alpha1.GitOpsReasonApplyFailed)
+		st.Message = err.Error()
+		meta.SetStatusCondition(&st.Conditions, s.cond(v1alpha1.GitOpsConditionReady, false, reason, err.Error()))
+		meta.SetStatusCondition(&st.Conditions, s.cond(v1alpha1.GitOpsConditionStalled, stalls(reason), reason, err.Error()))
 		return
 	}
-	st.LastError = ""
-	st.LastAppliedTime = now
-	st.SetCondition(s.cond(gt.ConditionReady, true, gt.ReasonSucceeded, "applied revision "+st.AppliedRevision))
-	st.SetCondition(s.cond(gt.ConditionStalled, false, gt.ReasonSucceeded, ""))
+	st.Message = ""
+	st.LastAppliedTime = &now
+	meta.SetStatusCondition(&st.Conditions, s.cond(v1alpha1.GitOpsConditionReady, true, v1alpha1.GitOpsReasonSucceeded, "applied revision "+st.Revision))
+	meta.SetStatusCondition(&st.Conditions, s.cond(v1alpha1.GitOpsConditionStalled, false, v1alpha1.GitOpsReasonSucceeded, ""))
 }
 
 // stalls reports whether a failure needs a change in Git or in the source to
 // clear (retrying the same revision cannot help).
 func stalls(reason string) bool {
 	switch reason {
-	case gt.ReasonInvalidSource, gt.ReasonBuildFailed, gt.ReasonValidationFailed:
+	case v1alpha1.GitOpsReasonInvalidSource, v1alpha1.GitOpsReasonBuildFailed, v1alpha1.GitOpsReasonValidationFailed:
 		return true
 	}
 	return false

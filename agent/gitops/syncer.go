@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // RetryInterval caps the wait after a failed sync, so a transient failure
@@ -35,7 +35,7 @@ type Options struct {
 	Name string
 	// OnStatus, if set, receives the status after every sync and when a
 	// sync starts. It must not block for long.
-	OnStatus func(gt.Status)
+	OnStatus func(v1alpha1.GitOpsStatus)
 	// InsecureCredentialsOverHTTP allows sending credentials to an http://
 	// repository (tests and local demos only).
 	InsecureCredentialsOverHTTP bool
@@ -59,9 +59,9 @@ type Syncer struct {
 	syncMu  sync.Mutex // one sync at a time
 
 	mu       sync.Mutex
-	src      *gt.Source
-	status   gt.Status
-	onStatus func(gt.Status)
+	src      *v1alpha1.GitOpsSource
+	status   v1alpha1.GitOpsStatus
+	onStatus func(v1alpha1.GitOpsStatus)
 }
 
 // New returns a Syncer applying to the cluster cfg reaches. It has no
@@ -106,7 +106,7 @@ func New(cfg *rest.Config, opts Options) (*Syncer, error) {
 		store:    inventoryStore{client: c, key: client.ObjectKey{Namespace: opts.Namespace, Name: opts.Name + "-inventory"}},
 		fetcher:  &fetcher{workDir: opts.WorkDir, insecureHTTP: opts.InsecureCredentialsOverHTTP},
 		trigger:  make(chan struct{}, 1),
-		status:   gt.Status{Health: gt.HealthUnknown},
+		status:   v1alpha1.GitOpsStatus{Health: v1alpha1.GitOpsHealthUnknown},
 		onStatus: opts.OnStatus,
 	}, nil
 }
@@ -124,7 +124,7 @@ func cleanWorkDir(dir string) error {
 
 // SetSource sets (or replaces) the source and triggers a sync. The hub pins a
 // rollout revision by setting Ref.Commit.
-func (s *Syncer) SetSource(src gt.Source) error {
+func (s *Syncer) SetSource(src v1alpha1.GitOpsSource) error {
 	if err := src.Validate(); err != nil {
 		return err
 	}
@@ -137,18 +137,18 @@ func (s *Syncer) SetSource(src gt.Source) error {
 }
 
 // SetOnStatus replaces the status callback (see Options.OnStatus).
-func (s *Syncer) SetOnStatus(fn func(gt.Status)) {
+func (s *Syncer) SetOnStatus(fn func(v1alpha1.GitOpsStatus)) {
 	s.mu.Lock()
 	s.onStatus = fn
 	s.mu.Unlock()
 }
 
 // Source returns the current source, if any.
-func (s *Syncer) Source() (gt.Source, bool) {
+func (s *Syncer) Source() (v1alpha1.GitOpsSource, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.src == nil {
-		return gt.Source{}, false
+		return v1alpha1.GitOpsSource{}, false
 	}
 	return *s.src, true
 }
@@ -162,7 +162,7 @@ func (s *Syncer) Trigger() {
 }
 
 // Status returns the status of the last sync.
-func (s *Syncer) Status() gt.Status {
+func (s *Syncer) Status() v1alpha1.GitOpsStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return copyStatus(s.status)
@@ -182,9 +182,9 @@ func (s *Syncer) Run(ctx context.Context) error {
 			if err != nil {
 				log.Error(err, "GitOps sync failed", "url", src.URL, "ref", src.Ref.String(), "revision", st.AttemptedRevision)
 			} else {
-				log.V(2).Info("GitOps sync done", "revision", st.AppliedRevision, "objects", st.InventorySize, "drifted", len(st.Drifted))
+				log.V(2).Info("GitOps sync done", "revision", st.Revision, "objects", st.InventorySize, "drifted", len(st.Drifted))
 			}
-			interval = src.Interval
+			interval = src.IntervalDuration()
 			if err != nil && interval > RetryInterval {
 				interval = RetryInterval
 			}

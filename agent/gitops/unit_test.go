@@ -10,7 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 func obj(apiVersion, kind, ns, name string) *unstructured.Unstructured {
@@ -62,7 +62,7 @@ func TestBuildLayouts(t *testing.T) {
 		{"fleet overlay", "fleet", "clusters/eu1", 3, ""},
 		{"fleet base", "fleet", "base", 3, ""},
 		{"plain YAML without kustomization", "single", "", 3, ""},
-		{"missing path", "fleet", "clusters/nowhere", 0, gt.ReasonBuildFailed},
+		{"missing path", "fleet", "clusters/nowhere", 0, v1alpha1.GitOpsReasonBuildFailed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,24 +92,24 @@ func TestBuildInvalidKustomization(t *testing.T) {
 	}
 	_, err := build(root, "")
 	var se *SyncError
-	if !errors.As(err, &se) || se.Reason != gt.ReasonBuildFailed {
+	if !errors.As(err, &se) || se.Reason != v1alpha1.GitOpsReasonBuildFailed {
 		t.Fatalf("build = %v, want BuildFailed", err)
 	}
 }
 
 func TestStrategyAndStalls(t *testing.T) {
-	if s := strategy(gt.Ref{}); s.Branch != "main" {
+	if s := strategy(v1alpha1.GitOpsRef{}); s.Branch != "main" {
 		t.Fatalf("empty ref = %+v", s)
 	}
-	if s := strategy(gt.Ref{Branch: "dev", Commit: "abc1234"}); s.Commit != "abc1234" || s.Branch != "dev" {
+	if s := strategy(v1alpha1.GitOpsRef{Branch: "dev", Commit: "abc1234"}); s.Commit != "abc1234" || s.Branch != "dev" {
 		t.Fatalf("commit ref = %+v", s)
 	}
-	if s := strategy(gt.Ref{Tag: "v1"}); s.Tag != "v1" || s.Branch != "" {
+	if s := strategy(v1alpha1.GitOpsRef{Tag: "v1"}); s.Tag != "v1" || s.Branch != "" {
 		t.Fatalf("tag ref = %+v", s)
 	}
 	for reason, want := range map[string]bool{
-		gt.ReasonBuildFailed: true, gt.ReasonValidationFailed: true, gt.ReasonInvalidSource: true,
-		gt.ReasonFetchFailed: false, gt.ReasonCredentialsFailed: false, gt.ReasonHealthCheckFailed: false,
+		v1alpha1.GitOpsReasonBuildFailed: true, v1alpha1.GitOpsReasonValidationFailed: true, v1alpha1.GitOpsReasonInvalidSource: true,
+		v1alpha1.GitOpsReasonFetchFailed: false, v1alpha1.GitOpsReasonCredentialsFailed: false, v1alpha1.GitOpsReasonHealthCheckFailed: false,
 	} {
 		if stalls(reason) != want {
 			t.Errorf("stalls(%s) = %v", reason, !want)

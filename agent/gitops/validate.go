@@ -15,7 +15,7 @@ import (
 
 	ssautils "github.com/fluxcd/pkg/ssa/utils"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // placeholderNamespace stands in, during validation, for a namespace the same
@@ -74,7 +74,7 @@ func (a *applier) validate(ctx context.Context, c client.Client, objs []*unstruc
 		return ctx.Err()
 	}
 	if len(errs) > 0 {
-		return syncErr(gt.ReasonValidationFailed, "dry-run rejected %d of %d object(s), nothing applied: %w", len(errs), len(objs), joinFirst(errs, 5))
+		return syncErr(v1alpha1.GitOpsReasonValidationFailed, "dry-run rejected %d of %d object(s), nothing applied: %w", len(errs), len(objs), joinFirst(errs, 5))
 	}
 	return nil
 }

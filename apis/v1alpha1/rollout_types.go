@@ -2,7 +2,9 @@ package v1alpha1
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-// Rollout moves a GitOps revision across the fleet in waves.
+// Rollout moves a GitOps commit across the fleet in waves. The hub stores
+// and serves this object; its status is also the state the rollout
+// controller advances (federation/rollout.State).
 // +kubebuilder:object:root=true
 type Rollout struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -12,62 +14,66 @@ type Rollout struct {
 	Status RolloutStatus `json:"status,omitempty"`
 }
 
-// RolloutSpec is the revision, the clusters and how to pace them.
+// RolloutSpec is what was asked: the commit, the clusters and the pace.
 type RolloutSpec struct {
-	// Revision (commit or tag) to roll out.
+	// Revision is the full commit SHA rolled out.
 	Revision string `json:"revision"`
-	// ClusterSelector picks the clusters; nil selects all.
-	ClusterSelector *metav1.LabelSelector `json:"clusterSelector,omitempty"`
-	// Waves, in order; the first is the canary. Empty: one canary cluster,
-	// then the rest.
-	Waves []RolloutWave `json:"waves,omitempty"`
-	// Soak is how long each wave must stay healthy before the next starts.
-	Soak metav1.Duration `json:"soak,omitempty"`
-	// HealthTimeout is how long a wave may take to become healthy before the
-	// rollout halts and rolls the wave back.
-	HealthTimeout metav1.Duration `json:"healthTimeout,omitempty"`
+	// Selector picks the clusters (label-selector syntax); "" selects every
+	// cluster with a GitOps source.
+	Selector string `json:"selector,omitempty"`
+	// Waves is the cumulative wave spec as given ("1,25%,100%"); the planned
+	// waves are in the status.
+	Waves string `json:"waves,omitempty"`
+	// Soak is how long every cluster of a wave must stay applied, healthy and
+	// Ready before the next wave starts.
+	Soak metav1.Duration `json:"soak"`
+	// WaveTimeout fails a wave whose clusters have not all passed this long
+	// after it started (0: 10 minutes plus the soak).
+	WaveTimeout metav1.Duration `json:"waveTimeout,omitempty"`
+	// Paused stops the rollout from advancing until it is resumed.
+	Paused bool `json:"paused,omitempty"`
 }
 
-// RolloutWave is one step of a rollout: explicit clusters or a share of the rest.
-type RolloutWave struct {
-	// Name of the wave.
-	Name string `json:"name,omitempty"`
-	// Clusters named explicitly.
-	Clusters []string `json:"clusters,omitempty"`
-	// Percent of the remaining selected clusters (1-100) when Clusters is empty.
-	Percent int32 `json:"percent,omitempty"`
-}
-
-// RolloutPhase is where a rollout is.
+// RolloutPhase is where a rollout stands.
 type RolloutPhase string
 
 // The rollout phases.
 const (
+	// RolloutProgressing: a wave is pinned and being watched.
 	RolloutProgressing RolloutPhase = "Progressing"
-	RolloutSoaking     RolloutPhase = "Soaking"
-	RolloutSucceeded   RolloutPhase = "Succeeded"
-	RolloutHalted      RolloutPhase = "Halted"
-	RolloutRolledBack  RolloutPhase = "RolledBack"
+	// RolloutSucceeded: every wave passed.
+	RolloutSucceeded RolloutPhase = "Succeeded"
+	// RolloutHalted: a wave failed or the rollout was aborted; that wave's
+	// clusters were rolled back and the later waves never touched.
+	RolloutHalted RolloutPhase = "Halted"
 )
 
-// RolloutStatus is the rollout's progress.
+// RolloutStatus is the rollout's plan and progress.
 type RolloutStatus struct {
 	// Phase summarises the rollout.
-	Phase RolloutPhase `json:"phase,omitempty"`
-	// CurrentWave is the index of the wave in progress.
-	CurrentWave int32 `json:"currentWave,omitempty"`
-	// Waves is each planned wave's clusters and state.
-	Waves []RolloutWaveStatus `json:"waves,omitempty"`
-	// Conditions with reasons and messages.
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
+	Phase RolloutPhase `json:"phase"`
+	// Waves are the planned waves, canary first: the selected clusters
+	// sorted by name and split by spec.waves when the rollout was created.
+	Waves []RolloutWave `json:"waves,omitempty"`
+	// Wave is the index of the current (or failed, or last) wave.
+	Wave int `json:"wave"`
+	// WaveStarted is when the current wave was pinned (microseconds: the
+	// wave timeout counts from it).
+	WaveStarted metav1.MicroTime `json:"waveStarted"`
+	// GoodSince holds, per cluster of the current wave, since when it has
+	// continuously met the gate (microseconds: the soak counts from it).
+	GoodSince map[string]metav1.MicroTime `json:"goodSince,omitempty"`
+	// Previous is each planned cluster's commit before the rollout pinned
+	// it, its rollback target.
+	Previous map[string]string `json:"previous,omitempty"`
+	// Message explains the phase (which cluster failed and why).
+	Message string `json:"message,omitempty"`
+	// LastUpdateTime is when the status last changed.
+	LastUpdateTime metav1.Time `json:"lastUpdateTime,omitempty"`
 }
 
-// RolloutWaveStatus is a planned wave.
-type RolloutWaveStatus struct {
+// RolloutWave is one planned wave.
+type RolloutWave struct {
 	// Clusters in the wave.
 	Clusters []string `json:"clusters"`
-	// Phase of the wave.
-	Phase RolloutPhase `json:"phase,omitempty"`
-	// HealthySince is when every cluster of the wave became healthy.
-	HealthySince *metav1.Time `json:"healthySince,omitempty"`
 }

@@ -156,7 +156,7 @@ func describeGitOps(tw io.Writer, c *v1alpha1.Cluster) {
 		applied += fmt.Sprintf(" at %s", t.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	fmt.Fprintf(tw, "GitOps applied:\t%s\n", applied)
-	health := outDash(g.Health)
+	health := outDash(string(g.Health))
 	if g.HealthMessage != "" {
 		health += " (" + g.HealthMessage + ")"
 	}

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 )
 
 // addGitOpsCommands adds `shoal cluster gitops set|clear` (under the cluster
@@ -36,13 +36,21 @@ type gitopsFlags struct {
 }
 
 // source builds and checks the source the flags describe.
-func (f gitopsFlags) source() (gt.Source, error) {
-	src := gt.Source{URL: f.url, Ref: gt.Ref{Branch: f.branch, Tag: f.tag, Commit: f.commit}, Path: f.path,
-		Interval: f.interval, SecretRef: f.secret, Prune: f.prune, HealthTimeout: f.healthTimeout}
+func (f gitopsFlags) source() (v1alpha1.GitOpsSource, error) {
+	src := v1alpha1.GitOpsSource{URL: f.url, Ref: v1alpha1.GitOpsRef{Branch: f.branch, Tag: f.tag, Commit: f.commit}, Path: f.path,
+		Interval: sourceDuration(f.interval), SecretRef: f.secret, Prune: f.prune, HealthTimeout: sourceDuration(f.healthTimeout)}
 	if err := src.Validate(); err != nil {
-		return gt.Source{}, err
+		return v1alpha1.GitOpsSource{}, err
 	}
 	return src, nil
+}
+
+// sourceDuration is d for a source field; nil (the default) when zero.
+func sourceDuration(d time.Duration) *metav1.Duration {
+	if d == 0 {
+		return nil
+	}
+	return &metav1.Duration{Duration: d}
 }
 
 func newClusterGitOpsSetCommand() *cobra.Command {
@@ -88,7 +96,7 @@ func newClusterGitOpsClearCommand() *cobra.Command {
 	}
 }
 
-func setGitOpsSource(cmd *cobra.Command, cluster string, src *gt.Source) error {
+func setGitOpsSource(cmd *cobra.Command, cluster string, src *v1alpha1.GitOpsSource) error {
 	var b []byte
 	if src != nil {
 		var err error
@@ -166,7 +174,7 @@ func printGitOpsStatus(w io.Writer, cls []*v1alpha1.Cluster, wide bool, now time
 			url = s.URL
 		}
 		if g := c.Status.GitOps; g != nil {
-			applied, health, msg = shortSHA(g.AppliedCommit), outDash(g.Health), outDash(g.Message)
+			applied, health, msg = shortSHA(g.AppliedCommit), outDash(string(g.Health)), outDash(g.Message)
 			if g.PinnedCommit != "" {
 				pinned = shortSHA(g.PinnedCommit) + " (" + g.PinnedBy + ")"
 			}
@@ -184,9 +192,7 @@ func printGitOpsStatus(w io.Writer, cls []*v1alpha1.Cluster, wide bool, now time
 	return t.Flush()
 }
 
-func refString(r v1alpha1.GitOpsRef) string {
-	return gt.Ref{Branch: r.Branch, Tag: r.Tag, Commit: r.Commit}.String()
-}
+func refString(r v1alpha1.GitOpsRef) string { return r.String() }
 
 func shortSHA(s string) string {
 	if len(s) > 12 {

@@ -9,8 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	fr "github.com/shoal-dev/shoal/federation/rollout"
-	"github.com/shoal-dev/shoal/hub/rollout"
 )
 
 func TestGitOpsFlagsSource(t *testing.T) {
@@ -63,11 +61,12 @@ func TestPrintGitOpsStatus(t *testing.T) {
 
 func TestPrintRolloutTable(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
-	r := &rollout.Rollout{Name: "r1", Revision: strings.Repeat("ab", 20), Created: now.Add(-time.Hour),
-		Spec:  fr.Spec{Waves: [][]string{{"a"}, {"b", "c"}}, Soak: 5 * time.Minute},
-		State: fr.State{Phase: fr.PhaseHalted, Wave: 0, Message: "wave 1: cluster a: revision rejected; rolled back"}}
+	r := &v1alpha1.Rollout{ObjectMeta: metav1.ObjectMeta{Name: "r1", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+		Spec: v1alpha1.RolloutSpec{Revision: strings.Repeat("ab", 20), Soak: metav1.Duration{Duration: 5 * time.Minute}},
+		Status: v1alpha1.RolloutStatus{Phase: v1alpha1.RolloutHalted, Wave: 0, Message: "wave 1: cluster a: revision rejected; rolled back",
+			Waves: []v1alpha1.RolloutWave{{Clusters: []string{"a"}}, {Clusters: []string{"b", "c"}}}}}
 	var b bytes.Buffer
-	if err := printRolloutTable(&b, []*rollout.Rollout{r}, true, now); err != nil {
+	if err := printRolloutTable(&b, []*v1alpha1.Rollout{r}, true, now); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"r1", "abababababab", "Halted", "1/2", "5m0s", "wave 1 (failed, rolled back): a", "wave 2 (pending): b, c"} {

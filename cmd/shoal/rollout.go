@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
-	"github.com/shoal-dev/shoal/hub/rollout"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // addRolloutCommands adds `shoal rollout create|get|list|pause|resume|abort`.
@@ -32,8 +31,8 @@ func rolloutsClient(cmd *cobra.Command) (shoalv1.RolloutsClient, func(), error) 
 	return shoalv1.NewRolloutsClient(conn), func() { _ = conn.Close() }, nil
 }
 
-func decodeRollout(o *shoalv1.Object) (*rollout.Rollout, error) {
-	var r rollout.Rollout
+func decodeRollout(o *shoalv1.Object) (*v1alpha1.Rollout, error) {
+	var r v1alpha1.Rollout
 	if err := json.Unmarshal(o.GetJson(), &r); err != nil {
 		return nil, fmt.Errorf("the hub sent a rollout this CLI cannot read (version skew?): %w", err)
 	}
@@ -166,7 +165,7 @@ func newRolloutListCommand() *cobra.Command {
 }
 
 func printRollouts(cmd *cobra.Command, output string, objs []*shoalv1.Object, detail bool) error {
-	var rs []*rollout.Rollout
+	var rs []*v1alpha1.Rollout
 	for _, o := range objs {
 		r, err := decodeRollout(o)
 		if err != nil {
@@ -185,16 +184,16 @@ func printRollouts(cmd *cobra.Command, output string, objs []*shoalv1.Object, de
 }
 
 // printRolloutTable writes one row per rollout and, with detail, its waves.
-func printRolloutTable(w io.Writer, rs []*rollout.Rollout, detail bool, now time.Time) error {
+func printRolloutTable(w io.Writer, rs []*v1alpha1.Rollout, detail bool, now time.Time) error {
 	t := outTable(w)
 	fmt.Fprintln(t, "NAME\tREVISION\tPHASE\tWAVE\tSOAK\tAGE\tMESSAGE")
 	for _, r := range rs {
-		phase := string(r.State.Phase)
-		if r.Paused {
+		phase := string(r.Status.Phase)
+		if r.Spec.Paused {
 			phase += " (paused)"
 		}
-		fmt.Fprintf(t, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.Name, shortSHA(r.Revision), phase, r.State.Wave+1,
-			len(r.Spec.Waves), r.Spec.Soak, outAge(metav1.NewTime(r.Created), now), outDash(r.State.Message))
+		fmt.Fprintf(t, "%s\t%s\t%s\t%d/%d\t%s\t%s\t%s\n", r.Name, shortSHA(r.Spec.Revision), phase, r.Status.Wave+1,
+			len(r.Status.Waves), r.Spec.Soak.Duration, outAge(r.CreationTimestamp, now), outDash(r.Status.Message))
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -203,17 +202,17 @@ func printRolloutTable(w io.Writer, rs []*rollout.Rollout, detail bool, now time
 		return nil
 	}
 	r := rs[0]
-	for i, wave := range r.Spec.Waves {
+	for i, wave := range r.Status.Waves {
 		state := "pending"
 		switch {
-		case i < r.State.Wave || r.State.Phase == "Succeeded":
+		case i < r.Status.Wave || r.Status.Phase == v1alpha1.RolloutSucceeded:
 			state = "passed"
-		case i == r.State.Wave && r.State.Phase == "Halted":
+		case i == r.Status.Wave && r.Status.Phase == v1alpha1.RolloutHalted:
 			state = "failed, rolled back"
-		case i == r.State.Wave:
+		case i == r.Status.Wave:
 			state = "in progress"
 		}
-		if _, err := fmt.Fprintf(w, "wave %d (%s): %s\n", i+1, state, strings.Join(wave, ", ")); err != nil {
+		if _, err := fmt.Fprintf(w, "wave %d (%s): %s\n", i+1, state, strings.Join(wave.Clusters, ", ")); err != nil {
 			return err
 		}
 	}

@@ -3,57 +3,47 @@ package rollout
 import (
 	"time"
 
-	"github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // Phase is where a rollout stands.
-type Phase string
+type Phase = v1alpha1.RolloutPhase
 
 // Phases.
 const (
 	// PhaseProgressing means a wave is pinned and being watched.
-	PhaseProgressing Phase = "Progressing"
+	PhaseProgressing = v1alpha1.RolloutProgressing
 	// PhaseSucceeded means every wave passed.
-	PhaseSucceeded Phase = "Succeeded"
+	PhaseSucceeded = v1alpha1.RolloutSucceeded
 	// PhaseHalted means a wave failed; its clusters were rolled back and the
 	// later waves never touched.
-	PhaseHalted Phase = "Halted"
+	PhaseHalted = v1alpha1.RolloutHalted
 )
 
-// Spec is what a user asks for.
+// Spec is the planned rollout the functions of this package judge against.
 type Spec struct {
 	// Commit is the full SHA to roll out.
-	Commit string `json:"commit"`
+	Commit string
 	// Waves are the planned waves (see Plan), canary first.
-	Waves [][]string `json:"waves"`
+	Waves [][]string
 	// Soak is how long every cluster of a wave must stay applied, healthy and
 	// Ready before the next wave starts.
-	Soak time.Duration `json:"soak"`
+	Soak time.Duration
 	// WaveTimeout fails a wave whose clusters have not all passed the gate
 	// this long after it started (0: 10 minutes plus the soak time).
-	WaveTimeout time.Duration `json:"waveTimeout,omitempty"`
+	WaveTimeout time.Duration
 }
 
-// State is the rollout's stored progress; Tick advances it.
-type State struct {
-	Phase Phase `json:"phase"`
-	// Wave is the index of the current (or failed, or last) wave.
-	Wave int `json:"wave"`
-	// WaveStarted is when the current wave was pinned.
-	WaveStarted time.Time `json:"waveStarted"`
-	// GoodSince holds, per cluster of the current wave, since when it has
-	// continuously met the gate.
-	GoodSince map[string]time.Time `json:"goodSince,omitempty"`
-	// Previous is each touched cluster's commit before the rollout pinned it.
-	Previous map[string]string `json:"previous,omitempty"`
-	// Message explains the phase (which cluster failed and why).
-	Message string `json:"message,omitempty"`
-}
+// State is the rollout's progress, stored as the status of the apis
+// Rollout; Start and Tick advance it. The functions of this package read
+// and write its Phase, Waves (the plan Start records), Wave, WaveStarted,
+// GoodSince, Previous and Message.
+type State = v1alpha1.RolloutStatus
 
 // Observation is what the hub knows about one cluster at a tick.
 type Observation struct {
-	// GitOps is the status the cluster's agent last reported.
-	GitOps gitopstypes.Status
+	// GitOps is the status the cluster's agent last reported (nil: none).
+	GitOps *v1alpha1.GitOpsStatus
 	// Ready is the cluster's own state (agent connected, lease fresh).
 	Ready bool
 }

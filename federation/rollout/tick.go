@@ -4,13 +4,19 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/shoal-dev/shoal/federation/gitopstypes"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // Start begins a rollout: it pins the first wave. previous maps every
 // cluster of the plan to the commit it runs now (its rollback target).
 func Start(spec Spec, previous map[string]string, now time.Time) (State, Action) {
 	st := State{Phase: PhaseSucceeded, Previous: map[string]string{}}
+	for _, wave := range spec.Waves {
+		st.Waves = append(st.Waves, v1alpha1.RolloutWave{Clusters: append([]string(nil), wave...)})
+	}
 	if len(spec.Waves) == 0 {
 		st.Message = "no clusters selected"
 		return st, Action{}
@@ -26,8 +32,8 @@ func Start(spec Spec, previous map[string]string, now time.Time) (State, Action)
 func startWave(spec Spec, st State, i int, now time.Time) (State, Action) {
 	st.Phase = PhaseProgressing
 	st.Wave = i
-	st.WaveStarted = now
-	st.GoodSince = map[string]time.Time{}
+	st.WaveStarted = metav1.NewMicroTime(now)
+	st.GoodSince = map[string]metav1.MicroTime{}
 	st.Message = fmt.Sprintf("wave %d/%d: waiting for %d cluster(s) to apply %s", i+1, len(spec.Waves), len(spec.Waves[i]), short(spec.Commit))
 	return st, Action{Pin: append([]string(nil), spec.Waves[i]...)}
 }
@@ -53,14 +59,17 @@ const (
 // waits, bounded by the wave timeout.
 func Judge(commit string, o Observation, wasGood bool) (Verdict, string) {
 	g := o.GitOps
-	applied := gitopstypes.SameCommit(g.AppliedCommit, commit)
-	stalled, _ := g.Condition(gitopstypes.ConditionStalled)
+	if g == nil {
+		g = &v1alpha1.GitOpsStatus{Health: v1alpha1.GitOpsHealthUnknown}
+	}
+	applied := v1alpha1.SameCommit(g.AppliedCommit, commit)
+	stalled := meta.IsStatusConditionTrue(g.Conditions, v1alpha1.GitOpsConditionStalled)
 	switch {
-	case gitopstypes.SameCommit(g.AttemptedCommit, commit) && g.LastError != "" && stalled.Status:
-		return Failed, "revision rejected: " + g.LastError
-	case applied && g.Health == gitopstypes.HealthDegraded:
+	case v1alpha1.SameCommit(g.AttemptedCommit, commit) && g.Message != "" && stalled:
+		return Failed, "revision rejected: " + g.Message
+	case applied && g.Health == v1alpha1.GitOpsHealthDegraded:
 		return Failed, "degraded: " + g.HealthMessage
-	case applied && g.Health == gitopstypes.HealthHealthy && o.Ready:
+	case applied && g.Health == v1alpha1.GitOpsHealthHealthy && o.Ready:
 		return Good, ""
 	case wasGood && !o.Ready:
 		return Failed, "cluster turned NotReady during the soak"
@@ -88,10 +97,10 @@ func Tick(spec Spec, st State, obs map[string]Observation, now time.Time) (State
 			return halt(spec, st, fmt.Sprintf("wave %d: cluster %s: %s", st.Wave+1, c, why))
 		case Good:
 			if !wasGood {
-				since = now
-				st.GoodSince[c] = now
+				since = metav1.NewMicroTime(now)
+				st.GoodSince[c] = since
 			}
-			soaked = soaked && now.Sub(since) >= spec.Soak
+			soaked = soaked && now.Sub(since.Time) >= spec.Soak
 		default:
 			delete(st.GoodSince, c)
 			soaked = false
@@ -105,7 +114,7 @@ func Tick(spec Spec, st State, obs map[string]Observation, now time.Time) (State
 		}
 		return startWave(spec, st, st.Wave+1, now)
 	}
-	if now.Sub(st.WaveStarted) >= spec.waveTimeout() {
+	if now.Sub(st.WaveStarted.Time) >= spec.waveTimeout() {
 		return halt(spec, st, fmt.Sprintf("wave %d did not pass within %s", st.Wave+1, spec.waveTimeout()))
 	}
 	return st, Action{}
@@ -129,8 +138,8 @@ func halt(spec Spec, st State, msg string) (State, Action) {
 	return st, Action{Rollback: rb}
 }
 
-func copyTimes(m map[string]time.Time) map[string]time.Time {
-	out := make(map[string]time.Time, len(m))
+func copyTimes(m map[string]metav1.MicroTime) map[string]metav1.MicroTime {
+	out := make(map[string]metav1.MicroTime, len(m))
 	for k, v := range m {
 		out[k] = v
 	}

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 const (
@@ -19,23 +22,27 @@ var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 // obs builds an Observation; the zero value of each option is "not there yet".
 type obs struct {
 	applied, attempted, err string
-	health                  gt.Health
+	health                  v1alpha1.GitOpsHealth
 	notReady, stalled       bool
 }
 
 func (o obs) build() Observation {
-	st := gt.Status{AppliedCommit: o.applied, AttemptedCommit: o.attempted, LastError: o.err, Health: o.health}
-	st.SetCondition(gt.Condition{Type: gt.ConditionStalled, Status: o.stalled})
+	st := &v1alpha1.GitOpsStatus{AppliedCommit: o.applied, AttemptedCommit: o.attempted, Message: o.err, Health: o.health}
+	stalled := metav1.ConditionFalse
+	if o.stalled {
+		stalled = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1alpha1.GitOpsConditionStalled, Status: stalled})
 	return Observation{GitOps: st, Ready: !o.notReady}
 }
 
 var (
-	good     = obs{applied: newSHA, attempted: newSHA, health: gt.HealthHealthy}
-	stale    = obs{applied: oldSHA, attempted: oldSHA, health: gt.HealthHealthy}
-	broken   = obs{applied: oldSHA, attempted: newSHA, err: "kustomize build failed", health: gt.HealthHealthy, stalled: true}
-	flaky    = obs{applied: oldSHA, attempted: newSHA, err: "fetch: connection refused", health: gt.HealthHealthy}
-	degraded = obs{applied: newSHA, attempted: newSHA, health: gt.HealthDegraded}
-	rolling  = obs{applied: newSHA, attempted: newSHA, health: gt.HealthProgressing}
+	good     = obs{applied: newSHA, attempted: newSHA, health: v1alpha1.GitOpsHealthHealthy}
+	stale    = obs{applied: oldSHA, attempted: oldSHA, health: v1alpha1.GitOpsHealthHealthy}
+	broken   = obs{applied: oldSHA, attempted: newSHA, err: "kustomize build failed", health: v1alpha1.GitOpsHealthHealthy, stalled: true}
+	flaky    = obs{applied: oldSHA, attempted: newSHA, err: "fetch: connection refused", health: v1alpha1.GitOpsHealthHealthy}
+	degraded = obs{applied: newSHA, attempted: newSHA, health: v1alpha1.GitOpsHealthDegraded}
+	rolling  = obs{applied: newSHA, attempted: newSHA, health: v1alpha1.GitOpsHealthProgressing}
 )
 
 // step is one tick of a scenario: the clock offset, what each cluster reports,
@@ -80,7 +87,7 @@ func TestTick(t *testing.T) {
 		}},
 		{"NotReady during the soak fails", []step{
 			{at: time.Minute, obs: map[string]obs{"a": good}, phase: PhaseProgressing},
-			{at: 3 * time.Minute, obs: map[string]obs{"a": {applied: newSHA, attempted: newSHA, health: gt.HealthHealthy, notReady: true}},
+			{at: 3 * time.Minute, obs: map[string]obs{"a": {applied: newSHA, attempted: newSHA, health: v1alpha1.GitOpsHealthHealthy, notReady: true}},
 				phase: PhaseHalted, rollback: map[string]string{"a": oldSHA}, msg: "NotReady"},
 		}},
 		{"NotReady before applying only waits", []step{
@@ -104,6 +111,9 @@ func TestTick(t *testing.T) {
 			st, act := Start(spec, map[string]string{"a": oldSHA, "b": "prev-b"}, t0)
 			if st.Phase != PhaseProgressing || !reflect.DeepEqual(act.Pin, []string{"a"}) {
 				t.Fatalf("Start = %+v, %+v; want wave 1 pinned to [a]", st, act)
+			}
+			if want := []v1alpha1.RolloutWave{{Clusters: []string{"a"}}, {Clusters: []string{"b", "c"}}}; !reflect.DeepEqual(st.Waves, want) {
+				t.Fatalf("Start recorded the plan %+v, want %+v", st.Waves, want)
 			}
 			for i, s := range tt.steps {
 				o := map[string]Observation{}

@@ -30,10 +30,10 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving tls.Certificat
 	if err != nil {
 		return nil, nil, err
 	}
-	fleet, rollouts, gitopsServices := gitOps(h.st, c)
+	rollouts, gitopsServices := gitOps(h.st, h.reg, c)
 	srv, err := server.New(server.Config{
 		Listen: c.Listen, HTTPListen: c.HTTPListen, TLS: h.ca.ServerTLSConfig(serving),
-		Store: h.st, Registry: h.reg, Services: append(services, gitopsServices...), GitOps: fleet,
+		Store: h.st, Registry: h.reg, Services: append(services, gitopsServices...), GitOps: true,
 	})
 	if err != nil {
 		return nil, nil, err

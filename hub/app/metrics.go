@@ -7,6 +7,7 @@ import (
 
 	"github.com/shoal-dev/shoal/hub/dispatch"
 	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/scheduler"
 	"github.com/shoal-dev/shoal/hub/server"
@@ -18,7 +19,7 @@ import (
 // (tests) shares them.
 func registerMetrics() error {
 	for _, register := range []func(prometheus.Registerer) error{
-		store.Register, server.RegisterMetrics, jobs.Register, rollout.Register, scheduler.Register, dispatch.Register,
+		store.Register, server.RegisterMetrics, jobs.Register, rollout.Register, registry.RegisterMetrics, scheduler.Register, dispatch.Register,
 	} {
 		var are prometheus.AlreadyRegisteredError
 		if err := register(prometheus.DefaultRegisterer); err != nil && !errors.As(err, &are) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/queues"
+	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/server"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -30,14 +31,14 @@ func apiServices(st *store.Store, rc *rest.Config) ([]func(grpc.ServiceRegistrar
 	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs)}, nil
 }
 
-// gitOps builds the clusters' GitOps fleet, the leader-elected rollout
-// controller (its Run must be started) and their gRPC services.
-func gitOps(st *store.Store, c *Config) (*rollout.Fleet, *rollout.Controller, []func(grpc.ServiceRegistrar)) {
-	fleet := rollout.NewFleet(st, nil)
+// gitOps builds the leader-elected rollout controller (its Run must be
+// started) and the GitOps and Rollouts gRPC services over the registry, the
+// only writer of Cluster records.
+func gitOps(st *store.Store, reg *registry.Registry, c *Config) (*rollout.Controller, []func(grpc.ServiceRegistrar)) {
 	cfg := c.Rollout
 	if cfg.Identity == "" {
 		cfg.Identity = c.Identity
 	}
-	ctrl := rollout.NewController(st, fleet, cfg)
-	return fleet, ctrl, []func(grpc.ServiceRegistrar){server.GitOpsService(fleet), server.RolloutsService(ctrl)}
+	ctrl := rollout.NewController(st, reg, cfg)
+	return ctrl, []func(grpc.ServiceRegistrar){server.GitOpsService(reg), server.RolloutsService(ctrl)}
 }

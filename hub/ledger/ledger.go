@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -39,10 +38,12 @@ type Reservation struct {
 	Job string `json:"job"`
 	// Epoch is the placement epoch; agents refuse members of older epochs.
 	Epoch int64 `json:"epoch"`
-	// Gang is the gang as the scheduler placed it (for later snapshots).
-	Gang placement.Gang `json:"gang"`
-	// Assignments are the gang's nodes and member counts.
-	Assignments []placement.Assignment `json:"assignments"`
+	// Gang is the gang as the scheduler placed it (for later snapshots;
+	// PlacementGang converts it for the engine).
+	Gang Gang `json:"gang"`
+	// Assignments are the gang's nodes and member counts
+	// (PlacementAssignments converts them for the engine).
+	Assignments []Assignment `json:"assignments"`
 	// Members are the members in index order.
 	Members []Member `json:"members"`
 	// Level and Domain are the tightest domain holding the gang.

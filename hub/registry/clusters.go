@@ -93,7 +93,7 @@ func (r *Registry) Remove(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	klog.FromContext(ctx).Info("Cluster removed", "cluster", name, "serial", cl.Annotations[AnnotationCertificateSerial])
+	klog.FromContext(ctx).Info("Cluster removed", "cluster", name, "serial", cl.Annotations[v1alpha1.AnnotationCertificateSerial])
 	return nil
 }
 
@@ -108,7 +108,7 @@ func (r *Registry) AuthorizeAgent(ctx context.Context, cluster, serial string) e
 	if err != nil {
 		return err
 	}
-	if cl.Annotations[AnnotationCertificateSerial] != serial {
+	if cl.Annotations[v1alpha1.AnnotationCertificateSerial] != serial {
 		return fmt.Errorf("%w: certificate %s is no longer cluster %q's (it registered again)", ErrCertificateRevoked, serial, cluster)
 	}
 	return nil

@@ -1,8 +1,10 @@
 // Package registry owns the hub's records of workload clusters: join tokens,
 // registration (signing the agent's certificate), heartbeats, the latest
 // inventory report of each cluster, cluster liveness (Ready, NotReady, Lost),
-// cordon and removal. It is the only writer of the "clusters", "clusteruids",
-// "clusternames", "inventories" and "jointokens" kinds of the store.
+// cordon and removal, and the GitOps parts of a cluster (the source an admin
+// sets, the status the agent reports, the commit a rollout pins). It is the
+// only writer of the "clusters", "clusteruids", "clusternames",
+// "inventories" and "jointokens" kinds of the store.
 //
 // # Cluster names
 //
@@ -39,6 +41,17 @@
 //
 // Inventories are stored gzipped (a 5,000-node inventory is ~950 KB of JSON,
 // ~25 KB gzipped), so large clusters stay under etcd's request size limit.
+//
+// # GitOps
+//
+// SetGitOpsSource validates a source (as the agent will, and refusing a URL
+// that carries credentials: the hub never holds them; a source names a
+// Secret in the workload cluster) and drops a rollout pin.
+// ReportGitOpsStatus stores an agent's report (unchanged reports write
+// nothing for a minute) and answers with the source to sync: the cluster's
+// source with the defaults filled in and, while a rollout pins the cluster,
+// Ref.Commit set to the pinned commit. hub/rollout asks for pins with
+// PinGitOps.
 //
 // # Liveness
 //

@@ -14,9 +14,6 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// ConditionReachable says whether the agent can reach its own cluster's API server.
-const ConditionReachable = "ClusterReachable"
-
 // Heartbeat records that cluster's agent is alive. serial is the agent
 // certificate's; "" skips the check that it is the cluster's current one.
 func (r *Registry) Heartbeat(ctx context.Context, cluster, serial, agentVersion string, reachable bool, message string) (*v1alpha1.Cluster, error) {
@@ -29,7 +26,7 @@ func (r *Registry) Heartbeat(ctx context.Context, cluster, serial, agentVersion 
 		if agentVersion != "" {
 			c.Status.AgentVersion = agentVersion
 		}
-		cond := metav1.Condition{Type: ConditionReachable, Status: metav1.ConditionTrue, Reason: "APIServerReachable", Message: message}
+		cond := metav1.Condition{Type: v1alpha1.ClusterConditionReachable, Status: metav1.ConditionTrue, Reason: "APIServerReachable", Message: message}
 		if !reachable {
 			cond.Status, cond.Reason = metav1.ConditionFalse, "APIServerUnreachable"
 		}
@@ -93,7 +90,7 @@ func (r *Registry) ReportInventory(ctx context.Context, cluster, serial, session
 // current one: the check is repeated inside the write, so a certificate
 // revoked between authorization and write cannot update the new record.
 func currentSerial(c *v1alpha1.Cluster, serial string) error {
-	if serial != "" && c.Annotations[AnnotationCertificateSerial] != serial {
+	if serial != "" && c.Annotations[v1alpha1.AnnotationCertificateSerial] != serial {
 		return fmt.Errorf("%w: certificate %s is no longer cluster %q's", ErrCertificateRevoked, serial, c.Name)
 	}
 	return nil

@@ -14,9 +14,6 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// ConditionReady is the cluster's Ready condition, set with the state.
-const ConditionReady = "Ready"
-
 // pruneInterval is how often Run deletes long-expired join tokens.
 const pruneInterval = time.Hour
 
@@ -43,7 +40,7 @@ func State(c *v1alpha1.Cluster, now time.Time, grace, fence time.Duration) (v1al
 			fmt.Sprintf("no heartbeat for %s, longer than the grace %s", silent.Round(time.Second), grace)
 	case c.Status.LastHeartbeat == nil:
 		return v1alpha1.ClusterPending, "AwaitingHeartbeat", "registered; waiting for the agent's first heartbeat"
-	case meta.IsStatusConditionFalse(c.Status.Conditions, ConditionReachable):
+	case meta.IsStatusConditionFalse(c.Status.Conditions, v1alpha1.ClusterConditionReachable):
 		return v1alpha1.ClusterNotReady, "APIServerUnreachable", "the agent cannot reach its cluster's API server"
 	case c.Status.Inventory == nil:
 		return v1alpha1.ClusterPending, "AwaitingInventory", "waiting for the agent's first inventory report"
@@ -63,12 +60,12 @@ func (r *Registry) evaluate(c *v1alpha1.Cluster) bool {
 	if state == v1alpha1.ClusterReady || state == v1alpha1.ClusterCordoned || state == v1alpha1.ClusterDraining {
 		status = metav1.ConditionTrue
 	}
-	prev := meta.FindStatusCondition(c.Status.Conditions, ConditionReady)
+	prev := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ClusterConditionReady)
 	changed := c.Status.State != state || prev == nil || prev.Reason != reason || prev.Status != status
 	c.Status.State = state
 	if changed {
 		meta.SetStatusCondition(&c.Status.Conditions, metav1.Condition{
-			Type: ConditionReady, Status: status, Reason: reason, Message: msg,
+			Type: v1alpha1.ClusterConditionReady, Status: status, Reason: reason, Message: msg,
 			LastTransitionTime: metav1.NewTime(r.clock.Now()),
 		})
 	}

@@ -94,7 +94,7 @@ func (r *Registry) newCluster(req RegisterRequest, serial string) *v1alpha1.Clus
 			Name:              req.ClusterName,
 			UID:               "",
 			Labels:            req.Labels,
-			Annotations:       map[string]string{AnnotationCertificateSerial: serial},
+			Annotations:       map[string]string{v1alpha1.AnnotationCertificateSerial: serial},
 			CreationTimestamp: now,
 		},
 		Spec: v1alpha1.ClusterSpec{UID: req.ClusterUID},

@@ -23,10 +23,6 @@ const (
 	KindJoinTokens   = "jointokens"
 )
 
-// AnnotationCertificateSerial holds the serial (hex) of the cluster's current
-// agent certificate.
-const AnnotationCertificateSerial = "shoal.dev/agent-certificate-serial"
-
 // Defaults of Config.
 const (
 	DefaultGrace        = 40 * time.Second

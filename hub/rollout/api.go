@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fr "github.com/shoal-dev/shoal/federation/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -29,7 +31,7 @@ type CreateRequest struct {
 }
 
 // Create plans the rollout, stores it and pins its first wave.
-func (c *Controller) Create(ctx context.Context, req CreateRequest) (*Rollout, error) {
+func (c *Controller) Create(ctx context.Context, req CreateRequest) (*v1alpha1.Rollout, error) {
 	rev := strings.ToLower(strings.TrimSpace(req.Revision))
 	if len(rev) != 40 || strings.Trim(rev, "0123456789abcdef") != "" {
 		return nil, fmt.Errorf("%w: revision %q must be a full 40-character commit SHA", ErrInvalid, req.Revision)
@@ -41,7 +43,7 @@ func (c *Controller) Create(ctx context.Context, req CreateRequest) (*Rollout, e
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
-	cls, err := c.fleet.Clusters(ctx, req.Selector)
+	cls, err := c.list(ctx, req.Selector)
 	if err != nil {
 		return nil, err
 	}
@@ -65,13 +67,18 @@ func (c *Controller) Create(ctx context.Context, req CreateRequest) (*Rollout, e
 		return nil, fmt.Errorf("%w: no cluster with a GitOps source matches %q", ErrInvalid, req.Selector)
 	}
 	now := c.cfg.Clock.Now()
-	r := &Rollout{Name: req.Name, Revision: rev, Selector: req.Selector, Waves: req.Waves, Created: now, Updated: now,
-		Spec: fr.Spec{Commit: rev, Waves: fr.Plan(names, steps), Soak: req.Soak, WaveTimeout: req.WaveTimeout}}
+	r := &v1alpha1.Rollout{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.KindRollout},
+		ObjectMeta: metav1.ObjectMeta{Name: req.Name, CreationTimestamp: metav1.NewTime(now)},
+		Spec: v1alpha1.RolloutSpec{Revision: rev, Selector: req.Selector, Waves: req.Waves,
+			Soak: metav1.Duration{Duration: req.Soak}, WaveTimeout: metav1.Duration{Duration: req.WaveTimeout}},
+	}
 	if r.Name == "" {
 		r.Name = fmt.Sprintf("%s-%d", rev[:8], now.Unix())
 	}
-	var act fr.Action
-	r.State, act = fr.Start(r.Spec, previous, now)
+	st, act := fr.Start(fr.Spec{Commit: rev, Waves: fr.Plan(names, steps), Soak: req.Soak, WaveTimeout: req.WaveTimeout}, previous, now)
+	r.Status = st
+	r.Status.LastUpdateTime = metav1.NewTime(now)
 	if _, err := c.rollouts.Create(ctx, r.Name, r); err != nil {
 		if errors.Is(err, store.ErrAlreadyExists) {
 			return nil, fmt.Errorf("%w: rollout %q exists", ErrConflict, r.Name)
@@ -88,10 +95,10 @@ func (c *Controller) Create(ctx context.Context, req CreateRequest) (*Rollout, e
 // commit they run now, so that none of them moves to a newer head (the
 // rolled-out commit, perhaps) before its wave. Clusters pinned already, or
 // whose source names a commit, or that never applied one, are left alone.
-func (c *Controller) freeze(ctx context.Context, r *Rollout, cls []*v1alpha1.Cluster) error {
+func (c *Controller) freeze(ctx context.Context, r *v1alpha1.Rollout, cls []*v1alpha1.Cluster) error {
 	later := map[string]bool{}
-	for _, w := range r.Spec.Waves[1:] {
-		for _, n := range w {
+	for _, w := range r.Status.Waves[1:] {
+		for _, n := range w.Clusters {
 			later[n] = true
 		}
 	}
@@ -101,7 +108,7 @@ func (c *Controller) freeze(ctx context.Context, r *Rollout, cls []*v1alpha1.Clu
 		if !later[cl.Name] || cl.Spec.GitOps.Ref.Commit != "" || g == nil || g.PinnedCommit != "" || g.AppliedCommit == "" {
 			continue
 		}
-		if err := c.fleet.Pin(ctx, cl.Name, g.AppliedCommit, r.Name); err != nil {
+		if err := c.clusters.PinGitOps(ctx, cl.Name, g.AppliedCommit, r.Name); err != nil {
 			errs = append(errs, err)
 		}
 		pins.WithLabelValues("freeze").Inc()
@@ -129,8 +136,8 @@ func (c *Controller) busyClusters(ctx context.Context) (map[string]string, error
 	}
 	busy := map[string]string{}
 	for _, r := range list {
-		if r.Active() {
-			for _, cl := range r.Clusters() {
+		if active(r) {
+			for _, cl := range clusters(r) {
 				busy[cl] = r.Name
 			}
 		}
@@ -139,7 +146,7 @@ func (c *Controller) busyClusters(ctx context.Context) (map[string]string, error
 }
 
 // Get returns a rollout.
-func (c *Controller) Get(ctx context.Context, name string) (*Rollout, error) {
+func (c *Controller) Get(ctx context.Context, name string) (*v1alpha1.Rollout, error) {
 	r, _, err := c.rollouts.Get(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: rollout %q", ErrNotFound, name)
@@ -148,12 +155,12 @@ func (c *Controller) Get(ctx context.Context, name string) (*Rollout, error) {
 }
 
 // List returns every rollout, by name.
-func (c *Controller) List(ctx context.Context) ([]*Rollout, error) {
+func (c *Controller) List(ctx context.Context) ([]*v1alpha1.Rollout, error) {
 	res, err := c.rollouts.List(ctx, store.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*Rollout, 0, len(res.Items))
+	out := make([]*v1alpha1.Rollout, 0, len(res.Items))
 	for _, it := range res.Items {
 		out = append(out, it.Object)
 	}
@@ -161,39 +168,41 @@ func (c *Controller) List(ctx context.Context) ([]*Rollout, error) {
 }
 
 // Pause stops ticking an active rollout; pinned clusters stay pinned.
-func (c *Controller) Pause(ctx context.Context, name string) (*Rollout, error) {
-	return c.modify(ctx, name, func(r *Rollout) error {
-		if !r.Active() {
-			return fmt.Errorf("%w: rollout %s is %s", ErrConflict, name, r.State.Phase)
+func (c *Controller) Pause(ctx context.Context, name string) (*v1alpha1.Rollout, error) {
+	return c.modify(ctx, name, func(r *v1alpha1.Rollout) error {
+		if !active(r) {
+			return fmt.Errorf("%w: rollout %s is %s", ErrConflict, name, r.Status.Phase)
 		}
-		r.Paused = true
+		r.Spec.Paused = true
 		return nil
 	})
 }
 
 // Resume continues a paused rollout; the current wave's clock restarts (its
 // timeout and soak count from now).
-func (c *Controller) Resume(ctx context.Context, name string) (*Rollout, error) {
-	return c.modify(ctx, name, func(r *Rollout) error {
-		if !r.Paused {
+func (c *Controller) Resume(ctx context.Context, name string) (*v1alpha1.Rollout, error) {
+	return c.modify(ctx, name, func(r *v1alpha1.Rollout) error {
+		if !r.Spec.Paused {
 			return nil
 		}
-		r.Paused = false
-		r.State.WaveStarted = c.cfg.Clock.Now()
-		r.State.GoodSince = nil
+		r.Spec.Paused = false
+		r.Status.WaveStarted = metav1.NewMicroTime(c.cfg.Clock.Now())
+		r.Status.GoodSince = nil
 		return nil
 	})
 }
 
 // Abort halts an active rollout and rolls its current wave back.
-func (c *Controller) Abort(ctx context.Context, name string) (*Rollout, error) {
+func (c *Controller) Abort(ctx context.Context, name string) (*v1alpha1.Rollout, error) {
 	var act fr.Action
-	r, err := c.modify(ctx, name, func(r *Rollout) error {
-		if !r.Active() {
-			return fmt.Errorf("%w: rollout %s is %s", ErrConflict, name, r.State.Phase)
+	r, err := c.modify(ctx, name, func(r *v1alpha1.Rollout) error {
+		if !active(r) {
+			return fmt.Errorf("%w: rollout %s is %s", ErrConflict, name, r.Status.Phase)
 		}
-		r.State, act = fr.Abort(r.Spec, r.State)
-		r.Paused = false
+		var st fr.State
+		st, act = fr.Abort(plan(r), r.Status)
+		setState(r, st)
+		r.Spec.Paused = false
 		return nil
 	})
 	if err != nil {

@@ -7,11 +7,13 @@ import (
 	"sort"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fr "github.com/shoal-dev/shoal/federation/rollout"
+	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -31,19 +33,28 @@ type Config struct {
 	Clock clock.WithTicker
 }
 
+// Clusters is what the controller needs of the cluster records' owner,
+// hub/registry.Registry: a read of the clusters, and pins it asks for.
+type Clusters interface {
+	// ListClusters returns the clusters whose labels match selector.
+	ListClusters(ctx context.Context, opts store.ListOptions, selector string) (*registry.ClusterList, error)
+	// PinGitOps makes cluster sync commit on behalf of rollout by.
+	PinGitOps(ctx context.Context, cluster, commit, by string) error
+}
+
 // Controller stores rollouts and, while it leads, ticks them: it judges the
 // current wave from the clusters' reported GitOps status and Ready state and
-// carries out the pins and rollbacks federation/rollout decides.
+// asks the registry for the pins and rollbacks federation/rollout decides.
 type Controller struct {
 	cfg      Config
 	store    *store.Store
-	fleet    *Fleet
-	rollouts *store.Collection[*Rollout]
+	clusters Clusters
+	rollouts *store.Collection[*v1alpha1.Rollout]
 }
 
 // NewController returns a Controller storing rollouts in s and pinning
-// clusters through fleet.
-func NewController(s *store.Store, fleet *Fleet, cfg Config) *Controller {
+// clusters through the registry.
+func NewController(s *store.Store, clusters Clusters, cfg Config) *Controller {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
@@ -53,8 +64,8 @@ func NewController(s *store.Store, fleet *Fleet, cfg Config) *Controller {
 	if cfg.Identity == "" {
 		cfg.Identity = "hub"
 	}
-	return &Controller{cfg: cfg, store: s, fleet: fleet,
-		rollouts: store.NewCollection(s, KindRollouts, store.JSONCodec[*Rollout]())}
+	return &Controller{cfg: cfg, store: s, clusters: clusters,
+		rollouts: store.NewCollection[*v1alpha1.Rollout](s, KindRollouts, codec{})}
 }
 
 // Run ticks every rollout each interval while this replica leads the
@@ -90,7 +101,7 @@ func (c *Controller) TickAll(ctx context.Context) error {
 	}
 	var errs []error
 	for _, it := range res.Items {
-		if !it.Object.Active() || it.Object.Paused {
+		if !active(it.Object) || it.Object.Spec.Paused {
 			continue
 		}
 		if err := c.tick(ctx, it.Name); err != nil {
@@ -112,14 +123,14 @@ func (c *Controller) repair(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cls, err := c.fleet.Clusters(ctx, "")
+	cls, err := c.list(ctx, "")
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, it := range res.Items {
 		r := it.Object
-		want := r.wantPins()
+		want := wantPins(r)
 		for _, cl := range cls {
 			commit, ok := want[cl.Name]
 			if !ok {
@@ -129,12 +140,12 @@ func (c *Controller) repair(ctx context.Context) error {
 			if g := cl.Status.GitOps; g != nil {
 				pinned, by = g.PinnedCommit, g.PinnedBy
 			}
-			current := r.Active() && r.State.Wave < len(r.Spec.Waves) && contains(r.Spec.Waves[r.State.Wave], cl.Name)
+			current := inCurrentWave(r, cl.Name)
 			if pinned == commit || (by != r.Name && !current) {
 				continue
 			}
 			klog.FromContext(ctx).Info("Repairing a rollout pin", "rollout", r.Name, "cluster", cl.Name, "pinned", pinned, "want", commit)
-			if err := c.fleet.Pin(ctx, cl.Name, commit, r.Name); err != nil {
+			if err := c.clusters.PinGitOps(ctx, cl.Name, commit, r.Name); err != nil {
 				errs = append(errs, err)
 			}
 			pins.WithLabelValues("repair").Inc()
@@ -143,27 +154,20 @@ func (c *Controller) repair(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
 func (c *Controller) tick(ctx context.Context, name string) error {
 	obs, err := c.observe(ctx)
 	if err != nil {
 		return err
 	}
 	var act fr.Action
-	r, err := c.modify(ctx, name, func(r *Rollout) error {
-		if !r.Active() || r.Paused {
+	r, err := c.modify(ctx, name, func(r *v1alpha1.Rollout) error {
+		if !active(r) || r.Spec.Paused {
 			act = fr.Action{}
 			return nil
 		}
-		r.State, act = fr.Tick(r.Spec, r.State, obs, c.cfg.Clock.Now())
+		var st fr.State
+		st, act = fr.Tick(plan(r), r.Status, obs, c.cfg.Clock.Now())
+		setState(r, st)
 		return nil
 	})
 	if err != nil {
@@ -174,13 +178,13 @@ func (c *Controller) tick(ctx context.Context, name string) error {
 
 // observe reads every cluster's last report and Ready state.
 func (c *Controller) observe(ctx context.Context) (map[string]fr.Observation, error) {
-	cls, err := c.fleet.Clusters(ctx, "")
+	cls, err := c.list(ctx, "")
 	if err != nil {
 		return nil, err
 	}
 	obs := make(map[string]fr.Observation, len(cls))
 	for _, cl := range cls {
-		obs[cl.Name] = fr.Observation{GitOps: StatusFromAPI(cl.Status.GitOps), Ready: clusterReady(cl)}
+		obs[cl.Name] = fr.Observation{GitOps: cl.Status.GitOps, Ready: clusterReady(cl)}
 	}
 	return obs, nil
 }
@@ -196,17 +200,17 @@ func clusterReady(cl *v1alpha1.Cluster) bool {
 }
 
 // carryOut pins the clusters of a new wave and rolls back a failed one.
-func (c *Controller) carryOut(ctx context.Context, r *Rollout, act fr.Action) error {
+func (c *Controller) carryOut(ctx context.Context, r *v1alpha1.Rollout, act fr.Action) error {
 	log := klog.FromContext(ctx).WithValues("rollout", r.Name)
 	var errs []error
 	for _, cl := range act.Pin {
-		if err := c.fleet.Pin(ctx, cl, r.Spec.Commit, r.Name); err != nil {
+		if err := c.clusters.PinGitOps(ctx, cl, r.Spec.Revision, r.Name); err != nil {
 			errs = append(errs, err)
 		}
 		pins.WithLabelValues("pin").Inc()
 	}
 	if len(act.Pin) > 0 {
-		log.Info("Wave pinned", "wave", r.State.Wave+1, "clusters", act.Pin, "commit", r.Spec.Commit)
+		log.Info("Wave pinned", "wave", r.Status.Wave+1, "clusters", act.Pin, "commit", r.Spec.Revision)
 	}
 	names := make([]string, 0, len(act.Rollback))
 	for cl := range act.Rollback {
@@ -215,30 +219,42 @@ func (c *Controller) carryOut(ctx context.Context, r *Rollout, act fr.Action) er
 	sort.Strings(names)
 	for _, cl := range names {
 		prev := act.Rollback[cl]
-		if err := c.fleet.Pin(ctx, cl, prev, r.Name); err != nil {
+		if err := c.clusters.PinGitOps(ctx, cl, prev, r.Name); err != nil {
 			errs = append(errs, err)
 		}
 		pins.WithLabelValues("rollback").Inc()
 	}
 	if len(names) > 0 {
 		halts.Inc()
-		log.Info("Wave rolled back", "wave", r.State.Wave+1, "clusters", names, "message", r.State.Message)
+		log.Info("Wave rolled back", "wave", r.Status.Wave+1, "clusters", names, "message", r.Status.Message)
 	}
 	return errors.Join(errs...)
 }
 
 // modify applies fn to the stored rollout and writes it back if nothing
 // changed in between.
-func (c *Controller) modify(ctx context.Context, name string, fn func(*Rollout) error) (*Rollout, error) {
-	r, _, err := c.rollouts.GuaranteedUpdate(ctx, name, func(r *Rollout) (*Rollout, error) {
+func (c *Controller) modify(ctx context.Context, name string, fn func(*v1alpha1.Rollout) error) (*v1alpha1.Rollout, error) {
+	r, _, err := c.rollouts.GuaranteedUpdate(ctx, name, func(r *v1alpha1.Rollout) (*v1alpha1.Rollout, error) {
 		if err := fn(r); err != nil {
 			return nil, err
 		}
-		r.Updated = c.cfg.Clock.Now()
+		r.Status.LastUpdateTime = metav1.NewTime(c.cfg.Clock.Now())
 		return r, nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: rollout %q", ErrNotFound, name)
 	}
 	return r, err
+}
+
+// list returns the clusters matching selector from the registry.
+func (c *Controller) list(ctx context.Context, selector string) ([]*v1alpha1.Cluster, error) {
+	res, err := c.clusters.ListClusters(ctx, store.ListOptions{}, selector)
+	if errors.Is(err, registry.ErrInvalid) {
+		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res.Items, nil
 }

@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fr "github.com/shoal-dev/shoal/federation/rollout"
 	"github.com/shoal-dev/shoal/hub/rollout"
+	"github.com/shoal-dev/shoal/hub/store"
 )
 
 const (
@@ -22,36 +25,36 @@ func fleetOf(t *testing.T, e *env, names ...string) {
 	t.Helper()
 	for _, n := range names {
 		e.addCluster(t, n)
-		if _, _, err := e.fleet.SetSource(e.ctx, n, &gt.Source{URL: "https://git.example.com/fleet.git", Path: "clusters/" + n}); err != nil {
+		if _, _, err := e.reg.SetGitOpsSource(e.ctx, n, &v1alpha1.GitOpsSource{URL: "https://git.example.com/fleet.git", Path: "clusters/" + n}); err != nil {
 			t.Fatal(err)
 		}
 		e.report(t, n, applied(oldCommit))
 	}
 }
 
-func applied(commit string) gt.Status {
-	return gt.Status{AppliedCommit: commit, AttemptedCommit: commit, Health: gt.HealthHealthy,
-		Conditions: []gt.Condition{{Type: gt.ConditionReady, Status: true}}}
+func applied(commit string) v1alpha1.GitOpsStatus {
+	return v1alpha1.GitOpsStatus{AppliedCommit: commit, AttemptedCommit: commit, Health: v1alpha1.GitOpsHealthHealthy,
+		Conditions: []metav1.Condition{{Type: v1alpha1.GitOpsConditionReady, Status: metav1.ConditionTrue}}}
 }
 
-func rejected(appliedCommit, attempted string) gt.Status {
-	return gt.Status{AppliedCommit: appliedCommit, AttemptedCommit: attempted, Health: gt.HealthHealthy,
-		LastError: "build: accumulating resources: missing base", Conditions: []gt.Condition{
-			{Type: gt.ConditionReady, Status: false, Reason: gt.ReasonBuildFailed},
-			{Type: gt.ConditionStalled, Status: true, Reason: gt.ReasonBuildFailed}}}
+func rejected(appliedCommit, attempted string) v1alpha1.GitOpsStatus {
+	return v1alpha1.GitOpsStatus{AppliedCommit: appliedCommit, AttemptedCommit: attempted, Health: v1alpha1.GitOpsHealthHealthy,
+		Message: "build: accumulating resources: missing base", Conditions: []metav1.Condition{
+			{Type: v1alpha1.GitOpsConditionReady, Status: metav1.ConditionFalse, Reason: v1alpha1.GitOpsReasonBuildFailed},
+			{Type: v1alpha1.GitOpsConditionStalled, Status: metav1.ConditionTrue, Reason: v1alpha1.GitOpsReasonBuildFailed}}}
 }
 
 // report stores an agent report and returns the commit the hub pins ("" none).
-func (e *env) report(t *testing.T, name string, st gt.Status) string {
+func (e *env) report(t *testing.T, name string, st v1alpha1.GitOpsStatus) string {
 	t.Helper()
-	src, err := e.fleet.Report(e.ctx, name, st)
+	src, err := e.reg.ReportGitOpsStatus(e.ctx, name, st)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return src.Ref.Commit
 }
 
-func (e *env) tick(t *testing.T) *rollout.Rollout {
+func (e *env) tick(t *testing.T) *v1alpha1.Rollout {
 	t.Helper()
 	if err := e.ctrl.TickAll(e.ctx); err != nil {
 		t.Fatal(err)
@@ -70,7 +73,7 @@ func TestRolloutBrokenCanaryHaltsAndRollsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := r.Spec.Waves; len(got) != 2 || strings.Join(got[0], ",") != "a" {
+	if got := r.Status.Waves; len(got) != 2 || strings.Join(got[0].Clusters, ",") != "a" {
 		t.Fatalf("waves = %v, want [a] [b c d]", got)
 	}
 	if pin := e.report(t, "a", applied(oldCommit)); pin != newCommit {
@@ -82,14 +85,14 @@ func TestRolloutBrokenCanaryHaltsAndRollsBack(t *testing.T) {
 			t.Fatalf("cluster %s of the second wave pinned %q before the canary passed, want frozen at %s", n, pin, oldCommit)
 		}
 	}
-	if r = e.tick(t); r.State.Phase != fr.PhaseProgressing {
-		t.Fatalf("phase = %s, want Progressing while the canary syncs", r.State.Phase)
+	if r = e.tick(t); r.Status.Phase != fr.PhaseProgressing {
+		t.Fatalf("phase = %s, want Progressing while the canary syncs", r.Status.Phase)
 	}
 	e.report(t, "a", rejected(oldCommit, newCommit))
 	e.clk.Step(time.Second)
 	r = e.tick(t)
-	if r.State.Phase != fr.PhaseHalted || !strings.Contains(r.State.Message, "cluster a") {
-		t.Fatalf("state = %+v, want Halted at cluster a", r.State)
+	if r.Status.Phase != fr.PhaseHalted || !strings.Contains(r.Status.Message, "cluster a") {
+		t.Fatalf("state = %+v, want Halted at cluster a", r.Status)
 	}
 	if pin := e.report(t, "a", rejected(oldCommit, newCommit)); pin != oldCommit {
 		t.Fatalf("canary pinned %q after the halt, want rollback to %s", pin, oldCommit)
@@ -113,12 +116,12 @@ func TestRolloutWavesPassAfterSoak(t *testing.T) {
 	e.report(t, "a", applied(newCommit))
 	e.tick(t)
 	e.clk.Step(30 * time.Second)
-	if r := e.tick(t); r.State.Wave != 0 {
-		t.Fatalf("wave %d before the soak ended, want 0", r.State.Wave)
+	if r := e.tick(t); r.Status.Wave != 0 {
+		t.Fatalf("wave %d before the soak ended, want 0", r.Status.Wave)
 	}
 	e.clk.Step(31 * time.Second)
-	if r := e.tick(t); r.State.Wave != 1 {
-		t.Fatalf("wave %d after the soak, want 1", r.State.Wave)
+	if r := e.tick(t); r.Status.Wave != 1 {
+		t.Fatalf("wave %d after the soak, want 1", r.Status.Wave)
 	}
 	for _, n := range []string{"b", "c"} {
 		if pin := e.report(t, n, applied(newCommit)); pin != newCommit {
@@ -127,8 +130,8 @@ func TestRolloutWavesPassAfterSoak(t *testing.T) {
 	}
 	e.tick(t)
 	e.clk.Step(2 * time.Minute)
-	if r := e.tick(t); r.State.Phase != fr.PhaseSucceeded {
-		t.Fatalf("state = %+v, want Succeeded", r.State)
+	if r := e.tick(t); r.Status.Phase != fr.PhaseSucceeded {
+		t.Fatalf("state = %+v, want Succeeded", r.Status)
 	}
 }
 
@@ -142,8 +145,8 @@ func TestRolloutNotReadyDuringSoakHalts(t *testing.T) {
 	e.tick(t)
 	e.setState(t, "a", "NotReady")
 	e.clk.Step(10 * time.Second)
-	if r := e.tick(t); r.State.Phase != fr.PhaseHalted {
-		t.Fatalf("state = %+v, want Halted", r.State)
+	if r := e.tick(t); r.Status.Phase != fr.PhaseHalted {
+		t.Fatalf("state = %+v, want Halted", r.Status)
 	}
 	if g := e.get(t, "a").Status.GitOps; g.PinnedCommit != oldCommit {
 		t.Fatalf("pinned %q after the halt, want %s", g.PinnedCommit, oldCommit)
@@ -163,17 +166,17 @@ func TestRolloutPauseResumeAbort(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.clk.Step(5 * time.Minute) // past the wave timeout: a paused rollout does not tick
-	if r := e.tick(t); r.State.Phase != fr.PhaseProgressing || !r.Paused {
+	if r := e.tick(t); r.Status.Phase != fr.PhaseProgressing || !r.Spec.Paused {
 		t.Fatalf("paused rollout ticked: %+v", r)
 	}
 	if _, err := e.ctrl.Resume(e.ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
-	if r := e.tick(t); r.State.Phase != fr.PhaseProgressing {
-		t.Fatalf("resumed rollout = %+v, want Progressing (wave clock restarted)", r.State)
+	if r := e.tick(t); r.Status.Phase != fr.PhaseProgressing {
+		t.Fatalf("resumed rollout = %+v, want Progressing (wave clock restarted)", r.Status)
 	}
 	r, err := e.ctrl.Abort(e.ctx, "r1")
-	if err != nil || r.State.Phase != fr.PhaseHalted {
+	if err != nil || r.Status.Phase != fr.PhaseHalted {
 		t.Fatalf("Abort = %+v, %v", r, err)
 	}
 	if g := e.get(t, "a").Status.GitOps; g.PinnedCommit != oldCommit {
@@ -213,7 +216,7 @@ func TestRepairLostPins(t *testing.T) {
 	if _, err := e.ctrl.Create(e.ctx, rollout.CreateRequest{Name: "r1", Revision: newCommit, Waves: "1,100%", Soak: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.fleet.Pin(e.ctx, "a", "", ""); err != nil { // the canary's pin lost
+	if err := e.reg.PinGitOps(e.ctx, "a", "", ""); err != nil { // the canary's pin lost
 		t.Fatal(err)
 	}
 	e.tick(t)
@@ -223,18 +226,55 @@ func TestRepairLostPins(t *testing.T) {
 	if _, err := e.ctrl.Abort(e.ctx, "r1"); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.fleet.Pin(e.ctx, "a", newCommit, "r1"); err != nil { // the rollback lost
+	if err := e.reg.PinGitOps(e.ctx, "a", newCommit, "r1"); err != nil { // the rollback lost
 		t.Fatal(err)
 	}
 	e.tick(t)
 	if g := e.get(t, "a").Status.GitOps; g.PinnedCommit != oldCommit {
 		t.Fatalf("rollback not repaired: pinned %q", g.PinnedCommit)
 	}
-	if _, _, err := e.fleet.SetSource(e.ctx, "a", &gt.Source{URL: "https://git.example.com/fleet.git"}); err != nil {
+	if _, _, err := e.reg.SetGitOpsSource(e.ctx, "a", &v1alpha1.GitOpsSource{URL: "https://git.example.com/fleet.git"}); err != nil {
 		t.Fatal(err)
 	}
 	e.tick(t)
 	if g := e.get(t, "a").Status.GitOps; g.PinnedCommit != "" {
 		t.Fatalf("halted rollout re-pinned a cluster the admin set since: %q", g.PinnedCommit)
+	}
+}
+
+// rawCodec writes records as given.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(b []byte) ([]byte, error)   { return b, nil }
+func (rawCodec) Unmarshal(b []byte) ([]byte, error) { return b, nil }
+
+// TestLegacyRolloutRecord: a rollout stored by a hub from before
+// v1alpha1.Rollout is served and ticked on: its canary passes and the next
+// wave is pinned.
+func TestLegacyRolloutRecord(t *testing.T) {
+	e := newEnv(t)
+	fleetOf(t, e, "a", "b")
+	start := e.clk.Now().UTC().Format(time.RFC3339)
+	old := `{"name":"old","revision":"` + newCommit + `","waves":"1,100%","spec":{"commit":"` + newCommit +
+		`","waves":[["a"],["b"]],"soak":60000000000},"state":{"phase":"Progressing","wave":0,"waveStarted":"` + start +
+		`","previous":{"a":"` + oldCommit + `","b":"` + oldCommit + `"},"message":"wave 1/2"},"created":"` + start + `","updated":"` + start + `"}`
+	if _, err := store.NewCollection[[]byte](e.st, rollout.KindRollouts, rawCodec{}).Create(e.ctx, "old", []byte(old)); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.reg.PinGitOps(e.ctx, "a", newCommit, "old"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := e.ctrl.Get(e.ctx, "old")
+	if err != nil || r.Spec.Revision != newCommit || len(r.Status.Waves) != 2 || r.Spec.Soak.Duration != time.Minute {
+		t.Fatalf("Get(old) = %+v, %v", r, err)
+	}
+	e.report(t, "a", applied(newCommit))
+	e.tick(t)
+	e.clk.Step(61 * time.Second)
+	if r := e.tick(t); r.Status.Wave != 1 || r.Status.Phase != fr.PhaseProgressing {
+		t.Fatalf("legacy rollout after the canary's soak = %+v", r.Status)
+	}
+	if pin := e.report(t, "b", applied(oldCommit)); pin != newCommit {
+		t.Fatalf("second wave pinned %q, want %s", pin, newCommit)
 	}
 }

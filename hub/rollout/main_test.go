@@ -12,6 +12,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -19,6 +20,7 @@ import (
 
 var (
 	shared *store.Store
+	ca     *pki.CA
 	prefix atomic.Int64
 )
 
@@ -37,6 +39,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
+	if ca, err = pki.LoadOrCreateCA(dir + "/pki"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if shared, err = store.Open(ctx, store.Config{DataDir: dir + "/etcd", Embedded: store.EmbeddedConfig{UnsafeNoFsync: true}}); err != nil {
@@ -47,12 +53,12 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-// env is a store prefix of its own with a fake clock, a Fleet and a Controller.
+// env is a store prefix of its own with a fake clock, a Registry and a Controller.
 type env struct {
 	ctx      context.Context
 	st       *store.Store
 	clk      *clocktesting.FakeClock
-	fleet    *rollout.Fleet
+	reg      *registry.Registry
 	ctrl     *rollout.Controller
 	clusters *store.Collection[*v1alpha1.Cluster]
 }
@@ -70,12 +76,14 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	f := rollout.NewFleet(s, clk)
-	return &env{ctx: ctx, st: s, clk: clk, fleet: f, ctrl: rollout.NewController(s, f, rollout.Config{Clock: clk}),
+	reg := registry.New(s, ca, registry.Config{Clock: clk})
+	return &env{ctx: ctx, st: s, clk: clk, reg: reg, ctrl: rollout.NewController(s, reg, rollout.Config{Clock: clk}),
 		clusters: store.NewCollection(s, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())}
 }
 
-// addCluster writes a Ready cluster record, as the registry would.
+// addCluster writes a Ready cluster record, as the registry would after a
+// registration and the first heartbeat and inventory (a test fixture: only
+// the registry writes cluster records).
 func (e *env) addCluster(t *testing.T, name string) {
 	t.Helper()
 	cl := &v1alpha1.Cluster{Spec: v1alpha1.ClusterSpec{UID: "uid-" + name}, Status: v1alpha1.ClusterStatus{State: v1alpha1.ClusterReady}}

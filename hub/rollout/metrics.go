@@ -15,15 +15,12 @@ var (
 		Name: "shoal_rollout_leader",
 		Help: "1 while this replica leads the rollouts election.",
 	})
-	reports = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "shoal_gitops_reports_total",
-		Help: "GitOps status reports from agents, by whether the record was written (written, unchanged).",
-	}, []string{"result"})
 )
 
-// Register registers the rollout and GitOps report metrics.
+// Register registers the rollout metrics (the GitOps report metric is
+// hub/registry's).
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{pins, halts, leader, reports} {
+	for _, c := range []prometheus.Collector{pins, halts, leader} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -111,7 +111,7 @@ func (f *fleet) allocations() []placement.Allocation {
 		for _, c := range r.Clusters {
 			counted = counted && f.received[c].After(at)
 		}
-		out = append(out, placement.Allocation{Gang: r.Gang, Assignments: r.Assignments,
+		out = append(out, placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments(),
 			Started: r.Started, Counted: counted})
 	}
 	return out

@@ -20,7 +20,7 @@ func VirtualNodeName(cluster, pool string) string { return "shoal-" + cluster + 
 // reservation turns a placement into a ledger reservation, numbering the
 // members in assignment order (cluster, node).
 func (s *Scheduler) reservation(f *fleet, g *placement.Gang, p *placement.Placement, epoch int64, now time.Time) *ledger.Reservation {
-	r := &ledger.Reservation{Job: g.ID, Epoch: epoch, Gang: *g, Assignments: p.Assignments,
+	r := &ledger.Reservation{Job: g.ID, Epoch: epoch, Gang: ledger.GangOf(*g), Assignments: ledger.AssignmentsOf(p.Assignments),
 		Level: string(p.Level), Domain: p.Domain, Clusters: p.Clusters, Booked: now}
 	res := resourceOf(g)
 	var idx int32

@@ -9,26 +9,26 @@ import (
 	"google.golang.org/grpc/status"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/registry"
-	"github.com/shoal-dev/shoal/hub/rollout"
+	"github.com/shoal-dev/shoal/hub/store"
 )
 
 // gitopsClustersServer is the Clusters service with ReportGitOpsStatus
-// served from the GitOps fleet.
+// served from the registry.
 type gitopsClustersServer struct {
 	*clustersServer
-	fleet *rollout.Fleet
+	reg *registry.Registry
 }
 
-// clustersService is the Clusters service; with a fleet (not nil) agents'
-// GitOps reports are stored and answered with the source to sync.
-func clustersService(reg *registry.Registry, fleet *rollout.Fleet) shoalv1.ClustersServer {
+// clustersService is the Clusters service; with gitops agents' GitOps
+// reports are stored and answered with the source to sync.
+func clustersService(reg *registry.Registry, gitops bool) shoalv1.ClustersServer {
 	cs := newClustersServer(reg)
-	if fleet == nil {
+	if !gitops {
 		return cs
 	}
-	return &gitopsClustersServer{clustersServer: cs, fleet: fleet}
+	return &gitopsClustersServer{clustersServer: cs, reg: reg}
 }
 
 // ReportGitOpsStatus stores the calling agent's GitOps status on its cluster
@@ -39,11 +39,11 @@ func (s *gitopsClustersServer) ReportGitOpsStatus(ctx context.Context, req *shoa
 	if err != nil {
 		return nil, err
 	}
-	var st gt.Status
+	var st v1alpha1.GitOpsStatus
 	if err := json.Unmarshal(req.StatusJson, &st); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "GitOps status: %v", err)
 	}
-	src, err := s.fleet.Report(ctx, id.Cluster, st)
+	src, err := s.reg.ReportGitOpsStatus(ctx, id.Cluster, st)
 	if err != nil {
 		return nil, err
 	}
@@ -56,28 +56,29 @@ func (s *gitopsClustersServer) ReportGitOpsStatus(ctx context.Context, req *shoa
 	return resp, nil
 }
 
-// gitopsServer serves the GitOps service (admin).
+// gitopsServer serves the GitOps service (admin) from the registry, the
+// owner of the cluster records.
 type gitopsServer struct {
 	shoalv1.UnimplementedGitOpsServer
-	fleet *rollout.Fleet
+	reg *registry.Registry
 }
 
-// GitOpsService registers the GitOps service over fleet.
-func GitOpsService(fleet *rollout.Fleet) func(grpc.ServiceRegistrar) {
-	return func(r grpc.ServiceRegistrar) { shoalv1.RegisterGitOpsServer(r, &gitopsServer{fleet: fleet}) }
+// GitOpsService registers the GitOps service over reg.
+func GitOpsService(reg *registry.Registry) func(grpc.ServiceRegistrar) {
+	return func(r grpc.ServiceRegistrar) { shoalv1.RegisterGitOpsServer(r, &gitopsServer{reg: reg}) }
 }
 
 func (s *gitopsServer) SetSource(ctx context.Context, req *shoalv1.SetGitOpsSourceRequest) (*shoalv1.Object, error) {
-	var src *gt.Source
+	var src *v1alpha1.GitOpsSource
 	if len(req.SourceJson) > 0 {
-		src = &gt.Source{}
+		src = &v1alpha1.GitOpsSource{}
 		dec := json.NewDecoder(bytesReader(req.SourceJson))
 		dec.DisallowUnknownFields() // a "password" or "token" field is refused, not dropped silently
 		if err := dec.Decode(src); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "GitOps source: %v", err)
 		}
 	}
-	cl, rev, err := s.fleet.SetSource(ctx, req.Cluster, src)
+	cl, rev, err := s.reg.SetGitOpsSource(ctx, req.Cluster, src)
 	if err != nil {
 		return nil, err
 	}
@@ -85,12 +86,12 @@ func (s *gitopsServer) SetSource(ctx context.Context, req *shoalv1.SetGitOpsSour
 }
 
 func (s *gitopsServer) ListStatus(ctx context.Context, req *shoalv1.ListGitOpsStatusRequest) (*shoalv1.ListGitOpsStatusResponse, error) {
-	cls, err := s.fleet.Clusters(ctx, req.Selector)
+	cls, err := s.reg.ListClusters(ctx, store.ListOptions{}, req.Selector)
 	if err != nil {
 		return nil, err
 	}
 	resp := &shoalv1.ListGitOpsStatusResponse{}
-	for _, cl := range cls {
+	for _, cl := range cls.Items {
 		obj, err := object(cl, 0)
 		if err != nil {
 			return nil, err

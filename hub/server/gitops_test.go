@@ -15,7 +15,6 @@ import (
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
@@ -51,16 +50,20 @@ func gitopsEnv(t *testing.T) gitopsClients {
 			t.Fatal(err)
 		}
 	}
-	fleet := rollout.NewFleet(st, nil)
+	ca, err := pki.LoadOrCreateCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.New(st, ca, registry.Config{})
 	lis := bufconn.Listen(1 << 20)
 	g := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		ctx = context.WithValue(ctx, identityKey{}, pki.Identity{Role: pki.RoleAgent, Cluster: "a"})
 		resp, err := h(ctx, req)
 		return resp, toStatus(ctx, info.FullMethod, err)
 	}))
-	shoalv1.RegisterClustersServer(g, clustersService(nil, fleet))
-	GitOpsService(fleet)(g)
-	RolloutsService(rollout.NewController(st, fleet, rollout.Config{}))(g)
+	shoalv1.RegisterClustersServer(g, clustersService(reg, true))
+	GitOpsService(reg)(g)
+	RolloutsService(rollout.NewController(st, reg, rollout.Config{}))(g)
 	go func() { _ = g.Serve(lis) }()
 	t.Cleanup(g.Stop)
 	conn, err := grpc.NewClient("passthrough:///bufconn", grpc.WithTransportCredentials(insecure.NewCredentials()),
@@ -91,20 +94,20 @@ func TestGitOpsOverGRPC(t *testing.T) {
 		}
 	}
 	const old, rev = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
-	report := func(st gt.Status) gt.Source {
+	report := func(st v1alpha1.GitOpsStatus) v1alpha1.GitOpsSource {
 		t.Helper()
 		b, _ := json.Marshal(st)
 		resp, err := c.clusters.ReportGitOpsStatus(ctx, &shoalv1.ReportGitOpsStatusRequest{StatusJson: b})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var src gt.Source
+		var src v1alpha1.GitOpsSource
 		if err := json.Unmarshal(resp.SourceJson, &src); err != nil {
 			t.Fatal(err)
 		}
 		return src
 	}
-	if src := report(gt.Status{AppliedCommit: old, Health: gt.HealthHealthy}); src.Path != "clusters/a" || src.SecretRef != "git-creds" || src.Ref.Commit != "" {
+	if src := report(v1alpha1.GitOpsStatus{AppliedCommit: old, Health: v1alpha1.GitOpsHealthHealthy}); src.Path != "clusters/a" || src.SecretRef != "git-creds" || src.Ref.Commit != "" {
 		t.Fatalf("source for a = %+v", src)
 	}
 	obj, err := c.rollouts.CreateRollout(ctx, &shoalv1.CreateRolloutRequest{Name: "r1", Revision: rev, Waves: "1,100%", SoakSeconds: 60})
@@ -114,7 +117,7 @@ func TestGitOpsOverGRPC(t *testing.T) {
 	if !strings.Contains(string(obj.Json), `"phase":"Progressing"`) {
 		t.Fatalf("created rollout = %s", obj.Json)
 	}
-	if src := report(gt.Status{AppliedCommit: old, Health: gt.HealthHealthy}); src.Ref.Commit != rev {
+	if src := report(v1alpha1.GitOpsStatus{AppliedCommit: old, Health: v1alpha1.GitOpsHealthHealthy}); src.Ref.Commit != rev {
 		t.Fatalf("canary a not pinned to %s: %+v", rev, src)
 	}
 	list, err := c.gitops.ListStatus(ctx, &shoalv1.ListGitOpsStatusRequest{})
@@ -129,7 +132,7 @@ func TestGitOpsOverGRPC(t *testing.T) {
 	}
 	_, err = c.rollouts.AbortRollout(ctx, &shoalv1.RolloutRequest{Name: "r1"})
 	wantCode(t, err, codes.FailedPrecondition, "Halted")
-	if src := report(gt.Status{AppliedCommit: old, Health: gt.HealthHealthy}); src.Ref.Commit != old {
+	if src := report(v1alpha1.GitOpsStatus{AppliedCommit: old, Health: v1alpha1.GitOpsHealthHealthy}); src.Ref.Commit != old {
 		t.Fatalf("aborted canary not pinned back to %s: %+v", old, src)
 	}
 	_, err = c.rollouts.GetRollout(ctx, &shoalv1.RolloutRequest{Name: "nope"})

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/rollout"
 )
 
@@ -25,7 +26,7 @@ func RolloutsService(ctrl *rollout.Controller) func(grpc.ServiceRegistrar) {
 func bytesReader(b []byte) *bytes.Reader { return bytes.NewReader(b) }
 
 // rolloutObject encodes a rollout (or the error of the call that made it).
-func rolloutObject(r *rollout.Rollout, err error) (*shoalv1.Object, error) {
+func rolloutObject(r *v1alpha1.Rollout, err error) (*shoalv1.Object, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -17,7 +17,6 @@ import (
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/registry"
-	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -33,9 +32,10 @@ type Config struct {
 	Store *store.Store
 	// Registry serves the Clusters service and authorizes agents.
 	Registry *registry.Registry
-	// GitOps, when set, serves agents' GitOps status reports (Clusters
-	// ReportGitOpsStatus) from the clusters' GitOps sources and pins.
-	GitOps *rollout.Fleet
+	// GitOps, when true, serves agents' GitOps status reports (Clusters
+	// ReportGitOpsStatus) through the Registry, from the clusters' GitOps
+	// sources and pins.
+	GitOps bool
 	// Services registers further services (jobs, queues) on the gRPC server.
 	Services []func(grpc.ServiceRegistrar)
 	// Gatherer is what /metrics exposes; default prometheus.DefaultGatherer.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,6 @@ import (
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 )
 
 // GitServerProcess is the dev Git server's name in the state file (a process
@@ -129,7 +129,7 @@ func (f *Fleet) setGitOpsSources(ctx context.Context, api *hubAPI) error {
 	start := time.Now()
 	gc := shoalv1.NewGitOpsClient(api.conn)
 	for _, c := range f.Workloads() {
-		src := gt.Source{URL: g.Repo, Ref: gt.Ref{Branch: g.Branch}, Path: "clusters/" + c.Name, Interval: gitopsSyncPeriod, Prune: true}
+		src := v1alpha1.GitOpsSource{URL: g.Repo, Ref: v1alpha1.GitOpsRef{Branch: g.Branch}, Path: "clusters/" + c.Name, Interval: &metav1.Duration{Duration: gitopsSyncPeriod}, Prune: true}
 		b, err := json.Marshal(src)
 		if err != nil {
 			return err

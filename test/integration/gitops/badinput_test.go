@@ -1,10 +1,11 @@
 package gitops_test
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	"strings"
 	"testing"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // TestBrokenRevisionAppliesNothing pushes revisions that cannot be applied
@@ -31,18 +32,18 @@ func TestBrokenRevisionAppliesNothing(t *testing.T) {
 		{"invalid kustomization", map[string]string{
 			"kustomization.yaml": kustomization("ns.yaml", "a.yaml", "missing.yaml"),
 			"a.yaml":             cmYAML(ns, "a", map[string]string{"v": "2"}),
-		}, gt.ReasonBuildFailed, "missing.yaml"},
+		}, v1alpha1.GitOpsReasonBuildFailed, "missing.yaml"},
 		{"rejected manifest", map[string]string{
 			"kustomization.yaml": kustomization("ns.yaml", "a.yaml", "bad.yaml", "newns.yaml"),
 			"a.yaml":             cmYAML(ns, "a", map[string]string{"v": "2"}),
 			"newns.yaml":         nsYAML(ns+"-new") + cmYAML(ns+"-new", "in-new-ns", map[string]string{"v": "1"}),
 			"bad.yaml":           cmYAML(ns, "Not_A_Valid_Name", map[string]string{"v": "1"}),
-		}, gt.ReasonValidationFailed, "Not_A_Valid_Name"},
+		}, v1alpha1.GitOpsReasonValidationFailed, "Not_A_Valid_Name"},
 		{"unknown kind", map[string]string{
 			"kustomization.yaml": kustomization("ns.yaml", "a.yaml", "bad.yaml"),
 			"a.yaml":             cmYAML(ns, "a", map[string]string{"v": "2"}),
 			"bad.yaml":           "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n  namespace: " + ns + "\n",
-		}, gt.ReasonValidationFailed, "unknown kind"},
+		}, v1alpha1.GitOpsReasonValidationFailed, "unknown kind"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,10 +53,10 @@ func TestBrokenRevisionAppliesNothing(t *testing.T) {
 				t.Fatal("sync of a broken revision succeeded")
 			}
 			wantReason(t, st, tt.reason, true)
-			if !strings.Contains(st.LastError, tt.message) {
-				t.Fatalf("error %q does not name %q", st.LastError, tt.message)
+			if !strings.Contains(st.Message, tt.message) {
+				t.Fatalf("error %q does not name %q", st.Message, tt.message)
 			}
-			if st.AppliedCommit != good || !gt.SameCommit(st.AttemptedCommit, head) || st.Health != gt.HealthHealthy {
+			if st.AppliedCommit != good || !v1alpha1.SameCommit(st.AttemptedCommit, head) || st.Health != v1alpha1.GitOpsHealthHealthy {
 				t.Fatalf("applied %s attempted %s health %s; want applied %s attempted %s, still healthy", st.AppliedCommit, st.AttemptedCommit, st.Health, good, head)
 			}
 			if got := configMap(t, ns, "a"); got == nil || got.Data["v"] != "1" {
@@ -71,10 +72,10 @@ func TestBrokenRevisionAppliesNothing(t *testing.T) {
 		"a.yaml":             cmYAML(ns, "a", map[string]string{"v": "3"}),
 	})
 	st := a.syncOK(t, source(repo, ""))
-	if !gt.SameCommit(st.AppliedCommit, fixed) || configMap(t, ns, "a").Data["v"] != "3" {
+	if !v1alpha1.SameCommit(st.AppliedCommit, fixed) || configMap(t, ns, "a").Data["v"] != "3" {
 		t.Fatalf("fixed revision not applied: %+v", st)
 	}
-	if stall, _ := st.Condition(gt.ConditionStalled); stall.Status {
+	if meta.IsStatusConditionTrue(st.Conditions, v1alpha1.GitOpsConditionStalled) {
 		t.Fatal("still Stalled after a good sync")
 	}
 }
@@ -90,24 +91,24 @@ func TestFetchErrors(t *testing.T) {
 	unreachable := source(repo, "")
 	unreachable.URL = "http://127.0.0.1:1/nothing.git"
 	missingRef := source(repo, "")
-	missingRef.Ref = gt.Ref{Branch: "no-such-branch"}
+	missingRef.Ref = v1alpha1.GitOpsRef{Branch: "no-such-branch"}
 	missingCommit := source(repo, "")
-	missingCommit.Ref = gt.Ref{Commit: "0123456789abcdef0123456789abcdef01234567"}
+	missingCommit.Ref = v1alpha1.GitOpsRef{Commit: "0123456789abcdef0123456789abcdef01234567"}
 	missingPath := source(repo, "clusters/nowhere")
 	noCreds := source(repo, "")
 	noCreds.SecretRef = "no-such-secret"
 	tests := []struct {
 		name    string
-		src     gt.Source
+		src     v1alpha1.GitOpsSource
 		reason  string
 		stalled bool
 		message string
 	}{
-		{"unreachable", unreachable, gt.ReasonFetchFailed, false, "127.0.0.1:1"},
-		{"missing branch", missingRef, gt.ReasonFetchFailed, false, "no-such-branch"},
-		{"missing commit", missingCommit, gt.ReasonFetchFailed, false, "0123456789abcdef"},
-		{"missing path", missingPath, gt.ReasonBuildFailed, true, "clusters/nowhere"},
-		{"missing secret", noCreds, gt.ReasonCredentialsFailed, false, "no-such-secret"},
+		{"unreachable", unreachable, v1alpha1.GitOpsReasonFetchFailed, false, "127.0.0.1:1"},
+		{"missing branch", missingRef, v1alpha1.GitOpsReasonFetchFailed, false, "no-such-branch"},
+		{"missing commit", missingCommit, v1alpha1.GitOpsReasonFetchFailed, false, "0123456789abcdef"},
+		{"missing path", missingPath, v1alpha1.GitOpsReasonBuildFailed, true, "clusters/nowhere"},
+		{"missing secret", noCreds, v1alpha1.GitOpsReasonCredentialsFailed, false, "no-such-secret"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,8 +117,8 @@ func TestFetchErrors(t *testing.T) {
 				t.Fatal("sync succeeded")
 			}
 			wantReason(t, st, tt.reason, tt.stalled)
-			if !strings.Contains(st.LastError, tt.message) {
-				t.Fatalf("error %q does not mention %q", st.LastError, tt.message)
+			if !strings.Contains(st.Message, tt.message) {
+				t.Fatalf("error %q does not mention %q", st.Message, tt.message)
 			}
 			if configMap(t, "default", a.ns+"-cm") == nil || st.InventorySize != 1 {
 				t.Fatal("cluster changed by a failed fetch")
@@ -139,7 +140,7 @@ func TestCredentialsFromSecret(t *testing.T) {
 	if err == nil {
 		t.Fatal("anonymous fetch from an authenticated server succeeded")
 	}
-	wantReason(t, st, gt.ReasonFetchFailed, false)
+	wantReason(t, st, v1alpha1.GitOpsReasonFetchFailed, false)
 	b := newAgent(t, true)
 	repo2 := newRepo(t, map[string]string{"cm.yaml": cmYAML("default", b.ns+"-cm", map[string]string{"v": "1"})})
 	b.syncOK(t, source(repo2, ""))

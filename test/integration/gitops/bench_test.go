@@ -3,10 +3,11 @@ package gitops_test
 import (
 	"context"
 	"fmt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"testing"
 	"time"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 const benchObjects = 500
@@ -45,13 +46,13 @@ func BenchmarkSync500NoOp(b *testing.B) {
 	a := newAgent(b, true)
 	repo := newRepo(b, manyConfigMaps(a.ns+"-noop", benchObjects-1))
 	src := source(repo, "")
-	src.HealthTimeout = time.Minute
+	src.HealthTimeout = &metav1.Duration{Duration: time.Minute}
 	a.syncOK(b, src)
 	ctx := context.Background()
 	b.ResetTimer()
 	for range b.N {
 		st, err := a.syncer.Sync(ctx)
-		if err != nil || st.Health != gt.HealthHealthy {
+		if err != nil || st.Health != v1alpha1.GitOpsHealthHealthy {
 			b.Fatalf("sync: %v", err)
 		}
 	}

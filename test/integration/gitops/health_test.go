@@ -1,11 +1,12 @@
 package gitops_test
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"strings"
 	"testing"
 	"time"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // TestUnhealthyRevisionIsDegraded applies a Deployment that never becomes
@@ -29,17 +30,17 @@ spec:
       containers: [{name: web, image: nginx}]
 `})
 	src := source(repo, "")
-	src.HealthTimeout = 2 * time.Second
+	src.HealthTimeout = &metav1.Duration{Duration: 2 * time.Second}
 	st, err := a.sync(t, src)
 	if err == nil {
 		t.Fatal("sync of a never-ready Deployment succeeded")
 	}
-	wantReason(t, st, gt.ReasonHealthCheckFailed, false)
-	if st.Health != gt.HealthDegraded || !strings.Contains(st.HealthMessage, "web") {
+	wantReason(t, st, v1alpha1.GitOpsReasonHealthCheckFailed, false)
+	if st.Health != v1alpha1.GitOpsHealthDegraded || !strings.Contains(st.HealthMessage, "web") {
 		t.Fatalf("health %s %q, want Degraded naming the Deployment", st.Health, st.HealthMessage)
 	}
 	t.Logf("health message: %s", st.HealthMessage)
-	if !gt.SameCommit(st.AppliedCommit, repo.head(t)) || st.InventorySize != 1 {
+	if !v1alpha1.SameCommit(st.AppliedCommit, repo.head(t)) || st.InventorySize != 1 {
 		t.Fatalf("applied %s inventory %d; the revision itself was applied", st.AppliedCommit, st.InventorySize)
 	}
 }

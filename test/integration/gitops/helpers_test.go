@@ -3,6 +3,7 @@ package gitops_test
 import (
 	"context"
 	"fmt"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/shoal-dev/shoal/agent/gitops"
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 var nsSeq atomic.Int64
@@ -50,24 +51,24 @@ func newAgent(t testing.TB, withCreds bool) *agentEnv {
 }
 
 // source is a Source for repo at path with the agent's credentials.
-func source(r *gitRepo, path string) gt.Source {
-	return gt.Source{URL: r.url, Ref: gt.Ref{Branch: "main"}, Path: path, SecretRef: credsSecret, Prune: true, HealthTimeout: 30 * time.Second}
+func source(r *gitRepo, path string) v1alpha1.GitOpsSource {
+	return v1alpha1.GitOpsSource{URL: r.url, Ref: v1alpha1.GitOpsRef{Branch: "main"}, Path: path, SecretRef: credsSecret, Prune: true, HealthTimeout: &metav1.Duration{Duration: 30 * time.Second}}
 }
 
 // syncOK sets src and syncs, failing the test on error.
-func (a *agentEnv) syncOK(t testing.TB, src gt.Source) gt.Status {
+func (a *agentEnv) syncOK(t testing.TB, src v1alpha1.GitOpsSource) v1alpha1.GitOpsStatus {
 	t.Helper()
 	st, err := a.sync(t, src)
 	if err != nil {
 		t.Fatalf("sync: %v", err)
 	}
-	if !st.Ready() || st.Health != gt.HealthHealthy || st.LastError != "" {
-		t.Fatalf("after a good sync: ready=%v health=%s error=%q", st.Ready(), st.Health, st.LastError)
+	if !st.Ready() || st.Health != v1alpha1.GitOpsHealthHealthy || st.Message != "" {
+		t.Fatalf("after a good sync: ready=%v health=%s error=%q", st.Ready(), st.Health, st.Message)
 	}
 	return st
 }
 
-func (a *agentEnv) sync(t testing.TB, src gt.Source) (gt.Status, error) {
+func (a *agentEnv) sync(t testing.TB, src v1alpha1.GitOpsSource) (v1alpha1.GitOpsStatus, error) {
 	t.Helper()
 	if err := a.syncer.SetSource(src); err != nil {
 		t.Fatal(err)
@@ -122,11 +123,11 @@ func kustomization(resources ...string) string {
 	return "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - " + strings.Join(resources, "\n  - ") + "\n"
 }
 
-func wantReason(t testing.TB, st gt.Status, reason string, stalled bool) {
+func wantReason(t testing.TB, st v1alpha1.GitOpsStatus, reason string, stalled bool) {
 	t.Helper()
-	ready, _ := st.Condition(gt.ConditionReady)
-	stall, _ := st.Condition(gt.ConditionStalled)
-	if ready.Status || ready.Reason != reason || stall.Status != stalled || st.LastError == "" {
-		t.Fatalf("status: Ready=%v/%s Stalled=%v, want Ready=false/%s Stalled=%v; error %q", ready.Status, ready.Reason, stall.Status, reason, stalled, st.LastError)
+	ready := meta.FindStatusCondition(st.Conditions, v1alpha1.GitOpsConditionReady)
+	stall := meta.IsStatusConditionTrue(st.Conditions, v1alpha1.GitOpsConditionStalled)
+	if ready == nil || ready.Status != metav1.ConditionFalse || ready.Reason != reason || stall != stalled || st.Message == "" {
+		t.Fatalf("status: Ready=%v Stalled=%v, want Ready=false/%s Stalled=%v; error %q", ready, stall, reason, stalled, st.Message)
 	}
 }

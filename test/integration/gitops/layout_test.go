@@ -2,6 +2,7 @@ package gitops_test
 
 import (
 	"context"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"testing"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // TestFleetRepositoryLayout syncs two clusters from one fleet repository
@@ -33,14 +34,14 @@ func TestFleetRepositoryLayout(t *testing.T) {
 		"clusters/us1/kustomization.yaml": "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: fleet-us1\nresources:\n  - ../../base\n  - gone.yaml\n",
 	})
 	st := eu1.syncOK(t, source(repo, "clusters/eu1"))
-	if !gt.SameCommit(st.AppliedCommit, head) || configMap(t, "fleet-eu1", "gpu-settings").Data["mig-strategy"] != "mixed" {
+	if !v1alpha1.SameCommit(st.AppliedCommit, head) || configMap(t, "fleet-eu1", "gpu-settings").Data["mig-strategy"] != "mixed" {
 		t.Fatalf("eu1 did not apply %s: %+v", head, st)
 	}
 	st, err := us1.sync(t, source(repo, "clusters/us1"))
 	if err == nil {
 		t.Fatal("us1 synced a broken overlay")
 	}
-	wantReason(t, st, gt.ReasonBuildFailed, true)
+	wantReason(t, st, v1alpha1.GitOpsReasonBuildFailed, true)
 	if configMap(t, "fleet-us1", "gpu-settings").Data["mig-strategy"] != "single" {
 		t.Fatal("us1 changed although its overlay is broken")
 	}
@@ -76,21 +77,21 @@ func TestPinnedCommitAndTag(t *testing.T) {
 		t.Fatal("branch head not applied")
 	}
 	pinned := source(repo, "")
-	pinned.Ref = gt.Ref{Branch: "main", Commit: first}
+	pinned.Ref = v1alpha1.GitOpsRef{Branch: "main", Commit: first}
 	st := a.syncOK(t, pinned)
 	if st.AppliedCommit != first || configMap(t, "default", name).Data["v"] != "1" {
 		t.Fatalf("pin to %s: applied %s", first, st.AppliedCommit)
 	}
-	pinned.Ref = gt.Ref{Commit: second}
+	pinned.Ref = v1alpha1.GitOpsRef{Commit: second}
 	if st = a.syncOK(t, pinned); st.AppliedCommit != second {
 		t.Fatalf("pin to %s without branch: applied %s", second, st.AppliedCommit)
 	}
 	repo.tag(t, "v2")
 	third := repo.push(t, map[string]string{"cm.yaml": cmYAML("default", name, map[string]string{"v": "3"})})
 	tagged := source(repo, "")
-	tagged.Ref = gt.Ref{Tag: "v2"}
-	if st = a.syncOK(t, tagged); st.AppliedCommit != second || st.AppliedRevision != "v2@sha1:"+second {
-		t.Fatalf("tag v2: applied %s (%s), want %s; head is %s", st.AppliedCommit, st.AppliedRevision, second, third)
+	tagged.Ref = v1alpha1.GitOpsRef{Tag: "v2"}
+	if st = a.syncOK(t, tagged); st.AppliedCommit != second || st.Revision != "v2@sha1:"+second {
+		t.Fatalf("tag v2: applied %s (%s), want %s; head is %s", st.AppliedCommit, st.Revision, second, third)
 	}
 }
 
@@ -101,9 +102,9 @@ func TestRunReportsStatus(t *testing.T) {
 	a := newAgent(t, true)
 	name := a.ns + "-cm"
 	repo := newRepo(t, map[string]string{"cm.yaml": cmYAML("default", name, map[string]string{"v": "1"})})
-	statuses := make(chan gt.Status, 64)
+	statuses := make(chan v1alpha1.GitOpsStatus, 64)
 	s := a.syncer
-	s.SetOnStatus(func(st gt.Status) {
+	s.SetOnStatus(func(st v1alpha1.GitOpsStatus) {
 		select {
 		case statuses <- st:
 		default:
@@ -113,7 +114,7 @@ func TestRunReportsStatus(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	src := source(repo, "")
-	src.Interval = time.Hour
+	src.Interval = &metav1.Duration{Duration: time.Hour}
 	if err := s.SetSource(src); err != nil {
 		t.Fatal(err)
 	}
@@ -127,13 +128,13 @@ func TestRunReportsStatus(t *testing.T) {
 	}
 }
 
-func waitApplied(t *testing.T, statuses <-chan gt.Status, commit string) {
+func waitApplied(t *testing.T, statuses <-chan v1alpha1.GitOpsStatus, commit string) {
 	t.Helper()
 	timeout := time.After(time.Minute)
 	for {
 		select {
 		case st := <-statuses:
-			if st.Ready() && gt.SameCommit(st.AppliedCommit, commit) {
+			if st.Ready() && v1alpha1.SameCommit(st.AppliedCommit, commit) {
 				return
 			}
 		case <-timeout:
@@ -150,7 +151,7 @@ func TestRunCorrectsDriftOnInterval(t *testing.T) {
 	name := a.ns + "-cm"
 	repo := newRepo(t, map[string]string{"cm.yaml": cmYAML("default", name, map[string]string{"v": "git"})})
 	src := source(repo, "")
-	src.Interval = 300 * time.Millisecond
+	src.Interval = &metav1.Duration{Duration: 300 * time.Millisecond}
 	a.syncOK(t, src)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/rollout"
 )
 
@@ -19,7 +19,7 @@ type fleet struct {
 func (f *fleet) pin(t *testing.T, cluster, commit string) {
 	t.Helper()
 	src := source(f.repo, "clusters/"+cluster)
-	src.Ref = gt.Ref{Branch: "main", Commit: commit}
+	src.Ref = v1alpha1.GitOpsRef{Branch: "main", Commit: commit}
 	f.pinned[cluster] = commit
 	_, _ = f.agents[cluster].sync(t, src) // errors are in the status the hub reads
 }
@@ -27,7 +27,8 @@ func (f *fleet) pin(t *testing.T, cluster, commit string) {
 func (f *fleet) observe() map[string]rollout.Observation {
 	obs := map[string]rollout.Observation{}
 	for name, a := range f.agents {
-		obs[name] = rollout.Observation{GitOps: a.syncer.Status(), Ready: true}
+		st := a.syncer.Status()
+		obs[name] = rollout.Observation{GitOps: &st, Ready: true}
 	}
 	return obs
 }
@@ -56,7 +57,7 @@ func TestRolloutBrokenBaseHaltsAtCanary(t *testing.T) {
 		f.agents[c] = newAgent(t, true)
 		f.pin(t, c, good)
 		if st := f.agents[c].syncer.Status(); !st.Ready() {
-			t.Fatalf("%s not Ready at %s: %s", c, good, st.LastError)
+			t.Fatalf("%s not Ready at %s: %s", c, good, st.Message)
 		}
 	}
 	steps, err := rollout.ParseWaves("1,100%")
@@ -76,7 +77,7 @@ func TestRolloutBrokenBaseHaltsAtCanary(t *testing.T) {
 	if st.Phase != rollout.PhaseHalted || act.Rollback["eu1"] != good || len(act.Rollback) != 1 {
 		t.Fatalf("broken canary: phase %s (%s), action %+v", st.Phase, st.Message, act)
 	}
-	wantReason(t, f.agents["eu1"].syncer.Status(), gt.ReasonValidationFailed, true)
+	wantReason(t, f.agents["eu1"].syncer.Status(), v1alpha1.GitOpsReasonValidationFailed, true)
 	t.Logf("rollout halted: %s", st.Message)
 	f.do(t, bad, act)
 	eu1, us1 := f.agents["eu1"].syncer.Status(), f.agents["us1"].syncer.Status()

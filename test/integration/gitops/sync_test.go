@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/agent/gitops"
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // TestFirstSyncChangeAndPrune covers a first sync, a change applied, an
@@ -25,7 +25,7 @@ func TestFirstSyncChangeAndPrune(t *testing.T) {
 		"b.yaml":             cmYAML(ns, "b", map[string]string{"v": "1"}),
 	})
 	st := a.syncOK(t, source(repo, ""))
-	if !gt.SameCommit(st.AppliedCommit, repo.head(t)) || st.InventorySize != 3 {
+	if !v1alpha1.SameCommit(st.AppliedCommit, repo.head(t)) || st.InventorySize != 3 {
 		t.Fatalf("first sync: applied %s (head %s), inventory %d", st.AppliedCommit, repo.head(t), st.InventorySize)
 	}
 	cm := configMap(t, ns, "a")
@@ -41,7 +41,7 @@ func TestFirstSyncChangeAndPrune(t *testing.T) {
 		"c.yaml":             cmYAML(ns, "c", map[string]string{"v": "1"}),
 	})
 	st = a.syncOK(t, source(repo, ""))
-	if !gt.SameCommit(st.AppliedCommit, head) {
+	if !v1alpha1.SameCommit(st.AppliedCommit, head) {
 		t.Fatalf("applied %s, want %s", st.AppliedCommit, head)
 	}
 	if got := configMap(t, ns, "a"); got == nil || got.Data["v"] != "2" {
@@ -93,7 +93,7 @@ func TestDriftCorrected(t *testing.T) {
 		t.Fatalf("drifted = %v, want %v", st.Drifted, want)
 	}
 	for _, d := range st.Drifted {
-		if !want[d.String()] {
+		if !want[d] {
 			t.Fatalf("drifted = %v, want %v", st.Drifted, want)
 		}
 	}

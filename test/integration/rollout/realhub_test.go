@@ -21,7 +21,6 @@ import (
 	shoalagent "github.com/shoal-dev/shoal/agent"
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 	fr "github.com/shoal-dev/shoal/federation/rollout"
 	"github.com/shoal-dev/shoal/hub/app"
 	"github.com/shoal-dev/shoal/hub/pki"
@@ -138,13 +137,13 @@ func (h *realHub) status(ctx context.Context, t *testing.T) map[string]*v1alpha1
 	return out
 }
 
-func (h *realHub) rollout(ctx context.Context, t *testing.T, name string) *rollout.Rollout {
+func (h *realHub) rollout(ctx context.Context, t *testing.T, name string) *v1alpha1.Rollout {
 	t.Helper()
 	o, err := h.rollouts.GetRollout(ctx, &shoalv1.RolloutRequest{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r rollout.Rollout
+	var r v1alpha1.Rollout
 	if err := json.Unmarshal(o.Json, &r); err != nil {
 		t.Fatal(err)
 	}
@@ -209,11 +208,11 @@ func TestRolloutThroughHubAndAgents(t *testing.T) {
 	for _, name := range []string{"eu1", "us1"} {
 		// eu1 pins the good commit; us1 follows main, and the rollout
 		// freezes it at what it runs until its wave.
-		ref := gt.Ref{Branch: "main", Commit: good}
+		ref := v1alpha1.GitOpsRef{Branch: "main", Commit: good}
 		if name == "us1" {
 			ref.Commit = ""
 		}
-		src, _ := json.Marshal(gt.Source{URL: url, Ref: ref, Path: "clusters/" + name, Prune: true})
+		src, _ := json.Marshal(v1alpha1.GitOpsSource{URL: url, Ref: ref, Path: "clusters/" + name, Prune: true})
 		if _, err := h.gitops.SetSource(ctx, &shoalv1.SetGitOpsSourceRequest{Cluster: name, SourceJson: src}); err != nil {
 			t.Fatal(err)
 		}
@@ -234,12 +233,12 @@ func TestRolloutThroughHubAndAgents(t *testing.T) {
 	var seenUS1 []string
 	waitFor(t, "the rollout to halt", time.Minute, func() bool {
 		seenUS1 = append(seenUS1, h.status(ctx, t)["us1"].Status.GitOps.AttemptedCommit)
-		return h.rollout(ctx, t, "bad").State.Phase != fr.PhaseProgressing
+		return h.rollout(ctx, t, "bad").Status.Phase != fr.PhaseProgressing
 	})
 	r := h.rollout(ctx, t, "bad")
-	t.Logf("halted %s after create: %s", time.Since(start).Round(time.Millisecond), r.State.Message)
-	if r.State.Phase != fr.PhaseHalted {
-		t.Fatalf("rollout %s: %s, want Halted", r.State.Phase, r.State.Message)
+	t.Logf("halted %s after create: %s", time.Since(start).Round(time.Millisecond), r.Status.Message)
+	if r.Status.Phase != fr.PhaseHalted {
+		t.Fatalf("rollout %s: %s, want Halted", r.Status.Phase, r.Status.Message)
 	}
 	waitFor(t, "the canary back on the good commit", time.Minute, func() bool {
 		g := h.status(ctx, t)["eu1"].Status.GitOps
@@ -261,10 +260,10 @@ func TestRolloutThroughHubAndAgents(t *testing.T) {
 	}
 	start = time.Now()
 	waitFor(t, "the fixed rollout to finish", 2*time.Minute, func() bool {
-		return h.rollout(ctx, t, "fixed").State.Phase != fr.PhaseProgressing
+		return h.rollout(ctx, t, "fixed").Status.Phase != fr.PhaseProgressing
 	})
-	if r := h.rollout(ctx, t, "fixed"); r.State.Phase != fr.PhaseSucceeded {
-		t.Fatalf("fixed rollout %s: %s", r.State.Phase, r.State.Message)
+	if r := h.rollout(ctx, t, "fixed"); r.Status.Phase != fr.PhaseSucceeded {
+		t.Fatalf("fixed rollout %s: %s", r.Status.Phase, r.Status.Message)
 	}
 	t.Logf("fixed commit through 2 waves (soak 2s each): %s", time.Since(start).Round(time.Millisecond))
 	for _, name := range []string{"eu1", "us1"} {

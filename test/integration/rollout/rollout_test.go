@@ -18,8 +18,8 @@ import (
 
 	"github.com/shoal-dev/shoal/agent/gitops"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	gt "github.com/shoal-dev/shoal/federation/gitopstypes"
 	fr "github.com/shoal-dev/shoal/federation/rollout"
+	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -42,7 +42,7 @@ type agent struct {
 	attempted map[string]bool // every commit the cluster ever attempted
 }
 
-func startAgent(ctx context.Context, t *testing.T, name string, cfg *rest.Config, fleet *rollout.Fleet) *agent {
+func startAgent(ctx context.Context, t *testing.T, name string, cfg *rest.Config, reg *registry.Registry) *agent {
 	t.Helper()
 	c, err := client.New(cfg, client.Options{})
 	if err != nil {
@@ -60,7 +60,7 @@ func startAgent(ctx context.Context, t *testing.T, name string, cfg *rest.Config
 	a := &agent{name: name, k8s: c, attempted: map[string]bool{}}
 	changed := make(chan struct{}, 1)
 	a.syncer, err = gitops.New(cfg, gitops.Options{Namespace: agentNS, WorkDir: t.TempDir(), InsecureCredentialsOverHTTP: true,
-		PollInterval: 200 * time.Millisecond, OnStatus: func(st gt.Status) {
+		PollInterval: 200 * time.Millisecond, OnStatus: func(st v1alpha1.GitOpsStatus) {
 			a.mu.Lock()
 			a.attempted[st.AttemptedCommit] = true
 			a.mu.Unlock()
@@ -75,17 +75,17 @@ func startAgent(ctx context.Context, t *testing.T, name string, cfg *rest.Config
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = a.syncer.Run(ctx) }()
-	go func() { defer wg.Done(); a.exchange(ctx, t, fleet, changed) }()
+	go func() { defer wg.Done(); a.exchange(ctx, t, reg, changed) }()
 	t.Cleanup(wg.Wait)
 	return a
 }
 
 // exchange is agent.GitOps's loop with the hub call made in process.
-func (a *agent) exchange(ctx context.Context, t *testing.T, fleet *rollout.Fleet, changed <-chan struct{}) {
+func (a *agent) exchange(ctx context.Context, t *testing.T, reg *registry.Registry, changed <-chan struct{}) {
 	tick := time.NewTicker(300 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		src, err := fleet.Report(ctx, a.name, a.syncer.Status())
+		src, err := reg.ReportGitOpsStatus(ctx, a.name, a.syncer.Status())
 		if err != nil && ctx.Err() == nil {
 			t.Errorf("report %s: %v", a.name, err)
 		}
@@ -125,11 +125,11 @@ func (a *agent) quota(t *testing.T) string {
 
 // hub is the hub's GitOps side on the test store, under its own prefix.
 type hub struct {
-	st    *store.Store
-	clk   *clocktesting.FakeClock
-	fleet *rollout.Fleet
-	ctrl  *rollout.Controller
-	cls   *store.Collection[*v1alpha1.Cluster]
+	st   *store.Store
+	clk  *clocktesting.FakeClock
+	reg  *registry.Registry
+	ctrl *rollout.Controller
+	cls  *store.Collection[*v1alpha1.Cluster]
 }
 
 func newHub(ctx context.Context, t *testing.T) *hub {
@@ -140,8 +140,12 @@ func newHub(ctx context.Context, t *testing.T) *hub {
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	clk := clocktesting.NewFakeClock(time.Now())
-	f := rollout.NewFleet(s, clk)
-	return &hub{st: s, clk: clk, fleet: f, ctrl: rollout.NewController(s, f, rollout.Config{Clock: clk}),
+	ca, err := pki.LoadOrCreateCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.New(s, ca, registry.Config{Clock: clk})
+	return &hub{st: s, clk: clk, reg: reg, ctrl: rollout.NewController(s, reg, rollout.Config{Clock: clk}),
 		cls: store.NewCollection(s, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())}
 }
 
@@ -222,17 +226,17 @@ func TestRolloutBrokenBaseHaltsAtCanary(t *testing.T) {
 	agents := map[string]*agent{}
 	for _, name := range []string{"eu1", "us1"} {
 		h.register(ctx, t, name)
-		src := gt.Source{URL: url, Ref: gt.Ref{Branch: "main", Commit: good}, Path: "clusters/" + name,
-			SecretRef: credsSecret, Prune: true, Interval: time.Minute, HealthTimeout: 30 * time.Second}
-		if _, _, err := h.fleet.SetSource(ctx, name, &src); err != nil {
+		src := v1alpha1.GitOpsSource{URL: url, Ref: v1alpha1.GitOpsRef{Branch: "main", Commit: good}, Path: "clusters/" + name,
+			SecretRef: credsSecret, Prune: true, Interval: &metav1.Duration{Duration: time.Minute}, HealthTimeout: &metav1.Duration{Duration: 30 * time.Second}}
+		if _, _, err := h.reg.SetGitOpsSource(ctx, name, &src); err != nil {
 			t.Fatal(err)
 		}
-		agents[name] = startAgent(ctx, t, name, clusters[name], h.fleet)
+		agents[name] = startAgent(ctx, t, name, clusters[name], h.reg)
 	}
 	for name := range agents {
 		waitFor(t, name+" to apply the good commit", time.Minute, func() bool {
 			g := h.gitops(t, name)
-			return g.AppliedCommit == good && g.Health == string(gt.HealthHealthy)
+			return g.AppliedCommit == good && g.Health == v1alpha1.GitOpsHealthHealthy
 		})
 		if q := agents[name].quota(t); q != "64" {
 			t.Fatalf("%s quota %s, want 64", name, q)
@@ -244,8 +248,8 @@ func TestRolloutBrokenBaseHaltsAtCanary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Spec.Waves[0][0] != "eu1" {
-		t.Fatalf("canary is %v, want eu1", r.Spec.Waves[0])
+	if r.Status.Waves[0].Clusters[0] != "eu1" {
+		t.Fatalf("canary is %v, want eu1", r.Status.Waves[0].Clusters)
 	}
 	start := time.Now()
 	waitFor(t, "the rollout to halt", 90*time.Second, func() bool {
@@ -254,11 +258,11 @@ func TestRolloutBrokenBaseHaltsAtCanary(t *testing.T) {
 			t.Fatal(err)
 		}
 		r, err = h.ctrl.Get(ctx, "bad")
-		return err == nil && r.State.Phase != fr.PhaseProgressing
+		return err == nil && r.Status.Phase != fr.PhaseProgressing
 	})
-	t.Logf("halted %s after the rollout began: %s", time.Since(start).Round(time.Millisecond), r.State.Message)
-	if r.State.Phase != fr.PhaseHalted || !strings.Contains(r.State.Message, "eu1") {
-		t.Fatalf("rollout %s: %s, want Halted at eu1", r.State.Phase, r.State.Message)
+	t.Logf("halted %s after the rollout began: %s", time.Since(start).Round(time.Millisecond), r.Status.Message)
+	if r.Status.Phase != fr.PhaseHalted || !strings.Contains(r.Status.Message, "eu1") {
+		t.Fatalf("rollout %s: %s, want Halted at eu1", r.Status.Phase, r.Status.Message)
 	}
 	if !agents["eu1"].everAttempted(bad) {
 		t.Fatal("the canary never attempted the bad commit")
@@ -287,10 +291,10 @@ func TestRolloutBrokenBaseHaltsAtCanary(t *testing.T) {
 			t.Fatal(err)
 		}
 		r, err = h.ctrl.Get(ctx, "fixed")
-		if err == nil && r.State.Phase == fr.PhaseHalted {
-			t.Fatalf("fixed rollout halted: %s", r.State.Message)
+		if err == nil && r.Status.Phase == fr.PhaseHalted {
+			t.Fatalf("fixed rollout halted: %s", r.Status.Message)
 		}
-		return err == nil && r.State.Phase == fr.PhaseSucceeded
+		return err == nil && r.Status.Phase == fr.PhaseSucceeded
 	})
 	for name, a := range agents {
 		if g := h.gitops(t, name); g.AppliedCommit != fixed {

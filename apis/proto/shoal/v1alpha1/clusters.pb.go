@@ -971,7 +971,7 @@ func (x *ReportInventoryResponse) GetAcceptedGeneration() int64 {
 
 type ReportGitOpsStatusRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// JSON of the GitOps status type.
+	// JSON of the agent's apis/v1alpha1.GitOpsStatus.
 	StatusJson    []byte `protobuf:"bytes,1,opt,name=status_json,json=statusJson,proto3" json:"status_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1016,7 +1016,8 @@ func (x *ReportGitOpsStatusRequest) GetStatusJson() []byte {
 
 type ReportGitOpsStatusResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// JSON of the GitOps source the cluster should sync (the hub may pin a revision).
+	// JSON of the apis/v1alpha1.GitOpsSource the cluster should sync (the hub
+	// may pin a revision); empty when the cluster has no source.
 	SourceJson    []byte `protobuf:"bytes,1,opt,name=source_json,json=sourceJson,proto3" json:"source_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -26,7 +26,7 @@ const (
 type SetGitOpsSourceRequest struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Cluster string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
-	// JSON of the GitOps source (federation/gitopstypes.Source); it names a
+	// JSON of the GitOps source (apis/v1alpha1.GitOpsSource); it names a
 	// Secret in the workload cluster and never carries credentials.
 	SourceJson    []byte `protobuf:"bytes,2,opt,name=source_json,json=sourceJson,proto3" json:"source_json,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -183,7 +183,8 @@ const (
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// Rollouts moves a GitOps commit across the fleet in waves (admin).
+// Rollouts moves a GitOps commit across the fleet in waves (admin). Every
+// Object it returns is the JSON of an apis/v1alpha1.Rollout.
 type RolloutsClient interface {
 	CreateRollout(ctx context.Context, in *CreateRolloutRequest, opts ...grpc.CallOption) (*Object, error)
 	GetRollout(ctx context.Context, in *RolloutRequest, opts ...grpc.CallOption) (*Object, error)
@@ -265,7 +266,8 @@ func (c *rolloutsClient) AbortRollout(ctx context.Context, in *RolloutRequest, o
 // All implementations must embed UnimplementedRolloutsServer
 // for forward compatibility.
 //
-// Rollouts moves a GitOps commit across the fleet in waves (admin).
+// Rollouts moves a GitOps commit across the fleet in waves (admin). Every
+// Object it returns is the JSON of an apis/v1alpha1.Rollout.
 type RolloutsServer interface {
 	CreateRollout(context.Context, *CreateRolloutRequest) (*Object, error)
 	GetRollout(context.Context, *RolloutRequest) (*Object, error)

@@ -1,0 +1,128 @@
+package ledger
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/federation/placement"
+)
+
+// The stored record types below are the ledger's own schema: placement can
+// change its engine structs without changing what is stored. Their JSON
+// names are the Go field names placement.Gang and placement.Assignment were
+// stored under before the ledger had types of its own, so records written
+// by earlier hubs read unchanged (TestLegacyReservation).
+
+// Gang is the stored form of the gang a reservation was booked for.
+type Gang struct {
+	// ID identifies the gang (the job's key).
+	ID string `json:"ID"`
+	// Queue is the leaf queue path.
+	Queue string `json:"Queue"`
+	// Priority is the priority class value.
+	Priority int32 `json:"Priority"`
+	// Preemptible says whether other gangs may preempt this one.
+	Preemptible bool `json:"Preemptible"`
+	// GracePeriod is the time a victim gets to checkpoint (nanoseconds).
+	GracePeriod time.Duration `json:"GracePeriod"`
+	// Members is the number of member pods.
+	Members int `json:"Members"`
+	// GPUsPerMember is the GPUs (or MIG slices with MIGResource) per member.
+	GPUsPerMember int `json:"GPUsPerMember"`
+	// MIGResource, when set, makes members ask for MIG slices.
+	MIGResource string `json:"MIGResource"`
+	// Products lists the GPU products the gang accepts; empty accepts any.
+	Products []string `json:"Products"`
+	// ClusterSelector must match the cluster's labels.
+	ClusterSelector map[string]string `json:"ClusterSelector"`
+	// Clusters, when set, lists the clusters the gang may use.
+	Clusters []string `json:"Clusters"`
+	// Tolerations let members land on tainted nodes.
+	Tolerations []corev1.Toleration `json:"Tolerations"`
+	// Topology is the gang's topology rule.
+	Topology Topology `json:"Topology"`
+	// MaxClusters bounds how many clusters the gang may span.
+	MaxClusters int `json:"MaxClusters"`
+	// Policy is BinPack or Spread.
+	Policy string `json:"Policy"`
+	// Submitted is when the gang was submitted.
+	Submitted time.Time `json:"Submitted"`
+	// Estimate is how long the gang expects to run (nanoseconds; 0 unknown).
+	Estimate time.Duration `json:"Estimate"`
+}
+
+// Topology is the stored form of a gang's topology rule.
+type Topology struct {
+	// Required is the loosest level allowed.
+	Required string `json:"Required"`
+	// Preferred is the level the gang would like.
+	Preferred string `json:"Preferred"`
+}
+
+// Assignment is the stored form of one node of a gang's placement.
+type Assignment struct {
+	// Cluster and Node name the node.
+	Cluster string `json:"Cluster"`
+	Node    string `json:"Node"`
+	// Members is how many of the gang's members run on the node.
+	Members int `json:"Members"`
+}
+
+// GangOf is the stored form of g.
+func GangOf(g placement.Gang) Gang {
+	return Gang{
+		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
+		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Products: g.Products,
+		ClusterSelector: g.ClusterSelector, Clusters: g.Clusters, Tolerations: g.Tolerations,
+		Topology:    Topology{Required: string(g.Topology.Required), Preferred: string(g.Topology.Preferred)},
+		MaxClusters: g.MaxClusters, Policy: string(g.Policy), Submitted: g.Submitted, Estimate: g.Estimate,
+	}
+}
+
+// Placement is the placement engine's form of the stored gang.
+func (g Gang) Placement() placement.Gang {
+	return placement.Gang{
+		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
+		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Products: g.Products,
+		ClusterSelector: g.ClusterSelector, Clusters: g.Clusters, Tolerations: g.Tolerations,
+		Topology: placement.Topology{Required: inventory.Level(g.Topology.Required),
+			Preferred: inventory.Level(g.Topology.Preferred)},
+		MaxClusters: g.MaxClusters, Policy: placement.Policy(g.Policy), Submitted: g.Submitted, Estimate: g.Estimate,
+	}
+}
+
+// GPUs is the gang's total GPUs (or MIG slices), by placement's rule.
+func (g Gang) GPUs() int {
+	p := g.Placement()
+	return p.GPUs()
+}
+
+// AssignmentsOf is the stored form of a placement's assignments.
+func AssignmentsOf(as []placement.Assignment) []Assignment {
+	if as == nil {
+		return nil
+	}
+	out := make([]Assignment, len(as))
+	for i, a := range as {
+		out[i] = Assignment{Cluster: a.Cluster, Node: a.Node, Members: a.Members}
+	}
+	return out
+}
+
+// PlacementGang is the placement engine's form of the reservation's gang.
+func (r *Reservation) PlacementGang() placement.Gang { return r.Gang.Placement() }
+
+// PlacementAssignments is the placement engine's form of the reservation's
+// assignments.
+func (r *Reservation) PlacementAssignments() []placement.Assignment {
+	if r.Assignments == nil {
+		return nil
+	}
+	out := make([]placement.Assignment, len(r.Assignments))
+	for i, a := range r.Assignments {
+		out[i] = placement.Assignment{Cluster: a.Cluster, Node: a.Node, Members: a.Members}
+	}
+	return out
+}
