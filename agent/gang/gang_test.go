@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-dev/shoal/agent/gang"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/test/builders/testnode"
 )
 
 // newGate returns a Gate on a fake cluster holding objs, with its cache
@@ -84,12 +85,8 @@ func TestMutate(t *testing.T) {
 	}
 }
 
-func gpuNode() *corev1.Node {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}, Status: corev1.NodeStatus{
-		Allocatable: corev1.ResourceList{fedinv.ResourceGPU: resource.MustParse("8")},
-		Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}}}
-	return n
-}
+// gpuNode is the 8-GPU node n1 the gate tests prepare members on.
+func gpuNode() *corev1.Node { return testnode.New("n1").Allocatable(fedinv.ResourceGPU, 8).Obj() }
 
 func TestPrepareAndCommit(t *testing.T) {
 	for name, tc := range map[string]struct {

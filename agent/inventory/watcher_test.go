@@ -12,18 +12,8 @@ import (
 
 	"github.com/shoal-dev/shoal/agent/cluster"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/test/builders/testnode"
 )
-
-func gpuNode(name string, gpus int64) *corev1.Node {
-	q := *resource.NewQuantity(gpus, resource.DecimalSI)
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{fedinv.LabelGPUProduct: "NVIDIA-H100-80GB-HBM3"}},
-		Status: corev1.NodeStatus{
-			Capacity: corev1.ResourceList{fedinv.ResourceGPU: q}, Allocatable: corev1.ResourceList{fedinv.ResourceGPU: q},
-			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
-		},
-	}
-}
 
 func next(t *testing.T, ch <-chan fedinv.Cluster, want func(fedinv.Cluster) bool) fedinv.Cluster {
 	t.Helper()
@@ -43,7 +33,7 @@ func next(t *testing.T, ch <-chan fedinv.Cluster, want func(fedinv.Cluster) bool
 func TestWatcherPublishesChanges(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	cs := fake.NewClientset(gpuNode("n1", 8), gpuNode("n2", 8))
+	cs := fake.NewClientset(testnode.New("n1").GPUs(8).Label(fedinv.LabelGPUProduct, "NVIDIA-H100-80GB-HBM3").Obj(), testnode.New("n2").GPUs(8).Label(fedinv.LabelGPUProduct, "NVIDIA-H100-80GB-HBM3").Obj())
 	c, err := cluster.New(cs)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +47,7 @@ func TestWatcherPublishesChanges(t *testing.T) {
 	if first.Labels["region"] != "eu" || first.Name != "eu1" {
 		t.Errorf("first = %+v", first)
 	}
-	n := gpuNode("n1", 8)
+	n := testnode.New("n1").GPUs(8).Label(fedinv.LabelGPUProduct, "NVIDIA-H100-80GB-HBM3").Obj()
 	n.Spec.Unschedulable = true
 	if _, err := cs.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)

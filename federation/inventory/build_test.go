@@ -5,45 +5,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/test/builders/testnode"
 )
-
-// testNode builds a Kubernetes Node for tests.
-type testNode struct{ n *corev1.Node }
-
-func newNode(name string) *testNode {
-	return &testNode{n: &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{}},
-		Status: corev1.NodeStatus{
-			Capacity:    corev1.ResourceList{},
-			Allocatable: corev1.ResourceList{},
-			Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
-		},
-	}}
-}
-
-func (b *testNode) gpus(capacity, alloc int64) *testNode {
-	b.n.Status.Capacity[ResourceGPU] = *resource.NewQuantity(capacity, resource.DecimalSI)
-	b.n.Status.Allocatable[ResourceGPU] = *resource.NewQuantity(alloc, resource.DecimalSI)
-	return b
-}
-
-func (b *testNode) res(name string, v int64) *testNode {
-	b.n.Status.Allocatable[corev1.ResourceName(name)] = *resource.NewQuantity(v, resource.DecimalSI)
-	return b
-}
-
-func (b *testNode) label(k, v string) *testNode { b.n.Labels[k] = v; return b }
-func (b *testNode) notReady() *testNode {
-	b.n.Status.Conditions[0].Status = corev1.ConditionFalse
-	return b
-}
-func (b *testNode) cordon() *testNode { b.n.Spec.Unschedulable = true; return b }
-func (b *testNode) taint(k string) *testNode {
-	b.n.Spec.Taints = append(b.n.Spec.Taints, corev1.Taint{Key: k, Effect: corev1.TaintEffectNoSchedule})
-	return b
-}
-func (b *testNode) obj() *corev1.Node { return b.n }
 
 func pod(node string, phase corev1.PodPhase, reqs ...map[string]int64) *corev1.Pod {
 	p := &corev1.Pod{Spec: corev1.PodSpec{NodeName: node}, Status: corev1.PodStatus{Phase: phase}}
@@ -62,13 +26,13 @@ func gpu(n int64) map[string]int64 { return map[string]int64{ResourceGPU: n} }
 func TestBuild(t *testing.T) {
 	keys := DefaultLabelKeys()
 	nodes := []*corev1.Node{
-		newNode("b").gpus(8, 8).label(LabelGPUProduct, "NVIDIA-H100-80GB-HBM3").label(LabelGPUMemory, "81559").
-			label(keys.Rack, "r1").label(keys.Block, "b1").label(keys.Zone, "z1").label(LabelGPUClique, "c1").obj(),
-		newNode("a").gpus(8, 7).taint("dedicated").obj(),
-		newNode("cpu-only").obj(),
-		newNode("mig").res("nvidia.com/mig-1g.10gb", 7).obj(),
-		newNode("down").gpus(8, 8).notReady().obj(),
-		newNode("cordoned").gpus(4, 4).cordon().obj(),
+		testnode.New("b").Capacity(ResourceGPU, 8, 8).Label(LabelGPUProduct, "NVIDIA-H100-80GB-HBM3").Label(LabelGPUMemory, "81559").
+			Label(keys.Rack, "r1").Label(keys.Block, "b1").Label(keys.Zone, "z1").Label(LabelGPUClique, "c1").Obj(),
+		testnode.New("a").Capacity(ResourceGPU, 8, 7).Taint("dedicated").Obj(),
+		testnode.New("cpu-only").Obj(),
+		testnode.New("mig").Allocatable("nvidia.com/mig-1g.10gb", 7).Obj(),
+		testnode.New("down").Capacity(ResourceGPU, 8, 8).NotReady().Obj(),
+		testnode.New("cordoned").Capacity(ResourceGPU, 4, 4).Cordon().Obj(),
 	}
 	pods := []*corev1.Pod{
 		pod("b", corev1.PodRunning, gpu(2), gpu(1)),

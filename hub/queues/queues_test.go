@@ -10,14 +10,13 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/test/builders/testjob"
+	"github.com/shoal-dev/shoal/test/builders/testqueue"
 )
 
 var shared *store.Store
@@ -49,21 +48,10 @@ func testCtx(t testing.TB) context.Context {
 
 func uniq(p string) string { return fmt.Sprintf("%s%d", p, time.Now().UnixNano()%1e12) }
 
-func queue(name string, weight int32) *v1alpha1.Queue {
-	return &v1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.QueueSpec{Weight: &weight,
-		Quotas: map[string]v1alpha1.GPUQuota{"h100": {Nominal: 64}}}}
-}
-
-func job(name, q string) *v1alpha1.Job {
-	return &v1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.JobSpec{Queue: q,
-		Gang:     v1alpha1.Gang{Members: 1, GPUsPerMember: 1},
-		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
-}
-
 func TestCreateMakesAncestorsAndRefusesDuplicates(t *testing.T) {
 	ctx, qs := testCtx(t), queues.New(shared, jobs.New(shared))
 	org := uniq("org")
-	q, _, err := qs.Create(ctx, queue(org+"/nlp/llama", 3))
+	q, _, err := qs.Create(ctx, testqueue.New(org+"/nlp/llama").Weight(3).Quota("h100", 64).Obj())
 	if err != nil || *q.Spec.Weight != 3 || q.UID == "" {
 		t.Fatalf("create: %+v %v", q, err)
 	}
@@ -73,14 +61,14 @@ func TestCreateMakesAncestorsAndRefusesDuplicates(t *testing.T) {
 			t.Errorf("ancestor %s: %+v %v", anc, a, err)
 		}
 	}
-	if _, _, err := qs.Create(ctx, queue(org+"/nlp/llama", 1)); !errors.Is(err, store.ErrAlreadyExists) {
+	if _, _, err := qs.Create(ctx, testqueue.New(org+"/nlp/llama").Weight(1).Quota("h100", 64).Obj()); !errors.Is(err, store.ErrAlreadyExists) {
 		t.Errorf("duplicate: %v", err)
 	}
-	if _, _, err := qs.Create(ctx, queue(org+"/nlp/x", 0)); err == nil {
+	if _, _, err := qs.Create(ctx, testqueue.New(org+"/nlp/x").Weight(0).Quota("h100", 64).Obj()); err == nil {
 		t.Error("weight 0 accepted")
 	}
 	var inv *v1alpha1.InvalidError
-	if _, _, err := qs.Create(ctx, queue("A/b/c/d", 1)); !errors.As(err, &inv) {
+	if _, _, err := qs.Create(ctx, testqueue.New("A/b/c/d").Weight(1).Quota("h100", 64).Obj()); !errors.As(err, &inv) {
 		t.Errorf("bad name: %v", err)
 	}
 }
@@ -88,21 +76,21 @@ func TestCreateMakesAncestorsAndRefusesDuplicates(t *testing.T) {
 func TestUpdateRevisionGuard(t *testing.T) {
 	ctx, qs := testCtx(t), queues.New(shared, jobs.New(shared))
 	name := uniq("u")
-	_, rev, err := qs.Create(ctx, queue(name, 1))
+	_, rev, err := qs.Create(ctx, testqueue.New(name).Weight(1).Quota("h100", 64).Obj())
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, rev2, err := qs.Update(ctx, queue(name, 5), rev)
+	q, rev2, err := qs.Update(ctx, testqueue.New(name).Weight(5).Quota("h100", 64).Obj(), rev)
 	if err != nil || *q.Spec.Weight != 5 || q.Generation != 2 {
 		t.Fatalf("update: %+v %v", q, err)
 	}
-	if _, _, err := qs.Update(ctx, queue(name, 7), rev); !errors.Is(err, store.ErrConflict) {
+	if _, _, err := qs.Update(ctx, testqueue.New(name).Weight(7).Quota("h100", 64).Obj(), rev); !errors.Is(err, store.ErrConflict) {
 		t.Errorf("stale revision: %v", err)
 	}
-	if _, _, err := qs.Update(ctx, queue(name, 7), 0); err != nil {
+	if _, _, err := qs.Update(ctx, testqueue.New(name).Weight(7).Quota("h100", 64).Obj(), 0); err != nil {
 		t.Errorf("unconditional update: %v", err)
 	}
-	if _, _, err := qs.Update(ctx, queue(uniq("none"), 1), 0); !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := qs.Update(ctx, testqueue.New(uniq("none")).Weight(1).Quota("h100", 64).Obj(), 0); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("missing queue: %v", err)
 	}
 	list, _, _, err := qs.List(ctx, store.ListOptions{})
@@ -118,7 +106,7 @@ func TestDeleteRefusedWhileInUse(t *testing.T) {
 	qs := queues.New(shared, js)
 	parent := uniq("d")
 	child := parent + "/team"
-	if _, _, err := qs.Create(ctx, queue(child, 1)); err != nil {
+	if _, _, err := qs.Create(ctx, testqueue.New(child).Weight(1).Quota("h100", 64).Obj()); err != nil {
 		t.Fatal(err)
 	}
 	err := qs.Delete(ctx, parent)
@@ -126,7 +114,7 @@ func TestDeleteRefusedWhileInUse(t *testing.T) {
 		t.Errorf("delete with a child: %v", err)
 	}
 	name := uniq("j")
-	if _, _, _, err := js.Submit(ctx, job(name, child), false); err != nil {
+	if _, _, _, err := js.Submit(ctx, testjob.New(name).Queue(child).Obj(), false); err != nil {
 		t.Fatal(err)
 	}
 	err = qs.Delete(ctx, child)
@@ -159,7 +147,7 @@ func TestDeleteRacesSubmissions(t *testing.T) {
 	qs := queues.New(shared, js)
 	for round := range 5 {
 		name := uniq("r")
-		if _, _, err := qs.Create(ctx, queue(name, 1)); err != nil {
+		if _, _, err := qs.Create(ctx, testqueue.New(name).Weight(1).Quota("h100", 64).Obj()); err != nil {
 			t.Fatal(err)
 		}
 		var wg sync.WaitGroup
@@ -169,7 +157,7 @@ func TestDeleteRacesSubmissions(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, _, _, err := js.Submit(ctx, job(fmt.Sprintf("%s-%d", name, i), name), false); err == nil {
+				if _, _, _, err := js.Submit(ctx, testjob.New(fmt.Sprintf("%s-%d", name, i)).Queue(name).Obj(), false); err == nil {
 					mu.Lock()
 					accepted++
 					mu.Unlock()

@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/dispatch"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/test/builders/testjob"
 )
 
 const memberNS = "shoal-jobs"
@@ -23,15 +24,11 @@ func isAlreadyExists(err error) bool { return errors.Is(err, store.ErrAlreadyExi
 
 // newJob is a gang of members×gpus in queue.
 func newJob(name, queue string, members, gpus int32, mutate ...func(*v1alpha1.Job)) *v1alpha1.Job {
-	j := &v1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.JobSpec{
-		Queue: queue, Gang: v1alpha1.Gang{Members: members, GPUsPerMember: gpus},
-		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "trainer", Image: "busybox"}}}},
-	}}
+	w := testjob.New(name).Queue(queue).Members(members).GPUs(gpus)
 	for _, m := range mutate {
-		m(j)
+		w.With(m)
 	}
-	return j
+	return w.Obj()
 }
 
 func submit(t *testing.T, j *v1alpha1.Job) {

@@ -17,6 +17,7 @@ import (
 
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/hub/hubcluster"
+	"github.com/shoal-dev/shoal/test/builders/testnode"
 	"github.com/shoal-dev/shoal/test/framework"
 )
 
@@ -87,17 +88,15 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func(ctx 
 
 // gpuNode builds a workload-cluster GPU node as KWOK or a real kubelet would show it.
 func gpuNode(name, product, rack string, res map[string]int64) *corev1.Node {
-	rl := corev1.ResourceList{corev1.ResourcePods: resource.MustParse("110")}
+	w := testnode.New(name).Capacity(corev1.ResourcePods, 110, 110).
+		Label(fedinv.LabelGPUProduct, product).Label(fedinv.LabelGPUMemory, "81559").Label(fedinv.DefaultLabelKeys().Rack, rack)
 	for r, v := range res {
-		rl[corev1.ResourceName(r)] = *resource.NewQuantity(v, resource.DecimalSI)
+		w.Capacity(corev1.ResourceName(r), v, v)
 	}
-	return &corev1.Node{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
-			fedinv.LabelGPUProduct: product, fedinv.LabelGPUMemory: "81559", fedinv.DefaultLabelKeys().Rack: rack}},
-		Status: corev1.NodeStatus{Capacity: rl, Allocatable: rl,
-			Conditions: []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-				LastHeartbeatTime: metav1.Now(), LastTransitionTime: metav1.Now()}}},
-	}
+	n := w.Obj()
+	c := &n.Status.Conditions[0]
+	c.Reason, c.LastHeartbeatTime, c.LastTransitionTime = "KubeletReady", metav1.Now(), metav1.Now()
+	return n
 }
 
 func createNode(ctx context.Context, c kubernetes.Interface, n *corev1.Node) error {

@@ -12,11 +12,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/test/builders/testjob"
 )
 
 // kill sends SIGKILL and waits for the process to be gone.
@@ -27,17 +26,7 @@ func (h *hubProc) kill() {
 }
 
 func crashJob(name string) *v1alpha1.Job {
-	return &v1alpha1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.JobSpec{
-			Queue: "crash",
-			Gang:  v1alpha1.Gang{Members: 2, GPUsPerMember: 1},
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36"}},
-			}},
-		},
-	}
+	return testjob.New(name).Queue("crash").Members(2).GPUs(1).Container("main", "busybox:1.36").Obj()
 }
 
 // TestSubmissionsSurviveSIGKILL: 8 clients submit 1,000 jobs; the hub is
