@@ -1,8 +1,6 @@
 package scheduler
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -72,20 +70,6 @@ func queuesOf(qs []*v1alpha1.Queue) []placement.Queue {
 			pq.Weight = float64(*q.Spec.Weight)
 		}
 		out = append(out, pq)
-	}
-	return out
-}
-
-// CopyJob returns a deep copy of a job (the API types have no generated
-// DeepCopy).
-func CopyJob(j *v1alpha1.Job) *v1alpha1.Job {
-	b, err := json.Marshal(j)
-	if err != nil {
-		panic(fmt.Sprintf("copy job %q: %v", j.Name, err))
-	}
-	out := &v1alpha1.Job{}
-	if err := json.Unmarshal(b, out); err != nil {
-		panic(fmt.Sprintf("copy job %q: %v", j.Name, err))
 	}
 	return out
 }
