@@ -71,7 +71,7 @@ func Explain(reason, message string, at time.Time) Transition {
 // left as it is.
 func MarkPreempted(preemptor, message string, at time.Time) Transition {
 	return Transition{Name: "mark preempted", Owns: []string{v1alpha1.JobConditionPreempted}, apply: func(j *v1alpha1.Job) bool {
-		if preempted(j) {
+		if Preempted(j) {
 			return false
 		}
 		if j.Annotations == nil {
@@ -86,9 +86,7 @@ func MarkPreempted(preemptor, message string, at time.Time) Transition {
 }
 
 // Preempted reports whether the job is marked as preempted.
-func Preempted(j *v1alpha1.Job) bool { return preempted(j) }
-
-func preempted(j *v1alpha1.Job) bool {
+func Preempted(j *v1alpha1.Job) bool {
 	return meta.IsStatusConditionTrue(j.Status.Conditions, v1alpha1.JobConditionPreempted)
 }
 
