@@ -78,23 +78,24 @@ func (s *Status) Ops(it store.Item[*v1alpha1.Job], t Transition) (store.Cond, st
 	return s.jobs.RevIs(it.Name, it.Revision), s.jobs.PutOp(it.Name, next), next, nil
 }
 
-// next applies t to a copy of j and checks that it kept to its conditions.
+// next applies t to a copy of j, checks that it kept to its conditions and
+// returns the copy (without resource version) and whether it differs.
 func next(j *v1alpha1.Job, t Transition) (*v1alpha1.Job, bool, error) {
-	if j == nil {
-		return nil, false, fmt.Errorf("%s: no job", t.Name)
+	if j == nil || t.apply == nil {
+		return nil, false, fmt.Errorf("%s: no job or no transition", t.Name)
 	}
 	n := copyJob(j)
 	n.ResourceVersion = ""
 	if !t.apply(n) {
-		return j, false, nil
+		n = copyJob(j)
+		n.ResourceVersion = ""
+		return n, false, nil
 	}
 	if typ, ok := foreignChange(j.Status.Conditions, n.Status.Conditions, t.Owns); !ok {
 		return nil, false, fmt.Errorf("%w: %s changes %s", ErrNotOwned, t.Name, typ)
 	}
-	if sameJSON(n.Status, j.Status) && sameJSON(n.Annotations, j.Annotations) {
-		return j, false, nil
-	}
-	return n, true, nil
+	changed := !sameJSON(n.Status, j.Status) || !sameJSON(n.Annotations, j.Annotations)
+	return n, changed, nil
 }
 
 // foreignChange returns the first condition type outside owns that differs
