@@ -64,7 +64,7 @@ func (r *rig) synced(d *dispatch.Dispatcher) {
 	}
 	err = wait.PollUntilContextTimeout(r.Ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		got, err := dispatch.CachedPods(d)
-		return err == nil && maps.Equal(got, want), err
+		return err == nil && got != nil && maps.Equal(got, want), err
 	})
 	if err != nil {
 		r.T.Fatalf("member pod cache did not catch up: %v", err)

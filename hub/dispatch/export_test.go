@@ -8,7 +8,11 @@ import (
 
 // CachedPods returns the member pods in the dispatcher's cache, each as its
 // Fingerprint by name, for tests that wait for the cache to catch up.
+// It returns nil until the cache has its first list.
 func CachedPods(d *Dispatcher) (map[string]string, error) {
+	if !d.pods.informer.HasSynced() {
+		return nil, nil
+	}
 	byJob, err := d.pods.byJob()
 	out := map[string]string{}
 	for _, ps := range byJob {
