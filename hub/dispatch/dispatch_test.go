@@ -408,3 +408,31 @@ func TestPassBeforeStart(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNotStarted", err)
 	}
 }
+
+// TestDecisionOfAnOlderHubIsFinished: a job whose commit an older hub
+// recorded only as the Dispatched condition gets its commit stamped, not a
+// new prepare.
+func TestDecisionOfAnOlderHubIsFinished(t *testing.T) {
+	r := newRig(t)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("llama", 2, 8)
+	r.cycle()
+	r.pass()
+	r.agent("llama", -1, "")
+	raw := store.NewCollection(r.Store, "jobs", store.JSONCodec[*v1alpha1.Job]())
+	_, _, err := raw.GuaranteedUpdate(r.Ctx, "llama", func(j *v1alpha1.Job) (*v1alpha1.Job, error) {
+		j.Status.Dispatch = nil
+		meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: v1alpha1.JobConditionDispatched,
+			Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonCommitted, LastTransitionTime: metav1.NewTime(r.Clock.Now())})
+		return j, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.pass()
+	for _, p := range r.pods("llama") {
+		if p.Annotations[v1alpha1.AnnotationCommit] != "1" {
+			t.Fatalf("member %s not committed: %v", p.Name, p.Annotations)
+		}
+	}
+}

@@ -301,7 +301,7 @@ func (d *Dispatcher) requeue(reason, msg string, backoff bool, now time.Time) *j
 
 // current is the job's decision for the reservation's epoch (nil: none yet).
 func current(s *scope) *v1alpha1.DispatchStatus {
-	if d := s.job.Object.Status.Dispatch; d != nil && d.Epoch == s.res.Epoch {
+	if d := jobs.DispatchOf(s.job.Object); d != nil && d.Epoch == s.res.Epoch {
 		return d
 	}
 	return nil

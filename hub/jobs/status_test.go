@@ -93,3 +93,24 @@ func TestRequeueBacksOffPerAbort(t *testing.T) {
 		}
 	}
 }
+
+// TestDispatchOfAnOlderHub: a job whose decision an older hub recorded only
+// as the Dispatched condition reads as that decision for its epoch.
+func TestDispatchOfAnOlderHub(t *testing.T) {
+	j := placedJob()
+	if DispatchOf(j) != nil {
+		t.Fatal("a job never dispatched has a decision")
+	}
+	j.Status.Epoch = 4
+	meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: v1alpha1.JobConditionDispatched,
+		Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonCommitted, Message: "m", LastTransitionTime: metav1.NewTime(t0)})
+	d := DispatchOf(j)
+	if d == nil || d.Epoch != 4 || d.Phase != v1alpha1.DispatchCommitted || !d.Time.Time.Equal(t0) {
+		t.Fatalf("legacy decision %+v", d)
+	}
+	typed := &v1alpha1.DispatchStatus{Epoch: 4, Phase: v1alpha1.DispatchAborting, Reason: "PrepareTimeout"}
+	j.Status.Dispatch = typed
+	if DispatchOf(j) != typed {
+		t.Fatal("status.dispatch not preferred")
+	}
+}

@@ -133,6 +133,23 @@ func Decide(dec Decision) Transition {
 	}}
 }
 
+// DispatchOf returns the job's dispatch decision: status.dispatch, or for
+// a job dispatched by an older hub, which recorded it only as the
+// Dispatched condition, the decision that condition's reason names (for the
+// job's current epoch; an abort's cause, then only in the message, is not
+// recovered).
+func DispatchOf(j *v1alpha1.Job) *v1alpha1.DispatchStatus {
+	if d := j.Status.Dispatch; d != nil {
+		return d
+	}
+	c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionDispatched)
+	if c == nil {
+		return nil
+	}
+	t := c.LastTransitionTime
+	return &v1alpha1.DispatchStatus{Epoch: j.Status.Epoch, Phase: v1alpha1.DispatchPhase(c.Reason), Message: c.Message, Time: &t}
+}
+
 // Aggregate folds the members' phases into the job (dispatcher): Running
 // with Running=True once every member runs, Succeeded with Finished=True
 // once every member succeeded.

@@ -9,6 +9,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -95,7 +96,7 @@ func (s *Scheduler) readClusters(ctx context.Context, f *fleet) error {
 func (f *fleet) allocations() []placement.Allocation {
 	committed := map[string]time.Time{}
 	for _, it := range f.jobs {
-		if d := it.Object.Status.Dispatch; d != nil && d.Phase == v1alpha1.DispatchCommitted && d.Time != nil {
+		if d := jobs.DispatchOf(it.Object); d != nil && d.Phase == v1alpha1.DispatchCommitted && d.Time != nil {
 			committed[it.Name] = d.Time.Time
 		}
 	}
