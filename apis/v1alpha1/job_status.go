@@ -65,6 +65,9 @@ type JobStatus struct {
 	Restarts int32 `json:"restarts,omitempty"`
 	// Epoch is the placement epoch; a stale epoch is refused everywhere.
 	Epoch int64 `json:"epoch,omitempty"`
+	// Dispatch is the dispatcher's two-phase decision for the epoch, the
+	// machine-readable form of the Dispatched condition.
+	Dispatch *DispatchStatus `json:"dispatch,omitempty"`
 	// SubmitTime is when the hub accepted the job.
 	SubmitTime *metav1.Time `json:"submitTime,omitempty"`
 	// StartTime is when every member first ran.
@@ -82,6 +85,41 @@ type PlacementStatus struct {
 	// Explanation says, for people, why the gang was placed there or why it waits.
 	Explanation string `json:"explanation,omitempty"`
 	// Time of the decision.
+	Time *metav1.Time `json:"time,omitempty"`
+}
+
+// DispatchPhase is the two-phase dispatch decision of an epoch.
+type DispatchPhase string
+
+// The dispatch phases; each is also the reason of the Dispatched condition.
+const (
+	// DispatchPreparing: the members are being prepared in their clusters.
+	DispatchPreparing DispatchPhase = ReasonPreparing
+	// DispatchCommitted: every member was prepared; the commit is stamped.
+	DispatchCommitted DispatchPhase = ReasonCommitted
+	// DispatchAborting: the members are torn down and the job is requeued
+	// with backoff.
+	DispatchAborting DispatchPhase = ReasonAborting
+	// DispatchRestarting: a member failed; the gang is torn down and placed again.
+	DispatchRestarting DispatchPhase = ReasonRestarting
+	// DispatchFailing: the gang failed beyond its failure policy and is torn down.
+	DispatchFailing DispatchPhase = ReasonFailing
+)
+
+// DispatchStatus is the dispatcher's decision for one epoch. It is written
+// before the decision is acted on, so a restarted hub finishes it.
+type DispatchStatus struct {
+	// Epoch the decision is for.
+	Epoch int64 `json:"epoch"`
+	// Phase is the decision.
+	Phase DispatchPhase `json:"phase"`
+	// Reason says why an abort was decided (PrepareFailed, PrepareTimeout);
+	// the requeued job's Placed condition carries it.
+	Reason string `json:"reason,omitempty"`
+	// Message says, for people, what was decided and why.
+	Message string `json:"message,omitempty"`
+	// Time is when the phase was entered; the prepare deadline counts from
+	// the Preparing decision.
 	Time *metav1.Time `json:"time,omitempty"`
 }
 

@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -35,9 +37,38 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	e := newEnv(t)
 	hub := fake.NewClientset()
-	return &rig{env: e, hub: hub, sched: scheduler.New(e.Store, scheduler.Config{Clock: e.Clock},
-		scheduler.WithPlacementOptions(placement.WithPreemptAfter(0))),
-		disp: dispatch.New(e.Store, hub, dispatch.Config{Clock: e.Clock, PrepareTimeout: 10 * time.Second})}
+	r := &rig{env: e, hub: hub, sched: scheduler.New(e.Store, scheduler.Config{Clock: e.Clock},
+		scheduler.WithPlacementOptions(placement.WithPreemptAfter(0)))}
+	r.disp = r.dispatcher(dispatch.Config{Clock: e.Clock, PrepareTimeout: 10 * time.Second})
+	return r
+}
+
+// dispatcher returns a started dispatcher on the rig's store and hub.
+func (r *rig) dispatcher(cfg dispatch.Config) *dispatch.Dispatcher {
+	d := dispatch.New(r.Store, r.hub, cfg)
+	d.Start(r.Ctx)
+	return d
+}
+
+// synced waits until d's member pod cache holds every pod of the hub
+// cluster at its current version.
+func (r *rig) synced(d *dispatch.Dispatcher) {
+	r.T.Helper()
+	want := map[string]string{}
+	l, err := r.hub.CoreV1().Pods(ns).List(r.Ctx, metav1.ListOptions{})
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	for _, p := range l.Items {
+		want[p.Name] = dispatch.Fingerprint(&p)
+	}
+	err = wait.PollUntilContextTimeout(r.Ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		got, err := dispatch.CachedPods(d)
+		return err == nil && got != nil && maps.Equal(got, want), err
+	})
+	if err != nil {
+		r.T.Fatalf("member pod cache did not catch up: %v", err)
+	}
 }
 
 func (r *rig) cycle() scheduler.Result {
@@ -51,6 +82,7 @@ func (r *rig) cycle() scheduler.Result {
 
 func (r *rig) pass() {
 	r.T.Helper()
+	r.synced(r.disp)
 	if err := r.disp.Pass(r.Ctx); err != nil {
 		r.T.Fatal(err)
 	}
@@ -58,7 +90,7 @@ func (r *rig) pass() {
 
 func (r *rig) pods(job string) []corev1.Pod {
 	r.T.Helper()
-	l, err := r.hub.CoreV1().Pods(ns).List(r.Ctx, metav1.ListOptions{LabelSelector: dispatch.LabelJob + "=" + job})
+	l, err := r.hub.CoreV1().Pods(ns).List(r.Ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
 	if err != nil {
 		r.T.Fatal(err)
 	}
@@ -72,11 +104,11 @@ func (r *rig) agent(job string, refuse int, phase corev1.PodPhase) {
 	for _, p := range r.pods(job) {
 		p := p
 		ok := corev1.ConditionTrue
-		if p.Labels[dispatch.LabelMember] == strconv.Itoa(refuse) {
+		if p.Labels[v1alpha1.LabelMember] == strconv.Itoa(refuse) {
 			ok = corev1.ConditionFalse
 		}
-		p.Status.Conditions = []corev1.PodCondition{{Type: dispatch.ConditionPrepared, Status: ok, Reason: "NoFit"}}
-		if p.Annotations[dispatch.AnnotationCommit] != "" && phase != "" {
+		p.Status.Conditions = []corev1.PodCondition{{Type: v1alpha1.PodConditionPrepared, Status: ok, Reason: "NoFit"}}
+		if p.Annotations[v1alpha1.AnnotationCommit] != "" && phase != "" {
 			p.Status.Phase = phase
 		}
 		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
@@ -112,22 +144,22 @@ func TestGangPreparesCommitsAndRuns(t *testing.T) {
 	for _, e := range p.Spec.Containers[0].Env {
 		env[e.Name] = e.Value
 	}
-	if p.Spec.NodeName != "shoal-eu1-h100-80gb" || p.Annotations[dispatch.AnnotationTargetNode] == "" ||
-		p.Annotations[dispatch.AnnotationEpoch] != "1" || env["SHOAL_GANG_SIZE"] != "2" || env["WORLD_SIZE"] != "2" ||
-		env["MASTER_ADDR"] != "llama-0.llama" || env["RANK"] != p.Labels[dispatch.LabelMember] {
+	if p.Spec.NodeName != "shoal-eu1-h100-80gb" || p.Annotations[v1alpha1.AnnotationTargetNode] == "" ||
+		p.Annotations[v1alpha1.AnnotationEpoch] != "1" || env["SHOAL_GANG_SIZE"] != "2" || env["WORLD_SIZE"] != "2" ||
+		env["MASTER_ADDR"] != "llama-0.llama" || env["RANK"] != p.Labels[v1alpha1.LabelMember] {
 		t.Fatalf("member pod %s: node %s annotations %v env %v", p.Name, p.Spec.NodeName, p.Annotations, env)
 	}
 	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{}); err != nil {
 		t.Fatalf("rendezvous service: %v", err)
 	}
 	r.pass()
-	if p := r.pods("llama")[0]; p.Annotations[dispatch.AnnotationCommit] != "" {
+	if p := r.pods("llama")[0]; p.Annotations[v1alpha1.AnnotationCommit] != "" {
 		t.Fatal("committed before every member was prepared")
 	}
 	r.agent("llama", -1, "")
 	r.pass()
 	for _, p := range r.pods("llama") {
-		if p.Annotations[dispatch.AnnotationCommit] != "1" {
+		if p.Annotations[v1alpha1.AnnotationCommit] != "1" {
 			t.Fatalf("member %s not committed: %v", p.Name, p.Annotations)
 		}
 	}
@@ -137,7 +169,7 @@ func TestGangPreparesCommitsAndRuns(t *testing.T) {
 	if j.Status.Phase != v1alpha1.JobRunning || j.Status.StartTime == nil || j.Status.Members[1].Phase != v1alpha1.MemberRunning {
 		t.Fatalf("job %s members %+v", j.Status.Phase, j.Status.Members)
 	}
-	if c := cond(j, dispatch.ConditionDispatched); c == nil || c.Reason != dispatch.ReasonCommitted {
+	if c := cond(j, v1alpha1.JobConditionDispatched); c == nil || c.Reason != v1alpha1.ReasonCommitted {
 		t.Fatalf("dispatched condition %+v", c)
 	}
 	r.agent("llama", -1, corev1.PodSucceeded)
@@ -173,7 +205,7 @@ func TestPrepareFailureAbortsWholeGangAndRequeues(t *testing.T) {
 		t.Fatalf("not placed again after the backoff: %+v", res)
 	}
 	r.pass()
-	if ps := r.pods("llama"); len(ps) != 2 || ps[0].Labels[dispatch.LabelEpoch] != "2" {
+	if ps := r.pods("llama"); len(ps) != 2 || ps[0].Labels[v1alpha1.LabelEpoch] != "2" {
 		t.Fatalf("epoch 2 members: %d", len(ps))
 	}
 }
@@ -288,21 +320,23 @@ func TestHubRestartMidCommitFinishesTheCommit(t *testing.T) {
 	r.pass()
 	r.agent("llama", -1, "")
 	r.hub.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.(k8stesting.PatchAction).GetName() == dispatch.PodName("llama", 1, 1) {
+		if a.(k8stesting.PatchAction).GetName() == v1alpha1.MemberPodName("llama", 1, 1) {
 			return true, nil, errors.New("hub crashed")
 		}
 		return false, nil, nil
 	})
+	r.synced(r.disp)
 	if err := r.disp.Pass(r.Ctx); err == nil {
 		t.Fatal("pass did not fail")
 	}
 	r.hub.ReactionChain = r.hub.ReactionChain[1:]
-	restarted := dispatch.New(r.Store, r.hub, dispatch.Config{Clock: r.Clock})
+	restarted := r.dispatcher(dispatch.Config{Clock: r.Clock})
+	r.synced(restarted)
 	if err := restarted.Pass(r.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range r.pods("llama") {
-		if p.Annotations[dispatch.AnnotationCommit] != "1" {
+		if p.Annotations[v1alpha1.AnnotationCommit] != "1" {
 			t.Fatalf("member %s not committed after the restart", p.Name)
 		}
 	}
@@ -318,18 +352,20 @@ func TestHubRestartMidAbortFinishesTheAbort(t *testing.T) {
 	r.pass()
 	r.agent("llama", 1, "")
 	r.hub.PrependReactor("delete", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.(k8stesting.DeleteAction).GetName() == dispatch.PodName("llama", 1, 1) {
+		if a.(k8stesting.DeleteAction).GetName() == v1alpha1.MemberPodName("llama", 1, 1) {
 			return true, nil, errors.New("hub crashed")
 		}
 		return false, nil, nil
 	})
+	r.synced(r.disp)
 	_ = r.disp.Pass(r.Ctx)
 	if n := len(r.pods("llama")); n != 1 {
 		t.Fatalf("%d members after the half-done abort, want 1", n)
 	}
 	r.hub.ReactionChain = r.hub.ReactionChain[1:]
-	restarted := dispatch.New(r.Store, r.hub, dispatch.Config{Clock: r.Clock})
+	restarted := r.dispatcher(dispatch.Config{Clock: r.Clock})
 	for range 2 {
+		r.synced(restarted)
 		if err := restarted.Pass(r.Ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -339,4 +375,64 @@ func TestHubRestartMidAbortFinishesTheAbort(t *testing.T) {
 	}
 }
 
-var _ = context.Background
+// TestPassReadsMembersFromTheCache: passes take the member pods from the
+// informer, not from a list of the API server each time.
+func TestPassReadsMembersFromTheCache(t *testing.T) {
+	r := newRig(t)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("llama", 2, 8)
+	r.cycle()
+	for step := range 3 {
+		r.synced(r.disp)
+		r.hub.ClearActions()
+		if err := r.disp.Pass(r.Ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range r.hub.Actions() {
+			if a.GetVerb() == "list" && a.GetResource().Resource == "pods" {
+				t.Fatalf("pass %d listed the member pods from the API server", step)
+			}
+		}
+		r.agent("llama", -1, "")
+	}
+	if p := r.pods("llama")[0]; p.Annotations[v1alpha1.AnnotationCommit] != "1" {
+		t.Fatalf("not committed from the cache: %v", p.Annotations)
+	}
+}
+
+// TestPassBeforeStart: a dispatcher without its cache refuses to pass.
+func TestPassBeforeStart(t *testing.T) {
+	r := newRig(t)
+	d := dispatch.New(r.Store, r.hub, dispatch.Config{Clock: r.Clock})
+	if err := d.Pass(r.Ctx); !errors.Is(err, dispatch.ErrNotStarted) {
+		t.Fatalf("err = %v, want ErrNotStarted", err)
+	}
+}
+
+// TestDecisionOfAnOlderHubIsFinished: a job whose commit an older hub
+// recorded only as the Dispatched condition gets its commit stamped, not a
+// new prepare.
+func TestDecisionOfAnOlderHubIsFinished(t *testing.T) {
+	r := newRig(t)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("llama", 2, 8)
+	r.cycle()
+	r.pass()
+	r.agent("llama", -1, "")
+	raw := store.NewCollection(r.Store, "jobs", store.JSONCodec[*v1alpha1.Job]())
+	_, _, err := raw.GuaranteedUpdate(r.Ctx, "llama", func(j *v1alpha1.Job) (*v1alpha1.Job, error) {
+		j.Status.Dispatch = nil
+		meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: v1alpha1.JobConditionDispatched,
+			Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonCommitted, LastTransitionTime: metav1.NewTime(r.Clock.Now())})
+		return j, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.pass()
+	for _, p := range r.pods("llama") {
+		if p.Annotations[v1alpha1.AnnotationCommit] != "1" {
+			t.Fatalf("member %s not committed: %v", p.Name, p.Annotations)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package dispatch
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -36,13 +37,19 @@ type Config struct {
 	Clock clock.WithTicker
 }
 
-// Dispatcher runs the two-phase dispatch and the job lifecycle.
+// Dispatcher runs the two-phase dispatch and the job lifecycle. It reads
+// jobs and asks hub/jobs for every status change; it owns the hub member
+// pods (create, commit stamp, delete) and marks reservations started and
+// released through hub/ledger.
 type Dispatcher struct {
 	cfg    Config
 	st     *store.Store
 	hub    kubernetes.Interface
 	ledger *ledger.Ledger
-	jobs   *store.Collection[*v1alpha1.Job]
+	jobs   store.Reader[*v1alpha1.Job]
+	status *jobs.Status
+	// pods is the member pod cache of the current leadership (Start).
+	pods *memberPods
 	// nsReady is set once the member namespace exists (Run's goroutine only).
 	nsReady bool
 }
@@ -74,5 +81,14 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 	if cfg.Identity == "" {
 		cfg.Identity = "shoal-hub"
 	}
-	return &Dispatcher{cfg: cfg, st: st, hub: hub, ledger: ledger.New(st), jobs: jobs.NewCollection(st)}
+	status := jobs.NewStatus(st)
+	return &Dispatcher{cfg: cfg, st: st, hub: hub, ledger: ledger.New(st), jobs: status.Reader(), status: status}
+}
+
+// Start starts the member pod cache (a shared informer on the hub pods of
+// Namespace labelled with the job), which runs until ctx ends. Run starts
+// one per leadership; call Start before driving Pass by hand.
+func (d *Dispatcher) Start(ctx context.Context) {
+	d.pods = newMemberPods(d.hub, d.cfg.Namespace)
+	d.pods.start(ctx)
 }

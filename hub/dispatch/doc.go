@@ -8,13 +8,13 @@
 // the local pod behind a shoal.dev/gang scheduling gate, checks that it
 // fits and reports the pod condition shoal.dev/Prepared. When every member
 // is Prepared before the prepare deadline the dispatcher records the commit
-// in the job (Dispatched=True, reason Committed) and then stamps
-// shoal.dev/commit=<epoch> on every member; agents lift their gates and the
-// workload clusters' kube-schedulers bind. When a member fails to prepare,
-// or the deadline passes, it records the abort (Dispatched=False, reason
-// Aborting), deletes every member, and once none is left releases the
-// reservation and requeues the job with backoff (annotation
-// shoal.dev/not-before).
+// in the job (status.dispatch phase Committed, Dispatched=True) and then
+// stamps shoal.dev/commit=<epoch> on every member; agents lift their gates
+// and the workload clusters' kube-schedulers bind. When a member fails to
+// prepare, or the deadline passes, it records the abort (phase Aborting
+// with the reason in status.dispatch.reason, Dispatched=False), deletes
+// every member, and once none is left releases the reservation and
+// requeues the job with backoff (annotation shoal.dev/not-before).
 //
 // The decision is written to the store before it is acted on, so a hub
 // that restarts mid-dispatch finishes what was decided: re-stamping commit
@@ -25,4 +25,16 @@
 // whole gang when a member fails (up to failurePolicy.maxRestarts), removes
 // every member of a cancelled job, and stops a preempted job's members with
 // its grace period before requeueing it.
+//
+// # Shape
+//
+// One reconciler, in the shape of cluster-api's: a pass (reconcile.go)
+// reads each job (a store.Reader; hub/jobs is the only writer of Job
+// status) with its reservation and its member pods from an informer cache
+// (pods.go), runs the phases in order (observe, preemption, decide,
+// prepare, follow, finish) which only decide, writes the job once through
+// hub/jobs (status.go), then acts (act.go: create members, stamp the
+// commit, delete members, release the reservation with the job's requeue
+// or failure in one transaction). A pass that wrote the job leaves the
+// release to the next one, so a job is written at most once per pass.
 package dispatch

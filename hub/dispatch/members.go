@@ -11,15 +11,6 @@ import (
 	"github.com/shoal-dev/shoal/hub/ledger"
 )
 
-// PodName is the hub pod name of a member of an epoch. The epoch keeps a
-// restarted gang's pods apart from the old ones still terminating.
-func PodName(job string, epoch int64, index int32) string {
-	return fmt.Sprintf("%s-e%d-%d", job, epoch, index)
-}
-
-// hostname is the member's stable host name under the job's headless Service.
-func hostname(job string, index int32) string { return fmt.Sprintf("%s-%d", job, index) }
-
 // memberPod builds the hub pod of one member.
 func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.Member) *corev1.Pod {
 	t := j.Spec.Template.DeepCopy()
@@ -29,23 +20,23 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 	for k, v := range t.Labels {
 		labels[k] = v
 	}
-	labels[LabelJob], labels[LabelMember], labels[LabelEpoch] = j.Name, idx, epoch
+	labels[v1alpha1.LabelJob], labels[v1alpha1.LabelMember], labels[v1alpha1.LabelEpoch] = j.Name, idx, epoch
 	ann := map[string]string{}
 	for k, v := range t.Annotations {
 		ann[k] = v
 	}
-	ann[AnnotationEpoch], ann[AnnotationGangSize] = epoch, strconv.Itoa(len(r.Members))
-	ann[AnnotationTargetNode] = m.Node
+	ann[v1alpha1.AnnotationEpoch], ann[v1alpha1.AnnotationGangSize] = epoch, strconv.Itoa(len(r.Members))
+	ann[v1alpha1.AnnotationTargetNode] = m.Node
 	if r.Level != "" {
-		ann[AnnotationTargetLevel] = r.Level
+		ann[v1alpha1.AnnotationTargetLevel] = r.Level
 	}
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: PodName(j.Name, r.Epoch, m.Index), Namespace: d.cfg.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.MemberPodName(j.Name, r.Epoch, m.Index), Namespace: d.cfg.Namespace,
 			Labels: labels, Annotations: ann},
 		Spec: t.Spec,
 	}
 	p.Spec.NodeName = m.VirtualNode
-	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: TaintVirtual,
+	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: v1alpha1.TaintVirtual,
 		Operator: corev1.TolerationOpExists})
 	if p.Spec.RestartPolicy == "" {
 		p.Spec.RestartPolicy = corev1.RestartPolicyNever
@@ -57,9 +48,9 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 		{Name: "SHOAL_EPOCH", Value: epoch},
 	}
 	if len(r.Clusters) == 1 {
-		p.Spec.Hostname, p.Spec.Subdomain = hostname(j.Name, m.Index), j.Name
+		p.Spec.Hostname, p.Spec.Subdomain = v1alpha1.MemberHostname(j.Name, m.Index), v1alpha1.ServiceName(j.Name)
 		env = append(env,
-			corev1.EnvVar{Name: "MASTER_ADDR", Value: hostname(j.Name, 0) + "." + j.Name},
+			corev1.EnvVar{Name: "MASTER_ADDR", Value: v1alpha1.MemberHostname(j.Name, 0) + "." + v1alpha1.ServiceName(j.Name)},
 			corev1.EnvVar{Name: "WORLD_SIZE", Value: strconv.Itoa(len(r.Members))},
 			corev1.EnvVar{Name: "RANK", Value: idx})
 	}
@@ -72,8 +63,9 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 // headlessService is the job's rendezvous Service (single-cluster gangs).
 func (d *Dispatcher) headlessService(j *v1alpha1.Job) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: j.Name, Namespace: d.cfg.Namespace, Labels: map[string]string{LabelJob: j.Name}},
-		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{LabelJob: j.Name},
+		ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ServiceName(j.Name), Namespace: d.cfg.Namespace,
+			Labels: map[string]string{v1alpha1.LabelJob: j.Name}},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{v1alpha1.LabelJob: j.Name},
 			PublishNotReadyAddresses: true},
 	}
 }
@@ -101,7 +93,7 @@ func stateOf(p *corev1.Pod) (memberState, string) {
 		return memberRunning, ""
 	}
 	for _, c := range p.Status.Conditions {
-		if c.Type != ConditionPrepared {
+		if c.Type != v1alpha1.PodConditionPrepared {
 			continue
 		}
 		switch c.Status {
@@ -109,7 +101,7 @@ func stateOf(p *corev1.Pod) (memberState, string) {
 			return memberPrepared, ""
 		case corev1.ConditionFalse:
 			return memberUnprepared, fmt.Sprintf("member %s could not prepare on %s: %s %s",
-				p.Name, p.Annotations[AnnotationTargetNode], c.Reason, c.Message)
+				p.Name, p.Annotations[v1alpha1.AnnotationTargetNode], c.Reason, c.Message)
 		}
 	}
 	return memberWaiting, ""
@@ -117,6 +109,31 @@ func stateOf(p *corev1.Pod) (memberState, string) {
 
 // epochOf returns the epoch label of a hub pod (0 when unparsable).
 func epochOf(p *corev1.Pod) int64 {
-	e, _ := strconv.ParseInt(p.Labels[LabelEpoch], 10, 64)
+	e, _ := strconv.ParseInt(p.Labels[v1alpha1.LabelEpoch], 10, 64)
 	return e
+}
+
+// memberStatuses returns each member's placement and phase.
+func memberStatuses(s *scope) []v1alpha1.MemberStatus {
+	byName := map[string]memberState{}
+	for _, p := range s.pods {
+		st, _ := stateOf(p)
+		byName[p.Name] = st
+	}
+	out := make([]v1alpha1.MemberStatus, len(s.res.Members))
+	for i, m := range s.res.Members {
+		phase := v1alpha1.MemberPending
+		switch byName[v1alpha1.MemberPodName(s.name, s.res.Epoch, m.Index)] {
+		case memberPrepared:
+			phase = v1alpha1.MemberPrepared
+		case memberRunning:
+			phase = v1alpha1.MemberRunning
+		case memberSucceeded:
+			phase = v1alpha1.MemberSucceeded
+		case memberFailed, memberUnprepared:
+			phase = v1alpha1.MemberFailed
+		}
+		out[i] = v1alpha1.MemberStatus{Index: m.Index, Cluster: m.Cluster, Node: m.Node, Domain: m.Domain, Phase: phase}
+	}
+	return out
 }

@@ -3,72 +3,314 @@ package dispatch
 import (
 	"context"
 	"errors"
-	"strings"
+	"fmt"
+	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// Annotations on jobs written by the dispatcher.
-const (
-	// AnnotationNotBefore keeps a requeued job out of scheduling until then
-	// (the scheduler reads it; same key as scheduler.AnnotationNotBefore).
-	AnnotationNotBefore = "shoal.dev/not-before"
-	// AnnotationAborts counts the job's aborted dispatches (for backoff).
-	AnnotationAborts = "shoal.dev/aborts"
-	// AnnotationPreemptedBy names the preemptor (written by the scheduler).
-	AnnotationPreemptedBy = "shoal.dev/preempted-by"
-	// ConditionPreempted is the scheduler's preemption mark.
-	ConditionPreempted = "Preempted"
-)
+// scope is one job's pass: what was read, and what the phases decided. The
+// phases only decide; status.go writes the job once, then act.go carries the
+// decisions out, in that order, so every decision is stored before it is
+// acted on.
+type scope struct {
+	name   string
+	job    store.Item[*v1alpha1.Job] // Object nil: the job is gone
+	res    *ledger.Reservation
+	resRev int64
+	pods   []*corev1.Pod // members of the reservation's epoch (all of them before observe)
+	old    []*corev1.Pod // members of other epochs
+	now    time.Time
 
-// reconcile drives one job one step.
-func (d *Dispatcher) reconcile(ctx context.Context, w *work) error {
-	j, rev, err := d.jobs.Get(ctx, w.name)
-	if errors.Is(err, store.ErrNotFound) {
-		return d.teardown(ctx, w, nil, 0, 0, nil)
+	// decision is a new two-phase decision to record.
+	decision *jobs.Decision
+	// aggregate folds the member phases into the job; started is set when
+	// every member runs for the first time.
+	aggregate, started bool
+	// create and stamp create the missing members and stamp the commit.
+	create, stamp bool
+	// teardown, when set, deletes every member and then releases the
+	// reservation together with its job transition.
+	teardown *teardown
+}
+
+// teardown is a decided end of an epoch.
+type teardown struct {
+	// grace is the members' deletion grace period in seconds.
+	grace int64
+	// finish is the job's transition with the release (nil: none).
+	finish *jobs.Transition
+}
+
+// phase is one step of a job's reconcile; done ends the pass's phases.
+type phase func(s *scope) (done bool)
+
+// Pass reconciles every job that holds a reservation or has member pods.
+func (d *Dispatcher) Pass(ctx context.Context) error {
+	if err := d.pods.wait(ctx); err != nil {
+		return err
 	}
+	scopes, err := d.gather(ctx)
 	if err != nil {
 		return err
 	}
-	it := store.Item[*v1alpha1.Job]{Name: w.name, Object: j, Revision: rev}
-	switch {
-	case j.Status.Phase.Terminal():
-		return d.teardown(ctx, w, nil, 0, 0, nil)
-	case w.res == nil:
-		return d.deletePods(ctx, w.pods, 0) // leftovers of an old epoch
-	case w.res.Epoch != j.Status.Epoch:
-		return nil // the scheduler writes both at once; wait for a consistent read
-	}
-	var cur, old []*corev1.Pod
-	for _, p := range w.pods {
-		if epochOf(p) == w.res.Epoch {
-			cur = append(cur, p)
-		} else {
-			old = append(old, p)
+	var errs []error
+	for _, s := range scopes {
+		if err := d.reconcile(ctx, s); err != nil && !errors.Is(err, store.ErrConflict) {
+			errs = append(errs, fmt.Errorf("job %s: %w", s.name, err))
 		}
 	}
-	if err := d.deletePods(ctx, old, 0); err != nil {
+	return errors.Join(errs...)
+}
+
+// reconcile drives one job one step: read, decide in phases, write the
+// status once, act.
+func (d *Dispatcher) reconcile(ctx context.Context, s *scope) error {
+	j, rev, err := d.jobs.Get(ctx, s.name)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
-	w.pods = cur
-	if c := meta.FindStatusCondition(j.Status.Conditions, ConditionPreempted); c != nil && c.Status == metav1.ConditionTrue {
-		return d.teardown(ctx, w, &it, grace(j), 0, requeue("Preempted", c.Message, false))
+	s.job, s.now = store.Item[*v1alpha1.Job]{Name: s.name, Object: j, Revision: rev}, d.cfg.Clock.Now()
+	for _, p := range []phase{d.observe, d.preemption, d.decide, d.prepare, d.follow, d.finish} {
+		if p(s) {
+			break
+		}
 	}
-	disp := meta.FindStatusCondition(j.Status.Conditions, ConditionDispatched)
+	wrote, err := d.writeStatus(ctx, s)
+	if err != nil {
+		return err
+	}
+	return d.act(ctx, s, wrote)
+}
+
+// gather joins the reservations and the cached member pods by job.
+func (d *Dispatcher) gather(ctx context.Context) ([]*scope, error) {
+	byJob := map[string]*scope{}
+	get := func(name string) *scope {
+		if byJob[name] == nil {
+			byJob[name] = &scope{name: name}
+		}
+		return byJob[name]
+	}
+	opts := store.ListOptions{Limit: 1000}
+	for {
+		res, err := d.ledger.Reservations().List(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list reservations: %w", err)
+		}
+		for _, it := range res.Items {
+			s := get(it.Name)
+			s.res, s.resRev = it.Object, it.Revision
+		}
+		if res.Continue == "" {
+			break
+		}
+		opts.Continue = res.Continue
+	}
+	pods, err := d.pods.byJob()
+	if err != nil {
+		return nil, err
+	}
+	for job, ps := range pods {
+		get(job).pods = ps
+	}
+	out := make([]*scope, 0, len(byJob))
+	for _, s := range byJob {
+		sort.Slice(s.pods, func(i, j int) bool { return s.pods[i].Name < s.pods[j].Name })
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, nil
+}
+
+// observe ends a gone or finished job's epoch, removes leftovers of old
+// epochs and waits for the scheduler's consistent write of job and
+// reservation.
+func (d *Dispatcher) observe(s *scope) bool {
+	j := s.job.Object
 	switch {
-	case disp == nil || disp.Status == metav1.ConditionUnknown:
-		return d.prepare(ctx, w, it, disp)
-	case disp.Status == metav1.ConditionTrue:
-		return d.follow(ctx, w, it)
-	default:
-		return d.finishDecision(ctx, w, it, disp)
+	case j == nil || j.Status.Phase.Terminal():
+		s.teardown = &teardown{}
+		return true
+	case s.res == nil:
+		s.old, s.pods = s.pods, nil // leftovers of an old epoch
+		return true
+	case s.res.Epoch != j.Status.Epoch:
+		return true // the scheduler writes both at once; wait for a consistent read
 	}
+	var cur []*corev1.Pod
+	for _, p := range s.pods {
+		if epochOf(p) == s.res.Epoch {
+			cur = append(cur, p)
+		} else {
+			s.old = append(s.old, p)
+		}
+	}
+	s.pods = cur
+	return false
+}
+
+// preemption stops a preempted job's members with its grace period and
+// requeues it.
+func (d *Dispatcher) preemption(s *scope) bool {
+	j := s.job.Object
+	c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPreempted)
+	if c == nil || c.Status != metav1.ConditionTrue {
+		return false
+	}
+	s.teardown = &teardown{grace: grace(j), finish: d.requeue("Preempted", c.Message, false, s.now)}
+	return true
+}
+
+// decide starts the epoch's dispatch: the Preparing decision, then the
+// members are created.
+func (d *Dispatcher) decide(s *scope) bool {
+	if current(s) != nil {
+		return false
+	}
+	s.decision = &jobs.Decision{Dispatch: s.dispatch(v1alpha1.DispatchPreparing, "",
+		fmt.Sprintf("preparing %d members of epoch %d on %v", len(s.res.Members), s.res.Epoch, s.res.Clusters))}
+	s.create = true
+	return true
+}
+
+// prepare is phase one: create the missing members and wait for every
+// agent's Prepared; commit when all are, abort when one cannot or the
+// deadline passes.
+func (d *Dispatcher) prepare(s *scope) bool {
+	disp := current(s)
+	if disp.Phase != v1alpha1.DispatchPreparing {
+		return false
+	}
+	s.create = true
+	var prepared int
+	for _, p := range s.pods {
+		switch st, msg := stateOf(p); st {
+		case memberUnprepared, memberFailed:
+			d.abort(s, "PrepareFailed", msg)
+			return true
+		case memberPrepared, memberRunning, memberSucceeded:
+			prepared++
+		}
+	}
+	switch {
+	case prepared == len(s.res.Members):
+		s.decision = &jobs.Decision{Members: memberStatuses(s), Dispatch: s.dispatch(v1alpha1.DispatchCommitted, "",
+			fmt.Sprintf("all %d members prepared; committed epoch %d", prepared, s.res.Epoch))}
+		s.create, s.stamp = false, true
+	case disp.Time != nil && s.now.Sub(disp.Time.Time) > d.cfg.PrepareTimeout:
+		d.abort(s, "PrepareTimeout", fmt.Sprintf("%d of %d members prepared within %s",
+			prepared, len(s.res.Members), d.cfg.PrepareTimeout))
+	}
+	return true
+}
+
+// abort decides the abort of the epoch's dispatch and tears it down.
+func (d *Dispatcher) abort(s *scope, reason, msg string) {
+	s.decision = &jobs.Decision{Dispatch: s.dispatch(v1alpha1.DispatchAborting, reason, msg)}
+	s.create, s.teardown = false, &teardown{}
+}
+
+// follow is phase two onwards: keep the commit stamped, aggregate the
+// member phases, restart the whole gang when a member fails.
+func (d *Dispatcher) follow(s *scope) bool {
+	if current(s).Phase != v1alpha1.DispatchCommitted {
+		return false
+	}
+	s.stamp = true
+	var running, succeeded int
+	for _, p := range s.pods {
+		st, msg := stateOf(p)
+		switch {
+		case st == memberFailed || p.DeletionTimestamp != nil && st != memberSucceeded:
+			if msg == "" {
+				msg = fmt.Sprintf("member %s was deleted", p.Name)
+			}
+			d.restartOrFail(s, msg)
+			return true
+		case st == memberRunning:
+			running++
+		case st == memberSucceeded:
+			succeeded++
+		}
+	}
+	if n := len(s.res.Members); len(s.pods) < n {
+		d.restartOrFail(s, fmt.Sprintf("%d of %d members are gone", n-len(s.pods), n))
+		return true
+	}
+	s.aggregate = true
+	n := len(s.res.Members)
+	s.started = running+succeeded == n && succeeded < n && s.job.Object.Status.Phase != v1alpha1.JobRunning
+	return true
+}
+
+// restartOrFail decides a whole-gang restart, or failure past maxRestarts.
+func (d *Dispatcher) restartOrFail(s *scope, msg string) {
+	j := s.job.Object
+	limit := v1alpha1.DefaultMaxRestarts
+	if m := j.Spec.FailurePolicy.MaxRestarts; m != nil {
+		limit = *m
+	}
+	s.teardown = &teardown{}
+	if j.Status.Restarts >= limit {
+		s.decision = &jobs.Decision{Dispatch: s.dispatch(v1alpha1.DispatchFailing, "",
+			fmt.Sprintf("%s; %d restarts used of %d", msg, j.Status.Restarts, limit))}
+		return
+	}
+	s.decision = &jobs.Decision{Dispatch: s.dispatch(v1alpha1.DispatchRestarting, "",
+		fmt.Sprintf("%s; restarting the whole gang (restart %d of %d)", msg, j.Status.Restarts+1, limit))}
+}
+
+// finish carries out an abort, restart or failure decided in an earlier pass.
+func (d *Dispatcher) finish(s *scope) bool {
+	disp := current(s)
+	switch disp.Phase {
+	case v1alpha1.DispatchRestarting:
+		s.teardown = &teardown{finish: d.requeue(string(v1alpha1.DispatchRestarting), disp.Message, false, s.now)}
+	case v1alpha1.DispatchFailing:
+		t := jobs.Fail(s.now)
+		s.teardown = &teardown{finish: &t}
+	case v1alpha1.DispatchAborting:
+		reason := disp.Reason
+		if reason == "" {
+			reason = string(v1alpha1.DispatchAborting)
+		}
+		s.teardown = &teardown{finish: d.requeue(reason, disp.Message, true, s.now)}
+	}
+	return true
+}
+
+// requeue is the job's transition back to Pending, with the abort backoff
+// when backoff is set.
+func (d *Dispatcher) requeue(reason, msg string, backoff bool, now time.Time) *jobs.Transition {
+	r := jobs.Requeue{Reason: reason, Message: msg, At: now}
+	if backoff {
+		r.Backoff, r.MaxBackoff = d.cfg.Backoff, d.cfg.MaxBackoff
+	}
+	t := r.Transition()
+	return &t
+}
+
+// current is the job's decision for the reservation's epoch (nil: none yet).
+func current(s *scope) *v1alpha1.DispatchStatus {
+	if d := jobs.DispatchOf(s.job.Object); d != nil && d.Epoch == s.res.Epoch {
+		return d
+	}
+	return nil
+}
+
+// dispatch is a decision of the reservation's epoch taken now.
+func (s *scope) dispatch(phase v1alpha1.DispatchPhase, reason, msg string) v1alpha1.DispatchStatus {
+	t := metav1.NewTime(s.now)
+	return v1alpha1.DispatchStatus{Epoch: s.res.Epoch, Phase: phase, Reason: reason, Message: msg, Time: &t}
 }
 
 // grace is the job's preemption grace period in seconds.
@@ -78,53 +320,3 @@ func grace(j *v1alpha1.Job) int64 {
 	}
 	return v1alpha1.DefaultGracePeriodSeconds
 }
-
-// setDispatched writes the two-phase decision into the job before it is acted on.
-func (d *Dispatcher) setDispatched(ctx context.Context, it store.Item[*v1alpha1.Job], status metav1.ConditionStatus,
-	reason, msg string, mutate func(*v1alpha1.Job)) (store.Item[*v1alpha1.Job], error) {
-	next := copyJob(it.Object)
-	meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: ConditionDispatched, Status: status,
-		Reason: reason, Message: msg, LastTransitionTime: metav1.NewTime(d.cfg.Clock.Now()),
-		ObservedGeneration: next.Generation})
-	if mutate != nil {
-		mutate(next)
-	}
-	rev, err := d.jobs.Update(ctx, it.Name, next, it.Revision)
-	if err != nil {
-		return it, err
-	}
-	observeDecision(reason)
-	return store.Item[*v1alpha1.Job]{Name: it.Name, Object: next, Revision: rev}, nil
-}
-
-// abort records the abort decision and starts the teardown.
-func (d *Dispatcher) abort(ctx context.Context, w *work, it store.Item[*v1alpha1.Job], reason, msg string) error {
-	it, err := d.setDispatched(ctx, it, metav1.ConditionFalse, ReasonAborting, reason+": "+msg, nil)
-	if err != nil {
-		return err
-	}
-	klog.FromContext(ctx).Info("Aborting a gang's dispatch", "job", it.Name, "epoch", w.res.Epoch, "reason", reason, "message", msg)
-	return d.teardown(ctx, w, &it, 0, 0, requeue(reason, msg, true))
-}
-
-// finishDecision carries out an abort, restart or failure already decided.
-func (d *Dispatcher) finishDecision(ctx context.Context, w *work, it store.Item[*v1alpha1.Job], disp *metav1.Condition) error {
-	switch disp.Reason {
-	case ReasonRestarting:
-		return d.teardown(ctx, w, &it, 0, 0, requeue(ReasonRestarting, disp.Message, false))
-	case ReasonFailing:
-		return d.teardown(ctx, w, &it, 0, 0, fail(it.Object.Status.Conditions))
-	default:
-		reason, msg, ok := strings.Cut(disp.Message, ": ")
-		if !ok {
-			reason, msg = ReasonAborting, disp.Message
-		}
-		return d.teardown(ctx, w, &it, 0, 0, requeue(reason, msg, true))
-	}
-}
-
-// Reasons of the Dispatched condition after the gang ran.
-const (
-	ReasonRestarting = "Restarting"
-	ReasonFailing    = "Failing"
-)

@@ -1,8 +1,16 @@
 // Package jobs is the hub's job intake: it accepts Jobs into their queues
 // (defaulting, validation, idempotent submission), lists, watches and
-// cancels them. It is the only writer of the "jobs" store kind; the
-// scheduler and dispatcher of later stages change a job's status through
-// Service.UpdateStatus.
+// cancels them. It is the only writer of the "jobs" store kind.
+//
+// # Status
+//
+// Job status changes only through the typed Transitions of this package,
+// each declaring the condition types it owns, written by Status (status.go)
+// guarded by the revision the caller decided on. The scheduler asks to Book
+// (in one transaction with its ledger reservation, via Status.Ops), Explain
+// and MarkPreempted; the dispatcher asks to Decide, Aggregate, Requeue and
+// Fail (requeue and fail in one transaction with the release); the user
+// asks to Cancel. Everyone else reads jobs through a store.Reader.
 //
 // # Submission
 //

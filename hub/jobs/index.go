@@ -65,7 +65,7 @@ func (indexCodec) Unmarshal(b []byte) (*indexed, error) {
 	return x, json.Unmarshal(b, &x.idx)
 }
 
-// newIndexCollection is the read-only, lazily decoding view of the jobs.
-func newIndexCollection(st *store.Store) *store.Collection[*indexed] {
-	return store.NewCollection[*indexed](st, Kind, indexCodec{})
+// newIndexReader is the read-only, lazily decoding view of the jobs.
+func newIndexReader(st *store.Store) store.Reader[*indexed] {
+	return store.NewReader[*indexed](st, Kind, indexCodec{})
 }

@@ -17,9 +17,6 @@ import (
 // Kind is the store kind of Job records.
 const Kind = "jobs"
 
-// AnnotationSpecHash holds the SHA-256 (hex) of the job's defaulted spec.
-const AnnotationSpecHash = "shoal.dev/spec-hash"
-
 // TemplateValidator checks a job's pod template with the real Kubernetes
 // validator (a server-side dry-run on the hub cluster). It returns a
 // *v1alpha1.InvalidError, with paths relative to the template, when the
@@ -32,8 +29,8 @@ type TemplateValidator interface {
 type Service struct {
 	store     *store.Store
 	jobs      *store.Collection[*v1alpha1.Job]
-	index     *store.Collection[*indexed]
-	queues    *store.Collection[*v1alpha1.Queue]
+	index     store.Reader[*indexed]
+	queues    store.Reader[*v1alpha1.Queue]
 	validator TemplateValidator
 	clock     clock.PassiveClock
 }
@@ -51,9 +48,9 @@ func WithClock(c clock.PassiveClock) Option { return func(s *Service) { s.clock 
 func New(st *store.Store, opts ...Option) *Service {
 	s := &Service{
 		store:  st,
-		jobs:   NewCollection(st),
-		index:  newIndexCollection(st),
-		queues: queues.NewCollection(st),
+		jobs:   newCollection(st),
+		index:  newIndexReader(st),
+		queues: store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
 		clock:  clock.RealClock{},
 	}
 	for _, o := range opts {
@@ -62,9 +59,9 @@ func New(st *store.Store, opts ...Option) *Service {
 	return s
 }
 
-// NewCollection returns the typed store collection of Jobs; only this
-// package writes it.
-func NewCollection(st *store.Store) *store.Collection[*v1alpha1.Job] {
+// newCollection returns the writable store collection of Jobs; only this
+// package has one (others get a Reader).
+func newCollection(st *store.Store) *store.Collection[*v1alpha1.Job] {
 	return store.NewCollection(st, Kind, store.JSONCodec[*v1alpha1.Job]())
 }
 

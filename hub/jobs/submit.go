@@ -93,7 +93,7 @@ func (s *Service) admit(ctx context.Context, in *v1alpha1.Job) (*v1alpha1.Job, s
 		return nil, "", err
 	}
 	now := metav1.NewTime(s.clock.Now())
-	j.Annotations[AnnotationSpecHash] = hash
+	j.Annotations[v1alpha1.AnnotationSpecHash] = hash
 	j.UID, j.CreationTimestamp, j.Generation = uuid.NewUUID(), now, 1
 	j.Status = v1alpha1.JobStatus{Phase: v1alpha1.JobPending, SubmitTime: &now, Conditions: []metav1.Condition{{
 		Type: v1alpha1.JobConditionAdmitted, Status: metav1.ConditionTrue, Reason: "Queued",
@@ -149,7 +149,7 @@ func (s *Service) queueRevision(ctx context.Context, name string) (int64, error)
 // sameJob returns the stored job when its spec hash is hash, and
 // store.ErrAlreadyExists otherwise.
 func sameJob(cur *v1alpha1.Job, rev int64, hash string) (*v1alpha1.Job, int64, Result, error) {
-	if cur.Annotations[AnnotationSpecHash] == hash {
+	if cur.Annotations[v1alpha1.AnnotationSpecHash] == hash {
 		return withRevision(cur, rev), rev, Existing, nil
 	}
 	return nil, 0, "", errs.Of(store.ErrAlreadyExists, "job %q exists with a different spec; choose another name, "+

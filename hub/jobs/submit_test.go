@@ -24,7 +24,7 @@ func TestSubmitStoresPendingAndIsIdempotent(t *testing.T) {
 		t.Fatalf("submit: %v, %v", res, err)
 	}
 	if j.Status.Phase != v1alpha1.JobPending || j.Status.SubmitTime == nil || j.UID == "" ||
-		j.Annotations[jobs.AnnotationSpecHash] == "" || len(j.Status.Conditions) != 1 {
+		j.Annotations[v1alpha1.AnnotationSpecHash] == "" || len(j.Status.Conditions) != 1 {
 		t.Errorf("stored job %+v", j)
 	}
 	got, grev, err := js.Get(ctx, name)

@@ -39,14 +39,23 @@ func TestRunningGangIsNotCountedTwice(t *testing.T) {
 			// The dispatcher commits, every member runs.
 			e.Clock.Step(time.Second)
 			commit := metav1.NewTime(e.Clock.Now())
-			_, _, err := jobs.NewCollection(e.Store).GuaranteedUpdate(e.Ctx, "first", func(j *v1alpha1.Job) (*v1alpha1.Job, error) {
-				meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: "Dispatched", Status: metav1.ConditionTrue,
-					Reason: "Committed", LastTransitionTime: commit})
-				j.Status.Phase = v1alpha1.JobRunning
-				return j, nil
-			})
+			status := jobs.NewStatus(e.Store)
+			j, rev, err := e.Jobs.Get(e.Ctx, "first")
 			if err != nil {
 				t.Fatal(err)
+			}
+			it, err := status.Apply(e.Ctx, store.Item[*v1alpha1.Job]{Name: "first", Object: j, Revision: rev},
+				jobs.Decide(jobs.Decision{Dispatch: v1alpha1.DispatchStatus{Epoch: 1, Phase: v1alpha1.DispatchCommitted, Time: &commit}}))
+			if err == nil {
+				running := []v1alpha1.MemberStatus{{Index: 0, Cluster: "eu1", Node: "a", Phase: v1alpha1.MemberRunning}}
+				_, err = status.Apply(e.Ctx, it, jobs.Aggregate(running, 1, commit.Time))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if j := e.Job("first"); j.Status.Phase != v1alpha1.JobRunning ||
+				!meta.IsStatusConditionTrue(j.Status.Conditions, v1alpha1.JobConditionDispatched) {
+				t.Fatalf("first not committed and running: %+v", j.Status)
 			}
 			e.Clock.Step(time.Second)
 			if err := ledger.New(e.Store).MarkStarted(e.Ctx, "first", 1, e.Clock.Now()); err != nil {

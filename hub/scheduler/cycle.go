@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -87,8 +86,8 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]
 		j := it.Object
 		if r, ok := f.ledger.Reservations[it.Name]; ok {
 			held[j.Spec.Queue] += r.Object.Gang.GPUs()
-			if c := meta.FindStatusCondition(j.Status.Conditions, ConditionPreempted); c != nil && c.Status == metav1.ConditionTrue {
-				in.Terminating[it.Name] = j.Annotations[AnnotationPreemptedBy]
+			if jobs.Preempted(j) {
+				in.Terminating[it.Name] = j.Annotations[v1alpha1.AnnotationPreemptedBy]
 			}
 			continue
 		}
@@ -103,18 +102,14 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]
 	return in, byName
 }
 
-// backingOff reports whether the job's not-before annotation is in the future.
+// backingOff reports whether the job's requeue backoff is not over.
 func backingOff(j *v1alpha1.Job, now time.Time) bool {
-	v, ok := j.Annotations[AnnotationNotBefore]
-	if !ok {
-		return false
-	}
-	t, err := time.Parse(time.RFC3339Nano, v)
-	return err == nil && now.Before(t)
+	t, ok := jobs.NotBefore(j)
+	return ok && now.Before(t)
 }
 
 // book writes one placement: the reservation, the cluster counters and the
-// job's Placed status in one transaction.
+// job's Placed status (hub/jobs' Book) in one transaction.
 func (s *Scheduler) book(ctx context.Context, f *fleet, it store.Item[*v1alpha1.Job], p *placement.Placement,
 	held *store.Cond, now time.Time) error {
 	j := it.Object
@@ -123,13 +118,16 @@ func (s *Scheduler) book(ctx context.Context, f *fleet, it store.Item[*v1alpha1.
 	}
 	g := GangOf(j)
 	r := s.reservation(f, &g, p, j.Status.Epoch+1, now)
-	next := placedJob(j, r, p, now)
+	jobCond, jobOp, _, err := s.status.Ops(it, jobs.Book(booking(j, r, p, now)))
+	if err != nil {
+		return err
+	}
 	conds, ops := s.ledger.Book(f.ledger, r)
-	conds = append(conds, s.jobs.RevIs(it.Name, it.Revision))
+	conds = append(conds, jobCond)
 	if held != nil {
 		conds = append(conds, *held)
 	}
-	ops = append(ops, s.jobs.PutOp(it.Name, next))
+	ops = append(ops, jobOp)
 	rev, err := s.st.Txn(ctx).If(conds...).Then(ops...).Commit()
 	if err != nil {
 		return fmt.Errorf("book job %q: %w", it.Name, err)
@@ -140,48 +138,24 @@ func (s *Scheduler) book(ctx context.Context, f *fleet, it store.Item[*v1alpha1.
 	return nil
 }
 
-// explain records why a job waits, when that changed.
+// explain asks hub/jobs to record why a job waits, when that changed.
 func (s *Scheduler) explain(ctx context.Context, it store.Item[*v1alpha1.Job], why *placement.Unschedulable, now time.Time) error {
-	j := it.Object
-	if j == nil || why == nil {
+	if it.Object == nil || why == nil {
 		return nil
 	}
-	c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPlaced)
-	if c != nil && c.Status == metav1.ConditionFalse && c.Reason == string(why.Reason) && c.Message == why.Message {
-		return nil
-	}
-	next := CopyJob(j)
-	next.ResourceVersion = ""
-	t := metav1.NewTime(now)
-	meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: v1alpha1.JobConditionPlaced,
-		Status: metav1.ConditionFalse, Reason: string(why.Reason), Message: why.Message, LastTransitionTime: t,
-		ObservedGeneration: j.Generation})
-	next.Status.Placement = &v1alpha1.PlacementStatus{Explanation: why.Message, Time: &t}
-	_, err := s.jobs.Update(ctx, it.Name, next, it.Revision)
+	_, err := s.status.Apply(ctx, it, jobs.Explain(string(why.Reason), why.Message, now))
 	return err
 }
 
-// preempt marks a running job as preempted; hub/dispatch stops it after
-// its grace period and requeues it.
+// preempt asks hub/jobs to mark a running job as preempted; hub/dispatch
+// stops it after its grace period and requeues it.
 func (s *Scheduler) preempt(ctx context.Context, f *fleet, p placement.Preemption, now time.Time) error {
 	for _, it := range f.jobs {
 		if it.Name != p.Victim {
 			continue
 		}
-		if c := meta.FindStatusCondition(it.Object.Status.Conditions, ConditionPreempted); c != nil && c.Status == metav1.ConditionTrue {
-			return nil
-		}
-		next := CopyJob(it.Object)
-		next.ResourceVersion = ""
-		if next.Annotations == nil {
-			next.Annotations = map[string]string{}
-		}
-		next.Annotations[AnnotationPreemptedBy] = p.Preemptor
-		meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: ConditionPreempted,
-			Status: metav1.ConditionTrue, Reason: "PreemptedBy", LastTransitionTime: metav1.NewTime(now),
-			Message:            fmt.Sprintf("preempted by job %s; %s to checkpoint. %s", p.Preemptor, p.Grace, p.Reason),
-			ObservedGeneration: it.Object.Generation})
-		_, err := s.jobs.Update(ctx, it.Name, next, it.Revision)
+		msg := fmt.Sprintf("preempted by job %s; %s to checkpoint. %s", p.Preemptor, p.Grace, p.Reason)
+		_, err := s.status.Apply(ctx, it, jobs.MarkPreempted(p.Preemptor, msg, now))
 		return err
 	}
 	return nil

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -98,9 +96,8 @@ func (s *Scheduler) readClusters(ctx context.Context, f *fleet) error {
 func (f *fleet) allocations() []placement.Allocation {
 	committed := map[string]time.Time{}
 	for _, it := range f.jobs {
-		c := meta.FindStatusCondition(it.Object.Status.Conditions, conditionDispatched)
-		if c != nil && c.Status == metav1.ConditionTrue {
-			committed[it.Name] = c.LastTransitionTime.Time
+		if d := jobs.DispatchOf(it.Object); d != nil && d.Phase == v1alpha1.DispatchCommitted && d.Time != nil {
+			committed[it.Name] = d.Time.Time
 		}
 	}
 	out := make([]placement.Allocation, 0, len(f.ledger.Reservations))
@@ -117,10 +114,7 @@ func (f *fleet) allocations() []placement.Allocation {
 	return out
 }
 
-// conditionDispatched is hub/dispatch's job condition recording the commit.
-const conditionDispatched = "Dispatched"
-
-func listAll[T any](ctx context.Context, c *store.Collection[T]) ([]store.Item[T], error) {
+func listAll[T any](ctx context.Context, c store.Reader[T]) ([]store.Item[T], error) {
 	var out []store.Item[T]
 	opts := store.ListOptions{Limit: 1000}
 	for {
@@ -136,12 +130,12 @@ func listAll[T any](ctx context.Context, c *store.Collection[T]) ([]store.Item[T
 	}
 }
 
-// registryInventories is the registry's inventory collection, read only.
-func registryInventories(st *store.Store) *store.Collection[*registry.InventoryRecord] {
-	return registry.NewInventoryCollection(st)
+// registryInventories is the read-only view of the registry's inventories.
+func registryInventories(st *store.Store) store.Reader[*registry.InventoryRecord] {
+	return store.NewReader(st, registry.KindInventories, registry.InventoryCodec())
 }
 
-// registryClusters is the registry's cluster collection, read only.
-func registryClusters(st *store.Store) *store.Collection[*v1alpha1.Cluster] {
-	return store.NewCollection(st, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())
+// registryClusters is the read-only view of the registry's clusters.
+func registryClusters(st *store.Store) store.Reader[*v1alpha1.Cluster] {
+	return store.NewReader(st, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())
 }

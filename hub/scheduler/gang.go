@@ -73,6 +73,3 @@ func queuesOf(qs []*v1alpha1.Queue) []placement.Queue {
 	}
 	return out
 }
-
-// CopyJob returns a deep copy of a job.
-func CopyJob(j *v1alpha1.Job) *v1alpha1.Job { return j.DeepCopy() }

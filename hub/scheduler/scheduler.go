@@ -17,20 +17,6 @@ import (
 // Election is the store election the scheduler replicas campaign in.
 const Election = "scheduler"
 
-// AnnotationNotBefore on a job (RFC 3339) keeps it out of scheduling until
-// then; hub/dispatch sets it to back off a job whose dispatch was aborted.
-const AnnotationNotBefore = "shoal.dev/not-before"
-
-// AnnotationPreemptedBy on a job names the job it is preempted for.
-const AnnotationPreemptedBy = "shoal.dev/preempted-by"
-
-// Condition types the scheduler sets on jobs, besides v1alpha1's Placed.
-const (
-	// ConditionPreempted is True while the job is being preempted; its
-	// message names the preemptor and the grace period.
-	ConditionPreempted = "Preempted"
-)
-
 // Config configures a Scheduler.
 type Config struct {
 	// Identity names this replica in the election (e.g. the hostname).
@@ -47,13 +33,15 @@ type Config struct {
 
 // Scheduler is the global gang scheduler loop.
 type Scheduler struct {
-	cfg         Config
-	st          *store.Store
-	ledger      *ledger.Ledger
-	jobs        *store.Collection[*v1alpha1.Job]
-	queues      *store.Collection[*v1alpha1.Queue]
-	clusters    *store.Collection[*v1alpha1.Cluster]
-	inventories *store.Collection[*registry.InventoryRecord]
+	cfg    Config
+	st     *store.Store
+	ledger *ledger.Ledger
+	// jobs are read here and changed by hub/jobs (status).
+	jobs        store.Reader[*v1alpha1.Job]
+	status      *jobs.Status
+	queues      store.Reader[*v1alpha1.Queue]
+	clusters    store.Reader[*v1alpha1.Cluster]
+	inventories store.Reader[*registry.InventoryRecord]
 	fair        *placement.FairShare
 	// holds are the previous cycle's head-of-queue reservations (leader memory).
 	holds []placement.Reservation
@@ -84,12 +72,14 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 	if cfg.Identity == "" {
 		cfg.Identity = "shoal-hub"
 	}
+	status := jobs.NewStatus(st)
 	return &Scheduler{
 		cfg:         cfg,
 		st:          st,
 		ledger:      ledger.New(st),
-		jobs:        jobs.NewCollection(st),
-		queues:      queues.NewCollection(st),
+		jobs:        status.Reader(),
+		status:      status,
+		queues:      store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
 		clusters:    registryClusters(st),
 		inventories: registryInventories(st),
 		fair:        placement.NewFairShare(cfg.FairShareHalfLife),

@@ -188,10 +188,10 @@ func TestPreemptsSpotForProduction(t *testing.T) {
 		t.Fatalf("preempted %v, want [spot]", res.Preempted)
 	}
 	spot := e.Job("spot")
-	if c := meta.FindStatusCondition(spot.Status.Conditions, scheduler.ConditionPreempted); c == nil || c.Status != metav1.ConditionTrue {
+	if c := meta.FindStatusCondition(spot.Status.Conditions, v1alpha1.JobConditionPreempted); c == nil || c.Status != metav1.ConditionTrue {
 		t.Fatalf("spot conditions %+v", spot.Status.Conditions)
 	}
-	if spot.Annotations[scheduler.AnnotationPreemptedBy] != "prod" {
+	if spot.Annotations[v1alpha1.AnnotationPreemptedBy] != "prod" {
 		t.Fatalf("annotations %v", spot.Annotations)
 	}
 }

@@ -13,7 +13,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	"github.com/shoal-dev/shoal/hub/dispatch"
 	"github.com/shoal-dev/shoal/hub/store"
 	"github.com/shoal-dev/shoal/test/builders/testjob"
 )
@@ -87,7 +86,7 @@ func waitPhase(t *testing.T, name string, phase v1alpha1.JobPhase, timeout time.
 func localPods(ctx context.Context, job string) (map[string][]corev1.Pod, error) {
 	out := map[string][]corev1.Pod{}
 	for name, cs := range workloads {
-		l, err := cs.CoreV1().Pods(memberNS).List(ctx, metav1.ListOptions{LabelSelector: dispatch.LabelJob + "=" + job})
+		l, err := cs.CoreV1().Pods(memberNS).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
 		if err != nil {
 			return nil, err
 		}
@@ -99,7 +98,7 @@ func localPods(ctx context.Context, job string) (map[string][]corev1.Pod, error)
 }
 
 func hubPods(ctx context.Context, job string) ([]corev1.Pod, error) {
-	l, err := h.kube.CoreV1().Pods(memberNS).List(ctx, metav1.ListOptions{LabelSelector: dispatch.LabelJob + "=" + job})
+	l, err := h.kube.CoreV1().Pods(memberNS).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
 	if err != nil {
 		return nil, err
 	}

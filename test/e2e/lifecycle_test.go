@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	"github.com/shoal-dev/shoal/hub/dispatch"
 )
 
 // spare is the cluster the pinned tests use.
@@ -53,8 +52,8 @@ func TestPrepareFailureAbortsWholeGang(t *testing.T) {
 	squat(t, c, []string{j.Status.Members[0].Node}, 8)
 	h.dispStop, restarted = h.run(h.rctx, h.newDispatcher().Run), true
 	j = waitPhase(t, "prep-fail", v1alpha1.JobRunning, time.Minute)
-	if j.Status.Epoch < 2 || j.Annotations[dispatch.AnnotationAborts] == "" {
-		t.Fatalf("running at epoch %d, aborts %q: the failed prepare did not abort", j.Status.Epoch, j.Annotations[dispatch.AnnotationAborts])
+	if j.Status.Epoch < 2 || j.Annotations[v1alpha1.AnnotationAborts] == "" {
+		t.Fatalf("running at epoch %d, aborts %q: the failed prepare did not abort", j.Status.Epoch, j.Annotations[v1alpha1.AnnotationAborts])
 	}
 	local, err := localPods(t.Context(), "prep-fail")
 	if err != nil {
@@ -64,8 +63,8 @@ func TestPrepareFailureAbortsWholeGang(t *testing.T) {
 	for _, ps := range local {
 		for _, p := range ps {
 			n++
-			if p.Annotations[dispatch.AnnotationEpoch] != strconv.FormatInt(j.Status.Epoch, 10) {
-				t.Errorf("local pod %s of epoch %s left from the aborted dispatch", p.Name, p.Annotations[dispatch.AnnotationEpoch])
+			if p.Annotations[v1alpha1.AnnotationEpoch] != strconv.FormatInt(j.Status.Epoch, 10) {
+				t.Errorf("local pod %s of epoch %s left from the aborted dispatch", p.Name, p.Annotations[v1alpha1.AnnotationEpoch])
 			}
 		}
 	}
@@ -101,8 +100,8 @@ func TestMemberFailureRestartsWholeGang(t *testing.T) {
 		n := 0
 		for _, ps := range local {
 			for _, p := range ps {
-				if p.Annotations[dispatch.AnnotationEpoch] != strconv.FormatInt(j.Status.Epoch, 10) {
-					return false, fmt.Errorf("pod %s of epoch %s", p.Name, p.Annotations[dispatch.AnnotationEpoch])
+				if p.Annotations[v1alpha1.AnnotationEpoch] != strconv.FormatInt(j.Status.Epoch, 10) {
+					return false, fmt.Errorf("pod %s of epoch %s", p.Name, p.Annotations[v1alpha1.AnnotationEpoch])
 				}
 				n++
 			}
@@ -148,7 +147,7 @@ func TestPreemptionOfSpotByProduction(t *testing.T) {
 				for cl, ps := range local {
 					for _, p := range ps {
 						t.Logf("%s: %s/%s node %q target %s phase %s epoch %s gates %v", job, cl, p.Name, p.Spec.NodeName,
-							p.Annotations[dispatch.AnnotationTargetNode], p.Status.Phase, p.Annotations[dispatch.AnnotationEpoch], p.Spec.SchedulingGates)
+							p.Annotations[v1alpha1.AnnotationTargetNode], p.Status.Phase, p.Annotations[v1alpha1.AnnotationEpoch], p.Spec.SchedulingGates)
 					}
 				}
 			}
@@ -192,8 +191,8 @@ func TestHubRestartMidDispatch(t *testing.T) {
 		t.Fatalf("%d local pods, want 8", len(local[c]))
 	}
 	for _, p := range local[c] {
-		if p.Spec.NodeName == "" || p.Annotations[dispatch.AnnotationEpoch] != strconv.FormatInt(j.Status.Epoch, 10) {
-			t.Fatalf("local pod %s: node %q epoch %s", p.Name, p.Spec.NodeName, p.Annotations[dispatch.AnnotationEpoch])
+		if p.Spec.NodeName == "" || p.Annotations[v1alpha1.AnnotationEpoch] != strconv.FormatInt(j.Status.Epoch, 10) {
+			t.Fatalf("local pod %s: node %q epoch %s", p.Name, p.Spec.NodeName, p.Annotations[v1alpha1.AnnotationEpoch])
 		}
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	"github.com/shoal-dev/shoal/hub/dispatch"
 )
 
 // timeline records, per milestone, when each member first reached it.
@@ -41,7 +40,7 @@ func (tl *timeline) mark(milestone, pod string) {
 // watchPods marks the milestones of job's pods seen by an informer on cs.
 func (tl *timeline) watchPods(ctx context.Context, cs kubernetes.Interface, side, job string, milestones func(*corev1.Pod) []string) error {
 	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(memberNS),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = dispatch.LabelJob + "=" + job }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.LabelJob + "=" + job }))
 	inf := f.Core().V1().Pods().Informer()
 	on := func(o any) {
 		if p, ok := o.(*corev1.Pod); ok {
@@ -67,7 +66,7 @@ func hubMilestones(p *corev1.Pod) []string {
 			out = append(out, "2 prepared")
 		}
 	}
-	if p.Annotations[dispatch.AnnotationCommit] != "" {
+	if p.Annotations[v1alpha1.AnnotationCommit] != "" {
 		out = append(out, "3 commit stamped")
 	}
 	if p.Status.Phase == corev1.PodRunning {

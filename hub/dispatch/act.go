@@ -1,0 +1,198 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// parallelism bounds concurrent hub API calls for one gang.
+const parallelism = 32
+
+// act carries out what the phases decided, once the decision is stored.
+// wrote says whether this pass already wrote the job.
+func (d *Dispatcher) act(ctx context.Context, s *scope, wrote bool) error {
+	if err := d.deletePods(ctx, s.old, 0); err != nil {
+		return err
+	}
+	if s.create {
+		if err := d.createMembers(ctx, s); err != nil {
+			return err
+		}
+	}
+	if s.stamp {
+		if err := d.stamp(ctx, s); err != nil {
+			return err
+		}
+	}
+	if s.teardown != nil {
+		return d.tearDown(ctx, s, wrote)
+	}
+	return nil
+}
+
+// createMembers creates the missing member pods (and the rendezvous
+// Service) and adds them to s.pods.
+func (d *Dispatcher) createMembers(ctx context.Context, s *scope) error {
+	j := s.job.Object
+	have := map[string]bool{}
+	for _, p := range s.pods {
+		have[p.Name] = true
+	}
+	var missing []*corev1.Pod
+	for _, m := range s.res.Members {
+		if !have[v1alpha1.MemberPodName(j.Name, s.res.Epoch, m.Index)] {
+			missing = append(missing, d.memberPod(j, s.res, m))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if len(s.res.Clusters) == 1 {
+		_, err := d.hub.CoreV1().Services(d.cfg.Namespace).Create(ctx, d.headlessService(j), metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create rendezvous service: %w", err)
+		}
+	}
+	created := make([]*corev1.Pod, len(missing))
+	err := forEach(len(missing), func(i int) error {
+		p, err := d.hub.CoreV1().Pods(d.cfg.Namespace).Create(ctx, missing[i], metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) { // the cache had not seen it yet
+			p, err = d.hub.CoreV1().Pods(d.cfg.Namespace).Get(ctx, missing[i].Name, metav1.GetOptions{})
+		}
+		created[i] = p
+		return err
+	})
+	for _, p := range created {
+		if p != nil {
+			s.pods = append(s.pods, p)
+		}
+	}
+	return err
+}
+
+// stamp puts the commit annotation on every member that lacks it.
+func (d *Dispatcher) stamp(ctx context.Context, s *scope) error {
+	epoch := strconv.FormatInt(s.res.Epoch, 10)
+	var todo []*corev1.Pod
+	for _, p := range s.pods {
+		if p.Annotations[v1alpha1.AnnotationCommit] != epoch && p.DeletionTimestamp == nil {
+			todo = append(todo, p)
+		}
+	}
+	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationCommit, epoch))
+	return forEach(len(todo), func(i int) error {
+		_, err := d.hub.CoreV1().Pods(todo[i].Namespace).Patch(ctx, todo[i].Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		if isNotFound(err) {
+			return nil // a vanished member fails the gang in follow
+		}
+		return err
+	})
+}
+
+// tearDown deletes every member with the teardown's grace; once none is
+// left it releases the reservation and, in the same transaction, applies
+// the job's transition. When this pass already wrote the job the release
+// waits for the next pass.
+func (d *Dispatcher) tearDown(ctx context.Context, s *scope, wrote bool) error {
+	if len(s.pods) > 0 {
+		return d.deletePods(ctx, s.pods, s.teardown.grace)
+	}
+	if wrote {
+		return nil
+	}
+	var epoch int64
+	if s.res != nil {
+		epoch = s.res.Epoch
+	}
+	if live, err := d.pods.anyLive(ctx, s.name, epoch); err != nil || live {
+		return err
+	}
+	var conds []store.Cond
+	var ops []store.Op
+	if s.res != nil {
+		c, o := d.ledger.ReleaseGuarded(s.name, s.resRev)
+		conds, ops = append(conds, c), append(ops, o)
+	}
+	if s.job.Object != nil && s.teardown.finish != nil {
+		c, o, _, err := d.status.Ops(s.job, *s.teardown.finish)
+		if err != nil {
+			return err
+		}
+		conds, ops = append(conds, c), append(ops, o)
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	if _, err := d.st.Txn(ctx).If(conds...).Then(ops...).Commit(); err != nil {
+		return err
+	}
+	err := d.hub.CoreV1().Services(d.cfg.Namespace).Delete(ctx, v1alpha1.ServiceName(s.name), metav1.DeleteOptions{})
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// deletePods deletes the pods not yet terminating with grace seconds, and
+// force-deletes those hanging past grace plus ForceDeleteAfter.
+func (d *Dispatcher) deletePods(ctx context.Context, pods []*corev1.Pod, grace int64) error {
+	now := d.cfg.Clock.Now()
+	var errs []error
+	for _, p := range pods {
+		g := grace
+		if p.DeletionTimestamp != nil {
+			limit := p.DeletionTimestamp.Add(d.cfg.ForceDeleteAfter)
+			if now.Before(limit) {
+				continue
+			}
+			g = 0
+		}
+		err := d.hub.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &g})
+		if err != nil && !isNotFound(err) {
+			errs = append(errs, err)
+		}
+	}
+	if len(pods) > 0 {
+		klog.FromContext(ctx).V(2).Info("deleting members", "pods", len(pods), "grace", grace)
+	}
+	return errors.Join(errs...)
+}
+
+// forEach runs fn for 0..n-1 with bounded parallelism and joins the errors.
+func forEach(n int, fn func(int) error) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		sem  = make(chan struct{}, parallelism)
+	)
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := fn(i); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func isNotFound(err error) bool { return err != nil && apierrors.IsNotFound(err) }

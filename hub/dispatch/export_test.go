@@ -1,0 +1,31 @@
+package dispatch
+
+import (
+	"encoding/json"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// CachedPods returns the member pods in the dispatcher's cache, each as its
+// Fingerprint by name, for tests that wait for the cache to catch up.
+// It returns nil until the cache has its first list.
+func CachedPods(d *Dispatcher) (map[string]string, error) {
+	if !d.pods.informer.HasSynced() {
+		return nil, nil
+	}
+	byJob, err := d.pods.byJob()
+	out := map[string]string{}
+	for _, ps := range byJob {
+		for _, p := range ps {
+			out[p.Name] = Fingerprint(p)
+		}
+	}
+	return out, err
+}
+
+// Fingerprint is what a pass reads of a pod: its resource version (when the
+// API server sets one), metadata and status.
+func Fingerprint(p *corev1.Pod) string {
+	b, _ := json.Marshal([]any{p.ResourceVersion, p.Labels, p.Annotations, p.DeletionTimestamp, p.Status})
+	return string(b)
+}

@@ -1,0 +1,46 @@
+package store
+
+import "context"
+
+// Reader is the read-only view of one kind for packages that do not own it:
+// Get, List, Watch and the guards of a Txn, never a write. A kind's owner
+// constructs its writable Collection and hands out Readers (Collection.Reader);
+// anyone may open one with NewReader. A Reader cannot be turned back into its
+// Collection.
+type Reader[T any] struct {
+	c *Collection[T]
+}
+
+// NewReader returns a read-only view of kind encoded with codec. It panics on
+// an invalid kind, like NewCollection.
+func NewReader[T any](s *Store, kind string, codec Codec[T]) Reader[T] {
+	return Reader[T]{c: NewCollection(s, kind, codec)}
+}
+
+// Reader returns the read-only view of the collection.
+func (c *Collection[T]) Reader() Reader[T] { return Reader[T]{c: c} }
+
+// Kind is the kind read.
+func (r Reader[T]) Kind() string { return r.c.kind }
+
+// Get returns the object and its mod revision, or ErrNotFound.
+func (r Reader[T]) Get(ctx context.Context, name string) (T, int64, error) { return r.c.Get(ctx, name) }
+
+// List returns a page of objects sorted by name; see Collection.List.
+func (r Reader[T]) List(ctx context.Context, opts ListOptions) (ListResult[T], error) {
+	return r.c.List(ctx, opts)
+}
+
+// Watch streams the changes after fromRevision; see Collection.Watch.
+func (r Reader[T]) Watch(ctx context.Context, fromRevision int64) <-chan WatchEvent[T] {
+	return r.c.Watch(ctx, fromRevision)
+}
+
+// RevIs is the Txn guard that holds when name's mod revision is rev (0: absent).
+func (r Reader[T]) RevIs(name string, rev int64) Cond { return r.c.RevIs(name, rev) }
+
+// Exists is the Txn guard that holds when name exists.
+func (r Reader[T]) Exists(name string) Cond { return r.c.Exists(name) }
+
+// Absent is the Txn guard that holds when name does not exist.
+func (r Reader[T]) Absent(name string) Cond { return r.c.Absent(name) }
