@@ -79,8 +79,9 @@ func New(st *store.Store) *Ledger {
 	}
 }
 
-// Reservations returns the typed collection (read-only for other packages).
-func (l *Ledger) Reservations() *store.Collection[*Reservation] { return l.res }
+// Reservations returns the read-only view of the reservations for other
+// packages; changes go through the Ledger's methods.
+func (l *Ledger) Reservations() store.Reader[*Reservation] { return l.res.Reader() }
 
 // State is the ledger at one store revision.
 type State struct {
