@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -66,11 +65,4 @@ func (d *Dispatcher) ensureNamespace(ctx context.Context) error {
 		return nil
 	}
 	return err
-}
-
-func (d *Dispatcher) sleep(ctx context.Context, t time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-d.cfg.Clock.After(t):
-	}
 }
