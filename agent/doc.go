@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package agent wires shoal-agent together: registration (or stored
 // credentials), heartbeats, inventory reports, virtual nodes on the hub, the
 // pods they run in the workload cluster, and the kubelet endpoint for logs

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gang is the agent's half of the hub's two-phase gang dispatch
 // (docs/scheduling.md); its Gate is the pod syncer's podsync.Gate.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gitops keeps a workload cluster equal to its Git source: it fetches
 // the repository with fluxcd/pkg/git/gogit (shallow, cached between syncs),
 // builds the path with fluxcd/pkg/kustomize, validates the whole revision by

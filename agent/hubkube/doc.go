@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package hubkube gives the agent its client of the hub management cluster
 // from the kubeconfig issued at registration, and keeps that kubeconfig's
 // bounded service-account token fresh: at two thirds of its lifetime it asks

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package podsync runs, in the workload cluster, the pods the hub binds to
 // the agent's virtual nodes, and reports their status back.
 //

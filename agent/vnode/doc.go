@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package vnode publishes the agent's GPU pools as virtual-kubelet nodes in
 // the hub management cluster, one per (cluster, pool), named
 // shoal-<cluster>-<pool>, and serves the kubelet API (logs, exec) for the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package v1alpha1 declares Shoal's user-facing objects (API group
 // shoal.dev, version v1alpha1): Job, Queue, Cluster, JoinToken and Rollout,
 // with their defaults, validation and strict decoding from YAML or JSON.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command shoal-agent runs in a workload cluster: it registers with the hub,
 // reports the cluster's GPU inventory, publishes it as virtual-kubelet nodes
 // in the hub management cluster and runs the pods bound to them.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command shoal-gitserver is a development Git server for `shoal dev up`:
 // fluxcd's gittestserver (smart HTTP, unauthenticated, read-write) serving a
 // directory of bare repositories on a loopback port. It is a dev tool only:

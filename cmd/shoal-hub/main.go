@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command shoal-hub runs the Shoal hub: the gRPC API over TLS, the etcd
 // store (embedded by default, external with --etcd-endpoints), the cluster
 // registry and its liveness loop, and the health and metrics endpoints.

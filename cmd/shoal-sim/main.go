@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command shoal-sim runs the fleet simulator: Shoal's scheduler and the
 // baselines over the same generated fleets, workloads and node failures.
 // It prints a table and, with -out, writes the results as JSON.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command shoal is the Shoal CLI: it talks to the hub's gRPC API (clusters,
 // jobs, queues, rollouts) and starts local fleets for development (shoal dev).
 package main

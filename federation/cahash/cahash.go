@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cahash is the hub CA pin shared by hub and agent: sha256:<hex> of
 // the CA certificate's DER SubjectPublicKeyInfo, as kubeadm prints it.
 // `shoal cluster token create` prints it and `shoal-agent --ca-hash` checks it.

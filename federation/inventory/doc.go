@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package inventory models a workload cluster's GPU capacity by shape: per
 // node (product, memory, whole GPUs, MIG slices, NVLink clique, rack, block,
 // zone, readiness, taints), per pool (one per GPU product and MIG profile,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package inventory
 
 // Well-known label and resource names read from nodes. The GPU labels are the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package placement decides where gangs run: snapshot in, decision out.
 //
 // A Snapshot holds the fleet's GPU inventory (built from inventory.Cluster

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package placement
 
 // scratch holds buffers reused across decisions so a decision does not

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package placement
 
 // buildDomains groups the sorted nodes into nested domains at every level.

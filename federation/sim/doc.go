@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sim is a seeded discrete-event simulator of a GPU fleet driven by
 // federation/placement. It generates the benchmark fleets (F-S, F-M, F-L,
 // F-XL) and a synthetic workload, runs Shoal's scheduler and the baselines

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package app builds and runs the whole hub from one Config: the store
 // (embedded or external etcd), the PKI, the cluster registry, the jobs and
 // queues services, the leader-elected scheduler, dispatcher and rollout

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dispatch materialises placed gangs in the hub management cluster
 // in two phases, and follows them to the end.
 //

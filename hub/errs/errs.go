@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package errs holds the domain errors that the hub's job and queue intake
 // return, beyond those of hub/store and apis/v1alpha1. hub/server converts
 // each to one gRPC code in its error table:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package hubcluster issues and revokes the hub-cluster credentials of
 // workload-cluster agents.
 //

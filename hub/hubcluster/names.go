@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package hubcluster
 
 // Names of the objects an Issuer keeps in the hub management cluster.

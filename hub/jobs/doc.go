@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package jobs is the hub's job intake: it accepts Jobs into their queues
 // (defaulting, validation, idempotent submission), lists, watches and
 // cancels them. It is the only writer of the "jobs" store kind.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package ledger is the hub's reservation ledger: which gang holds which
 // GPUs, under which placement epoch. It is the only writer of the
 // "reservations" and "ledgerclusters" kinds of the store.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package pki owns the hub's certificate authority: it creates the CA on
 // first start and keeps it in the data directory, issues the hub's serving
 // certificate and the admin client certificate, signs agent CSRs, and maps a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package queues owns the hub's Queue records: the hierarchical queue tree
 // (org, org/team, org/team/project) with GPU quotas per GPU class and
 // fair-share weights. It is the only writer of the "queues" store kind.

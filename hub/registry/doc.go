@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package registry owns the hub's records of workload clusters: join tokens,
 // registration (signing the agent's certificate), heartbeats, the latest
 // inventory report of each cluster, cluster liveness (Ready, NotReady, Lost),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rollout is the hub's rollout controller: it moves a GitOps commit
 // across the fleet in waves (planning and gating come from
 // federation/rollout). It is the only writer of the "rollouts" kind, whose

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package scheduler is the hub's global gang scheduler loop. One hub
 // replica at a time (elected with store.Campaign) runs it: each cycle reads
 // the ledger, the jobs, the queues and the clusters' latest inventories at

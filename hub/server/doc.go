@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package server is the hub's gRPC front door: TLS 1.3 with client
 // certificates verified against the hub CA, one authentication and
 // authorization interceptor (Register is public, agent calls need the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package store keeps the hub's objects in etcd. It is the only package of
 // Shoal that imports go.etcd.io/etcd/client/v3; everything else reaches etcd
 // through the typed API here.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package devfleet starts and stops a local, multi-cluster GPU fleet on loopback:
 // one hub management cluster (etcd + kube-apiserver) and N workload clusters
 // (etcd + kube-apiserver + kube-scheduler + kwok) whose nodes are KWOK fake

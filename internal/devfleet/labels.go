@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package devfleet
 
 // Node label keys and resource names as NVIDIA GPU Feature Discovery (GFD),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package builders holds the shared fluent builders of Shoal's tests, in the
 // style of kueue's pkg/util/testing wrappers: every test builds its Jobs,
 // Queues, Nodes and Pods through them instead of a private helper.

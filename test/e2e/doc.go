@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package e2e runs the main job end to end on a local fleet: a hub
 // cluster and three HGX H100 workload clusters (kube-apiserver,
 // kube-scheduler, KWOK GPU nodes), the hub's store, registry, gRPC server,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package framework starts the real parts Shoal's integration and end-to-end
 // tests run against: etcd, kube-apiservers, kube-schedulers and KWOK GPU
 // nodes built by `make k8s-bin` into the binary cache. Single API servers come

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package hubtest is the shared harness of the hub's scheduling tests: one
 // embedded etcd per test binary, a fresh key prefix per test, a fake clock,
 // and builders for Ready clusters with inventories and for submitted jobs.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package lint checks that the project's lint rules do what they promise:
 // the depguard import-direction rules in .golangci.yml reject a wrong-way
 // import and accept the right way, and the shoal binary links no hub code and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package v1alpha1 declares the shoal CLI's client configuration file
 // (~/.shoal/config, kind Config of apiVersion shoal.dev/v1alpha1): named
 // contexts, each a hub address and the identity to present, like a

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testjob builds v1alpha1.Jobs for tests:
 // testjob.New("a").Queue("q").Members(4).GPUs(8).Obj().
 package testjob

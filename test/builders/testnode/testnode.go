@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testnode builds workload-cluster Kubernetes Nodes for tests, as
 // KWOK or a real kubelet with the NVIDIA device plugin shows them:
 // testnode.New("n1").GPUs(8).Label("nvidia.com/gpu.product", p).Obj().

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testpod builds Kubernetes Pods for tests:
 // testpod.New("p").Node("n1").GPUs(4).Phase(corev1.PodRunning).Obj().
 package testpod

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testqueue builds v1alpha1.Queues for tests:
 // testqueue.New("org/team").Weight(2).Quota("h100", 64).Obj().
 package testqueue

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package agent
 
 import "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package fleet_test checks the local GPU fleet end to end: real etcd,
 // kube-apiserver, kube-scheduler and kwok processes started by test/framework.
 package fleet_test

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package gitops_test runs agent/gitops against fluxcd's gittestserver and a
 // real kube-apiserver (etcd + kube-apiserver from the binary cache).
 package gitops_test

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rollout_test runs a fleet rollout end to end with real parts: two
 // workload clusters (etcd + kube-apiserver each, from the binary cache), an
 // agent/gitops Syncer per cluster syncing from fluxcd's gittestserver, and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package store_test runs hub/store against a real 3-member etcd cluster
 // with TLS and client-certificate authentication, started from the etcd
 // binary in the binary cache (`make k8s-bin`).

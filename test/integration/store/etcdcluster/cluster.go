@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package etcdcluster runs a multi-member etcd cluster from the etcd binary
 // in the binary cache, for tests of Shoal against external etcd.
 package etcdcluster
