@@ -153,7 +153,7 @@ func (p *phases) done() { p.log.V(1).Info("GitOps sync phases", p.kv...) }
 func (s *Syncer) report(update func(*v1alpha1.GitOpsStatus)) v1alpha1.GitOpsStatus {
 	s.mu.Lock()
 	update(&s.status)
-	st := copyStatus(s.status)
+	st := *s.status.DeepCopy()
 	fn := s.onStatus
 	s.mu.Unlock()
 	if fn != nil {
@@ -168,12 +168,6 @@ func (s *Syncer) cond(t string, status bool, reason, msg string) metav1.Conditio
 		c.Status = metav1.ConditionTrue
 	}
 	return c
-}
-
-func copyStatus(st v1alpha1.GitOpsStatus) v1alpha1.GitOpsStatus {
-	st.Drifted = append([]string(nil), st.Drifted...)
-	st.Conditions = append([]metav1.Condition(nil), st.Conditions...)
-	return st
 }
 
 // finish writes the outcome of a sync into st.

@@ -167,7 +167,7 @@ func (s *Syncer) Trigger() {
 func (s *Syncer) Status() v1alpha1.GitOpsStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return copyStatus(s.status)
+	return *s.status.DeepCopy()
 }
 
 // Run syncs at once if a source is set, then on every interval (at most
