@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/test/builders/testjob"
 )
 
 // shared is one embedded etcd for the package's tests (about half a
@@ -72,15 +72,5 @@ func uniq(prefix string) string { return fmt.Sprintf("%s-%d", prefix, time.Now()
 
 // job builds a valid job in queue: 2 members × 8 GPUs.
 func job(name, queue string) *v1alpha1.Job {
-	return &v1alpha1.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.KindJob},
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1alpha1.JobSpec{
-			Queue: queue,
-			Gang:  v1alpha1.Gang{Members: 2, GPUsPerMember: 8},
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				Containers: []corev1.Container{{Name: "trainer", Image: "busybox", Command: []string{"sleep", "60"}}},
-			}},
-		},
-	}
+	return testjob.New(name).Queue(queue).Members(2).GPUs(8).Command("sleep", "60").Obj()
 }

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/test/builders/testjob"
 )
 
 // shared is one embedded etcd; every test opens its own key prefix on it.
@@ -118,14 +118,11 @@ func (e *Env) Cluster(name string, nodes ...inventory.Node) {
 // Submit submits a job of members×gpus in queue research and steps the clock.
 func (e *Env) Submit(name string, members, gpus int32, mutate ...func(*v1alpha1.Job)) {
 	e.T.Helper()
-	j := &v1alpha1.Job{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.JobSpec{
-		Queue: "research", Gang: v1alpha1.Gang{Members: members, GPUsPerMember: gpus},
-		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "trainer", Image: "busybox"}}}},
-	}}
+	w := testjob.New(name).Queue("research").Members(members).GPUs(gpus)
 	for _, m := range mutate {
-		m(j)
+		w.With(m)
 	}
+	j := w.Obj()
 	if _, _, _, err := e.Jobs.Submit(e.Ctx, j, false); err != nil {
 		e.T.Fatal(err)
 	}
