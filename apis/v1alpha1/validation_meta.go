@@ -44,20 +44,53 @@ func validateObjectMeta(m *metav1.ObjectMeta, nameFn func(string, *field.Path) f
 	return errs
 }
 
-// ValidateJobName checks a Job name: a DNS-1123 label (lower-case
-// alphanumerics and '-', at most 63 characters), so that it can name the
-// member pods and label them.
+// MaxJobNameLength is the longest Job name. The hub builds names from it:
+//
+//   - ServiceName(job) = job, the headless Service: a DNS-1035 label (a
+//     letter first, at most 63 characters);
+//   - the LabelJob value = job: at most 63 characters;
+//   - MemberHostname(job, index) = "<job>-<index>", every member's
+//     spec.hostname: a DNS-1123 label of at most 63 characters for every
+//     index a valid gang has (up to MaxGangMembers-1 = 99999, five digits),
+//     hence 63 - len("-99999") = 57;
+//   - MemberPodName(job, epoch, index) = "<job>-e<epoch>-<index>", a pod
+//     name (DNS-1123 subdomain, at most 253): at most 57+2+19+1+5 = 84
+//     characters for any int64 epoch, so epochs may grow without bound.
+//
+// TestJobNameLimits checks each of these at the limits.
+const MaxJobNameLength = validation.DNS1123LabelMaxLength - len("-") - maxMemberIndexDigits
+
+// maxMemberIndexDigits is the digits of the largest member index,
+// MaxGangMembers-1.
+const maxMemberIndexDigits = 5
+
+// ValidateJobName checks a Job name: a DNS-1035 label (lower-case
+// alphanumerics and '-', a letter first) of at most MaxJobNameLength
+// characters, so that every name the hub builds from it (Service, member
+// host and pod names, label values; see MaxJobNameLength) is valid.
 func ValidateJobName(name string, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	for _, msg := range validation.IsDNS1123Label(name) {
-		errs = append(errs, field.Invalid(p, name, msg))
+	if len(name) > MaxJobNameLength {
+		e := field.TooLong(p, name, MaxJobNameLength)
+		e.Detail = fmt.Sprintf("must be no more than %d characters: member host names <name>-<index> must stay "+
+			"within %d for gangs of up to %d members", MaxJobNameLength, validation.DNS1123LabelMaxLength, MaxGangMembers)
+		errs = append(errs, e)
+	}
+	for _, msg := range validation.IsDNS1035Label(name) {
+		if msg == validation.MaxLenError(validation.DNS1035LabelMaxLength) {
+			continue // reported above with the tighter limit
+		}
+		errs = append(errs, field.Invalid(p, name, msg+" (a job name also names its headless Service)"))
 	}
 	return errs
 }
 
 // ValidateQueueName checks a hierarchical queue name: one to MaxQueueDepth
 // segments separated by '/', each a DNS-1123 label ("research",
-// "research/nlp", "research/nlp/llama").
+// "research/nlp", "research/nlp/llama"). The hub uses the name as a store
+// key and a metrics label only; with its '/' and up to 191 characters it is
+// not a valid Kubernetes label value or name, so code that puts it on an
+// object must encode it.
 func ValidateQueueName(name string, p *field.Path) field.ErrorList {
 	if name == "" {
 		return field.ErrorList{field.Required(p, "a queue name such as org/team/project")}

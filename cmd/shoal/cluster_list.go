@@ -49,7 +49,7 @@ func newClusterListCommand() *cobra.Command {
 		},
 	}
 	outFlag(cmd, &output)
-	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector over cluster labels (region=eu,provider!=aws)")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "label selector over cluster labels (region=eu,provider!=aws or region in (eu,us),!spot)")
 	return cmd
 }
 

@@ -99,7 +99,7 @@ func invariants(t *testing.T, fleet []inventory.Cluster, s *Snapshot) {
 				t.Fatalf("%s on unknown node %s/%s", g.ID, as.Cluster, as.Node)
 			}
 			if !n.Schedulable() || !tolerates(g.Tolerations, n.Taints) || !productMatches(g.Products, n.Product) ||
-				!clusterMatches(&g, as.Cluster, clusterOf[as.Cluster].Labels) {
+				!clusterMatches(&g, mustSelector(t, &g), as.Cluster, clusterOf[as.Cluster].Labels) {
 				t.Fatalf("%s on ineligible node %s/%s", g.ID, as.Cluster, as.Node)
 			}
 			members += as.Members

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -45,7 +46,8 @@ func validate(g *Gang) error {
 			return fmt.Errorf("%w: unknown topology level %q", ErrInvalidGang, l)
 		}
 	}
-	return nil
+	_, err := clusterSelector(g)
+	return err
 }
 
 // newRequest resolves a gang's filters against the snapshot.
@@ -63,9 +65,13 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 	if l, ok := levelIndex(g.Topology.Required); ok && r.topology {
 		r.ceil = l
 	}
+	sel, err := clusterSelector(g)
+	if err != nil {
+		sel = labels.Nothing() // validate refuses the gang before it gets here
+	}
 	r.clusterOK = s.scratch.bools(&s.scratch.clusterOK, len(s.clusters))
 	for i := range s.clusters {
-		r.clusterOK[i] = clusterMatches(g, s.clusters[i].name, s.clusters[i].labels)
+		r.clusterOK[i] = clusterMatches(g, sel, s.clusters[i].name, s.clusters[i].labels)
 	}
 	r.classOK = s.scratch.bools(&s.scratch.classOK, len(s.classes))
 	for i := range s.classes {
@@ -75,7 +81,9 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 	return r
 }
 
-func clusterMatches(g *Gang, name string, labels map[string]string) bool {
+// clusterMatches reports whether the named cluster with these labels is in
+// the gang's cluster list (when it has one) and matches its selector.
+func clusterMatches(g *Gang, sel labels.Selector, name string, ls map[string]string) bool {
 	if len(g.Clusters) > 0 {
 		found := false
 		for _, c := range g.Clusters {
@@ -85,12 +93,7 @@ func clusterMatches(g *Gang, name string, labels map[string]string) bool {
 			return false
 		}
 	}
-	for k, v := range g.ClusterSelector {
-		if labels[k] != v {
-			return false
-		}
-	}
-	return true
+	return sel.Matches(labels.Set(ls))
 }
 
 func productMatches(products []string, p string) bool {

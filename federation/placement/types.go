@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -71,8 +72,11 @@ type Gang struct {
 	MIGResource string
 	// Products lists the GPU products the gang accepts; empty accepts any.
 	Products []string
-	// ClusterSelector must match the cluster's labels.
-	ClusterSelector map[string]string
+	// ClusterSelector must match the cluster's labels: matchLabels and
+	// matchExpressions (In, NotIn, Exists, DoesNotExist) alike, with
+	// Kubernetes semantics; nil selects every cluster. An invalid selector
+	// makes the gang an ErrInvalidGang.
+	ClusterSelector *metav1.LabelSelector
 	// Clusters, when set, lists the clusters the gang may use.
 	Clusters []string
 	// Tolerations let members land on tainted nodes.

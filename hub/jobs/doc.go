@@ -16,11 +16,13 @@
 //
 // # Submission
 //
-// Submit defaults and validates the job (every problem with its field path,
-// as a *v1alpha1.InvalidError), checks that its queue exists and is not
-// being deleted (errs.ErrFailedPrecondition otherwise), optionally runs the
-// pod template through a TemplateValidator (the hub backs it with a
-// server-side dry-run on its management cluster), and stores the job as
+// Submit defaults and validates the job and, in the same round, runs its
+// pod template through the optional TemplateValidator (the hub backs it
+// with a server-side dry-run on its management cluster): every problem of
+// both, each with its field path (the template's under spec.template),
+// comes back in one *v1alpha1.InvalidError (validate.go says when the
+// template is not checked). It then checks that the queue exists and is not
+// being deleted (errs.ErrFailedPrecondition otherwise) and stores the job as
 // Pending in one transaction guarded by the queue's revision and the job
 // name's absence. Submission is idempotent: the SHA-256 of the defaulted
 // spec is kept in the annotation shoal.dev/spec-hash, and resubmitting the

@@ -13,7 +13,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/errs"
@@ -84,10 +83,7 @@ func (s *Service) admit(ctx context.Context, in *v1alpha1.Job) (*v1alpha1.Job, s
 		j.Annotations[k] = v
 	}
 	v1alpha1.SetJobDefaults(j)
-	if err := v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, v1alpha1.ValidateJob(j)); err != nil {
-		return nil, "", err
-	}
-	if err := s.validateTemplate(ctx, j); err != nil {
+	if err := s.validate(ctx, j); err != nil {
 		return nil, "", err
 	}
 	hash, err := specHash(&j.Spec)
@@ -102,34 +98,6 @@ func (s *Service) admit(ctx context.Context, in *v1alpha1.Job) (*v1alpha1.Job, s
 		Message: fmt.Sprintf("accepted into queue %s", j.Spec.Queue), LastTransitionTime: now, ObservedGeneration: 1,
 	}}}
 	return j, hash, nil
-}
-
-// validateTemplate runs the optional TemplateValidator and puts its field
-// errors under spec.template.
-func (s *Service) validateTemplate(ctx context.Context, j *v1alpha1.Job) error {
-	if s.validator == nil {
-		return nil
-	}
-	err := s.validator.Validate(ctx, &j.Spec.Template)
-	var inv *v1alpha1.InvalidError
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &inv):
-		root := field.NewPath("spec", "template")
-		out := make(field.ErrorList, 0, len(inv.Errs))
-		for _, fe := range inv.Errs {
-			e := *fe
-			e.Field = root.String()
-			if fe.Field != "" {
-				e.Field += "." + fe.Field
-			}
-			out = append(out, &e)
-		}
-		return v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, out)
-	default:
-		return fmt.Errorf("validate the pod template of job %q: %w", j.Name, err)
-	}
 }
 
 // queueRevision returns the revision of a queue that accepts jobs.

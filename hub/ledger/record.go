@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/federation/placement"
@@ -37,8 +38,15 @@ type Gang struct {
 	MIGResource string `json:"MIGResource"`
 	// Products lists the GPU products the gang accepts; empty accepts any.
 	Products []string `json:"Products"`
-	// ClusterSelector must match the cluster's labels.
+	// ClusterSelector is the selector's matchLabels, the only part hubs
+	// stored before ClusterLabelSelector. It is read when
+	// ClusterLabelSelector is absent (a record of an earlier hub) and still
+	// written, so that an earlier hub reading a newer record keeps at least
+	// the labels it understood.
 	ClusterSelector map[string]string `json:"ClusterSelector"`
+	// ClusterLabelSelector is the whole cluster selector, matchExpressions
+	// included; it wins over ClusterSelector when present.
+	ClusterLabelSelector *metav1.LabelSelector `json:"ClusterLabelSelector,omitempty"`
 	// Clusters, when set, lists the clusters the gang may use.
 	Clusters []string `json:"Clusters"`
 	// Tolerations let members land on tainted nodes.
@@ -74,13 +82,29 @@ type Assignment struct {
 
 // GangOf is the stored form of g.
 func GangOf(g placement.Gang) Gang {
-	return Gang{
+	out := Gang{
 		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
 		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Products: g.Products,
-		ClusterSelector: g.ClusterSelector, Clusters: g.Clusters, Tolerations: g.Tolerations,
+		ClusterLabelSelector: g.ClusterSelector, Clusters: g.Clusters, Tolerations: g.Tolerations,
 		Topology:    Topology{Required: string(g.Topology.Required), Preferred: string(g.Topology.Preferred)},
 		MaxClusters: g.MaxClusters, Policy: string(g.Policy), Submitted: g.Submitted, Estimate: g.Estimate,
 	}
+	if g.ClusterSelector != nil {
+		out.ClusterSelector = g.ClusterSelector.MatchLabels
+	}
+	return out
+}
+
+// clusterSelector is the stored selector: the whole one when stored, else
+// the matchLabels an earlier hub stored (nil: every cluster).
+func (g Gang) clusterSelector() *metav1.LabelSelector {
+	if g.ClusterLabelSelector != nil {
+		return g.ClusterLabelSelector
+	}
+	if g.ClusterSelector != nil {
+		return &metav1.LabelSelector{MatchLabels: g.ClusterSelector}
+	}
+	return nil
 }
 
 // Placement is the placement engine's form of the stored gang.
@@ -88,7 +112,7 @@ func (g Gang) Placement() placement.Gang {
 	return placement.Gang{
 		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
 		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Products: g.Products,
-		ClusterSelector: g.ClusterSelector, Clusters: g.Clusters, Tolerations: g.Tolerations,
+		ClusterSelector: g.clusterSelector(), Clusters: g.Clusters, Tolerations: g.Tolerations,
 		Topology: placement.Topology{Required: inventory.Level(g.Topology.Required),
 			Preferred: inventory.Level(g.Topology.Preferred)},
 		MaxClusters: g.MaxClusters, Policy: placement.Policy(g.Policy), Submitted: g.Submitted, Estimate: g.Estimate,

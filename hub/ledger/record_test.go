@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/federation/placement"
 )
@@ -22,7 +23,7 @@ func legacyGang() placement.Gang {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	return placement.Gang{ID: "llama", Queue: "research/nlp", Priority: 1000, Preemptible: true,
 		GracePeriod: 30 * time.Second, Members: 2, GPUsPerMember: 4, MIGResource: "nvidia.com/mig-1g.10gb",
-		Products: []string{"H100"}, ClusterSelector: map[string]string{"env": "prod"}, Clusters: []string{"eu1"},
+		Products: []string{"H100"}, ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}, Clusters: []string{"eu1"},
 		Tolerations: []corev1.Toleration{{Key: "k", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 		Topology:    placement.Topology{Required: "rack", Preferred: "node"}, MaxClusters: 1, Policy: placement.Spread,
 		Submitted: at, Estimate: time.Hour}
@@ -59,8 +60,48 @@ func TestLegacyReservation(t *testing.T) {
 	}
 }
 
+// expressionGang is legacyGang with a selector that has matchExpressions.
+func expressionGang() placement.Gang {
+	g := legacyGang()
+	g.ClusterSelector = &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"},
+		MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: "region", Operator: metav1.LabelSelectorOpIn, Values: []string{"eu", "us"}},
+			{Key: "tier", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"spot"}},
+			{Key: "gpu", Operator: metav1.LabelSelectorOpExists},
+			{Key: "cordoned", Operator: metav1.LabelSelectorOpDoesNotExist},
+		}}
+	return g
+}
+
+// TestSelectorStored: a selector with matchExpressions survives the stored
+// form through JSON, and the matchLabels are also written where an earlier
+// hub reads them.
+func TestSelectorStored(t *testing.T) {
+	g := expressionGang()
+	b, err := json.Marshal(&Reservation{Gang: GangOf(g)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r Reservation
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.PlacementGang(); !reflect.DeepEqual(got, g) {
+		t.Errorf("gang after JSON:\n got %+v\nwant %+v", got.ClusterSelector, g.ClusterSelector)
+	}
+	var old struct {
+		Gang struct{ ClusterSelector map[string]string } `json:"gang"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(old.Gang.ClusterSelector, map[string]string{"env": "prod"}) {
+		t.Errorf("legacy ClusterSelector = %v, want the matchLabels", old.Gang.ClusterSelector)
+	}
+}
+
 func TestGangRoundTrip(t *testing.T) {
-	for _, g := range []placement.Gang{{}, legacyGang()} {
+	for _, g := range []placement.Gang{{}, legacyGang(), expressionGang()} {
 		if got := GangOf(g).Placement(); !reflect.DeepEqual(got, g) {
 			t.Errorf("round trip of %+v = %+v", g, got)
 		}

@@ -435,7 +435,13 @@ func TestListClustersSelector(t *testing.T) {
 		{"region=eu", 2, false},
 		{"region!=eu", 1, false},
 		{"region in (eu,us)", 3, false},
+		{"region notin (eu)", 1, false},
+		{"region notin (eu,us)", 0, false},
 		{"zone", 0, false},
+		{"region", 3, false},
+		{"!zone", 3, false},
+		{"!region", 0, false},
+		{"region in (eu),!zone", 2, false},
 		{"region in (eu", 0, true},
 	}
 	for _, tt := range tests {

@@ -10,9 +10,8 @@ import (
 	"github.com/shoal-dev/shoal/federation/placement"
 )
 
-// GangOf maps a (defaulted) job to the gang placement decides on. A
-// cluster selector's matchLabels select clusters; matchExpressions are not
-// supported by the placement engine and are ignored.
+// GangOf maps a (defaulted) job to the gang placement decides on. The
+// cluster selector is passed whole (matchLabels and matchExpressions).
 func GangOf(j *v1alpha1.Job) placement.Gang {
 	s := &j.Spec
 	prio, _ := s.PriorityClass.Value()
@@ -37,7 +36,7 @@ func GangOf(j *v1alpha1.Job) placement.Gang {
 		g.GPUsPerMember = int(s.Gang.GPUsPerMember)
 	}
 	if s.Placement.ClusterSelector != nil {
-		g.ClusterSelector = s.Placement.ClusterSelector.MatchLabels
+		g.ClusterSelector = s.Placement.ClusterSelector.DeepCopy()
 	}
 	if s.Preemption.Preemptible != nil {
 		g.Preemptible = *s.Preemption.Preemptible

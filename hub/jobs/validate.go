@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+// validate checks a defaulted job in one round: the spec (ValidateJob) and
+// the pod template (the TemplateValidator, when set) both run, and every
+// field error of both comes back in one *v1alpha1.InvalidError, the
+// template's under spec.template.
+//
+// The template is not sent to the validator when it has no containers: the
+// spec validation already says so and the API server could say nothing
+// else. When the validator cannot judge the template (errs.ErrUnavailable:
+// the hub cluster unreachable or refusing; or another failure), a job with
+// spec errors is still refused with those errors, which are final whatever
+// the template holds; a job with a valid spec gets the validator's error,
+// so that an unavailable hub cluster stays Unavailable and the client
+// retries.
+func (s *Service) validate(ctx context.Context, j *v1alpha1.Job) error {
+	specErrs := v1alpha1.ValidateJob(j)
+	var tmplErrs field.ErrorList
+	if s.validator != nil && len(j.Spec.Template.Spec.Containers) > 0 {
+		var err error
+		tmplErrs, err = s.validateTemplate(ctx, j)
+		if err != nil {
+			if len(specErrs) == 0 {
+				return err
+			}
+			klog.FromContext(ctx).V(2).Info("Pod template not checked; refusing the job for its spec errors",
+				"job", j.Name, "err", err)
+		}
+	}
+	return v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, merge(specErrs, tmplErrs))
+}
+
+// validateTemplate runs the TemplateValidator and returns its field errors
+// under spec.template, or the error that kept it from judging the template.
+func (s *Service) validateTemplate(ctx context.Context, j *v1alpha1.Job) (field.ErrorList, error) {
+	err := s.validator.Validate(ctx, &j.Spec.Template)
+	var inv *v1alpha1.InvalidError
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &inv):
+		root := field.NewPath("spec", "template")
+		out := make(field.ErrorList, 0, len(inv.Errs))
+		for _, fe := range inv.Errs {
+			e := *fe
+			e.Field = root.String()
+			if fe.Field != "" {
+				e.Field += "." + fe.Field
+			}
+			out = append(out, &e)
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("validate the pod template of job %q: %w", j.Name, err)
+	}
+}
+
+// merge is the spec's errors followed by the template's, less those whose
+// path and type the spec validation already reports.
+func merge(spec, tmpl field.ErrorList) field.ErrorList {
+	type key struct {
+		path string
+		typ  field.ErrorType
+	}
+	seen := make(map[key]bool, len(spec))
+	for _, e := range spec {
+		seen[key{e.Field, e.Type}] = true
+	}
+	out := spec
+	for _, e := range tmpl {
+		if !seen[key{e.Field, e.Type}] {
+			out = append(out, e)
+		}
+	}
+	return out
+}
