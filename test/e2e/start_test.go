@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ import (
 // TestStartDeadlineTearsDownWholeGang.
 const startTimeout = 15 * time.Second
 
+// startRuns counts the runs of TestStartDeadlineTearsDownWholeGang.
+var startRuns atomic.Int32
+
 // TestStartDeadlineTearsDownWholeGang: every member of a two-member gang
 // prepares and the dispatcher commits; before the commit reaches the
 // agents (the test holds the commit stamps), a local pod takes the GPUs of
@@ -35,7 +39,8 @@ const startTimeout = 15 * time.Second
 // StartTimeout naming member 1 and its cluster, not counted as a restart.
 func TestStartDeadlineTearsDownWholeGang(t *testing.T) {
 	skipShort(t)
-	const job = "start-late"
+	// A fresh name per run: a resubmitted name is the cancelled job (-count).
+	job := fmt.Sprintf("start-late-%d", startRuns.Add(1))
 	c := spare()
 	hold := &commitHold{prefix: job + "-e", released: make(chan struct{})}
 	defer hold.release()
