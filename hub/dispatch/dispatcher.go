@@ -18,6 +18,9 @@ import (
 // Election is the store election dispatcher replicas campaign in.
 const Election = "dispatch"
 
+// DefaultStartTimeout is Config.StartTimeout's default.
+const DefaultStartTimeout = 5 * time.Minute
+
 // Config configures a Dispatcher.
 type Config struct {
 	// Identity names this replica in the election.
@@ -28,7 +31,8 @@ type Config struct {
 	PrepareTimeout time.Duration
 	// StartTimeout is how long after the commit every member has to be
 	// Running; a gang that is not is torn down whole and requeued with
-	// reason StartTimeout and the abort backoff (not a restart); default 5m.
+	// reason StartTimeout and the abort backoff (not a restart); default
+	// DefaultStartTimeout. It includes pulling the image on the node.
 	StartTimeout time.Duration
 	// Backoff is the first requeue delay after an abort; it doubles per
 	// abort up to MaxBackoff. Defaults 2s and 5m.
@@ -73,7 +77,7 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 		cfg.PrepareTimeout = 30 * time.Second
 	}
 	if cfg.StartTimeout <= 0 {
-		cfg.StartTimeout = 5 * time.Minute
+		cfg.StartTimeout = DefaultStartTimeout
 	}
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = 2 * time.Second
