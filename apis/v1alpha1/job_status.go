@@ -115,13 +115,13 @@ type DispatchStatus struct {
 	Epoch int64 `json:"epoch"`
 	// Phase is the decision.
 	Phase DispatchPhase `json:"phase"`
-	// Reason says why an abort was decided (PrepareFailed, PrepareTimeout);
-	// the requeued job's Placed condition carries it.
+	// Reason says why an abort was decided (PrepareFailed, PrepareTimeout,
+	// StartTimeout); the requeued job's Placed condition carries it.
 	Reason string `json:"reason,omitempty"`
 	// Message says, for people, what was decided and why.
 	Message string `json:"message,omitempty"`
 	// Time is when the phase was entered; the prepare deadline counts from
-	// the Preparing decision.
+	// the Preparing decision, the start deadline from the Committed one.
 	Time *metav1.Time `json:"time,omitempty"`
 }
 

@@ -126,6 +126,12 @@ const (
 	ReasonRestarting = "Restarting"
 	// ReasonFailing: the gang failed beyond its failure policy and is torn down.
 	ReasonFailing = "Failing"
+	// ReasonStartTimeout is the cause of an abort after the commit
+	// (status.dispatch.reason, then the requeued job's Placed reason): not
+	// every member ran by the start deadline; the message names the members
+	// and clusters that did not start. It is not a restart: the job is
+	// requeued with the abort backoff and maxRestarts is untouched.
+	ReasonStartTimeout = "StartTimeout"
 )
 
 // Cluster condition types and reasons.

@@ -75,7 +75,7 @@ func TestFlagsFillConfig(t *testing.T) {
 		"--data-dir=/d", "--listen=0.0.0.0:1", "--http-listen=", "--advertise-address=hub:2", "--hostnames=a,b",
 		"--etcd-endpoints=https://e1,https://e2", "--etcd-ca=ca", "--etcd-cert=c", "--etcd-key=k", "--etcd-prefix=/p/",
 		"--kubeconfig=kc", "--cluster-grace=1s", "--cluster-fence-timeout=2s", "--agent-cert-validity=3s",
-		"--admin-config=ac", "--admin-context=ctx",
+		"--admin-config=ac", "--admin-context=ctx", "--gang-start-timeout=4s",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +83,9 @@ func TestFlagsFillConfig(t *testing.T) {
 	c := o.cfg
 	got := []any{c.DataDir, c.Listen, c.HTTPListen, c.AdvertiseAddress, c.Hostnames, c.Etcd.Endpoints, c.Etcd.CAFile,
 		c.Etcd.CertFile, c.Etcd.KeyFile, c.Etcd.Prefix, c.Kubeconfig, c.ClusterGrace, c.FenceTimeout,
-		c.AgentCertValidity, c.AdminConfig, c.AdminContext}
+		c.AgentCertValidity, c.AdminConfig, c.AdminContext, c.Dispatch.StartTimeout}
 	want := []any{"/d", "0.0.0.0:1", "", "hub:2", []string{"a", "b"}, []string{"https://e1", "https://e2"}, "ca",
-		"c", "k", "/p/", "kc", time.Second, 2 * time.Second, 3 * time.Second, "ac", "ctx"}
+		"c", "k", "/p/", "kc", time.Second, 2 * time.Second, 3 * time.Second, "ac", "ctx", 4 * time.Second}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("config from flags\n%v\nwant\n%v", got, want)
 	}

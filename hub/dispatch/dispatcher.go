@@ -18,6 +18,9 @@ import (
 // Election is the store election dispatcher replicas campaign in.
 const Election = "dispatch"
 
+// DefaultStartTimeout is Config.StartTimeout's default.
+const DefaultStartTimeout = 5 * time.Minute
+
 // Config configures a Dispatcher.
 type Config struct {
 	// Identity names this replica in the election.
@@ -26,6 +29,11 @@ type Config struct {
 	Namespace string
 	// PrepareTimeout is how long every member has to be Prepared; default 30s.
 	PrepareTimeout time.Duration
+	// StartTimeout is how long after the commit every member has to be
+	// Running; a gang that is not is torn down whole and requeued with
+	// reason StartTimeout and the abort backoff (not a restart); default
+	// DefaultStartTimeout. It includes pulling the image on the node.
+	StartTimeout time.Duration
 	// Backoff is the first requeue delay after an abort; it doubles per
 	// abort up to MaxBackoff. Defaults 2s and 5m.
 	Backoff, MaxBackoff time.Duration
@@ -54,6 +62,9 @@ type Dispatcher struct {
 	pods *memberPods
 	// nsReady is set once the member namespace exists (Run's goroutine only).
 	nsReady bool
+	// wake is the earliest deadline the last Pass found pending (zero:
+	// none); Run passes again at it.
+	wake time.Time
 }
 
 // New returns a dispatcher that keeps state in st and member pods in the
@@ -64,6 +75,9 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 	}
 	if cfg.PrepareTimeout <= 0 {
 		cfg.PrepareTimeout = 30 * time.Second
+	}
+	if cfg.StartTimeout <= 0 {
+		cfg.StartTimeout = DefaultStartTimeout
 	}
 	if cfg.Backoff <= 0 {
 		cfg.Backoff = 2 * time.Second

@@ -22,6 +22,14 @@
 // that restarts mid-dispatch finishes what was decided: re-stamping commit
 // on every member, or deleting every member. It never ends half committed.
 //
+// A committed gang has until its start deadline (Config.StartTimeout after
+// the commit, default 5m) to be fully Running; one that is not (a member's
+// GPUs were taken locally after its prepare, its node went away) is aborted
+// the same way, whole, with reason StartTimeout naming the members and
+// clusters that did not start: requeued with the abort backoff, not counted
+// as a restart. Run arms a timer at the earliest pending deadline, so the
+// abort does not wait for the next interval.
+//
 // Afterwards the dispatcher aggregates member phases into the job (Running
 // when every member runs, Succeeded when all succeeded), restarts the
 // whole gang when a member fails (up to failurePolicy.maxRestarts), removes

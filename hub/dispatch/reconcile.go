@@ -42,6 +42,9 @@ type scope struct {
 	// teardown, when set, deletes every member and then releases the
 	// reservation together with its job transition.
 	teardown *teardown
+	// wake is a deadline a phase is waiting for (zero: none); Run passes
+	// again then.
+	wake time.Time
 }
 
 // teardown is a decided end of an epoch.
@@ -55,8 +58,11 @@ type teardown struct {
 // phase is one step of a job's reconcile; done ends the pass's phases.
 type phase func(s *scope) (done bool)
 
-// Pass reconciles every job that holds a reservation or has member pods.
+// Pass reconciles every job that holds a reservation or has member pods,
+// and keeps the earliest deadline still pending (a start deadline) for Run
+// to pass again at.
 func (d *Dispatcher) Pass(ctx context.Context) error {
+	d.wake = time.Time{}
 	if err := d.pods.wait(ctx); err != nil {
 		return err
 	}
@@ -68,6 +74,9 @@ func (d *Dispatcher) Pass(ctx context.Context) error {
 	for _, s := range scopes {
 		if err := d.reconcile(ctx, s); err != nil && !errors.Is(err, store.ErrConflict) {
 			errs = append(errs, fmt.Errorf("job %s: %w", s.name, err))
+		}
+		if !s.wake.IsZero() && (d.wake.IsZero() || s.wake.Before(d.wake)) {
+			d.wake = s.wake
 		}
 	}
 	return errors.Join(errs...)
@@ -208,6 +217,7 @@ func (d *Dispatcher) prepare(s *scope) bool {
 		s.decision = &jobs.Decision{Members: memberStatuses(s), Dispatch: s.dispatch(v1alpha1.DispatchCommitted, "",
 			fmt.Sprintf("all %d members prepared; committed epoch %d", prepared, s.res.Epoch))}
 		s.create, s.stamp = false, true
+		s.wake = s.now.Add(d.cfg.StartTimeout)
 	case disp.Time != nil && s.now.Sub(disp.Time.Time) > d.cfg.PrepareTimeout:
 		d.abort(s, "PrepareTimeout", fmt.Sprintf("%d of %d members prepared within %s",
 			prepared, len(s.res.Members), d.cfg.PrepareTimeout))
@@ -222,9 +232,11 @@ func (d *Dispatcher) abort(s *scope, reason, msg string) {
 }
 
 // follow is phase two onwards: keep the commit stamped, aggregate the
-// member phases, restart the whole gang when a member fails.
+// member phases, restart the whole gang when a member fails, abort it when
+// it is not fully running by the start deadline.
 func (d *Dispatcher) follow(s *scope) bool {
-	if current(s).Phase != v1alpha1.DispatchCommitted {
+	disp := current(s)
+	if disp.Phase != v1alpha1.DispatchCommitted {
 		return false
 	}
 	s.stamp = true
@@ -246,6 +258,9 @@ func (d *Dispatcher) follow(s *scope) bool {
 	}
 	if n := len(s.res.Members); len(s.pods) < n {
 		d.restartOrFail(s, fmt.Sprintf("%d of %d members are gone", n-len(s.pods), n))
+		return true
+	}
+	if d.startDeadline(s, disp) {
 		return true
 	}
 	s.aggregate = true
