@@ -43,7 +43,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	if len(in.Pending) == 0 && len(in.Terminating) == 0 {
 		return res, nil
 	}
-	snap := placement.NewSnapshot(f.clusters, f.allocations())
+	snap := placement.NewSnapshot(f.clusters, f.allocations(now))
 	d := placement.Schedule(snap, in, s.cfg.Options...)
 	s.holds = d.Reservations
 	for i := range d.Placements {

@@ -95,7 +95,10 @@ func (s *Scheduler) readClusters(ctx context.Context, f *fleet) error {
 // subtracted from the inventory. A report that still misses some bound
 // members can make a decision too optimistic for a moment; the agents'
 // fit check at prepare catches that and the dispatch is aborted and retried.
-func (f *fleet) allocations() []placement.Allocation {
+// A gang booked but not started yet counts as starting now, so its time
+// limit (Estimate) ends no earlier than now plus that limit and it has lost
+// no work if it is preempted.
+func (f *fleet) allocations(now time.Time) []placement.Allocation {
 	committed := map[string]time.Time{}
 	for _, it := range f.jobs {
 		if d := jobs.DispatchOf(it.Object); d != nil && d.Phase == v1alpha1.DispatchCommitted && d.Time != nil {
@@ -110,8 +113,12 @@ func (f *fleet) allocations() []placement.Allocation {
 		for _, c := range r.Clusters {
 			counted = counted && f.received[c].After(at)
 		}
+		started := r.Started
+		if started.IsZero() {
+			started = now
+		}
 		out = append(out, placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments(),
-			Started: r.Started, Counted: counted})
+			Started: started, Counted: counted})
 	}
 	return out
 }

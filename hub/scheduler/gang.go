@@ -11,7 +11,8 @@ import (
 )
 
 // GangOf maps a (defaulted) job to the gang placement decides on. The
-// cluster selector is passed whole (matchLabels and matchExpressions).
+// cluster selector is passed whole (matchLabels and matchExpressions); the
+// pod template's activeDeadlineSeconds is the gang's Estimate.
 func GangOf(j *v1alpha1.Job) placement.Gang {
 	s := &j.Spec
 	prio, _ := s.PriorityClass.Value()
@@ -43,6 +44,12 @@ func GangOf(j *v1alpha1.Job) placement.Gang {
 	}
 	if s.Preemption.GracePeriodSeconds != nil {
 		g.GracePeriod = time.Duration(*s.Preemption.GracePeriodSeconds) * time.Second
+	}
+	if d := s.Template.Spec.ActiveDeadlineSeconds; d != nil && *d > 0 {
+		// The time limit every member pod runs under (the kubelet ends a
+		// member at it): the gang's estimate, so it may backfill nodes held
+		// for a bigger gang that it frees in time.
+		g.Estimate = time.Duration(*d) * time.Second
 	}
 	if j.Status.SubmitTime != nil {
 		g.Submitted = j.Status.SubmitTime.Time
