@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // Fail stops the local pod ns/name on the agent's own decision (its node
@@ -17,8 +19,8 @@ import (
 // with reason and message at once, then the local pod is deleted with grace
 // (nil: the pod's own). Later changes of the local pod, its deletion
 // included, no longer change the reported status, and the hub pod is not
-// run again. A local pod the syncer does not track (its hub pod not seen
-// since the agent started) is deleted all the same.
+// run again. A local pod whose hub pod the syncer has not seen since the
+// agent started is tracked from the local pod's copy of it.
 func (s *Syncer) Fail(ctx context.Context, ns, name, reason, msg string, grace *int64) error {
 	lp, ok := s.localPod(ns, name)
 	if !ok {
@@ -26,9 +28,13 @@ func (s *Syncer) Fail(ctx context.Context, ns, name, reason, msg string, grace *
 	}
 	s.mu.Lock()
 	e := s.pods[key(ns, name)]
+	if e == nil { // not seen since the agent started: report from the local pod
+		e = &entry{vnode: lp.Annotations[v1alpha1.AnnotationVirtualNode], hub: fromLocal(lp), status: lp.Status}
+		s.pods[key(ns, name)] = e
+	}
 	var view *corev1.Pod
 	var vnode string
-	if e != nil && !e.lost && !e.deleting && string(e.hub.UID) == hubUID(lp) {
+	if !e.lost && !e.deleting && string(e.hub.UID) == hubUID(lp) {
 		e.lost = true // not recreated, and no later local event is reported
 		s.lost[e.hub.UID] = true
 		e.status = failedStatus(lp.Status, reason, msg)

@@ -3,6 +3,8 @@
 package podsync
 
 import (
+	"time"
+
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -70,5 +72,43 @@ func TestFailReportsReasonThenDeletes(t *testing.T) {
 	})
 	if st := end.Status.ContainerStatuses[0].State.Terminated; st == nil || st.Reason != v1alpha1.ReasonNodeNotReady {
 		t.Errorf("container state after the hub's delete = %+v", st)
+	}
+}
+
+// TestFailUntracked: a local pod whose hub pod the syncer has not seen yet
+// (just after a restart) is reported from its own copy, then deleted; the
+// hub pod, when it arrives, is not run again.
+func TestFailUntracked(t *testing.T) {
+	s, cs, n, _ := startSyncer(t)
+	ctx := t.Context()
+	hub := hubPod(nil)
+	lp := LocalPod(hub, "v1")
+	if _, err := cs.CoreV1().Pods("team").Create(ctx, lp, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, ok := s.localPod("team", "p"); ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("local pod not cached")
+		}
+	}
+	if err := s.Fail(ctx, "team", "p", v1alpha1.ReasonGPUUnhealthy, "node n1 lost GPUs", nil); err != nil {
+		t.Fatal(err)
+	}
+	got := n.wait(t, func(p *corev1.Pod) bool { return p.Status.Reason == v1alpha1.ReasonGPUUnhealthy })
+	if got.UID != hub.UID || got.Status.Phase != corev1.PodFailed {
+		t.Errorf("reported %s %+v", got.UID, got.Status)
+	}
+	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("local pod not deleted: %v", err)
+	}
+	hub.Spec.NodeName = "v1"
+	if err := s.UpdatePod(ctx, "v1", hub); err != nil {
+		t.Fatalf("UpdatePod of a stopped member: %v", err)
+	}
+	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Error("a stopped member was run again")
 	}
 }
