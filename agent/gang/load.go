@@ -5,6 +5,7 @@ package gang
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
@@ -54,4 +55,27 @@ func (g *Gate) Load(ctx context.Context) error {
 	close(g.loaded)
 	klog.FromContext(ctx).V(2).Info("Gang epochs loaded", "jobs", len(g.epochs), "fromPods", len(found), "fromRecord", len(recorded))
 	return nil
+}
+
+// loadRetrying calls Load until it succeeds (a workload cluster that does
+// not answer, or refuses the record's read, delays every member, not the
+// agent's other parts); false if ctx ends first.
+func (g *Gate) loadRetrying(ctx context.Context) bool {
+	backoff := 200 * time.Millisecond
+	for {
+		err := g.Load(ctx)
+		if err == nil {
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		klog.FromContext(ctx).Error(err, "Load gang epochs; members wait", "retryIn", backoff)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 30*time.Second)
+	}
 }

@@ -52,11 +52,8 @@ func (g *Gate) Run(ctx context.Context) error {
 	if !g.cache.WaitForCacheSync(ctx, reg) {
 		return nil
 	}
-	if err := g.Load(ctx); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
+	if !g.loadRetrying(ctx) {
+		return nil
 	}
 	go func() { <-ctx.Done(); q.ShutDown(); g.stale.ShutDown() }()
 	var stale sync.WaitGroup
