@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	"github.com/shoal-dev/shoal/agent/hubkube"
 	"github.com/shoal-dev/shoal/agent/inventory"
+	"github.com/shoal-dev/shoal/agent/nodehealth"
 	"github.com/shoal-dev/shoal/agent/podsync"
 	"github.com/shoal-dev/shoal/agent/vnode"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
@@ -85,7 +86,8 @@ func (a *Agent) Run(ctx context.Context) error {
 }
 
 // runNodes starts, in g, what serves the hub cluster: the token refresher,
-// the pod syncer with the gang gate, the kubelet endpoint and the virtual nodes.
+// the pod syncer with the gang gate, the node failure watcher, the kubelet
+// endpoint and the virtual nodes (once the gate has loaded its epochs).
 func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclient.Credentials,
 	workload *cluster.Cache, watcher *inventory.Watcher, h *health) error {
 	local := workload.Client()
@@ -104,8 +106,11 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	if err != nil {
 		return fmt.Errorf("hub cluster client: %w", err)
 	}
-	gate := gang.New(workload)
+	gate := gang.New(workload, gang.WithRecord(a.cfg.Namespace))
 	syncer := podsync.New(workload, a.cfg.Local, gate, nil)
+	gate.SetStopper(syncer)
+	failures := nodehealth.New(workload, syncer, nodehealth.Config{Grace: a.cfg.NodeFailureGrace,
+		Taints: a.cfg.GPUFailureTaints, Conditions: a.cfg.GPUFailureConditions})
 	kubelet := &vnode.KubeletServer{Addr: a.cfg.KubeletListen, Address: a.cfg.KubeletAddress, Syncer: syncer}
 	port, err := kubelet.Listen()
 	if err != nil {
@@ -119,8 +124,16 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	g.Go(func() error { return hubKube.Run(ctx) })
 	g.Go(func() error { return syncer.Run(ctx) })
 	g.Go(func() error { return gate.Run(ctx) })
+	g.Go(func() error { return failures.Run(ctx) })
 	g.Go(func() error { return kubelet.Serve(ctx) })
-	g.Go(func() error { return nodes.Run(ctx, toNodes) })
+	g.Go(func() error {
+		select { // no member is accepted before the epochs of earlier runs are back
+		case <-ctx.Done():
+			return nil
+		case <-gate.Loaded():
+		}
+		return nodes.Run(ctx, toNodes)
+	})
 	klog.FromContext(ctx).Info("Serving virtual nodes", "kubeletPort", port)
 	return nil
 }

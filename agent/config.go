@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/shoal-dev/shoal/agent/hubclient"
+	"github.com/shoal-dev/shoal/agent/nodehealth"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -48,6 +49,15 @@ type Config struct {
 	Version string
 	// GitOps, when set, runs beside the other parts.
 	GitOps GitOpsFunc
+	// NodeFailureGrace is how long a member's node must be NotReady, short
+	// of GPUs bound on it, or carry a GPU failure taint or condition before
+	// the agent stops the member and reports it Failed (default 10 s).
+	NodeFailureGrace time.Duration
+	// GPUFailureTaints are node taint keys that mean the node's GPUs failed.
+	GPUFailureTaints []string
+	// GPUFailureConditions are node condition types that, True, mean the
+	// node's GPUs failed.
+	GPUFailureConditions []string
 }
 
 func (c *Config) defaults() error {
@@ -68,6 +78,12 @@ func (c *Config) defaults() error {
 	}
 	if c.Keys == (fedinv.LabelKeys{}) {
 		c.Keys = fedinv.DefaultLabelKeys()
+	}
+	if c.NodeFailureGrace < 0 {
+		return errors.New("agent: the node failure grace must not be negative")
+	}
+	if c.NodeFailureGrace == 0 {
+		c.NodeFailureGrace = nodehealth.DefaultGrace
 	}
 	if c.Version == "" {
 		c.Version = "dev"

@@ -33,7 +33,11 @@ func newGate(t *testing.T, objs ...runtime.Object) (*gang.Gate, *fake.Clientset)
 	if !c.WaitForCacheSync(t.Context()) {
 		t.Fatal("cache not synced")
 	}
-	return gang.New(c), local
+	g := gang.New(c)
+	if err := g.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return g, local
 }
 
 func hubPod(name, epoch, commit string) *corev1.Pod {

@@ -13,7 +13,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"github.com/shoal-dev/shoal/agent/cluster"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -22,12 +24,29 @@ import (
 // ErrStaleEpoch refuses a member of an epoch older than one already seen.
 var ErrStaleEpoch = errors.New("stale placement epoch")
 
-// Gate gates, prepares and commits the local pods of gang members. It is
-// the podsync.Gate of the agent.
+// ErrNotLoaded refuses members until Load has rebuilt the epochs of a
+// restarted agent (the agent starts its virtual nodes only after Load).
+var ErrNotLoaded = errors.New("gang epochs not loaded yet")
+
+// Stopper stops a local member on the agent's own decision; the pod syncer
+// (podsync.Syncer.Fail) implements it, reporting the hub pod Failed with the
+// reason before it deletes the local pod. grace nil is the pod's own.
+type Stopper interface {
+	Fail(ctx context.Context, ns, name, reason, msg string, grace *int64) error
+}
+
+// Gate gates, prepares and commits the local pods of gang members, keeps
+// the newest epoch of every job (across restarts: see Load) and removes
+// local members of older epochs. It is the podsync.Gate of the agent.
 type Gate struct {
-	cache *cluster.Cache
-	local kubernetes.Interface
-	mu    sync.Mutex
+	cache   *cluster.Cache
+	local   kubernetes.Interface
+	clock   clock.PassiveClock
+	record  *record // nil: epochs are rebuilt from the local pods only
+	stopper Stopper
+	stale   workqueue.TypedRateLimitingInterface[string]
+	mu      sync.Mutex
+	loaded  chan struct{}
 	// epochs is the newest epoch seen per "<namespace>/<job>".
 	epochs map[string]int64
 	// recent are members prepared here that the cache may not show yet.
@@ -35,12 +54,39 @@ type Gate struct {
 	nodeLocks map[string]*sync.Mutex
 }
 
-// New returns a Gate on the workload cluster c caches. Fit checks read the
-// cache; Prepare expects it synced (Run waits for it).
-func New(c *cluster.Cache) *Gate {
-	return &Gate{cache: c, local: c.Client(), epochs: map[string]int64{}, recent: map[string]*corev1.Pod{},
-		nodeLocks: map[string]*sync.Mutex{}}
+// Option configures a Gate.
+type Option func(*Gate)
+
+// WithRecord keeps the newest epoch of every job also in the ConfigMap
+// EpochsConfigMap of namespace (the agent's own), so that a restarted agent
+// refuses stale epochs even when the job's local pods are gone.
+func WithRecord(namespace string) Option {
+	return func(g *Gate) { g.record = &record{namespace: namespace} }
 }
+
+// WithClock sets the clock of the record's retention (default: real time).
+func WithClock(c clock.PassiveClock) Option { return func(g *Gate) { g.clock = c } }
+
+// New returns a Gate on the workload cluster c caches. Fit checks read the
+// cache; Load (which Run calls) must end before members are accepted.
+func New(c *cluster.Cache, opts ...Option) *Gate {
+	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{},
+		recent: map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
+		stale: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+	for _, o := range opts {
+		o(g)
+	}
+	g.stopper = deleter{g.local}
+	return g
+}
+
+// SetStopper sets what stops stale members (call before Run; the pod
+// syncer, built after the Gate, is the agent's). The default deletes the
+// local pod.
+func (g *Gate) SetStopper(s Stopper) { g.stopper = s }
+
+// Loaded is closed when Load has rebuilt the epochs.
+func (g *Gate) Loaded() <-chan struct{} { return g.loaded }
 
 // member returns the job key and epoch of a gang member's pod; ok is false
 // for pods that are not gang members.
@@ -56,15 +102,29 @@ func member(p *corev1.Pod) (job string, epoch int64, ok bool) {
 	return p.Namespace + "/" + p.Labels[v1alpha1.LabelJob], e, true
 }
 
-// observe records epoch for job and reports whether it is current.
+// observe records epoch for job and reports whether it is current. A newer
+// epoch queues the job for the removal of older local members.
 func (g *Gate) observe(job string, epoch int64) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if epoch < g.epochs[job] {
 		return false
 	}
+	if epoch > g.epochs[job] {
+		g.stale.Add(job)
+	}
 	g.epochs[job] = epoch
 	return true
+}
+
+// isLoaded reports whether Load has ended.
+func (g *Gate) isLoaded() bool {
+	select {
+	case <-g.loaded:
+		return true
+	default:
+		return false
+	}
 }
 
 // Mutate gates the local pod of a gang member before the pod syncer creates
@@ -74,6 +134,9 @@ func (g *Gate) Mutate(hub, local *corev1.Pod) error {
 	job, epoch, ok := member(hub)
 	if !ok {
 		return nil
+	}
+	if !g.isLoaded() {
+		return ErrNotLoaded
 	}
 	if !g.observe(job, epoch) {
 		return fmt.Errorf("%w: pod %s/%s has epoch %d, job %s is at %d", ErrStaleEpoch, hub.Namespace, hub.Name,
@@ -113,6 +176,9 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 	job, epoch, ok := member(hub)
 	if !ok || hub.Annotations[v1alpha1.AnnotationCommit] != strconv.FormatInt(epoch, 10) {
 		return nil
+	}
+	if !g.isLoaded() {
+		return ErrNotLoaded
 	}
 	if !g.observe(job, epoch) {
 		return fmt.Errorf("%w: commit of %s/%s for epoch %d", ErrStaleEpoch, hub.Namespace, hub.Name, epoch)

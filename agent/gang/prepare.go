@@ -25,15 +25,23 @@ var errWaitTerminating = errors.New("waiting for terminating pods")
 // workers is the number of members prepared concurrently.
 const workers = 8
 
-// Run prepares gated gang members of the local cluster until ctx ends. Fit
-// checks read the shared cache of nodes and pods; each prepare costs one
-// status update.
+// Run loads the epochs (Load), then prepares gated gang members of the
+// local cluster and removes stale ones until ctx ends. Fit checks read the
+// shared cache of nodes and pods; each prepare costs one status update.
 func (g *Gate) Run(ctx context.Context) error {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
 	defer q.ShutDown()
+	defer g.stale.ShutDown()
 	enqueue := func(o any) {
-		if p, ok := o.(*corev1.Pod); ok && needsPrepare(p) {
+		p, ok := o.(*corev1.Pod)
+		if !ok {
+			return
+		}
+		if needsPrepare(p) {
 			q.Add(cache.MetaObjectToName(p))
+		}
+		if job, epoch, ok := member(p); ok && g.isLoaded() && epoch < g.current(job) {
+			g.stale.Add(job)
 		}
 	}
 	reg, err := g.cache.AddPodHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue,
@@ -44,7 +52,14 @@ func (g *Gate) Run(ctx context.Context) error {
 	if !g.cache.WaitForCacheSync(ctx, reg) {
 		return nil
 	}
-	go func() { <-ctx.Done(); q.ShutDown() }()
+	if !g.loadRetrying(ctx) {
+		return nil
+	}
+	go func() { <-ctx.Done(); q.ShutDown(); g.stale.ShutDown() }()
+	var stale sync.WaitGroup
+	stale.Add(1)
+	go func() { defer stale.Done(); g.runStale(ctx) }()
+	defer stale.Wait()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -118,7 +133,7 @@ func (g *Gate) Prepare(ctx context.Context, lp *corev1.Pod) error {
 	cond := corev1.PodCondition{Type: v1alpha1.PodConditionPrepared, Status: corev1.ConditionTrue, Reason: "Fits",
 		LastTransitionTime: metav1.Now()}
 	if g.current(job) > epoch {
-		cond.Status, cond.Reason = corev1.ConditionFalse, "StaleEpoch"
+		cond.Status, cond.Reason = corev1.ConditionFalse, v1alpha1.ReasonStaleEpoch
 		cond.Message = fmt.Sprintf("epoch %d is older than %d", epoch, g.current(job))
 	} else if reason, msg, err := g.fit(lp); err != nil {
 		return err
@@ -126,6 +141,11 @@ func (g *Gate) Prepare(ctx context.Context, lp *corev1.Pod) error {
 		return fmt.Errorf("%w: %s", errWaitTerminating, msg) // retried: the GPUs free up soon
 	} else if reason != "" {
 		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, reason, msg
+	}
+	if g.record != nil { // durable before the hub can commit the epoch
+		if err := g.record.save(ctx, g.local, job, g.current(job), g.clock.Now()); err != nil {
+			return err
+		}
 	}
 	lp = lp.DeepCopy()
 	lp.Status.Conditions = append(lp.Status.Conditions, cond)

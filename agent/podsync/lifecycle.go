@@ -75,12 +75,17 @@ func (s *Syncer) track(vnode string, hub, local *corev1.Pod) {
 func (s *Syncer) UpdatePod(ctx context.Context, vnode string, hub *corev1.Pod) error {
 	s.mu.Lock()
 	e := s.pods[key(hub.Namespace, hub.Name)]
+	lost := false
 	if e != nil {
 		e.hub = hub.DeepCopy()
+		lost = e.lost
 	}
 	s.mu.Unlock()
 	if e == nil {
 		return s.CreatePod(ctx, vnode, hub)
+	}
+	if lost { // no local pod to commit: it was deleted or stopped
+		return nil
 	}
 	return s.gate.Commit(ctx, hub)
 }

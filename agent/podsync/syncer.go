@@ -113,6 +113,9 @@ func (s *Syncer) localPod(ns, name string) (*corev1.Pod, bool) {
 	return lp, true
 }
 
+// hubUID is the UID of the hub pod of local pod lp.
+func hubUID(lp *corev1.Pod) string { return lp.Annotations[v1alpha1.AnnotationHubUID] }
+
 func key(ns, name string) types.NamespacedName {
 	return types.NamespacedName{Namespace: ns, Name: name}
 }
@@ -168,10 +171,18 @@ func (s *Syncer) localDeleted(ctx context.Context, o any) {
 	}
 	if e.deleting {
 		delete(s.pods, k)
-		e.status = deletedStatus(lp.Status)
+		last := lp.Status
+		if e.lost { // stopped by the agent (Fail): keep the reported failure
+			last = e.status
+		}
+		e.status = deletedStatus(last)
 		view, vnode := e.hubView(), e.vnode
 		s.mu.Unlock()
 		s.send(vnode, view)
+		return
+	}
+	if e.lost { // stopped by the agent (Fail), which reported it already
+		s.mu.Unlock()
 		return
 	}
 	e.lost = true

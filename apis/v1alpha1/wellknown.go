@@ -155,6 +155,19 @@ const (
 	// ReasonDeletedOnHub: the terminated reason of containers of a pod
 	// deleted on the hub.
 	ReasonDeletedOnHub = "DeletedOnHub"
+	// ReasonNodeNotReady: the member's node in the workload cluster was not
+	// Ready (or was deleted) for longer than the agent's grace; the agent
+	// stopped the member.
+	ReasonNodeNotReady = "NodeNotReady"
+	// ReasonGPUUnhealthy: the member's node lost GPUs it was bound to (the
+	// device plugin removed unhealthy GPUs from allocatable) or carries a
+	// taint or condition the agent is configured to read as a GPU failure;
+	// the agent stopped the member.
+	ReasonGPUUnhealthy = "GPUUnhealthy"
+	// ReasonStaleEpoch: the member belongs to an epoch older than the newest
+	// the agent knows for its job; the agent removed it (also the Prepared
+	// condition's reason when a stale member is refused).
+	ReasonStaleEpoch = "StaleEpoch"
 )
 
 // virtualNodePrefix is the name prefix of every virtual node.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shoal-dev/shoal/agent"
+	"github.com/shoal-dev/shoal/agent/nodehealth"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -27,13 +28,17 @@ type options struct {
 	metricsAddr                   string
 	gitopsWorkDir                 string
 	gitopsInterval                time.Duration
+	nodeFailureGrace              time.Duration
+	gpuFailureTaints              []string
+	gpuFailureConditions          []string
 }
 
 func defaultOptions() *options {
 	keys := fedinv.DefaultLabelKeys()
 	return &options{namespace: "shoal-system", rackKey: keys.Rack, blockKey: keys.Block, zoneKey: keys.Zone,
 		heartbeat: 10 * time.Second, kubeletListen: ":10250", kubeletAddress: os.Getenv("POD_IP"),
-		leaseSeconds: 40, metricsAddr: ":8080", gitopsInterval: 30 * time.Second}
+		leaseSeconds: 40, metricsAddr: ":8080", gitopsInterval: 30 * time.Second,
+		nodeFailureGrace: nodehealth.DefaultGrace}
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -54,6 +59,12 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of /metrics and /healthz (empty: off)")
 	fs.StringVar(&o.gitopsWorkDir, "gitops-workdir", o.gitopsWorkDir, "directory for GitOps checkouts; empty disables GitOps")
 	fs.DurationVar(&o.gitopsInterval, "gitops-report-interval", o.gitopsInterval, "time between GitOps status reports to the hub")
+	fs.DurationVar(&o.nodeFailureGrace, "node-failure-grace", o.nodeFailureGrace,
+		"how long a gang member's node must be NotReady, short of bound GPUs or carry a GPU failure taint/condition before the member is stopped and reported Failed")
+	fs.StringSliceVar(&o.gpuFailureTaints, "gpu-failure-taints", o.gpuFailureTaints,
+		"node taint keys that mean the node's GPUs failed (comma-separated)")
+	fs.StringSliceVar(&o.gpuFailureConditions, "gpu-failure-conditions", o.gpuFailureConditions,
+		"node condition types that, True, mean the node's GPUs failed (comma-separated)")
 }
 
 func (o *options) config() (agent.Config, error) {
@@ -78,6 +89,7 @@ func (o *options) config() (agent.Config, error) {
 		Keys:          fedinv.LabelKeys{Rack: o.rackKey, Block: o.blockKey, Zone: o.zoneKey},
 		KubeletListen: o.kubeletListen, KubeletAddress: o.kubeletAddress,
 		LeaseDurationSeconds: o.leaseSeconds, Version: version,
+		NodeFailureGrace: o.nodeFailureGrace, GPUFailureTaints: o.gpuFailureTaints, GPUFailureConditions: o.gpuFailureConditions,
 	}, nil
 }
 

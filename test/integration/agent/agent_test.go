@@ -41,7 +41,7 @@ func startAgent(t *testing.T, token string) *runningAgent {
 		HubAddress: hub.addr, Token: token, CAHash: hub.caHash(), Cluster: clusterName,
 		Local: restConfigCopy(workCP.Config), Labels: map[string]string{"region": "eu"},
 		HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0", KubeletAddress: "127.0.0.1",
-		LeaseDurationSeconds: leaseSecs, Version: "v0.0.0-it",
+		LeaseDurationSeconds: leaseSecs, Version: "v0.0.0-it", NodeFailureGrace: nodeFailureGrace,
 		GitOps: agent.GitOps(t.TempDir(), "shoal-system", time.Second),
 	})
 	if err != nil {
@@ -378,6 +378,10 @@ func TestAgent(t *testing.T) {
 		}
 		waitLocalGone(t, "orphan") // its hub pod went away while the agent was down
 	})
+
+	t.Run("a member's node turning NotReady fails its hub pod", func(t *testing.T) { testNodeNotReady(ctx, t) })
+	t.Run("a newer epoch removes the stale members", func(t *testing.T) { testStaleMembersRemoved(ctx, t) })
+	t.Run("a restarted agent refuses a stale epoch", func(t *testing.T) { testRestartKeepsEpochs(ctx, t, &a) })
 
 	t.Run("an unreachable workload cluster makes the nodes NotReady", func(t *testing.T) {
 		if err := workCP.Stop(); err != nil {
