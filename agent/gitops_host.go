@@ -60,7 +60,7 @@ func exchange(ctx context.Context, s *gitops.Syncer, hub *hubclient.Client, chan
 			var src v1alpha1.GitOpsSource
 			if err := json.Unmarshal(srcJSON, &src); err != nil {
 				log.Error(err, "Hub sent an unreadable GitOps source")
-			} else if cur, ok := s.Source(); !ok || !reflect.DeepEqual(cur, src) {
+			} else if cur, ok := s.Source(); !ok || !sameSource(cur, src) {
 				if err := s.SetSource(src); err != nil {
 					log.Error(err, "Hub sent an invalid GitOps source")
 				} else {
@@ -76,4 +76,12 @@ func exchange(ctx context.Context, s *gitops.Syncer, hub *hubclient.Client, chan
 		case <-tick.C:
 		}
 	}
+}
+
+// sameSource reports whether the hub's source src is the syncer's current
+// one, cur (which the syncer keeps with its defaults applied). Without the
+// defaults a source stored without an interval never compared equal, so
+// every status report restarted a sync.
+func sameSource(cur, src v1alpha1.GitOpsSource) bool {
+	return reflect.DeepEqual(cur, src.WithDefaults())
 }
