@@ -75,6 +75,26 @@ func TestCreateMakesAncestorsAndRefusesDuplicates(t *testing.T) {
 	}
 }
 
+// TestUnknownGPUClassRefused: a quota key that names no GPU class would be
+// stored and never charged, so create and update refuse it with its path.
+func TestUnknownGPUClassRefused(t *testing.T) {
+	ctx, qs := testCtx(t), queues.New(shared, jobs.New(shared))
+	name := uniq("cls")
+	var inv *v1alpha1.InvalidError
+	_, _, err := qs.Create(ctx, testqueue.New(name).Weight(1).Quota("h1000", 16).Obj())
+	if !errors.As(err, &inv) || len(inv.Errs) != 1 || inv.Errs[0].Field != "spec.quotas[h1000]" ||
+		!strings.Contains(err.Error(), "h100") {
+		t.Fatalf("create with unknown class: %v", err)
+	}
+	if _, _, err := qs.Create(ctx, testqueue.New(name).Weight(1).Quota("h100", 16).Quota("mig-1g.10gb", 7).Obj()); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	_, _, err = qs.Update(ctx, testqueue.New(name).Weight(1).Quota("a100-81gb", 16).Obj(), 0)
+	if !errors.As(err, &inv) || inv.Errs[0].Field != "spec.quotas[a100-81gb]" {
+		t.Fatalf("update with unknown class: %v", err)
+	}
+}
+
 func TestUpdateRevisionGuard(t *testing.T) {
 	ctx, qs := testCtx(t), queues.New(shared, jobs.New(shared))
 	name := uniq("u")
