@@ -80,15 +80,11 @@ func (c *cycle) chargeRunning() {
 	c.running = make([]*allocation, 0, len(c.s.allocs))
 	for _, al := range c.s.allocs {
 		c.running = append(c.running, al)
-		leaf := c.qt.get(al.Gang.Queue)
+		byProduct := map[string]int{}
 		for k, i := range al.nodes {
-			p := c.s.classes[c.s.nodes[i].class].product
-			g := int(al.members[k] * al.gpm)
-			for n := leaf; n != nil; n = n.parent {
-				n.alloc[p] += g
-				n.total += g
-			}
+			byProduct[c.s.classes[c.s.nodes[i].class].product] += int(al.members[k] * al.gpm)
 		}
+		c.qt.charge(al.Gang.Queue, byProduct, c.s.allocUse(al))
 	}
 	for q, u := range c.in.Usage {
 		for n := c.qt.get(q); n != nil; n = n.parent {
@@ -107,6 +103,10 @@ func (c *cycle) decide(g *Gang) {
 		c.wait(g, &Unschedulable{ReasonNoMatchingNodes, err.Error()})
 		return
 	}
+	if why := c.qt.admitAny(g.Queue, c.s.candidateUses(g, c.qt.cap)); why != nil {
+		c.wait(g, why) // no product it accepts is within quota: hold and preempt nothing
+		return
+	}
 	rid, hasRes := c.resByGang[g.ID]
 	r := c.s.newRequest(g, c.cfg.place)
 	if hasRes {
@@ -117,9 +117,9 @@ func (c *cycle) decide(g *Gang) {
 	}
 	picks, level, dom, ok := c.s.place(r)
 	if ok {
-		by := c.s.gpusByProduct(g, picks)
-		if q, fits := c.qt.fits(g.Queue, by); !fits {
-			c.wait(g, &Unschedulable{ReasonQuota, "queue " + q + " would exceed its GPU quota (nominal plus borrowing limit)"})
+		use := c.s.useOf(g, picks)
+		if why := c.qt.admit(g.Queue, use); why != nil {
+			c.wait(g, why)
 			return
 		}
 		p := c.s.placement(g.ID, picks, level, dom)
@@ -133,7 +133,7 @@ func (c *cycle) decide(g *Gang) {
 			c.wait(g, &Unschedulable{ReasonFragmented, err.Error()})
 			return
 		}
-		c.qt.charge(g.Queue, by)
+		c.qt.charge(g.Queue, c.s.gpusByProduct(g, picks), use)
 		c.placed[g.ID] = true
 		if hasRes {
 			c.drop(rid)

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package placement
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+// Quota rules (Kueue's cohort semantics, on Shoal's queue tree). For each
+// quota key k (a GPU class, or "" for all GPUs and slices) and each queue n
+// on the path from a gang's queue to the root that has a quota for k, with
+// U the GPUs n's subtree holds and w the gang's GPUs of k:
+//
+//  1. U + w <= nominal + borrowingLimit (no bound when the limit is nil);
+//  2. if U + w > nominal, n borrows, and it borrows only idle nominal quota
+//     of its cohort: the queues holding a quota for k whose nearest ancestor
+//     with a quota for k is n's (the top-level ones when there is none).
+//     Over the cohort, GPUs held plus w must stay within the nominal sum.
+//
+// A queue within its nominal quota is never refused for quota (only for
+// capacity), even when others borrowed; taking borrowed GPUs back is
+// reclaim (WithReclaim). A queue without a quota for k is not bounded for k
+// itself, but its GPUs count in every ancestor's usage. A parent's quota
+// bounds its whole subtree; its nominal is not lent to children that hold
+// quotas of their own.
+
+// usage is GPUs by quota key: every GPU class the GPUs count in, and "".
+type usage map[string]int
+
+// add adds g GPUs of a node of the given snapshot class, or slices of a MIG
+// resource when mig is set, to u.
+func (s *Snapshot) addUse(u usage, class int32, mig string, g int) {
+	u[""] += g
+	if mig != "" {
+		if k, ok := v1alpha1.GPUClassOfMIG(mig); ok {
+			u[k] += g
+		}
+		return
+	}
+	for _, k := range s.classes[class].quotaKeys {
+		u[k] += g
+	}
+}
+
+// useOf returns the quota usage of a placement's picks.
+func (s *Snapshot) useOf(g *Gang, picks []pick) usage {
+	u := usage{}
+	for _, pk := range picks {
+		s.addUse(u, s.nodes[pk.node].class, g.MIGResource, int(pk.members)*g.GPUsPerMember)
+	}
+	return u
+}
+
+// allocUse returns the quota usage of a running gang.
+func (s *Snapshot) allocUse(al *allocation) usage {
+	u := usage{}
+	for k, i := range al.nodes {
+		s.addUse(u, s.nodes[i].class, al.mig, int(al.members[k]*al.gpm))
+	}
+	return u
+}
+
+// candidateUses returns the usages a gang could have if placed whole on one
+// product of the fleet it accepts (one usage for a MIG gang).
+func (s *Snapshot) candidateUses(g *Gang, capacity map[string]int) []usage {
+	w := g.GPUs()
+	if g.MIGResource != "" {
+		u := usage{"": w}
+		if k, ok := v1alpha1.GPUClassOfMIG(g.MIGResource); ok {
+			u[k] = w
+		}
+		return []usage{u}
+	}
+	var out []usage
+	for _, p := range slices.Sorted(maps.Keys(capacity)) {
+		if len(g.Products) > 0 && !slices.Contains(g.Products, p) {
+			continue
+		}
+		u := usage{"": w}
+		for _, k := range v1alpha1.GPUClassesOfProduct(p) {
+			u[k] = w
+		}
+		out = append(out, u)
+	}
+	return out
+}
+
+// admit returns why adding use to queue would break a quota rule, or nil.
+func (t *queueTree) admit(queue string, use usage) *Unschedulable {
+	keys := slices.Sorted(maps.Keys(use))
+	for n := t.get(queue); n != nil; n = n.parent {
+		for _, k := range keys {
+			q, ok := n.quotas[k]
+			if !ok {
+				continue
+			}
+			after := n.held[k] + use[k]
+			if b := q.BorrowingLimit; b != nil && after > q.Nominal+*b {
+				return quotaRefusal(n.name, k, after, q, "")
+			}
+			if after <= q.Nominal {
+				continue
+			}
+			nominal, held := t.cohort(n, k)
+			if held+use[k] > nominal {
+				idle := max(0, nominal-held-max(0, q.Nominal-n.held[k])) // not yet lent, beyond n's own
+				return quotaRefusal(n.name, k, after, q,
+					fmt.Sprintf("; its cohort has %d idle to lend", idle))
+			}
+		}
+	}
+	return nil
+}
+
+// admitAny returns nil when one of the usages passes admit, else the first refusal.
+func (t *queueTree) admitAny(queue string, uses []usage) *Unschedulable {
+	var first *Unschedulable
+	for _, u := range uses {
+		why := t.admit(queue, u)
+		if why == nil {
+			return nil
+		}
+		if first == nil {
+			first = why
+		}
+	}
+	return first
+}
+
+// quotaRefusal words a QuotaExceeded reason: "queue team would hold 24 h100
+// GPUs, quota nominal 16 + borrowing 0".
+func quotaRefusal(queue, key string, after int, q Quota, tail string) *Unschedulable {
+	what := key + " GPUs"
+	switch {
+	case key == "":
+		what = "GPUs"
+	case strings.HasPrefix(key, v1alpha1.MIGClassPrefix):
+		what = strings.TrimPrefix(key, v1alpha1.MIGClassPrefix) + " MIG slices"
+	}
+	limit := "unlimited"
+	if q.BorrowingLimit != nil {
+		limit = strconv.Itoa(*q.BorrowingLimit)
+	}
+	return &Unschedulable{ReasonQuota, fmt.Sprintf("queue %s would hold %d %s, quota nominal %d + borrowing %s%s",
+		queue, after, what, q.Nominal, limit, tail)}
+}
+
+// cohort returns the nominal sum and the GPUs held of key k over n's cohort.
+func (t *queueTree) cohort(n *qnode, k string) (nominal, held int) {
+	top := t.root
+	for a := n.parent; a != nil; a = a.parent {
+		if _, ok := a.quotas[k]; ok {
+			top = a
+			break
+		}
+	}
+	var walk func(x *qnode)
+	walk = func(x *qnode) {
+		for _, ch := range x.children {
+			if q, ok := ch.quotas[k]; ok {
+				nominal += q.Nominal
+				held += ch.held[k]
+				continue
+			}
+			walk(ch)
+		}
+	}
+	walk(top)
+	return nominal, held
+}
+
+// surplus reports whether the queue or an ancestor borrows at least use
+// beyond its nominal quota for some key, so that taking it back leaves it
+// at or above nominal (reclaim never pushes a queue below its entitlement,
+// which is what keeps reclaim from oscillating).
+func (t *queueTree) surplus(queue string, use usage) bool {
+	for n := t.get(queue); n != nil; n = n.parent {
+		for k, g := range use {
+			if q, ok := n.quotas[k]; ok && n.held[k]-g >= q.Nominal {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// withinNominal reports whether the queue and its ancestors hold no more
+// than their nominal quotas after adding use (true without quotas).
+func (t *queueTree) withinNominal(queue string, use usage) bool {
+	for n := t.get(queue); n != nil; n = n.parent {
+		for k, g := range use {
+			if q, ok := n.quotas[k]; ok && n.held[k]+g > q.Nominal {
+				return false
+			}
+		}
+	}
+	return true
+}
