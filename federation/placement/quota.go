@@ -57,11 +57,25 @@ func (s *Snapshot) useOf(g *Gang, picks []pick) usage {
 	return u
 }
 
-// allocUse returns the quota usage of a running gang.
+// allocUse returns the quota usage of a running gang. GPUs on nodes the
+// snapshot does not know (their cluster is not Ready) still count: in ""
+// and in the gang's MIG class, or the classes of its product when it
+// accepts only one.
 func (s *Snapshot) allocUse(al *allocation) usage {
 	u := usage{}
 	for k, i := range al.nodes {
 		s.addUse(u, s.nodes[i].class, al.mig, int(al.members[k]*al.gpm))
+	}
+	if g := al.offGPUs; g > 0 {
+		u[""] += g
+		switch mk, ok := v1alpha1.GPUClassOfMIG(al.mig); {
+		case ok:
+			u[mk] += g
+		case al.mig == "" && len(al.Gang.Products) == 1:
+			for _, k := range v1alpha1.GPUClassesOfProduct(al.Gang.Products[0]) {
+				u[k] += g
+			}
+		}
 	}
 	return u
 }
@@ -173,6 +187,45 @@ func (t *queueTree) cohort(n *qnode, k string) (nominal, held int) {
 	}
 	walk(top)
 	return nominal, held
+}
+
+// QueueUsage is what a queue holds, its descendants included.
+type QueueUsage struct {
+	// GPUs maps each GPU class held (and "" for all GPUs and slices) to the
+	// GPUs (or MIG slices) held.
+	GPUs map[string]int
+	// Borrowed maps each class the queue has a quota for to the GPUs held
+	// beyond its nominal quota (only classes it borrows).
+	Borrowed map[string]int
+}
+
+// QueueUsage returns the usage of every queue of the list and every queue a
+// running gang names (with its ancestors), from the snapshot's allocations,
+// placements booked by Schedule included.
+func (s *Snapshot) QueueUsage(queues []Queue) map[string]QueueUsage {
+	t := newQueueTree(queues, nil)
+	for _, al := range s.allocs {
+		t.charge(al.Gang.Queue, nil, s.allocUse(al))
+	}
+	out := make(map[string]QueueUsage, len(t.byKey))
+	for name, n := range t.byKey {
+		if name == "" {
+			continue
+		}
+		u := QueueUsage{GPUs: map[string]int{}, Borrowed: map[string]int{}}
+		for k, g := range n.held {
+			if g > 0 {
+				u.GPUs[k] = g
+			}
+		}
+		for k, q := range n.quotas {
+			if b := n.held[k] - q.Nominal; b > 0 {
+				u.Borrowed[k] = b
+			}
+		}
+		out[name] = u
+	}
+	return out
 }
 
 // surplus reports whether the queue or an ancestor borrows at least use

@@ -287,3 +287,26 @@ func waitFor(d Decision, gang string) *Unschedulable {
 	}
 	return nil
 }
+
+func TestQueueUsage(t *testing.T) {
+	fleet := []inventory.Cluster{fleetSpec{name: "c", racks: 1, perRack: 4, gpus: 8, product: h100}.cluster()}
+	// A gang on a cluster that left the snapshot (not Ready) still counts.
+	gone := Allocation{Gang: newGang("gone", 1, 8).queue("org/x").products(h100).obj(),
+		Assignments: []Assignment{{Cluster: "lost", Node: "n0", Members: 1}}}
+	s := NewSnapshot(fleet, []Allocation{gone})
+	qs := []Queue{{Name: "org", Quotas: quotas("h100", Quota{Nominal: 8})}, {Name: "spare", Quotas: quotas("h100", Quota{Nominal: 8})}}
+	d := Schedule(s, Input{Now: t0, Pending: gangs("x", "org/x", 2, 8), Queues: qs})
+	if len(d.Placements) != 1 {
+		t.Fatalf("placed %d, want 1: with the lost gang's 8, org borrows spare's 8 and no more", len(d.Placements))
+	}
+	u := s.QueueUsage(qs)
+	if got := u["org"]; got.GPUs["h100"] != 16 || got.GPUs[""] != 16 || got.Borrowed["h100"] != 8 {
+		t.Errorf("org usage = %+v, want 16 h100 held, 8 borrowed", got)
+	}
+	if got := u["org/x"]; got.GPUs["h100"] != 16 || len(got.Borrowed) != 0 {
+		t.Errorf("org/x usage = %+v, want 16 h100 held, none borrowed (no quota)", got)
+	}
+	if got := u["spare"]; len(got.GPUs) != 0 {
+		t.Errorf("spare usage = %+v, want none", got)
+	}
+}

@@ -108,6 +108,7 @@ type allocation struct {
 	members []int32
 	gpm     int32
 	mig     string
+	offGPUs int // GPUs (or slices) on nodes the snapshot does not know (a cluster not Ready)
 }
 
 // NewSnapshot lays out the clusters' inventories and subtracts the running
