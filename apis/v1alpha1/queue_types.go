@@ -41,14 +41,20 @@ type GPUQuota struct {
 	BorrowingLimit *int32 `json:"borrowingLimit,omitempty"`
 }
 
-// QueueStatus is the hub's view of a queue's usage.
+// QueueStatus is the hub's view of a queue's usage, written by the
+// scheduler (through hub/queues) when it changes.
 type QueueStatus struct {
-	// PendingJobs counts the queue's jobs waiting for placement.
+	// PendingJobs counts the jobs naming this queue that wait for placement.
 	PendingJobs int32 `json:"pendingJobs,omitempty"`
-	// ActiveJobs counts the queue's placed and running jobs.
+	// ActiveJobs counts the jobs naming this queue that hold GPUs (placed,
+	// starting or running).
 	ActiveJobs int32 `json:"activeJobs,omitempty"`
-	// UsedGPUs maps a GPU class to the GPUs the queue's jobs hold.
+	// UsedGPUs maps a GPU class to the GPUs (MIG classes: slices) held by
+	// the jobs of this queue and its descendants.
 	UsedGPUs map[string]int32 `json:"usedGPUs,omitempty"`
+	// BorrowedGPUs maps a GPU class the queue has a quota for to the GPUs
+	// held beyond the nominal quota, borrowed from idle quota of its cohort.
+	BorrowedGPUs map[string]int32 `json:"borrowedGPUs,omitempty"`
 	// Conditions of the queue.
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }

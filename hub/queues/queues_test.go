@@ -204,3 +204,38 @@ func TestDeleteRacesSubmissions(t *testing.T) {
 		}
 	}
 }
+
+// TestSetStatus: the scheduler's status write keeps the spec, is skipped
+// when nothing changed in meaning and refuses a queue read at an old revision.
+func TestSetStatus(t *testing.T) {
+	ctx, qs := testCtx(t), queues.New(shared, jobs.New(shared))
+	w := queues.NewStatusWriter(shared)
+	name := uniq("st")
+	q, rev, err := qs.Create(ctx, testqueue.New(name).Weight(2).Quota("h100", 16).BorrowingLimit("h100", 0).Obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := v1alpha1.QueueStatus{PendingJobs: 2, ActiveJobs: 2, UsedGPUs: map[string]int32{"h100": 16}}
+	if wrote, err := w.SetStatus(ctx, q, rev, st); !wrote || err != nil {
+		t.Fatalf("first write: %v %v", wrote, err)
+	}
+	got, rev2, err := qs.Get(ctx, name)
+	if err != nil || got.Status.PendingJobs != 2 || got.Status.UsedGPUs["h100"] != 16 ||
+		*got.Spec.Weight != 2 || got.Spec.Quotas["h100"].Nominal != 16 || got.Generation != q.Generation {
+		t.Fatalf("after status write: %+v %v", got, err)
+	}
+	same := st
+	same.UsedGPUs = map[string]int32{"h100": 16}
+	same.BorrowedGPUs = map[string]int32{}
+	if wrote, err := w.SetStatus(ctx, got, rev2, same); wrote || err != nil {
+		t.Errorf("same status rewritten: %v %v", wrote, err)
+	}
+	if _, err := w.SetStatus(ctx, q, rev, v1alpha1.QueueStatus{PendingJobs: 1}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("stale revision: %v", err)
+	}
+	// A spec update keeps the status.
+	upd, _, err := qs.Update(ctx, testqueue.New(name).Weight(3).Quota("h100", 16).Obj(), 0)
+	if err != nil || upd.Status.PendingJobs != 2 {
+		t.Errorf("update lost the status: %+v %v", upd, err)
+	}
+}
