@@ -39,9 +39,11 @@ type Scheduler struct {
 	st     *store.Store
 	ledger *ledger.Ledger
 	// jobs are read here and changed by hub/jobs (status).
-	jobs        store.Reader[*v1alpha1.Job]
-	status      *jobs.Status
-	queues      store.Reader[*v1alpha1.Queue]
+	jobs   store.Reader[*v1alpha1.Job]
+	status *jobs.Status
+	queues store.Reader[*v1alpha1.Queue]
+	// queueStatus asks hub/queues, the owner of Queue records, to write status.
+	queueStatus *queues.StatusWriter
 	clusters    store.Reader[*v1alpha1.Cluster]
 	inventories store.Reader[*registry.InventoryRecord]
 	fair        *placement.FairShare
@@ -82,6 +84,7 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 		jobs:        status.Reader(),
 		status:      status,
 		queues:      store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
+		queueStatus: queues.NewStatusWriter(st),
 		clusters:    registryClusters(st),
 		inventories: registryInventories(st),
 		fair:        placement.NewFairShare(cfg.FairShareHalfLife),
