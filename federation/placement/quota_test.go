@@ -191,7 +191,9 @@ func TestQuotaNeverExceeded(t *testing.T) {
 			}
 			for _, a := range s.Running() { // about a third of the gangs end
 				if rng.IntN(3) == 0 {
-					s.Release(a.Gang.ID)
+					if _, err := s.Release(a.Gang.ID); err != nil {
+						t.Fatal(err)
+					}
 				}
 			}
 			now = now.Add(time.Minute)
