@@ -30,6 +30,14 @@ type QueueSpec struct {
 	// Quotas maps a GPU class (e.g. h100, a100-80gb, mig-1g.10gb) to the
 	// GPUs guaranteed to this queue and how many more it may borrow.
 	Quotas map[string]GPUQuota `json:"quotas,omitempty"`
+	// ReclaimBorrowed lets the queue take back its nominal quota from
+	// queues that borrowed it: a job of this queue (or of a descendant)
+	// that fits within the queue's nominal quota may preempt preemptible
+	// jobs of the same or lower priority from queues holding more than
+	// their nominal, only their surplus, each victim with its preemption
+	// grace period. The placement engine's preemption rules on waiting time
+	// apply. Default false (Kueue's reclaimWithinCohort: Never).
+	ReclaimBorrowed bool `json:"reclaimBorrowed,omitempty"`
 }
 
 // GPUQuota is a queue's share of one GPU class.

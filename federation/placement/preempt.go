@@ -84,7 +84,7 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 // borrowing beyond its nominal quota while g's queue stays within its own.
 func (c *cycle) candidates(g *Gang) []victim {
 	reclaim := false
-	if c.cfg.reclaim {
+	if c.cfg.reclaim || c.qt.reclaims(g.Queue) {
 		for _, want := range c.s.candidateUses(g, c.qt.cap) {
 			reclaim = reclaim || c.qt.withinNominal(g.Queue, want)
 		}

@@ -30,6 +30,9 @@ type Queue struct {
 	// "mig-1g.10gb") to the queue's quota; the key "" bounds all GPUs and
 	// slices together.
 	Quotas map[string]Quota
+	// Reclaim lets gangs of this queue and its descendants reclaim
+	// borrowed quota (WithReclaim turns it on for every queue).
+	Reclaim bool
 }
 
 // parentOf returns the parent path of a queue path ("" at the top).
@@ -45,6 +48,7 @@ type qnode struct {
 	name     string
 	weight   float64
 	quotas   map[string]Quota
+	reclaim  bool
 	parent   *qnode
 	children []*qnode
 	alloc    map[string]int // GPUs held, by product (fair share)
@@ -77,7 +81,7 @@ func newQueueTree(queues []Queue, capacity map[string]int) *queueTree {
 		if q.Weight > 0 {
 			n.weight = q.Weight
 		}
-		n.quotas = q.Quotas
+		n.quotas, n.reclaim = q.Quotas, q.Reclaim
 	}
 	return t
 }

@@ -243,6 +243,16 @@ func (t *queueTree) surplus(queue string, use usage) bool {
 	return false
 }
 
+// reclaims reports whether the queue or an ancestor opted into reclaim.
+func (t *queueTree) reclaims(queue string) bool {
+	for n := t.get(queue); n != nil; n = n.parent {
+		if n.reclaim {
+			return true
+		}
+	}
+	return false
+}
+
 // withinNominal reports whether the queue and its ancestors hold no more
 // than their nominal quotas after adding use (true without quotas).
 func (t *queueTree) withinNominal(queue string, use usage) bool {

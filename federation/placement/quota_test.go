@@ -312,3 +312,30 @@ func TestQueueUsage(t *testing.T) {
 		t.Errorf("spare usage = %+v, want none", got)
 	}
 }
+
+// TestQueueReclaimOptIn: a queue that opts into reclaim takes back its
+// nominal quota from a borrower without the global WithReclaim; one that
+// does not, waits.
+func TestQueueReclaimOptIn(t *testing.T) {
+	for _, optIn := range []bool{true, false} {
+		s := NewSnapshot([]inventory.Cluster{fleetSpec{name: "c", racks: 1, perRack: 4, gpus: 8, product: h100}.cluster()}, nil)
+		qs := []Queue{{Name: "a", Quotas: quotas("h100", Quota{Nominal: 16})}, {Name: "b", Quotas: quotas("h100", Quota{Nominal: 16}), Reclaim: optIn}}
+		d := Schedule(s, Input{Now: t0, Pending: gangs("a", "a", 4, 8), Queues: qs}) // a borrows all of b's idle 16
+		if len(d.Placements) != 4 {
+			t.Fatalf("queue a placed %d gangs of 8, want 4 (16 + b's idle 16)", len(d.Placements))
+		}
+		fair := newGang("b-fair", 2, 8).queue("b").obj() // 16 = b's nominal
+		d = Schedule(s, Input{Now: t0.Add(time.Hour), Pending: []Gang{fair}, Queues: qs})
+		if optIn && len(d.Preemptions) != 2 {
+			t.Errorf("opted in: preemptions = %+v, want two of queue a's gangs", d.Preemptions)
+		}
+		if !optIn && len(d.Preemptions) != 0 {
+			t.Errorf("not opted in: reclaimed %+v", d.Preemptions)
+		}
+		for _, p := range d.Preemptions {
+			if !strings.Contains(p.Reason, "queue a borrows beyond its nominal quota and b reclaims it") {
+				t.Errorf("preemption reason %q", p.Reason)
+			}
+		}
+	}
+}

@@ -69,7 +69,7 @@ func resourceOf(g *placement.Gang) string {
 func queuesOf(qs []*v1alpha1.Queue) []placement.Queue {
 	out := make([]placement.Queue, 0, len(qs))
 	for _, q := range qs {
-		pq := placement.Queue{Name: q.Name, Weight: 1}
+		pq := placement.Queue{Name: q.Name, Weight: 1, Reclaim: q.Spec.ReclaimBorrowed}
 		if q.Spec.Weight != nil {
 			pq.Weight = float64(*q.Spec.Weight)
 		}

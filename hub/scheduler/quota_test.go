@@ -4,7 +4,9 @@ package scheduler_test
 
 import (
 	"maps"
+	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,5 +93,41 @@ func TestQueueBorrowsIdleNominalOfOthers(t *testing.T) {
 	}
 	if sp, _, _ := qs.Get(e.Ctx, "spare"); sp.Status.ActiveJobs != 0 || len(sp.Status.UsedGPUs) != 0 {
 		t.Errorf("spare status %+v", sp.Status)
+	}
+}
+
+// TestQueueReclaimsBorrowedQuota: research borrows spare's idle nominal;
+// spare opted into reclaim, so its job within nominal marks research's
+// borrowed jobs as preempted, naming the reclaim.
+func TestQueueReclaimsBorrowedQuota(t *testing.T) {
+	e := newEnv(t)
+	qs := queues.New(e.Store, e.Jobs)
+	if _, _, err := qs.Update(e.Ctx, testqueue.New("research").Quota("h100", 8).Obj(), 0); err != nil {
+		t.Fatal(err)
+	}
+	spare := testqueue.New("spare").Quota("h100", 16).Obj()
+	spare.Spec.ReclaimBorrowed = true
+	if _, _, err := qs.Create(e.Ctx, spare); err != nil {
+		t.Fatal(err)
+	}
+	e.Cluster("eu1", node("a", "r", 0), node("b", "r", 0), node("c", "r", 0))
+	for _, name := range []string{"r0", "r1", "r2"} {
+		e.Submit(name, 1, 8)
+	}
+	s := scheduler.New(e.Store, scheduler.Config{Clock: e.Clock})
+	if res, err := s.Cycle(e.Ctx, nil); err != nil || len(res.Placed) != 3 {
+		t.Fatalf("placed %v (%v), want research's three: nominal 8 + spare's idle 16", res.Placed, err)
+	}
+	e.Submit("s0", 2, 8, func(j *v1alpha1.Job) { j.Spec.Queue = "spare" })
+	e.Clock.Step(time.Hour) // past the engine's wait before a gang may preempt
+	res, err := s.Cycle(e.Ctx, nil)
+	if err != nil || len(res.Preempted) != 2 {
+		t.Fatalf("preempted %v (%v), want two of research's borrowed jobs", res.Preempted, err)
+	}
+	for _, name := range res.Preempted {
+		c := meta.FindStatusCondition(e.Job(name).Status.Conditions, v1alpha1.JobConditionPreempted)
+		if c == nil || !strings.Contains(c.Message, "queue research borrows beyond its nominal quota and spare reclaims it") {
+			t.Errorf("%s Preempted condition %+v", name, c)
+		}
 	}
 }
