@@ -170,3 +170,26 @@ func (f *FairShare) Usage() map[string]float64 {
 	}
 	return out
 }
+
+// FairShareState is a FairShare tracker's state: what a new scheduler
+// leader restores to continue the decay where the last one stopped.
+type FairShareState struct {
+	// Usage is the decayed usage of each leaf queue, GPUs.
+	Usage map[string]float64 `json:"usage,omitempty"`
+	// Last is when usage was last advanced.
+	Last time.Time `json:"last,omitempty"`
+}
+
+// State returns a copy of the tracker's state.
+func (f *FairShare) State() FairShareState {
+	return FairShareState{Usage: f.Usage(), Last: f.last}
+}
+
+// Restore replaces the tracker's state with a copy of st.
+func (f *FairShare) Restore(st FairShareState) {
+	f.usage = make(map[string]float64, len(st.Usage))
+	for q, u := range st.Usage {
+		f.usage[q] = u
+	}
+	f.last = st.Last
+}

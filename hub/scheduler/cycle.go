@@ -34,12 +34,18 @@ type Result struct {
 // with the caller's leadership.
 func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error) {
 	var res Result
+	if err := s.restoreFairShare(ctx); err != nil {
+		return res, err
+	}
 	f, err := s.read(ctx)
 	if err != nil {
 		return res, err
 	}
 	now := s.cfg.Clock.Now()
 	in, byName := s.input(f, now)
+	if err := s.saveFairShare(ctx, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
+		return res, err
+	}
 	snap := placement.NewSnapshot(f.clusters, f.allocations())
 	if len(in.Pending) > 0 || len(in.Terminating) > 0 {
 		if err := s.decide(ctx, f, snap, in, byName, held, now, &res); err != nil {

@@ -31,6 +31,9 @@ type Config struct {
 	Options []placement.Option
 	// FairShareHalfLife is the half-life of queue usage; default 1h.
 	FairShareHalfLife time.Duration
+	// FairShareSaveInterval is how often the leader stores the fair-share
+	// usage for its successor; default 30s.
+	FairShareSaveInterval time.Duration
 }
 
 // Scheduler is the global gang scheduler loop.
@@ -47,6 +50,11 @@ type Scheduler struct {
 	clusters    store.Reader[*v1alpha1.Cluster]
 	inventories store.Reader[*registry.InventoryRecord]
 	fair        *placement.FairShare
+	// fairStore holds the fair-share usage across leaders (fairshare.go);
+	// fairLoaded says this leadership restored it, fairSaved when it last saved.
+	fairStore  *store.Collection[*placement.FairShareState]
+	fairLoaded bool
+	fairSaved  time.Time
 	// holds are the previous cycle's head-of-queue reservations (leader memory).
 	holds []placement.Reservation
 }
@@ -73,6 +81,9 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 	if cfg.FairShareHalfLife <= 0 {
 		cfg.FairShareHalfLife = time.Hour
 	}
+	if cfg.FairShareSaveInterval <= 0 {
+		cfg.FairShareSaveInterval = 30 * time.Second
+	}
 	if cfg.Identity == "" {
 		cfg.Identity = "shoal-hub"
 	}
@@ -88,5 +99,6 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 		clusters:    registryClusters(st),
 		inventories: registryInventories(st),
 		fair:        placement.NewFairShare(cfg.FairShareHalfLife),
+		fairStore:   fairShareCollection(st),
 	}
 }
