@@ -93,3 +93,65 @@ func TestQuotaNominal16NoBorrowing(t *testing.T) {
 	})
 	t.Logf("most GPUs held by queue %s at once: %d (in running local pods: %d)", queue, maxHeld, maxLocal)
 }
+
+// TestQuotaBorrowAndReclaim: on one cluster (128 GPUs), queue borrow
+// (nominal 64, borrowing unlimited) fills it with eight 16-GPU jobs,
+// borrowing the idle nominal of queue lend; lend opted into reclaim, so its
+// 32-GPU job preempts two of borrow's jobs (only borrow's surplus) and
+// runs; borrow's preempted jobs wait without taking the GPUs back.
+func TestQuotaBorrowAndReclaim(t *testing.T) {
+	skipShort(t)
+	c := spare()
+	lend := testqueue.New("lend").Quota("h100", 64).Obj()
+	lend.Spec.ReclaimBorrowed = true
+	for _, q := range []*v1alpha1.Queue{testqueue.New("borrow").Quota("h100", 64).Obj(), lend} {
+		if _, _, err := h.queues.Create(t.Context(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grace := int64(1)
+	var names []string
+	for i := range 8 {
+		n := fmt.Sprintf("borrow-%d", i)
+		names = append(names, n)
+		submit(t, newJob(n, "borrow", 2, 8, onCluster(c), func(j *v1alpha1.Job) { j.Spec.Preemption.GracePeriodSeconds = &grace }))
+	}
+	phases := func(ctx context.Context) (map[v1alpha1.JobPhase]int, error) {
+		out := map[v1alpha1.JobPhase]int{}
+		for _, n := range names {
+			j, _, err := h.jobs.Get(ctx, n)
+			if err != nil {
+				return nil, err
+			}
+			out[j.Status.Phase]++
+		}
+		return out, nil
+	}
+	eventually(t, 2*time.Minute, "borrow's eight jobs running", func(ctx context.Context) (bool, error) {
+		p, err := phases(ctx)
+		return err == nil && p[v1alpha1.JobRunning] == 8, fmt.Errorf("phases %v (err %v)", p, err)
+	})
+	queueStatus := func(name string, used, borrowed int32) func(ctx context.Context) (bool, error) {
+		return func(ctx context.Context) (bool, error) {
+			q, _, err := h.queues.Get(ctx, name)
+			if err != nil {
+				return false, err
+			}
+			return q.Status.UsedGPUs["h100"] == used && q.Status.BorrowedGPUs["h100"] == borrowed, fmt.Errorf("status %+v", q.Status)
+		}
+	}
+	eventually(t, 30*time.Second, "borrow holds 128, borrows 64", queueStatus("borrow", 128, 64))
+	submit(t, newJob("lend-0", "lend", 4, 8, onCluster(c)))
+	waitPhase(t, "lend-0", v1alpha1.JobRunning, 2*time.Minute)
+	eventually(t, time.Minute, "two of borrow's jobs preempted and waiting", func(ctx context.Context) (bool, error) {
+		p, err := phases(ctx)
+		return err == nil && p[v1alpha1.JobRunning] == 6 && p[v1alpha1.JobPending] == 2, fmt.Errorf("phases %v (err %v)", p, err)
+	})
+	eventually(t, 30*time.Second, "borrow holds 96, borrows 32", queueStatus("borrow", 96, 32))
+	eventually(t, 30*time.Second, "lend holds 32", queueStatus("lend", 32, 0))
+	for end := time.Now().Add(3 * time.Second); time.Now().Before(end); time.Sleep(200 * time.Millisecond) {
+		if j := getJob(t, "lend-0"); j.Status.Phase != v1alpha1.JobRunning {
+			t.Fatalf("lend-0 lost its GPUs: phase %s", j.Status.Phase)
+		}
+	}
+}
