@@ -33,7 +33,7 @@ import (
 // usage is GPUs by quota key: every GPU class the GPUs count in, and "".
 type usage map[string]int
 
-// add adds g GPUs of a node of the given snapshot class, or slices of a MIG
+// addUse adds g GPUs of a node of the given snapshot class, or slices of a MIG
 // resource when mig is set, to u.
 func (s *Snapshot) addUse(u usage, class int32, mig string, g int) {
 	u[""] += g
