@@ -20,7 +20,8 @@ type cycle struct {
 	preempted int
 	attempts  int
 	blocked   bool
-	running   []*allocation // gangs holding GPUs at the start of the cycle, in map order
+	running   []*allocation      // gangs holding GPUs at the start of the cycle, in map order
+	uses      map[string][]usage // candidateUses cache
 	d         Decision
 }
 
@@ -43,7 +44,7 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 		o(&cfg)
 	}
 	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
-		placed: map[string]bool{}, waiting: map[string]bool{}}
+		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[string][]usage{}}
 	c.total, _ = s.GPUs()
 	c.qt = newQueueTree(in.Queues, s.capacityByProduct())
 	c.chargeRunning()
@@ -76,15 +77,37 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 }
 
 // chargeRunning charges every running gang to its queue and sets usage.
+// GPUs are summed by queue, MIG resource and node class first, so that the
+// tree is charged once per sum, not once per node.
 func (c *cycle) chargeRunning() {
 	c.running = make([]*allocation, 0, len(c.s.allocs))
+	type sum struct {
+		queue, mig string
+		class      int32
+	}
+	sums := map[sum]int{}
+	use := usage{}
 	for _, al := range c.s.allocs {
 		c.running = append(c.running, al)
-		byProduct := map[string]int{}
 		for k, i := range al.nodes {
-			byProduct[c.s.classes[c.s.nodes[i].class].product] += int(al.members[k] * al.gpm)
+			sums[sum{al.Gang.Queue, al.mig, c.s.nodes[i].class}] += int(al.members[k] * al.gpm)
 		}
-		c.qt.charge(al.Gang.Queue, byProduct, c.s.allocUse(al))
+		if al.offGPUs > 0 {
+			clear(use)
+			c.s.addOffUse(use, al)
+			c.qt.charge(al.Gang.Queue, nil, use)
+		}
+	}
+	for k, g := range sums {
+		clear(use)
+		c.s.addUse(use, k.class, k.mig, g)
+		p := c.s.classes[k.class].product
+		for n := c.qt.get(k.queue); n != nil; n = n.parent {
+			n.alloc[p] += g
+			for key, g := range use {
+				n.held[key] += g
+			}
+		}
 	}
 	for q, u := range c.in.Usage {
 		for n := c.qt.get(q); n != nil; n = n.parent {
@@ -103,7 +126,7 @@ func (c *cycle) decide(g *Gang) {
 		c.wait(g, &Unschedulable{ReasonNoMatchingNodes, err.Error()})
 		return
 	}
-	if why := c.qt.admitAny(g.Queue, c.s.candidateUses(g, c.qt.cap)); why != nil {
+	if why := c.qt.admitAny(g.Queue, c.candidateUses(g), g.GPUs()); why != nil {
 		c.wait(g, why) // no product it accepts is within quota: hold and preempt nothing
 		return
 	}
@@ -118,7 +141,7 @@ func (c *cycle) decide(g *Gang) {
 	picks, level, dom, ok := c.s.place(r)
 	if ok {
 		use := c.s.useOf(g, picks)
-		if why := c.qt.admit(g.Queue, use); why != nil {
+		if why := c.qt.admit(g.Queue, use, 1); why != nil {
 			c.wait(g, why)
 			return
 		}

@@ -85,8 +85,8 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 func (c *cycle) candidates(g *Gang) []victim {
 	reclaim := false
 	if c.cfg.reclaim || c.qt.reclaims(g.Queue) {
-		for _, want := range c.s.candidateUses(g, c.qt.cap) {
-			reclaim = reclaim || c.qt.withinNominal(g.Queue, want)
+		for _, want := range c.candidateUses(g) {
+			reclaim = reclaim || c.qt.withinNominal(g.Queue, want, g.GPUs())
 		}
 	}
 	var out []victim

@@ -3,7 +3,9 @@
 package placement
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -45,18 +47,19 @@ func parentOf(q string) string {
 
 // qnode is a queue in the scheduling cycle's tree.
 type qnode struct {
-	name     string
-	weight   float64
-	quotas   map[string]Quota
-	reclaim  bool
-	parent   *qnode
-	children []*qnode
-	alloc    map[string]int // GPUs held, by product (fair share)
-	held     usage          // GPUs held, by quota key (quota.go)
-	usage    float64        // decayed past usage, GPUs
-	pending  []*Gang        // leaf: gangs waiting, in FIFO order
-	next     int            // leaf: index of the next pending gang
-	active   int            // pending gangs left in this subtree
+	name      string
+	weight    float64
+	quotas    map[string]Quota
+	quotaKeys []string // keys of quotas, sorted
+	reclaim   bool
+	parent    *qnode
+	children  []*qnode
+	alloc     map[string]int // GPUs held, by product (fair share)
+	held      usage          // GPUs held, by quota key (quota.go)
+	usage     float64        // decayed past usage, GPUs
+	pending   []*Gang        // leaf: gangs waiting, in FIFO order
+	next      int            // leaf: index of the next pending gang
+	active    int            // pending gangs left in this subtree
 }
 
 // queueTree builds the tree from the queue list, adding any queue a gang
@@ -81,7 +84,7 @@ func newQueueTree(queues []Queue, capacity map[string]int) *queueTree {
 		if q.Weight > 0 {
 			n.weight = q.Weight
 		}
-		n.quotas, n.reclaim = q.Quotas, q.Reclaim
+		n.quotas, n.quotaKeys, n.reclaim = q.Quotas, slices.Sorted(maps.Keys(q.Quotas)), q.Reclaim
 	}
 	return t
 }

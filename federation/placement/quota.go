@@ -63,9 +63,21 @@ func (s *Snapshot) useOf(g *Gang, picks []pick) usage {
 // accepts only one.
 func (s *Snapshot) allocUse(al *allocation) usage {
 	u := usage{}
+	s.addAllocUse(u, al)
+	return u
+}
+
+// addAllocUse adds a running gang's usage (see allocUse) to u.
+func (s *Snapshot) addAllocUse(u usage, al *allocation) {
 	for k, i := range al.nodes {
 		s.addUse(u, s.nodes[i].class, al.mig, int(al.members[k]*al.gpm))
 	}
+	s.addOffUse(u, al)
+}
+
+// addOffUse adds the usage of a running gang's GPUs on nodes the snapshot
+// does not know (see allocUse) to u.
+func (s *Snapshot) addOffUse(u usage, al *allocation) {
 	if g := al.offGPUs; g > 0 {
 		u[""] += g
 		switch mk, ok := v1alpha1.GPUClassOfMIG(al.mig); {
@@ -77,44 +89,60 @@ func (s *Snapshot) allocUse(al *allocation) usage {
 			}
 		}
 	}
-	return u
 }
 
-// candidateUses returns the usages a gang could have if placed whole on one
-// product of the fleet it accepts (one usage for a MIG gang).
-func (s *Snapshot) candidateUses(g *Gang, capacity map[string]int) []usage {
-	w := g.GPUs()
-	if g.MIGResource != "" {
-		u := usage{"": w}
-		if k, ok := v1alpha1.GPUClassOfMIG(g.MIGResource); ok {
-			u[k] = w
+// candidateUses returns, per GPU, the usages a gang could have if placed
+// whole on one product of the fleet it accepts (one usage for a MIG gang),
+// cached per cycle by MIG resource or product list: scale them by the
+// gang's GPUs. Callers must not change them.
+func (c *cycle) candidateUses(g *Gang) []usage {
+	key := g.MIGResource
+	if key == "" {
+		key = "\x00" + strings.Join(g.Products, "\x00")
+	}
+	us, ok := c.uses[key]
+	if !ok {
+		us = c.s.candidateUses(g.MIGResource, g.Products, c.qt.cap)
+		c.uses[key] = us
+	}
+	return us
+}
+
+// candidateUses computes what cycle.candidateUses caches: usages of one GPU.
+func (s *Snapshot) candidateUses(mig string, products []string, capacity map[string]int) []usage {
+	if mig != "" {
+		u := usage{"": 1}
+		if k, ok := v1alpha1.GPUClassOfMIG(mig); ok {
+			u[k] = 1
 		}
 		return []usage{u}
 	}
 	var out []usage
 	for _, p := range slices.Sorted(maps.Keys(capacity)) {
-		if len(g.Products) > 0 && !slices.Contains(g.Products, p) {
+		if len(products) > 0 && !slices.Contains(products, p) {
 			continue
 		}
-		u := usage{"": w}
+		u := usage{"": 1}
 		for _, k := range v1alpha1.GPUClassesOfProduct(p) {
-			u[k] = w
+			u[k] = 1
 		}
 		out = append(out, u)
 	}
 	return out
 }
 
-// admit returns why adding use to queue would break a quota rule, or nil.
-func (t *queueTree) admit(queue string, use usage) *Unschedulable {
-	keys := slices.Sorted(maps.Keys(use))
+// admit returns why adding use (times scale) to queue would break a quota
+// rule, or nil.
+func (t *queueTree) admit(queue string, use usage, scale int) *Unschedulable {
 	for n := t.get(queue); n != nil; n = n.parent {
-		for _, k := range keys {
-			q, ok := n.quotas[k]
+		for _, k := range n.quotaKeys {
+			w, ok := use[k]
 			if !ok {
 				continue
 			}
-			after := n.held[k] + use[k]
+			w *= scale
+			q := n.quotas[k]
+			after := n.held[k] + w
 			if b := q.BorrowingLimit; b != nil && after > q.Nominal+*b {
 				return quotaRefusal(n.name, k, after, q, "")
 			}
@@ -122,21 +150,21 @@ func (t *queueTree) admit(queue string, use usage) *Unschedulable {
 				continue
 			}
 			nominal, held := t.cohort(n, k)
-			if held+use[k] > nominal {
+			if held+w > nominal {
 				idle := max(0, nominal-held-max(0, q.Nominal-n.held[k])) // not yet lent, beyond n's own
-				return quotaRefusal(n.name, k, after, q,
-					fmt.Sprintf("; its cohort has %d idle to lend", idle))
+				return quotaRefusal(n.name, k, after, q, fmt.Sprintf("; its cohort has %d idle to lend", idle))
 			}
 		}
 	}
 	return nil
 }
 
-// admitAny returns nil when one of the usages passes admit, else the first refusal.
-func (t *queueTree) admitAny(queue string, uses []usage) *Unschedulable {
+// admitAny returns nil when one of the usages (times scale) passes admit,
+// else the first refusal.
+func (t *queueTree) admitAny(queue string, uses []usage, scale int) *Unschedulable {
 	var first *Unschedulable
 	for _, u := range uses {
-		why := t.admit(queue, u)
+		why := t.admit(queue, u, scale)
 		if why == nil {
 			return nil
 		}
@@ -254,11 +282,11 @@ func (t *queueTree) reclaims(queue string) bool {
 }
 
 // withinNominal reports whether the queue and its ancestors hold no more
-// than their nominal quotas after adding use (true without quotas).
-func (t *queueTree) withinNominal(queue string, use usage) bool {
+// than their nominal quotas after adding use times scale (true without quotas).
+func (t *queueTree) withinNominal(queue string, use usage, scale int) bool {
 	for n := t.get(queue); n != nil; n = n.parent {
 		for k, g := range use {
-			if q, ok := n.quotas[k]; ok && n.held[k]+g > q.Nominal {
+			if q, ok := n.quotas[k]; ok && n.held[k]+g*scale > q.Nominal {
 				return false
 			}
 		}
