@@ -30,6 +30,14 @@ type QueueSpec struct {
 	// Quotas maps a GPU class (e.g. h100, a100-80gb, mig-1g.10gb) to the
 	// GPUs guaranteed to this queue and how many more it may borrow.
 	Quotas map[string]GPUQuota `json:"quotas,omitempty"`
+	// ReclaimBorrowed lets the queue take back its nominal quota from
+	// queues that borrowed it: a job of this queue (or of a descendant)
+	// that fits within the queue's nominal quota may preempt preemptible
+	// jobs of the same or lower priority from queues holding more than
+	// their nominal, only their surplus, each victim with its preemption
+	// grace period. The placement engine's preemption rules on waiting time
+	// apply. Default false (Kueue's reclaimWithinCohort: Never).
+	ReclaimBorrowed bool `json:"reclaimBorrowed,omitempty"`
 }
 
 // GPUQuota is a queue's share of one GPU class.
@@ -41,14 +49,20 @@ type GPUQuota struct {
 	BorrowingLimit *int32 `json:"borrowingLimit,omitempty"`
 }
 
-// QueueStatus is the hub's view of a queue's usage.
+// QueueStatus is the hub's view of a queue's usage, written by the
+// scheduler (through hub/queues) when it changes.
 type QueueStatus struct {
-	// PendingJobs counts the queue's jobs waiting for placement.
+	// PendingJobs counts the jobs naming this queue that wait for placement.
 	PendingJobs int32 `json:"pendingJobs,omitempty"`
-	// ActiveJobs counts the queue's placed and running jobs.
+	// ActiveJobs counts the jobs naming this queue that hold GPUs (placed,
+	// starting or running).
 	ActiveJobs int32 `json:"activeJobs,omitempty"`
-	// UsedGPUs maps a GPU class to the GPUs the queue's jobs hold.
+	// UsedGPUs maps a GPU class to the GPUs (MIG classes: slices) held by
+	// the jobs of this queue and its descendants.
 	UsedGPUs map[string]int32 `json:"usedGPUs,omitempty"`
+	// BorrowedGPUs maps a GPU class the queue has a quota for to the GPUs
+	// held beyond the nominal quota, borrowed from idle quota of its cohort.
+	BorrowedGPUs map[string]int32 `json:"borrowedGPUs,omitempty"`
 	// Conditions of the queue.
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 }

@@ -21,8 +21,12 @@ func ValidateQueue(q *Queue) field.ErrorList {
 	for _, class := range slices.Sorted(maps.Keys(q.Spec.Quotas)) {
 		quota := q.Spec.Quotas[class]
 		kp := p.Child("quotas").Key(class)
-		for _, msg := range validation.IsDNS1123Subdomain(class) {
-			errs = append(errs, field.Invalid(kp, class, "GPU class "+msg))
+		if msgs := validation.IsDNS1123Subdomain(class); len(msgs) > 0 {
+			for _, msg := range msgs {
+				errs = append(errs, field.Invalid(kp, class, "GPU class "+msg))
+			}
+		} else if !KnownGPUClass(class) {
+			errs = append(errs, field.NotSupported(kp, class, GPUClassNames()))
 		}
 		if quota.Nominal < 0 {
 			errs = append(errs, field.Invalid(kp.Child("nominal"), quota.Nominal, "must not be negative"))

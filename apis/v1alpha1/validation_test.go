@@ -131,6 +131,9 @@ func TestValidateQueue(t *testing.T) {
 			x.Spec.Quotas = map[string]GPUQuota{"H100!": {Nominal: -1, BorrowingLimit: ptr[int32](-2)}}
 		}), []string{"spec.weight: Invalid value", "spec.quotas[H100!]: Invalid value",
 			"spec.quotas[H100!].nominal: Invalid value", "spec.quotas[H100!].borrowingLimit: Invalid value"}},
+		{"unknown GPU classes", q("a", func(x *Queue) {
+			x.Spec.Quotas = map[string]GPUQuota{"h1000": {Nominal: 8}, "mig-7x": {Nominal: 1}, "a100": {Nominal: 8}}
+		}), []string{"spec.quotas[h1000]: Unsupported value", "spec.quotas[mig-7x]: Unsupported value"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

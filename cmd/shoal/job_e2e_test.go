@@ -122,6 +122,8 @@ func TestJobAndQueueCommands(t *testing.T) {
 		{[]string{"queue", "update", "research/nlp", "--weight", "3", "--gpu-quota", "a100=8", "--borrowing-limit", "h100=0"},
 			"", "queue/research/nlp updated", ""},
 		{[]string{"queue", "get", "research/nlp"}, "", "research/nlp   3        a100=8,h100=64+0", ""},
+		{[]string{"queue", "get", "research/nlp"}, "", "  h100: NVIDIA-H100-80GB-HBM3, ", ""},
+		{[]string{"queue", "update", "research/nlp", "--gpu-quota", "h1000=8"}, "", "", "spec.quotas[h1000]: Unsupported value"},
 		{[]string{"queue", "update", "research/nlp", "--weight", "0"}, "", "", "nothing to change"},
 		{[]string{"queue", "update", "research/nlp", "--weight", "-1"}, "", "", "spec.weight: Invalid value: -1"},
 		{[]string{"job", "submit", "-f", "../../examples/job.yaml"}, "", "job/llama-pretrain submitted (Pending in queue research/nlp)", ""},

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,11 +61,47 @@ func newQueueGetCommand() *cobra.Command {
 			if ok, err := outStructured(cmd.OutOrStdout(), output, v); ok {
 				return err
 			}
-			return printQueueTable(cmd.OutOrStdout(), qs, output == "wide", time.Now())
+			if err := printQueueTable(cmd.OutOrStdout(), qs, output == "wide", time.Now()); err != nil {
+				return err
+			}
+			return printQueueClasses(cmd.OutOrStdout(), qs)
 		},
 	}
 	outFlag(cmd, &output)
 	return cmd
+}
+
+// printQueueClasses lists the GPU products each quota class of the queues
+// counts (the one table in apis/v1alpha1/gpuclass.go).
+func printQueueClasses(w io.Writer, qs []*v1alpha1.Queue) error {
+	products := map[string][]string{}
+	for _, c := range v1alpha1.GPUClasses() {
+		products[c.Name] = c.Products
+	}
+	var lines []string
+	seen := map[string]bool{}
+	for _, q := range qs {
+		for class := range q.Spec.Quotas {
+			if seen[class] {
+				continue
+			}
+			seen[class] = true
+			switch ps, ok := products[class]; {
+			case ok:
+				lines = append(lines, fmt.Sprintf("  %s: %s", class, strings.Join(ps, ", ")))
+			case strings.HasPrefix(class, v1alpha1.MIGClassPrefix):
+				lines = append(lines, fmt.Sprintf("  %s: nvidia.com/%s slices", class, class))
+			default:
+				lines = append(lines, fmt.Sprintf("  %s: no known products (stored before classes were checked)", class))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	sortStrings(lines)
+	_, err := fmt.Fprintf(w, "\nGPU classes:\n%s\n", strings.Join(lines, "\n"))
+	return err
 }
 
 func newQueueListCommand() *cobra.Command {
@@ -115,12 +152,25 @@ func newQueueListCommand() *cobra.Command {
 	return cmd
 }
 
+// classCounts renders GPUs per class as "a100=8,h100=16" ("-" for none).
+func classCounts(m map[string]int32) string {
+	var parts []string
+	for class, n := range m {
+		parts = append(parts, fmt.Sprintf("%s=%d", class, n))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	sortStrings(parts)
+	return strings.Join(parts, ",")
+}
+
 // printQueueTable writes queues as a table; wide adds usage.
 func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, wide bool, now time.Time) error {
 	tw := outTable(w)
 	hdr := "NAME\tWEIGHT\tQUOTAS\tAGE"
 	if wide {
-		hdr += "\tIMPLICIT\tCREATED"
+		hdr += "\tIMPLICIT\tCREATED\tPENDING\tACTIVE\tUSED\tBORROWED"
 	}
 	fmt.Fprintln(tw, hdr)
 	for _, q := range qs {
@@ -130,8 +180,9 @@ func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, wide bool, now time.Time
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s", q.Name, weight, queueQuotas(q), outAge(q.CreationTimestamp, now))
 		if wide {
-			fmt.Fprintf(tw, "\t%t\t%s", q.Annotations[v1alpha1.AnnotationImplicit] == "true",
-				q.CreationTimestamp.UTC().Format(time.RFC3339))
+			fmt.Fprintf(tw, "\t%t\t%s\t%d\t%d\t%s\t%s", q.Annotations[v1alpha1.AnnotationImplicit] == "true",
+				q.CreationTimestamp.UTC().Format(time.RFC3339), q.Status.PendingJobs, q.Status.ActiveJobs,
+				classCounts(q.Status.UsedGPUs), classCounts(q.Status.BorrowedGPUs))
 		}
 		fmt.Fprintln(tw)
 	}

@@ -20,7 +20,8 @@ type cycle struct {
 	preempted int
 	attempts  int
 	blocked   bool
-	running   []*allocation // gangs holding GPUs at the start of the cycle, in map order
+	running   []*allocation      // gangs holding GPUs at the start of the cycle, in map order
+	uses      map[string][]usage // candidateUses cache
 	d         Decision
 }
 
@@ -43,7 +44,7 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 		o(&cfg)
 	}
 	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
-		placed: map[string]bool{}, waiting: map[string]bool{}}
+		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[string][]usage{}}
 	c.total, _ = s.GPUs()
 	c.qt = newQueueTree(in.Queues, s.capacityByProduct())
 	c.chargeRunning()
@@ -76,17 +77,35 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 }
 
 // chargeRunning charges every running gang to its queue and sets usage.
+// GPUs are summed by queue, MIG resource and node class first, so that the
+// tree is charged once per sum, not once per node.
 func (c *cycle) chargeRunning() {
 	c.running = make([]*allocation, 0, len(c.s.allocs))
+	type sum struct {
+		queue, mig string
+		class      int32
+	}
+	sums := map[sum]int{}
+	use := usage{}
 	for _, al := range c.s.allocs {
 		c.running = append(c.running, al)
-		leaf := c.qt.get(al.Gang.Queue)
 		for k, i := range al.nodes {
-			p := c.s.classes[c.s.nodes[i].class].product
-			g := int(al.members[k] * al.gpm)
-			for n := leaf; n != nil; n = n.parent {
-				n.alloc[p] += g
-				n.total += g
+			sums[sum{al.Gang.Queue, al.mig, c.s.nodes[i].class}] += int(al.members[k] * al.gpm)
+		}
+		if al.offGPUs > 0 {
+			clear(use)
+			c.s.addOffUse(use, al)
+			c.qt.charge(al.Gang.Queue, nil, use)
+		}
+	}
+	for k, g := range sums {
+		clear(use)
+		c.s.addUse(use, k.class, k.mig, g)
+		p := c.s.classes[k.class].product
+		for n := c.qt.get(k.queue); n != nil; n = n.parent {
+			n.alloc[p] += g
+			for key, g := range use {
+				n.held[key] += g
 			}
 		}
 	}
@@ -107,6 +126,10 @@ func (c *cycle) decide(g *Gang) {
 		c.wait(g, &Unschedulable{ReasonNoMatchingNodes, err.Error()})
 		return
 	}
+	if why := c.qt.admitAny(g.Queue, c.candidateUses(g), g.GPUs()); why != nil {
+		c.wait(g, why) // no product it accepts is within quota: hold and preempt nothing
+		return
+	}
 	rid, hasRes := c.resByGang[g.ID]
 	r := c.s.newRequest(g, c.cfg.place)
 	if hasRes {
@@ -117,9 +140,9 @@ func (c *cycle) decide(g *Gang) {
 	}
 	picks, level, dom, ok := c.s.place(r)
 	if ok {
-		by := c.s.gpusByProduct(g, picks)
-		if q, fits := c.qt.fits(g.Queue, by); !fits {
-			c.wait(g, &Unschedulable{ReasonQuota, "queue " + q + " would exceed its GPU quota (nominal plus borrowing limit)"})
+		use := c.s.useOf(g, picks)
+		if why := c.qt.admit(g.Queue, use, 1); why != nil {
+			c.wait(g, why)
 			return
 		}
 		p := c.s.placement(g.ID, picks, level, dom)
@@ -133,7 +156,7 @@ func (c *cycle) decide(g *Gang) {
 			c.wait(g, &Unschedulable{ReasonFragmented, err.Error()})
 			return
 		}
-		c.qt.charge(g.Queue, by)
+		c.qt.charge(g.Queue, c.s.gpusByProduct(g, picks), use)
 		c.placed[g.ID] = true
 		if hasRes {
 			c.drop(rid)

@@ -83,8 +83,12 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 // priority and preemptible, or (reclaim) same or lower priority from a queue
 // borrowing beyond its nominal quota while g's queue stays within its own.
 func (c *cycle) candidates(g *Gang) []victim {
-	want := map[string]int{"": g.GPUs()}
-	reclaim := c.cfg.reclaim && c.qt.withinNominal(g.Queue, want)
+	reclaim := false
+	if c.cfg.reclaim || c.qt.reclaims(g.Queue) {
+		for _, want := range c.candidateUses(g) {
+			reclaim = reclaim || c.qt.withinNominal(g.Queue, want, g.GPUs())
+		}
+	}
 	var out []victim
 	for _, al := range c.running {
 		id := al.Gang.ID
@@ -99,7 +103,7 @@ func (c *cycle) candidates(g *Gang) []victim {
 		switch {
 		case v.Priority < g.Priority:
 			why = fmt.Sprintf("priority %d below %d", v.Priority, g.Priority)
-		case reclaim && v.Priority <= g.Priority && v.Queue != g.Queue && c.qt.surplus(v.Queue, c.s.productOf(al), v.GPUs()):
+		case reclaim && v.Priority <= g.Priority && v.Queue != g.Queue && c.qt.surplus(v.Queue, c.s.allocUse(al)):
 			why = fmt.Sprintf("queue %s borrows beyond its nominal quota and %s reclaims it", v.Queue, g.Queue)
 		default:
 			continue
@@ -234,12 +238,4 @@ func (in *Input) markTerminating(victim, preemptor string) {
 		in.Terminating = map[string]string{}
 	}
 	in.Terminating[victim] = preemptor
-}
-
-// productOf returns the product of the first node of an allocation.
-func (s *Snapshot) productOf(al *allocation) string {
-	if len(al.nodes) == 0 {
-		return ""
-	}
-	return s.classes[s.nodes[al.nodes[0]].class].product
 }

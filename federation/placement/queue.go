@@ -3,18 +3,22 @@
 package placement
 
 import (
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 )
 
-// Quota bounds the GPUs a queue may hold of one GPU product.
+// Quota bounds the GPUs a queue (with its descendants) may hold of one GPU
+// class; see quota.go for the rules.
 type Quota struct {
 	// Nominal is the GPUs the queue is entitled to.
 	Nominal int
-	// BorrowingLimit is how many GPUs beyond Nominal it may borrow from idle
-	// capacity; nil means no limit.
+	// BorrowingLimit is how many GPUs beyond Nominal it may borrow from the
+	// idle nominal quota of the queues it shares a cohort with; nil means no
+	// limit, 0 forbids borrowing.
 	BorrowingLimit *int
 }
 
@@ -24,8 +28,13 @@ type Queue struct {
 	Name string
 	// Weight is the queue's fair-share weight among its siblings (0 means 1).
 	Weight float64
-	// Quotas maps a GPU product ("" for any product) to the queue's quota.
+	// Quotas maps a GPU class (v1alpha1.GPUClasses: "h100", "a100-80gb",
+	// "mig-1g.10gb") to the queue's quota; the key "" bounds all GPUs and
+	// slices together.
 	Quotas map[string]Quota
+	// Reclaim lets gangs of this queue and its descendants reclaim
+	// borrowed quota (WithReclaim turns it on for every queue).
+	Reclaim bool
 }
 
 // parentOf returns the parent path of a queue path ("" at the top).
@@ -38,17 +47,19 @@ func parentOf(q string) string {
 
 // qnode is a queue in the scheduling cycle's tree.
 type qnode struct {
-	name     string
-	weight   float64
-	quotas   map[string]Quota
-	parent   *qnode
-	children []*qnode
-	alloc    map[string]int // GPUs held, by product
-	total    int            // GPUs held, all products
-	usage    float64        // decayed past usage, GPUs
-	pending  []*Gang        // leaf: gangs waiting, in FIFO order
-	next     int            // leaf: index of the next pending gang
-	active   int            // pending gangs left in this subtree
+	name      string
+	weight    float64
+	quotas    map[string]Quota
+	quotaKeys []string // keys of quotas, sorted
+	reclaim   bool
+	parent    *qnode
+	children  []*qnode
+	alloc     map[string]int // GPUs held, by product (fair share)
+	held      usage          // GPUs held, by quota key (quota.go)
+	usage     float64        // decayed past usage, GPUs
+	pending   []*Gang        // leaf: gangs waiting, in FIFO order
+	next      int            // leaf: index of the next pending gang
+	active    int            // pending gangs left in this subtree
 }
 
 // queueTree builds the tree from the queue list, adding any queue a gang
@@ -61,7 +72,7 @@ type queueTree struct {
 }
 
 func newQueueTree(queues []Queue, capacity map[string]int) *queueTree {
-	t := &queueTree{root: &qnode{weight: 1, alloc: map[string]int{}}, byKey: map[string]*qnode{}, cap: capacity}
+	t := &queueTree{root: &qnode{weight: 1, alloc: map[string]int{}, held: usage{}}, byKey: map[string]*qnode{}, cap: capacity}
 	t.byKey[""] = t.root
 	for _, c := range capacity {
 		t.total += c
@@ -73,7 +84,7 @@ func newQueueTree(queues []Queue, capacity map[string]int) *queueTree {
 		if q.Weight > 0 {
 			n.weight = q.Weight
 		}
-		n.quotas = q.Quotas
+		n.quotas, n.quotaKeys, n.reclaim = q.Quotas, slices.Sorted(maps.Keys(q.Quotas)), q.Reclaim
 	}
 	return t
 }
@@ -84,19 +95,21 @@ func (t *queueTree) get(path string) *qnode {
 		return n
 	}
 	p := t.get(parentOf(path))
-	n := &qnode{name: path, weight: 1, parent: p, alloc: map[string]int{}}
+	n := &qnode{name: path, weight: 1, parent: p, alloc: map[string]int{}, held: usage{}}
 	p.children = append(p.children, n)
 	sort.Slice(p.children, func(i, j int) bool { return p.children[i].name < p.children[j].name })
 	t.byKey[path] = n
 	return n
 }
 
-// charge adds (or removes, with negative gpus) held GPUs up the tree.
-func (t *queueTree) charge(queue string, byProduct map[string]int) {
+// charge adds held GPUs up the tree, by product and by quota key.
+func (t *queueTree) charge(queue string, byProduct map[string]int, use usage) {
 	for n := t.get(queue); n != nil; n = n.parent {
 		for p, g := range byProduct {
 			n.alloc[p] += g
-			n.total += g
+		}
+		for k, g := range use {
+			n.held[k] += g
 		}
 	}
 }
@@ -115,65 +128,6 @@ func (t *queueTree) share(n *qnode) float64 {
 		dom += n.usage / float64(t.total)
 	}
 	return dom / n.weight
-}
-
-// fits reports whether adding the GPUs keeps the queue and its ancestors
-// within nominal plus borrowing limit; it returns the queue that would
-// exceed its quota otherwise.
-func (t *queueTree) fits(queue string, byProduct map[string]int) (string, bool) {
-	for n := t.get(queue); n != nil; n = n.parent {
-		for p, g := range byProduct {
-			if q, ok := n.quota(p); ok && q.BorrowingLimit != nil {
-				if n.held(p)+g > q.Nominal+*q.BorrowingLimit {
-					return n.name, false
-				}
-			}
-		}
-	}
-	return "", true
-}
-
-// surplus reports whether the queue or an ancestor borrows at least gpus
-// of product beyond its nominal quota, so that taking them back leaves it
-// at or above nominal (reclaim never pushes a queue below its entitlement,
-// which is what keeps reclaim from oscillating).
-func (t *queueTree) surplus(queue, product string, gpus int) bool {
-	for n := t.get(queue); n != nil; n = n.parent {
-		if q, ok := n.quota(product); ok && n.held(product)-gpus >= q.Nominal {
-			return true
-		}
-	}
-	return false
-}
-
-// withinNominal reports whether the queue and its ancestors hold no more
-// than their nominal quotas after adding the GPUs (true without quotas).
-func (t *queueTree) withinNominal(queue string, byProduct map[string]int) bool {
-	for n := t.get(queue); n != nil; n = n.parent {
-		for p, g := range byProduct {
-			if q, ok := n.quota(p); ok && n.held(p)+g > q.Nominal {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// quota returns the quota for a product, falling back to the "" quota.
-func (n *qnode) quota(product string) (Quota, bool) {
-	if q, ok := n.quotas[product]; ok {
-		return q, true
-	}
-	q, ok := n.quotas[""]
-	return q, ok
-}
-
-// held returns the GPUs held of a product, or of all products for a "" quota.
-func (n *qnode) held(product string) int {
-	if _, ok := n.quotas[product]; ok {
-		return n.alloc[product]
-	}
-	return n.total
 }
 
 // FairShare keeps each queue's usage as an exponentially decaying average
@@ -218,4 +172,27 @@ func (f *FairShare) Usage() map[string]float64 {
 		out[q] = u
 	}
 	return out
+}
+
+// FairShareState is a FairShare tracker's state: what a new scheduler
+// leader restores to continue the decay where the last one stopped.
+type FairShareState struct {
+	// Usage is the decayed usage of each leaf queue, GPUs.
+	Usage map[string]float64 `json:"usage,omitempty"`
+	// Last is when usage was last advanced.
+	Last time.Time `json:"last,omitempty"`
+}
+
+// State returns a copy of the tracker's state.
+func (f *FairShare) State() FairShareState {
+	return FairShareState{Usage: f.Usage(), Last: f.last}
+}
+
+// Restore replaces the tracker's state with a copy of st.
+func (f *FairShare) Restore(st FairShareState) {
+	f.usage = make(map[string]float64, len(st.Usage))
+	for q, u := range st.Usage {
+		f.usage[q] = u
+	}
+	f.last = st.Last
 }

@@ -134,6 +134,7 @@ func WithPreemptAfter(d time.Duration) Option { return func(c *config) { c.preem
 // beyond theirs, but only the surplus: a queue is never pushed below its
 // nominal quota. Off by default (like Kueue's reclaimWithinCohort: Never):
 // in simulation it trades a lot of lost work for quota fidelity.
+// Queue.Reclaim turns it on for one queue and its descendants.
 func WithReclaim() Option { return func(c *config) { c.reclaim = true } }
 
 // WithPlaceOptions passes placement options (baselines) to every decision.

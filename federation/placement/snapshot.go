@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -67,9 +68,10 @@ type domain struct {
 // class groups nodes a gang's filters cannot tell apart: same cluster,
 // product and taints.
 type class struct {
-	cluster int32
-	product string
-	taints  []corev1.Taint
+	cluster   int32
+	product   string
+	taints    []corev1.Taint
+	quotaKeys []string // GPU classes the product counts in (quota.go)
 }
 
 type clusterInfo struct {
@@ -106,6 +108,7 @@ type allocation struct {
 	members []int32
 	gpm     int32
 	mig     string
+	offGPUs int // GPUs (or slices) on nodes the snapshot does not know (a cluster not Ready)
 }
 
 // NewSnapshot lays out the clusters' inventories and subtracts the running
@@ -187,7 +190,8 @@ func (s *Snapshot) newNode(n *inventory.Node, c int32, classIdx map[string]int32
 	if !ok {
 		ci = int32(len(s.classes))
 		classIdx[sig] = ci
-		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints})
+		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints,
+			quotaKeys: v1alpha1.GPUClassesOfProduct(n.Product)})
 	}
 	out := node{name: n.Name, cluster: c, class: ci, gpus: int32(n.GPUs), used: int32(n.UsedGPUs),
 		schedulable: n.Schedulable()}

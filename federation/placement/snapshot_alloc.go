@@ -42,6 +42,7 @@ func (s *Snapshot) add(a Allocation, book bool) {
 	for _, as := range a.Assignments {
 		i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
 		if !ok {
+			al.offGPUs += as.Members * int(al.gpm)
 			continue
 		}
 		al.nodes = append(al.nodes, i)

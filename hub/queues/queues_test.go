@@ -75,6 +75,26 @@ func TestCreateMakesAncestorsAndRefusesDuplicates(t *testing.T) {
 	}
 }
 
+// TestUnknownGPUClassRefused: a quota key that names no GPU class would be
+// stored and never charged, so create and update refuse it with its path.
+func TestUnknownGPUClassRefused(t *testing.T) {
+	ctx, qs := testCtx(t), queues.New(shared, jobs.New(shared))
+	name := uniq("cls")
+	var inv *v1alpha1.InvalidError
+	_, _, err := qs.Create(ctx, testqueue.New(name).Weight(1).Quota("h1000", 16).Obj())
+	if !errors.As(err, &inv) || len(inv.Errs) != 1 || inv.Errs[0].Field != "spec.quotas[h1000]" ||
+		!strings.Contains(err.Error(), "h100") {
+		t.Fatalf("create with unknown class: %v", err)
+	}
+	if _, _, err := qs.Create(ctx, testqueue.New(name).Weight(1).Quota("h100", 16).Quota("mig-1g.10gb", 7).Obj()); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	_, _, err = qs.Update(ctx, testqueue.New(name).Weight(1).Quota("a100-81gb", 16).Obj(), 0)
+	if !errors.As(err, &inv) || inv.Errs[0].Field != "spec.quotas[a100-81gb]" {
+		t.Fatalf("update with unknown class: %v", err)
+	}
+}
+
 func TestUpdateRevisionGuard(t *testing.T) {
 	ctx, qs := testCtx(t), queues.New(shared, jobs.New(shared))
 	name := uniq("u")
@@ -182,5 +202,40 @@ func TestDeleteRacesSubmissions(t *testing.T) {
 		case delErr != nil && getErr != nil:
 			t.Fatalf("round %d: delete refused (%v) but the queue is gone: %v", round, delErr, getErr)
 		}
+	}
+}
+
+// TestSetStatus: the scheduler's status write keeps the spec, is skipped
+// when nothing changed in meaning and refuses a queue read at an old revision.
+func TestSetStatus(t *testing.T) {
+	ctx, qs := testCtx(t), queues.New(shared, jobs.New(shared))
+	w := queues.NewStatusWriter(shared)
+	name := uniq("st")
+	q, rev, err := qs.Create(ctx, testqueue.New(name).Weight(2).Quota("h100", 16).BorrowingLimit("h100", 0).Obj())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := v1alpha1.QueueStatus{PendingJobs: 2, ActiveJobs: 2, UsedGPUs: map[string]int32{"h100": 16}}
+	if wrote, err := w.SetStatus(ctx, q, rev, st); !wrote || err != nil {
+		t.Fatalf("first write: %v %v", wrote, err)
+	}
+	got, rev2, err := qs.Get(ctx, name)
+	if err != nil || got.Status.PendingJobs != 2 || got.Status.UsedGPUs["h100"] != 16 ||
+		*got.Spec.Weight != 2 || got.Spec.Quotas["h100"].Nominal != 16 || got.Generation != q.Generation {
+		t.Fatalf("after status write: %+v %v", got, err)
+	}
+	same := st
+	same.UsedGPUs = map[string]int32{"h100": 16}
+	same.BorrowedGPUs = map[string]int32{}
+	if wrote, err := w.SetStatus(ctx, got, rev2, same); wrote || err != nil {
+		t.Errorf("same status rewritten: %v %v", wrote, err)
+	}
+	if _, err := w.SetStatus(ctx, q, rev, v1alpha1.QueueStatus{PendingJobs: 1}); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("stale revision: %v", err)
+	}
+	// A spec update keeps the status.
+	upd, _, err := qs.Update(ctx, testqueue.New(name).Weight(3).Quota("h100", 16).Obj(), 0)
+	if err != nil || upd.Status.PendingJobs != 2 {
+		t.Errorf("update lost the status: %+v %v", upd, err)
 	}
 }

@@ -34,16 +34,35 @@ type Result struct {
 // with the caller's leadership.
 func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error) {
 	var res Result
+	if err := s.restoreFairShare(ctx); err != nil {
+		return res, err
+	}
 	f, err := s.read(ctx)
 	if err != nil {
 		return res, err
 	}
 	now := s.cfg.Clock.Now()
 	in, byName := s.input(f, now)
-	if len(in.Pending) == 0 && len(in.Terminating) == 0 {
-		return res, nil
+	if err := s.saveFairShare(ctx, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
+		return res, err
 	}
 	snap := placement.NewSnapshot(f.clusters, f.allocations(now))
+	if len(in.Pending) > 0 || len(in.Terminating) > 0 {
+		if err := s.decide(ctx, f, snap, in, byName, held, now, &res); err != nil {
+			return res, err
+		}
+		observeCycle(res)
+	}
+	if res.Conflict {
+		return res, nil // the snapshot holds placements not booked: no status from it
+	}
+	return res, s.writeQueueStatus(ctx, f, snap, in.Queues, res.Placed, held)
+}
+
+// decide runs the placement engine on the snapshot and carries out its
+// decision: bookings, explanations of waiting jobs, preemptions.
+func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapshot, in placement.Input,
+	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time, res *Result) error {
 	d := placement.Schedule(snap, in, s.cfg.Options...)
 	s.holds = d.Reservations
 	for i := range d.Placements {
@@ -54,27 +73,26 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 			break
 		}
 		if err != nil {
-			return res, err
+			return err
 		}
 		res.Placed = append(res.Placed, p.Gang)
 	}
 	for _, w := range d.Waiting {
 		if err := s.explain(ctx, byName[w.Gang], w.Why, now); err != nil && !errors.Is(err, store.ErrConflict) {
-			return res, err
+			return err
 		}
 	}
 	res.Waiting = len(d.Waiting)
 	for _, p := range d.Preemptions {
 		err := s.preempt(ctx, f, p, now)
 		if err != nil && !errors.Is(err, store.ErrConflict) {
-			return res, err
+			return err
 		}
 		if err == nil {
 			res.Preempted = append(res.Preempted, p.Victim)
 		}
 	}
-	observeCycle(res)
-	return res, nil
+	return nil
 }
 
 // input builds the placement input from the fleet: pending jobs not

@@ -12,7 +12,12 @@
 // (jobs.Book, in the booking's transaction); a job that waits carries the
 // placement engine's explanation as its Placed=False condition
 // (jobs.Explain); a preemption victim gets a Preempted condition that
-// hub/dispatch acts on (jobs.MarkPreempted).
+// hub/dispatch acts on (jobs.MarkPreempted). Queue quotas go to the engine
+// keyed by GPU class, as the API keys them; usage is the ledger's
+// reservations in the snapshot. After each cycle the scheduler asks
+// hub/queues to record every queue's status (pending and active jobs, GPUs
+// held and borrowed per class) where it changed in meaning
+// (queues.StatusWriter).
 //
 // Cycles run on an interval and whenever jobs, reservations or inventories
 // change. Time comes from an injected clock.

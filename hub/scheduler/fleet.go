@@ -19,10 +19,12 @@ import (
 
 // fleet is what one cycle decides on.
 type fleet struct {
-	ledger   *ledger.State
-	jobs     []store.Item[*v1alpha1.Job]
-	queues   []*v1alpha1.Queue
-	clusters []inventory.Cluster
+	ledger *ledger.State
+	jobs   []store.Item[*v1alpha1.Job]
+	queues []*v1alpha1.Queue
+	// queueRevs are the revisions the queues were read at.
+	queueRevs map[string]int64
+	clusters  []inventory.Cluster
 	// received is when each cluster's inventory report arrived.
 	received map[string]time.Time
 	// nodes maps "<cluster>/<node>" to the inventory node.
@@ -32,7 +34,7 @@ type fleet struct {
 // read loads the fleet. The ledger is read first: a booking made after it
 // fails its guard, so the decision never misses one.
 func (s *Scheduler) read(ctx context.Context) (*fleet, error) {
-	f := &fleet{received: map[string]time.Time{}, nodes: map[string]*inventory.Node{}}
+	f := &fleet{received: map[string]time.Time{}, nodes: map[string]*inventory.Node{}, queueRevs: map[string]int64{}}
 	var err error
 	if f.ledger, err = s.ledger.Read(ctx); err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
@@ -46,6 +48,7 @@ func (s *Scheduler) read(ctx context.Context) (*fleet, error) {
 	}
 	for _, q := range qs {
 		f.queues = append(f.queues, q.Object)
+		f.queueRevs[q.Name] = q.Revision
 	}
 	if err := s.readClusters(ctx, f); err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ package scheduler
 import (
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/federation/placement"
@@ -67,15 +69,25 @@ func resourceOf(g *placement.Gang) string {
 	return inventory.ResourceGPU
 }
 
-// queuesOf maps the stored queues to the placement queue tree. Quotas are
-// keyed by GPU class in the API and by product in the engine; until the two
-// share a mapping only weights are passed on.
+// queuesOf maps the stored queues to the placement queue tree: weights,
+// and quotas keyed by GPU class in both (apis/v1alpha1/gpuclass.go is the
+// one table from class to products that validation and the engine share).
 func queuesOf(qs []*v1alpha1.Queue) []placement.Queue {
 	out := make([]placement.Queue, 0, len(qs))
 	for _, q := range qs {
-		pq := placement.Queue{Name: q.Name, Weight: 1}
+		pq := placement.Queue{Name: q.Name, Weight: 1, Reclaim: q.Spec.ReclaimBorrowed}
 		if q.Spec.Weight != nil {
 			pq.Weight = float64(*q.Spec.Weight)
+		}
+		for class, quota := range q.Spec.Quotas {
+			if pq.Quotas == nil {
+				pq.Quotas = make(map[string]placement.Quota, len(q.Spec.Quotas))
+			}
+			pl := placement.Quota{Nominal: int(quota.Nominal)}
+			if b := quota.BorrowingLimit; b != nil {
+				pl.BorrowingLimit = ptr.To(int(*b))
+			}
+			pq.Quotas[class] = pl
 		}
 		out = append(out, pq)
 	}

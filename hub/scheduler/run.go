@@ -34,6 +34,7 @@ func (s *Scheduler) lead(ctx context.Context, lead store.Leadership) error {
 	ticker := s.cfg.Clock.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
 	s.holds = nil
+	s.fairLoaded = false // another leader may have advanced the usage meanwhile
 	for ctx.Err() == nil {
 		res, err := s.Cycle(ctx, &held)
 		switch {

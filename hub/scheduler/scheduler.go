@@ -31,6 +31,9 @@ type Config struct {
 	Options []placement.Option
 	// FairShareHalfLife is the half-life of queue usage; default 1h.
 	FairShareHalfLife time.Duration
+	// FairShareSaveInterval is how often the leader stores the fair-share
+	// usage for its successor; default 30s.
+	FairShareSaveInterval time.Duration
 }
 
 // Scheduler is the global gang scheduler loop.
@@ -39,12 +42,19 @@ type Scheduler struct {
 	st     *store.Store
 	ledger *ledger.Ledger
 	// jobs are read here and changed by hub/jobs (status).
-	jobs        store.Reader[*v1alpha1.Job]
-	status      *jobs.Status
-	queues      store.Reader[*v1alpha1.Queue]
+	jobs   store.Reader[*v1alpha1.Job]
+	status *jobs.Status
+	queues store.Reader[*v1alpha1.Queue]
+	// queueStatus asks hub/queues, the owner of Queue records, to write status.
+	queueStatus *queues.StatusWriter
 	clusters    store.Reader[*v1alpha1.Cluster]
 	inventories store.Reader[*registry.InventoryRecord]
 	fair        *placement.FairShare
+	// fairStore holds the fair-share usage across leaders (fairshare.go);
+	// fairLoaded says this leadership restored it, fairSaved when it last saved.
+	fairStore  *store.Collection[*placement.FairShareState]
+	fairLoaded bool
+	fairSaved  time.Time
 	// holds are the previous cycle's head-of-queue reservations (leader memory).
 	holds []placement.Reservation
 }
@@ -71,6 +81,9 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 	if cfg.FairShareHalfLife <= 0 {
 		cfg.FairShareHalfLife = time.Hour
 	}
+	if cfg.FairShareSaveInterval <= 0 {
+		cfg.FairShareSaveInterval = 30 * time.Second
+	}
 	if cfg.Identity == "" {
 		cfg.Identity = "shoal-hub"
 	}
@@ -82,8 +95,10 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 		jobs:        status.Reader(),
 		status:      status,
 		queues:      store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
+		queueStatus: queues.NewStatusWriter(st),
 		clusters:    registryClusters(st),
 		inventories: registryInventories(st),
 		fair:        placement.NewFairShare(cfg.FairShareHalfLife),
+		fairStore:   fairShareCollection(st),
 	}
 }

@@ -33,6 +33,7 @@ var owners = map[string]string{
 	"jointokens":     "hub/registry",
 	"inventories":    "hub/registry",
 	"rollouts":       "hub/rollout",
+	"fairshare":      "hub/scheduler",
 }
 
 const module = "github.com/shoal-dev/shoal"
