@@ -46,8 +46,10 @@ func State(c *v1alpha1.Cluster, now time.Time, grace, fence time.Duration) (v1al
 		return v1alpha1.ClusterNotReady, "APIServerUnreachable", "the agent cannot reach its cluster's API server"
 	case c.Status.Inventory == nil:
 		return v1alpha1.ClusterPending, "AwaitingInventory", "waiting for the agent's first inventory report"
+	case c.Spec.Drain && meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ClusterConditionDrained):
+		return v1alpha1.ClusterCordoned, v1alpha1.ReasonDrained, "drained: no gang left; uncordon to take gangs again"
 	case c.Spec.Drain:
-		return v1alpha1.ClusterDraining, "Draining", "cordoned and draining"
+		return v1alpha1.ClusterDraining, v1alpha1.ReasonDraining, "cordoned and moving its gangs elsewhere"
 	case c.Spec.Unschedulable:
 		return v1alpha1.ClusterCordoned, "Cordoned", "cordoned: no new gangs"
 	}
@@ -101,16 +103,22 @@ func (r *Registry) Run(ctx context.Context) error {
 	}
 }
 
-// Sweep re-evaluates every cluster once and writes the ones whose state changed.
+// Sweep re-evaluates every cluster once, with the progress of its drain
+// (drain.go), and writes the ones whose state changed.
 func (r *Registry) Sweep(ctx context.Context) error {
 	res, err := r.clusters.List(ctx, store.ListOptions{})
+	if err != nil {
+		return err
+	}
+	reservations, err := r.listReservations(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, it := range res.Items {
 		before := it.Object.Status.State
-		if !r.evaluate(it.Object) {
+		drained := r.drainProgress(it.Object, reservations)
+		if !r.evaluate(it.Object) && !drained {
 			continue
 		}
 		_, err := r.clusters.Update(ctx, it.Name, it.Object, it.Revision)
