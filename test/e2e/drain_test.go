@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+// drainable is a running two-member gang with a short preemption grace.
+func drainable(t *testing.T, name string) *v1alpha1.Job {
+	t.Helper()
+	submit(t, newJob(name, "e2e", 2, 8, func(j *v1alpha1.Job) {
+		g := int64(2)
+		j.Spec.Preemption.GracePeriodSeconds = &g
+	}))
+	return waitPhase(t, name, v1alpha1.JobRunning, time.Minute)
+}
+
+// waitMoved waits until the job runs again at a later epoch with no member
+// where off says, and checks that the move used no restart and no backoff.
+func waitMoved(t *testing.T, name string, epoch int64, off func(v1alpha1.MemberStatus) bool) *v1alpha1.Job {
+	t.Helper()
+	var j *v1alpha1.Job
+	eventually(t, 2*time.Minute, "gang running again elsewhere", func(context.Context) (bool, error) {
+		j = getJob(t, name)
+		if j.Status.Phase != v1alpha1.JobRunning || j.Status.Epoch <= epoch {
+			return false, fmt.Errorf("phase %s epoch %d", j.Status.Phase, j.Status.Epoch)
+		}
+		for _, m := range j.Status.Members {
+			if off(m) {
+				return false, fmt.Errorf("member %d on %s/%s", m.Index, m.Cluster, m.Node)
+			}
+		}
+		return true, nil
+	})
+	if j.Status.Restarts != 0 || j.Annotations[v1alpha1.AnnotationAborts] != "" {
+		t.Fatalf("a drain counted: restarts %d, aborts %q", j.Status.Restarts, j.Annotations[v1alpha1.AnnotationAborts])
+	}
+	return j
+}
+
+// TestClusterDrainMovesGangWithoutRestart drains the cluster a running gang
+// is on: the gang runs again on another cluster, status.restarts stays 0,
+// nothing of it is left on the drained cluster, which then shows Cordoned
+// (Drained).
+func TestClusterDrainMovesGangWithoutRestart(t *testing.T) {
+	skipShort(t)
+	j := drainable(t, "drain-cluster")
+	from := j.Status.Members[0].Cluster
+	start := time.Now()
+	if _, _, err := h.reg.Drain(t.Context(), from); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, _, err := h.reg.Cordon(context.WithoutCancel(t.Context()), from, false); err != nil {
+			t.Errorf("uncordon %s: %v", from, err)
+		}
+	})
+	j = waitMoved(t, "drain-cluster", j.Status.Epoch, func(m v1alpha1.MemberStatus) bool { return m.Cluster == from })
+	t.Logf("drain of %s to the gang Running again on %v: %s (epoch %d, restarts %d)",
+		from, j.Status.Placement.Clusters, time.Since(start).Round(10*time.Millisecond), j.Status.Epoch, j.Status.Restarts)
+	eventually(t, 30*time.Second, "cluster drained", func(ctx context.Context) (bool, error) {
+		c, _, err := h.reg.GetCluster(ctx, from)
+		if err != nil {
+			return false, err
+		}
+		local, err := localPods(ctx, "drain-cluster")
+		if err != nil {
+			return false, err
+		}
+		d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ClusterConditionDrained)
+		return c.Status.State == v1alpha1.ClusterCordoned && d != nil && d.Reason == v1alpha1.ReasonDrained && len(local[from]) == 0,
+			fmt.Errorf("state %s, drained %+v, %d local pods left", c.Status.State, d, len(local[from]))
+	})
+	t.Logf("drain of %s complete (Cordoned, Drained) after %s", from, time.Since(start).Round(10*time.Millisecond))
+}
+
+// TestNodeDrainMovesGangWithoutRestart drains the node of a running gang's
+// member: the gang runs again without that node and without a restart.
+func TestNodeDrainMovesGangWithoutRestart(t *testing.T) {
+	skipShort(t)
+	j := drainable(t, "drain-node")
+	m := j.Status.Members[0]
+	start := time.Now()
+	if _, _, err := h.reg.DrainNode(t.Context(), m.Cluster, m.Node, true); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, _, err := h.reg.DrainNode(context.WithoutCancel(t.Context()), m.Cluster, m.Node, false); err != nil {
+			t.Errorf("uncordon %s/%s: %v", m.Cluster, m.Node, err)
+		}
+	})
+	j = waitMoved(t, "drain-node", j.Status.Epoch, func(x v1alpha1.MemberStatus) bool {
+		return x.Cluster == m.Cluster && x.Node == m.Node
+	})
+	t.Logf("drain of node %s/%s to the gang Running again: %s (epoch %d, restarts %d)",
+		m.Cluster, m.Node, time.Since(start).Round(10*time.Millisecond), j.Status.Epoch, j.Status.Restarts)
+}
