@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,14 +14,20 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
-// drainable is a running two-member gang with a short preemption grace.
-func drainable(t *testing.T, name string) *v1alpha1.Job {
+// drainRuns counts the drain tests' jobs: a fresh name per run, since a
+// resubmitted name is the cancelled job (-count).
+var drainRuns atomic.Int64
+
+// drainable is a running two-member gang with a short preemption grace,
+// named prefix-N.
+func drainable(t *testing.T, prefix string) (string, *v1alpha1.Job) {
 	t.Helper()
+	name := fmt.Sprintf("%s-%d", prefix, drainRuns.Add(1))
 	submit(t, newJob(name, "e2e", 2, 8, func(j *v1alpha1.Job) {
 		g := int64(2)
 		j.Spec.Preemption.GracePeriodSeconds = &g
 	}))
-	return waitPhase(t, name, v1alpha1.JobRunning, time.Minute)
+	return name, waitPhase(t, name, v1alpha1.JobRunning, time.Minute)
 }
 
 // waitMoved waits until the job runs again at a later epoch with no member
@@ -52,7 +59,7 @@ func waitMoved(t *testing.T, name string, epoch int64, off func(v1alpha1.MemberS
 // (Drained).
 func TestClusterDrainMovesGangWithoutRestart(t *testing.T) {
 	skipShort(t)
-	j := drainable(t, "drain-cluster")
+	name, j := drainable(t, "drain-cluster")
 	from := j.Status.Members[0].Cluster
 	start := time.Now()
 	if _, _, err := h.reg.Drain(t.Context(), from); err != nil {
@@ -63,7 +70,7 @@ func TestClusterDrainMovesGangWithoutRestart(t *testing.T) {
 			t.Errorf("uncordon %s: %v", from, err)
 		}
 	})
-	j = waitMoved(t, "drain-cluster", j.Status.Epoch, func(m v1alpha1.MemberStatus) bool { return m.Cluster == from })
+	j = waitMoved(t, name, j.Status.Epoch, func(m v1alpha1.MemberStatus) bool { return m.Cluster == from })
 	t.Logf("drain of %s to the gang Running again on %v: %s (epoch %d, restarts %d)",
 		from, j.Status.Placement.Clusters, time.Since(start).Round(10*time.Millisecond), j.Status.Epoch, j.Status.Restarts)
 	eventually(t, 30*time.Second, "cluster drained", func(ctx context.Context) (bool, error) {
@@ -71,7 +78,7 @@ func TestClusterDrainMovesGangWithoutRestart(t *testing.T) {
 		if err != nil {
 			return false, err
 		}
-		local, err := localPods(ctx, "drain-cluster")
+		local, err := localPods(ctx, name)
 		if err != nil {
 			return false, err
 		}
@@ -86,7 +93,7 @@ func TestClusterDrainMovesGangWithoutRestart(t *testing.T) {
 // member: the gang runs again without that node and without a restart.
 func TestNodeDrainMovesGangWithoutRestart(t *testing.T) {
 	skipShort(t)
-	j := drainable(t, "drain-node")
+	name, j := drainable(t, "drain-node")
 	m := j.Status.Members[0]
 	start := time.Now()
 	if _, _, err := h.reg.DrainNode(t.Context(), m.Cluster, m.Node, true); err != nil {
@@ -97,7 +104,7 @@ func TestNodeDrainMovesGangWithoutRestart(t *testing.T) {
 			t.Errorf("uncordon %s/%s: %v", m.Cluster, m.Node, err)
 		}
 	})
-	j = waitMoved(t, "drain-node", j.Status.Epoch, func(x v1alpha1.MemberStatus) bool {
+	j = waitMoved(t, name, j.Status.Epoch, func(x v1alpha1.MemberStatus) bool {
 		return x.Cluster == m.Cluster && x.Node == m.Node
 	})
 	t.Logf("drain of node %s/%s to the gang Running again: %s (epoch %d, restarts %d)",
