@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -104,15 +106,18 @@ func (r *Registry) Run(ctx context.Context) error {
 }
 
 // Sweep re-evaluates every cluster once, with the progress of its drain
-// (drain.go), and writes the ones whose state changed.
+// (drain.go; the reservations are read only while some cluster drains),
+// and writes the ones whose state changed.
 func (r *Registry) Sweep(ctx context.Context) error {
 	res, err := r.clusters.List(ctx, store.ListOptions{})
 	if err != nil {
 		return err
 	}
-	reservations, err := r.listReservations(ctx)
-	if err != nil {
-		return err
+	var reservations []*ledger.Reservation
+	if slices.ContainsFunc(res.Items, func(it store.Item[*v1alpha1.Cluster]) bool { return draining(it.Object) }) {
+		if reservations, err = r.listReservations(ctx); err != nil {
+			return err
+		}
 	}
 	var errs []error
 	for _, it := range res.Items {
