@@ -39,6 +39,37 @@ func (d *Dispatcher) readDrains(ctx context.Context) (drains, error) {
 	}
 }
 
+// notifyDrains pokes when a cluster's drain (spec.drain, spec.drainedNodes)
+// changes, until ctx ends or the watch closes; the other writes to cluster
+// records (heartbeats, every few seconds per cluster) do not poke.
+func notifyDrains(ctx context.Context, ch <-chan store.WatchEvent[*v1alpha1.Cluster], poke func()) {
+	seen := map[string]string{} // cluster -> drainKey; absent: no drain
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-ch:
+			if !ok {
+				return
+			}
+			key := drainKey(ev)
+			if ev.Type == store.Error || key != seen[ev.Name] {
+				poke()
+			}
+			seen[ev.Name] = key
+		}
+	}
+}
+
+// drainKey says what of a cluster is drained after ev ("" for nothing).
+func drainKey(ev store.WatchEvent[*v1alpha1.Cluster]) string {
+	c := ev.Object
+	if ev.Type == store.Error || ev.Type == store.Deleted || c == nil || !c.Spec.Drain && len(c.Spec.DrainedNodes) == 0 {
+		return ""
+	}
+	return fmt.Sprint(c.Spec.Drain, c.Spec.DrainedNodes)
+}
+
 // drained returns the first member of the reservation on a drained
 // cluster or node, or nil.
 func (dr drains) drained(res *ledger.Reservation) *ledger.Member {

@@ -12,6 +12,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/dispatch"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -221,4 +222,43 @@ func drainedCond(c *v1alpha1.Cluster) metav1.ConditionStatus {
 		}
 	}
 	return ""
+}
+
+// TestDrainWatchPokesOnDrainChangesOnly: heartbeats (other cluster writes)
+// do not poke the dispatcher; a drain, a drained node and an uncordon do.
+func TestDrainWatchPokesOnDrainChangesOnly(t *testing.T) {
+	ch := make(chan store.WatchEvent[*v1alpha1.Cluster])
+	pokes := make(chan struct{}, 16)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		dispatch.NotifyDrains(t.Context(), ch, func() { pokes <- struct{}{} })
+	}()
+	cl := func(drain bool, nodes ...string) *v1alpha1.Cluster {
+		return &v1alpha1.Cluster{Spec: v1alpha1.ClusterSpec{Drain: drain, DrainedNodes: nodes}}
+	}
+	for i, tc := range []struct {
+		ev   store.WatchEvent[*v1alpha1.Cluster]
+		poke bool
+	}{
+		{store.WatchEvent[*v1alpha1.Cluster]{Type: store.Added, Name: "eu1", Object: cl(false)}, false},
+		{store.WatchEvent[*v1alpha1.Cluster]{Type: store.Modified, Name: "eu1", Object: cl(false)}, false}, // a heartbeat
+		{store.WatchEvent[*v1alpha1.Cluster]{Type: store.Modified, Name: "eu1", Object: cl(true)}, true},
+		{store.WatchEvent[*v1alpha1.Cluster]{Type: store.Modified, Name: "eu1", Object: cl(true)}, false},
+		{store.WatchEvent[*v1alpha1.Cluster]{Type: store.Modified, Name: "eu1", Object: cl(true, "n1")}, true},
+		{store.WatchEvent[*v1alpha1.Cluster]{Type: store.Modified, Name: "us1", Object: cl(false, "n1")}, true},
+		{store.WatchEvent[*v1alpha1.Cluster]{Type: store.Modified, Name: "eu1", Object: cl(false)}, true},
+		{store.WatchEvent[*v1alpha1.Cluster]{Type: store.Error}, true},
+	} {
+		ch <- tc.ev
+		ch <- store.WatchEvent[*v1alpha1.Cluster]{Type: store.Modified, Name: "idle", Object: cl(false)} // a barrier
+		if got := len(pokes); got > 1 || (got == 1) != tc.poke {
+			t.Fatalf("event %d (%s %s): %d pokes, want poke %v", i, tc.ev.Type, tc.ev.Name, got, tc.poke)
+		}
+		for len(pokes) > 0 {
+			<-pokes
+		}
+	}
+	close(ch)
+	<-done
 }
