@@ -18,14 +18,15 @@ import (
 // resubmitted name is the cancelled job (-count).
 var drainRuns atomic.Int64
 
-// drainable is a running two-member gang with a short preemption grace,
-// named prefix-N.
-func drainable(t *testing.T, prefix string) (string, *v1alpha1.Job) {
+// drainable is a running gang of members×8 GPUs over at most two clusters
+// with a short preemption grace, named prefix-N.
+func drainable(t *testing.T, prefix string, members int32) (string, *v1alpha1.Job) {
 	t.Helper()
 	name := fmt.Sprintf("%s-%d", prefix, drainRuns.Add(1))
-	submit(t, newJob(name, "e2e", 2, 8, func(j *v1alpha1.Job) {
+	submit(t, newJob(name, "e2e", members, 8, func(j *v1alpha1.Job) {
 		g := int64(2)
 		j.Spec.Preemption.GracePeriodSeconds = &g
+		j.Spec.Placement.MaxClusters = 2
 	}))
 	return name, waitPhase(t, name, v1alpha1.JobRunning, time.Minute)
 }
@@ -59,7 +60,7 @@ func waitMoved(t *testing.T, name string, epoch int64, off func(v1alpha1.MemberS
 // (Drained).
 func TestClusterDrainMovesGangWithoutRestart(t *testing.T) {
 	skipShort(t)
-	name, j := drainable(t, "drain-cluster")
+	name, j := drainable(t, "drain-cluster", 2)
 	from := j.Status.Members[0].Cluster
 	start := time.Now()
 	if _, _, err := h.reg.Drain(t.Context(), from); err != nil {
@@ -93,7 +94,7 @@ func TestClusterDrainMovesGangWithoutRestart(t *testing.T) {
 // member: the gang runs again without that node and without a restart.
 func TestNodeDrainMovesGangWithoutRestart(t *testing.T) {
 	skipShort(t)
-	name, j := drainable(t, "drain-node")
+	name, j := drainable(t, "drain-node", 2)
 	m := j.Status.Members[0]
 	start := time.Now()
 	if _, _, err := h.reg.DrainNode(t.Context(), m.Cluster, m.Node, true); err != nil {
@@ -109,4 +110,41 @@ func TestNodeDrainMovesGangWithoutRestart(t *testing.T) {
 	})
 	t.Logf("drain of node %s/%s to the gang Running again: %s (epoch %d, restarts %d)",
 		m.Cluster, m.Node, time.Since(start).Round(10*time.Millisecond), j.Status.Epoch, j.Status.Restarts)
+}
+
+// TestClusterDrainMovesTwoClusterGangWhole drains one of the two clusters
+// of a running 18-member gang (144 GPUs: more than one cluster holds): the
+// whole gang, members on the other cluster included, runs again at a new
+// epoch on the two clusters left, without a restart.
+func TestClusterDrainMovesTwoClusterGangWhole(t *testing.T) {
+	skipShort(t)
+	name, j := drainable(t, "drain-two", 18)
+	if len(j.Status.Placement.Clusters) != 2 {
+		t.Fatalf("placed on %v, want two clusters", j.Status.Placement.Clusters)
+	}
+	from := j.Status.Placement.Clusters[0]
+	start := time.Now()
+	if _, _, err := h.reg.Drain(t.Context(), from); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, _, err := h.reg.Cordon(context.WithoutCancel(t.Context()), from, false); err != nil {
+			t.Errorf("uncordon %s: %v", from, err)
+		}
+	})
+	epoch := j.Status.Epoch
+	j = waitMoved(t, name, epoch, func(m v1alpha1.MemberStatus) bool { return m.Cluster == from })
+	t.Logf("drain of %s to the 18-member gang Running again on %v: %s (epoch %d, restarts %d)",
+		from, j.Status.Placement.Clusters, time.Since(start).Round(10*time.Millisecond), j.Status.Epoch, j.Status.Restarts)
+	local, err := localPods(t.Context(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, ps := range local {
+		for _, p := range ps {
+			if p.Annotations[v1alpha1.AnnotationEpoch] == fmt.Sprint(epoch) && p.DeletionTimestamp == nil {
+				t.Errorf("local pod %s of the drained epoch %d left on %s", p.Name, epoch, c)
+			}
+		}
+	}
 }
