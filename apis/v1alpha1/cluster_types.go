@@ -21,8 +21,13 @@ type ClusterSpec struct {
 	UID string `json:"uid"`
 	// Unschedulable (cordon) keeps new gangs off the cluster.
 	Unschedulable bool `json:"unschedulable,omitempty"`
-	// Drain asks for the cluster's preemptible gangs to be moved elsewhere.
+	// Drain (shoal cluster drain) cordons the cluster and moves every gang
+	// with a member on it elsewhere, with the job's preemption grace and
+	// without counting a restart. Uncordoning ends it.
 	Drain bool `json:"drain,omitempty"`
+	// DrainedNodes (shoal node drain) are workload nodes that take no new
+	// members and whose gangs are moved elsewhere like a cluster drain's.
+	DrainedNodes []string `json:"drainedNodes,omitempty"`
 	// GitOps is where the cluster's configuration comes from.
 	GitOps *GitOpsSource `json:"gitops,omitempty"`
 }
@@ -40,7 +45,8 @@ const (
 	ClusterNotReady ClusterState = "NotReady"
 	// ClusterCordoned: healthy, but no new gangs (spec.unschedulable).
 	ClusterCordoned ClusterState = "Cordoned"
-	// ClusterDraining: cordoned and moving its preemptible gangs away.
+	// ClusterDraining: cordoned (spec.drain) and moving its gangs away; once
+	// none is left the state is Cordoned with the Ready reason Drained.
 	ClusterDraining ClusterState = "Draining"
 	// ClusterLost: silent for longer than the fence timeout; its gangs are rescheduled.
 	ClusterLost ClusterState = "Lost"

@@ -132,6 +132,16 @@ const (
 	// and clusters that did not start. It is not a restart: the job is
 	// requeued with the abort backoff and maxRestarts is untouched.
 	ReasonStartTimeout = "StartTimeout"
+	// ReasonDrained is the cause of an abort (status.dispatch.reason, then
+	// the requeued job's Placed reason) when a member's cluster or node is
+	// drained: the gang is stopped with its preemption grace and requeued at
+	// once; it is not a restart (maxRestarts is untouched) and has no
+	// backoff. It is also the Ready reason of a drained cluster with no gang
+	// left (state Cordoned) and of the Drained condition when True.
+	ReasonDrained = "Drained"
+	// ReasonDraining is the Drained cluster condition's reason while gangs
+	// are still on the drained cluster or nodes.
+	ReasonDraining = "Draining"
 )
 
 // Cluster condition types and reasons.
@@ -142,6 +152,10 @@ const (
 	// ClusterConditionReachable says whether the agent can reach its own
 	// cluster's API server.
 	ClusterConditionReachable = "ClusterReachable"
+	// ClusterConditionDrained is set while the cluster or some of its nodes
+	// are drained (spec.drain, spec.drainedNodes): True once no gang has a
+	// member there, False (ReasonDraining) with the gangs left.
+	ClusterConditionDrained = "Drained"
 	// ReasonWorkloadClusterUnreachable is the virtual nodes' Ready reason
 	// while the agent cannot reach its workload cluster.
 	ReasonWorkloadClusterUnreachable = "WorkloadClusterUnreachable"

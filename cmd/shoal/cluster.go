@@ -18,10 +18,10 @@ import (
 func newClusterCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
-		Short: "Register, list, inspect, cordon and remove workload clusters",
+		Short: "Register, list, inspect, cordon, drain and remove workload clusters",
 	}
 	cmd.AddCommand(newClusterTokenCommand(), newClusterListCommand(), newClusterGetCommand(),
-		newClusterCordonCommand(true), newClusterCordonCommand(false), newClusterRemoveCommand())
+		newClusterCordonCommand(true), newClusterCordonCommand(false), newClusterDrainCommand(), newClusterRemoveCommand())
 	return cmd
 }
 
@@ -76,7 +76,7 @@ func completeClusterNames(cmd *cobra.Command, args []string, _ string) ([]string
 func newClusterCordonCommand(cordon bool) *cobra.Command {
 	use, short, done := "cordon NAME", "Keep new gangs off a cluster", "cordoned"
 	if !cordon {
-		use, short, done = "uncordon NAME", "Let new gangs onto a cluster again", "uncordoned"
+		use, short, done = "uncordon NAME", "Let new gangs onto a cluster again (ends a drain)", "uncordoned"
 	}
 	return &cobra.Command{
 		Use:               use,

@@ -68,6 +68,12 @@ func describeCluster(w io.Writer, c *v1alpha1.Cluster, inv *inventory.Cluster, w
 	}
 	fmt.Fprintf(tw, "State:\t%s\n", state)
 	fmt.Fprintf(tw, "Cordoned:\t%v\n", c.Spec.Unschedulable)
+	if d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ClusterConditionDrained); d != nil {
+		fmt.Fprintf(tw, "Drain:\t%s: %s\n", d.Reason, d.Message)
+	}
+	if len(c.Spec.DrainedNodes) > 0 {
+		fmt.Fprintf(tw, "Drained nodes:\t%s\n", strings.Join(c.Spec.DrainedNodes, ", "))
+	}
 	fmt.Fprintf(tw, "Labels:\t%s\n", clusterLabels(c.Labels))
 	fmt.Fprintf(tw, "Agent version:\t%s\n", outDash(c.Status.AgentVersion))
 	last := "-"

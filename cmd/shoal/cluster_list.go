@@ -184,7 +184,7 @@ func printClusterTable(w io.Writer, clusters []*v1alpha1.Cluster, invs map[strin
 		if hb != nil {
 			last = clusterAge(&hb.Time)
 		}
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", c.Name, outDash(string(c.Status.State)), gpusByProduct(c, invs[c.Name]),
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", c.Name, clusterState(c), gpusByProduct(c, invs[c.Name]),
 			outDash(c.Status.AgentVersion), last)
 		if wide {
 			nodes := "-"

@@ -7,7 +7,7 @@ import "github.com/spf13/cobra"
 // addHubCommands adds the global hub flags and the commands that talk to the hub API.
 func addHubCommands(root *cobra.Command) {
 	addHubFlags(root)
-	root.AddCommand(newClusterCommand(), newCompletionCommand())
+	root.AddCommand(newClusterCommand(), newNodeCommand(), newCompletionCommand())
 	addJobCommands(root)
 	addQueueCommands(root)
 	addGitOpsCommands(root)

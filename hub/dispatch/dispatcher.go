@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -58,6 +59,8 @@ type Dispatcher struct {
 	ledger *ledger.Ledger
 	jobs   store.Reader[*v1alpha1.Job]
 	status *jobs.Status
+	// clusters is the registry's cluster records, read for drains.
+	clusters store.Reader[*v1alpha1.Cluster]
 	// pods is the member pod cache of the current leadership (Start).
 	pods *memberPods
 	// nsReady is set once the member namespace exists (Run's goroutine only).
@@ -98,7 +101,8 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 		cfg.Identity = "shoal-hub"
 	}
 	status := jobs.NewStatus(st)
-	return &Dispatcher{cfg: cfg, st: st, hub: hub, ledger: ledger.New(st), jobs: status.Reader(), status: status}
+	return &Dispatcher{cfg: cfg, st: st, hub: hub, ledger: ledger.New(st), jobs: status.Reader(), status: status,
+		clusters: store.NewReader(st, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())}
 }
 
 // Start starts the member pod cache (a shared informer on the hub pods of

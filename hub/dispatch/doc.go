@@ -36,12 +36,17 @@
 // every member of a cancelled job, and stops a preempted job's members with
 // its grace period before requeueing it.
 //
+// A gang with a member on a drained cluster or node (the registry's
+// spec.drain and spec.drainedNodes, read each pass) is aborted whole with
+// reason Drained, its members stopped with the job's preemption grace, and
+// requeued at once: no backoff, not a restart (drain.go).
+//
 // # Shape
 //
 // One reconciler, in the shape of cluster-api's: a pass (reconcile.go)
 // reads each job (a store.Reader; hub/jobs is the only writer of Job
 // status) with its reservation and its member pods from an informer cache
-// (pods.go), runs the phases in order (observe, preemption, decide,
+// (pods.go), runs the phases in order (observe, preemption, drain, decide,
 // prepare, follow, finish) which only decide, writes the job once through
 // hub/jobs (status.go), then acts (act.go: create members, stamp the
 // commit, delete members, release the reservation with the job's requeue

@@ -31,3 +31,6 @@ func Fingerprint(p *corev1.Pod) string {
 	b, _ := json.Marshal([]any{p.ResourceVersion, p.Labels, p.Annotations, p.DeletionTimestamp, p.Status})
 	return string(b)
 }
+
+// NotifyDrains is notifyDrains, for its unit test.
+var NotifyDrains = notifyDrains

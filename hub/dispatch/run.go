@@ -36,6 +36,7 @@ func (d *Dispatcher) lead(ctx context.Context, _ store.Leadership) error {
 	rev, _ := d.st.Revision(ctx)
 	go store.Notify(ctx, d.jobs.Watch(ctx, rev), poke)
 	go store.Notify(ctx, d.ledger.Reservations().Watch(ctx, rev), poke)
+	go notifyDrains(ctx, d.clusters.Watch(ctx, rev), poke)
 	d.watchPods(ctx, poke)
 	ticker := d.cfg.Clock.NewTicker(d.cfg.Interval)
 	defer ticker.Stop()

@@ -55,17 +55,15 @@ func (r *Registry) ListClusters(ctx context.Context, opts store.ListOptions, sel
 	return out, nil
 }
 
-// Cordon sets or clears spec.unschedulable and re-evaluates the state.
+// Cordon sets or clears spec.unschedulable and re-evaluates the state;
+// uncordoning also ends a drain (spec.drain; drained nodes stay drained).
 func (r *Registry) Cordon(ctx context.Context, name string, cordon bool) (*v1alpha1.Cluster, int64, error) {
-	cl, rev, err := r.clusters.GuaranteedUpdate(ctx, name, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
+	return r.changeSpec(ctx, name, func(c *v1alpha1.Cluster) {
 		c.Spec.Unschedulable = cordon
-		r.evaluate(c)
-		return c, nil
+		if !cordon {
+			c.Spec.Drain = false
+		}
 	})
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, 0, fmt.Errorf("%w: cluster %q", ErrNotFound, name)
-	}
-	return cl, rev, err
 }
 
 // Remove revokes the cluster's hub-cluster credentials and deletes its

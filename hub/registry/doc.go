@@ -60,4 +60,13 @@
 // Heartbeats set status.lastHeartbeat. Run re-evaluates every cluster on an
 // interval: silent for longer than the grace → NotReady; longer than the
 // fence timeout → Lost. The clock is injected (k8s.io/utils/clock).
+//
+// # Drains
+//
+// Drain (spec.drain, cordoned too) and DrainNode (spec.drainedNodes) ask
+// for gangs to be moved; hub/dispatch moves them and hub/scheduler keeps
+// new ones off. Each sweep sets the Drained condition from the ledger's
+// reservations still on the drained cluster or nodes (False naming them,
+// True when none is left); a drained cluster with none left is Cordoned,
+// reason Drained. Cordon(false) ends a cluster drain.
 package registry

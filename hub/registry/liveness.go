@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -46,8 +48,10 @@ func State(c *v1alpha1.Cluster, now time.Time, grace, fence time.Duration) (v1al
 		return v1alpha1.ClusterNotReady, "APIServerUnreachable", "the agent cannot reach its cluster's API server"
 	case c.Status.Inventory == nil:
 		return v1alpha1.ClusterPending, "AwaitingInventory", "waiting for the agent's first inventory report"
+	case c.Spec.Drain && meta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ClusterConditionDrained):
+		return v1alpha1.ClusterCordoned, v1alpha1.ReasonDrained, "drained: no gang left; uncordon to take gangs again"
 	case c.Spec.Drain:
-		return v1alpha1.ClusterDraining, "Draining", "cordoned and draining"
+		return v1alpha1.ClusterDraining, v1alpha1.ReasonDraining, "cordoned and moving its gangs elsewhere"
 	case c.Spec.Unschedulable:
 		return v1alpha1.ClusterCordoned, "Cordoned", "cordoned: no new gangs"
 	}
@@ -101,16 +105,25 @@ func (r *Registry) Run(ctx context.Context) error {
 	}
 }
 
-// Sweep re-evaluates every cluster once and writes the ones whose state changed.
+// Sweep re-evaluates every cluster once, with the progress of its drain
+// (drain.go; the reservations are read only while some cluster drains),
+// and writes the ones whose state changed.
 func (r *Registry) Sweep(ctx context.Context) error {
 	res, err := r.clusters.List(ctx, store.ListOptions{})
 	if err != nil {
 		return err
 	}
+	var reservations []*ledger.Reservation
+	if slices.ContainsFunc(res.Items, func(it store.Item[*v1alpha1.Cluster]) bool { return draining(it.Object) }) {
+		if reservations, err = r.listReservations(ctx); err != nil {
+			return err
+		}
+	}
 	var errs []error
 	for _, it := range res.Items {
 		before := it.Object.Status.State
-		if !r.evaluate(it.Object) {
+		drained := r.drainProgress(it.Object, reservations)
+		if !r.evaluate(it.Object) && !drained {
 			continue
 		}
 		_, err := r.clusters.Update(ctx, it.Name, it.Object, it.Revision)

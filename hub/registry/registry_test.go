@@ -53,6 +53,14 @@ func run(m *testing.M) int {
 // newRegistry returns a registry over its own key prefix with a fake clock.
 func newRegistry(t *testing.T) (*registry.Registry, *clocktesting.FakeClock, context.Context) {
 	t.Helper()
+	r, clk, ctx, _ := newRegistryStore(t)
+	return r, clk, ctx
+}
+
+// newRegistryStore is newRegistry with its store, for tests that put
+// records of other owners (reservations) next to the registry's.
+func newRegistryStore(t *testing.T) (*registry.Registry, *clocktesting.FakeClock, context.Context, *store.Store) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	s, err := store.Open(ctx, store.Config{Endpoints: []string{shared.ClientURL()}, Prefix: fmt.Sprintf("/t%d/", prefix.Add(1))})
@@ -61,7 +69,7 @@ func newRegistry(t *testing.T) (*registry.Registry, *clocktesting.FakeClock, con
 	}
 	t.Cleanup(func() { _ = s.Close() })
 	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	return registry.New(s, ca, registry.Config{Grace: 40 * time.Second, FenceTimeout: 5 * time.Minute, Clock: clk}), clk, ctx
+	return registry.New(s, ca, registry.Config{Grace: 40 * time.Second, FenceTimeout: 5 * time.Minute, Clock: clk}), clk, ctx, s
 }
 
 func csr(t *testing.T, cn string) []byte {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -56,15 +57,19 @@ func (s *Scheduler) read(ctx context.Context) (*fleet, error) {
 	return f, nil
 }
 
-// readClusters keeps the inventories of Ready clusters.
+// readClusters keeps the inventories of Ready clusters (a cordoned or
+// draining cluster is not Ready), with their drained nodes
+// (spec.drainedNodes) unschedulable.
 func (s *Scheduler) readClusters(ctx context.Context, f *fleet) error {
 	cls, err := listAll(ctx, s.clusters)
 	if err != nil {
 		return fmt.Errorf("list clusters: %w", err)
 	}
 	ready := map[string]bool{}
+	drained := map[string][]string{}
 	for _, c := range cls {
 		ready[c.Name] = c.Object.Status.State == v1alpha1.ClusterReady
+		drained[c.Name] = c.Object.Spec.DrainedNodes
 	}
 	invs, err := listAll(ctx, s.inventories)
 	if err != nil {
@@ -85,7 +90,11 @@ func (s *Scheduler) readClusters(ctx context.Context, f *fleet) error {
 	for ci := range f.clusters {
 		c := &f.clusters[ci]
 		for ni := range c.Nodes {
-			f.nodes[c.Name+"/"+c.Nodes[ni].Name] = &c.Nodes[ni]
+			n := &c.Nodes[ni]
+			if slices.Contains(drained[c.Name], n.Name) {
+				n.Unschedulable = true
+			}
+			f.nodes[c.Name+"/"+n.Name] = n
 		}
 	}
 	return nil

@@ -132,6 +132,22 @@ func (s *clustersServer) CordonCluster(ctx context.Context, req *shoalv1.CordonC
 	return object(cl, rev)
 }
 
+func (s *clustersServer) DrainCluster(ctx context.Context, req *shoalv1.DrainClusterRequest) (*shoalv1.Object, error) {
+	cl, rev, err := s.reg.Drain(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	return object(cl, rev)
+}
+
+func (s *clustersServer) DrainNode(ctx context.Context, req *shoalv1.DrainNodeRequest) (*shoalv1.Object, error) {
+	cl, rev, err := s.reg.DrainNode(ctx, req.Cluster, req.Node, req.Drain)
+	if err != nil {
+		return nil, err
+	}
+	return object(cl, rev)
+}
+
 func (s *clustersServer) RemoveCluster(ctx context.Context, req *shoalv1.RemoveClusterRequest) (*shoalv1.RemoveClusterResponse, error) {
 	return &shoalv1.RemoveClusterResponse{}, s.reg.Remove(ctx, req.Name)
 }

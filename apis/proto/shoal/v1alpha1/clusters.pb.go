@@ -518,6 +518,112 @@ func (x *CordonClusterRequest) GetCordon() bool {
 	return false
 }
 
+type DrainClusterRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainClusterRequest) Reset() {
+	*x = DrainClusterRequest{}
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainClusterRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainClusterRequest) ProtoMessage() {}
+
+func (x *DrainClusterRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainClusterRequest.ProtoReflect.Descriptor instead.
+func (*DrainClusterRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DrainClusterRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type DrainNodeRequest struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Cluster string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// The workload cluster's node name.
+	Node string `protobuf:"bytes,2,opt,name=node,proto3" json:"node,omitempty"`
+	// true drains, false uncordons the node.
+	Drain         bool `protobuf:"varint,3,opt,name=drain,proto3" json:"drain,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DrainNodeRequest) Reset() {
+	*x = DrainNodeRequest{}
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DrainNodeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DrainNodeRequest) ProtoMessage() {}
+
+func (x *DrainNodeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DrainNodeRequest.ProtoReflect.Descriptor instead.
+func (*DrainNodeRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *DrainNodeRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *DrainNodeRequest) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *DrainNodeRequest) GetDrain() bool {
+	if x != nil {
+		return x.Drain
+	}
+	return false
+}
+
 type RemoveClusterRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -527,7 +633,7 @@ type RemoveClusterRequest struct {
 
 func (x *RemoveClusterRequest) Reset() {
 	*x = RemoveClusterRequest{}
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[10]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -539,7 +645,7 @@ func (x *RemoveClusterRequest) String() string {
 func (*RemoveClusterRequest) ProtoMessage() {}
 
 func (x *RemoveClusterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[10]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -552,7 +658,7 @@ func (x *RemoveClusterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveClusterRequest.ProtoReflect.Descriptor instead.
 func (*RemoveClusterRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{10}
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RemoveClusterRequest) GetName() string {
@@ -570,7 +676,7 @@ type RemoveClusterResponse struct {
 
 func (x *RemoveClusterResponse) Reset() {
 	*x = RemoveClusterResponse{}
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[11]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -582,7 +688,7 @@ func (x *RemoveClusterResponse) String() string {
 func (*RemoveClusterResponse) ProtoMessage() {}
 
 func (x *RemoveClusterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[11]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -595,7 +701,7 @@ func (x *RemoveClusterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RemoveClusterResponse.ProtoReflect.Descriptor instead.
 func (*RemoveClusterResponse) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{11}
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{13}
 }
 
 type RegisterRequest struct {
@@ -614,7 +720,7 @@ type RegisterRequest struct {
 
 func (x *RegisterRequest) Reset() {
 	*x = RegisterRequest{}
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[12]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -626,7 +732,7 @@ func (x *RegisterRequest) String() string {
 func (*RegisterRequest) ProtoMessage() {}
 
 func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[12]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -639,7 +745,7 @@ func (x *RegisterRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterRequest.ProtoReflect.Descriptor instead.
 func (*RegisterRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{12}
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *RegisterRequest) GetToken() string {
@@ -698,7 +804,7 @@ type RegisterResponse struct {
 
 func (x *RegisterResponse) Reset() {
 	*x = RegisterResponse{}
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[13]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -710,7 +816,7 @@ func (x *RegisterResponse) String() string {
 func (*RegisterResponse) ProtoMessage() {}
 
 func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[13]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -723,7 +829,7 @@ func (x *RegisterResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterResponse.ProtoReflect.Descriptor instead.
 func (*RegisterResponse) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{13}
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *RegisterResponse) GetCertificatePem() []byte {
@@ -766,7 +872,7 @@ type HeartbeatRequest struct {
 
 func (x *HeartbeatRequest) Reset() {
 	*x = HeartbeatRequest{}
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[14]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +884,7 @@ func (x *HeartbeatRequest) String() string {
 func (*HeartbeatRequest) ProtoMessage() {}
 
 func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[14]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +897,7 @@ func (x *HeartbeatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatRequest.ProtoReflect.Descriptor instead.
 func (*HeartbeatRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{14}
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *HeartbeatRequest) GetAgentVersion() string {
@@ -825,7 +931,7 @@ type HeartbeatResponse struct {
 
 func (x *HeartbeatResponse) Reset() {
 	*x = HeartbeatResponse{}
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[15]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -837,7 +943,7 @@ func (x *HeartbeatResponse) String() string {
 func (*HeartbeatResponse) ProtoMessage() {}
 
 func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[15]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -850,7 +956,7 @@ func (x *HeartbeatResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HeartbeatResponse.ProtoReflect.Descriptor instead.
 func (*HeartbeatResponse) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{15}
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *HeartbeatResponse) GetIntervalSeconds() int64 {
@@ -876,7 +982,7 @@ type ReportInventoryRequest struct {
 
 func (x *ReportInventoryRequest) Reset() {
 	*x = ReportInventoryRequest{}
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[16]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -888,7 +994,7 @@ func (x *ReportInventoryRequest) String() string {
 func (*ReportInventoryRequest) ProtoMessage() {}
 
 func (x *ReportInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[16]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -901,7 +1007,7 @@ func (x *ReportInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportInventoryRequest.ProtoReflect.Descriptor instead.
 func (*ReportInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{16}
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ReportInventoryRequest) GetGeneration() int64 {
@@ -934,7 +1040,7 @@ type ReportInventoryResponse struct {
 
 func (x *ReportInventoryResponse) Reset() {
 	*x = ReportInventoryResponse{}
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[17]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1052,7 @@ func (x *ReportInventoryResponse) String() string {
 func (*ReportInventoryResponse) ProtoMessage() {}
 
 func (x *ReportInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[17]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1065,7 @@ func (x *ReportInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportInventoryResponse.ProtoReflect.Descriptor instead.
 func (*ReportInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{17}
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ReportInventoryResponse) GetAcceptedGeneration() int64 {
@@ -979,7 +1085,7 @@ type ReportGitOpsStatusRequest struct {
 
 func (x *ReportGitOpsStatusRequest) Reset() {
 	*x = ReportGitOpsStatusRequest{}
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[18]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1097,7 @@ func (x *ReportGitOpsStatusRequest) String() string {
 func (*ReportGitOpsStatusRequest) ProtoMessage() {}
 
 func (x *ReportGitOpsStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[18]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1110,7 @@ func (x *ReportGitOpsStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportGitOpsStatusRequest.ProtoReflect.Descriptor instead.
 func (*ReportGitOpsStatusRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{18}
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ReportGitOpsStatusRequest) GetStatusJson() []byte {
@@ -1025,7 +1131,7 @@ type ReportGitOpsStatusResponse struct {
 
 func (x *ReportGitOpsStatusResponse) Reset() {
 	*x = ReportGitOpsStatusResponse{}
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[19]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1037,7 +1143,7 @@ func (x *ReportGitOpsStatusResponse) String() string {
 func (*ReportGitOpsStatusResponse) ProtoMessage() {}
 
 func (x *ReportGitOpsStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[19]
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1050,7 +1156,7 @@ func (x *ReportGitOpsStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportGitOpsStatusResponse.ProtoReflect.Descriptor instead.
 func (*ReportGitOpsStatusResponse) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{19}
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ReportGitOpsStatusResponse) GetSourceJson() []byte {
@@ -1092,7 +1198,13 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"\x04meta\x18\x02 \x01(\v2\x18.shoal.v1alpha1.ListMetaR\x04meta\"B\n" +
 	"\x14CordonClusterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06cordon\x18\x02 \x01(\bR\x06cordon\"*\n" +
+	"\x06cordon\x18\x02 \x01(\bR\x06cordon\")\n" +
+	"\x13DrainClusterRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"V\n" +
+	"\x10DrainNodeRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x12\n" +
+	"\x04node\x18\x02 \x01(\tR\x04node\x12\x14\n" +
+	"\x05drain\x18\x03 \x01(\bR\x05drain\"*\n" +
 	"\x14RemoveClusterRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"\x17\n" +
 	"\x15RemoveClusterResponse\"\xa9\x02\n" +
@@ -1132,7 +1244,7 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"statusJson\"=\n" +
 	"\x1aReportGitOpsStatusResponse\x12\x1f\n" +
 	"\vsource_json\x18\x01 \x01(\fR\n" +
-	"sourceJson2\xc1\b\n" +
+	"sourceJson2\xd5\t\n" +
 	"\bClusters\x12b\n" +
 	"\x0fCreateJoinToken\x12&.shoal.v1alpha1.CreateJoinTokenRequest\x1a'.shoal.v1alpha1.CreateJoinTokenResponse\x12_\n" +
 	"\x0eListJoinTokens\x12%.shoal.v1alpha1.ListJoinTokensRequest\x1a&.shoal.v1alpha1.ListJoinTokensResponse\x12b\n" +
@@ -1141,7 +1253,9 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"GetCluster\x12!.shoal.v1alpha1.GetClusterRequest\x1a\x16.shoal.v1alpha1.Object\x12I\n" +
 	"\fGetInventory\x12!.shoal.v1alpha1.GetClusterRequest\x1a\x16.shoal.v1alpha1.Object\x12Y\n" +
 	"\fListClusters\x12#.shoal.v1alpha1.ListClustersRequest\x1a$.shoal.v1alpha1.ListClustersResponse\x12M\n" +
-	"\rCordonCluster\x12$.shoal.v1alpha1.CordonClusterRequest\x1a\x16.shoal.v1alpha1.Object\x12\\\n" +
+	"\rCordonCluster\x12$.shoal.v1alpha1.CordonClusterRequest\x1a\x16.shoal.v1alpha1.Object\x12K\n" +
+	"\fDrainCluster\x12#.shoal.v1alpha1.DrainClusterRequest\x1a\x16.shoal.v1alpha1.Object\x12E\n" +
+	"\tDrainNode\x12 .shoal.v1alpha1.DrainNodeRequest\x1a\x16.shoal.v1alpha1.Object\x12\\\n" +
 	"\rRemoveCluster\x12$.shoal.v1alpha1.RemoveClusterRequest\x1a%.shoal.v1alpha1.RemoveClusterResponse\x12M\n" +
 	"\bRegister\x12\x1f.shoal.v1alpha1.RegisterRequest\x1a .shoal.v1alpha1.RegisterResponse\x12P\n" +
 	"\tHeartbeat\x12 .shoal.v1alpha1.HeartbeatRequest\x1a!.shoal.v1alpha1.HeartbeatResponse\x12b\n" +
@@ -1160,7 +1274,7 @@ func file_shoal_v1alpha1_clusters_proto_rawDescGZIP() []byte {
 	return file_shoal_v1alpha1_clusters_proto_rawDescData
 }
 
-var file_shoal_v1alpha1_clusters_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_shoal_v1alpha1_clusters_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_shoal_v1alpha1_clusters_proto_goTypes = []any{
 	(*CreateJoinTokenRequest)(nil),     // 0: shoal.v1alpha1.CreateJoinTokenRequest
 	(*CreateJoinTokenResponse)(nil),    // 1: shoal.v1alpha1.CreateJoinTokenResponse
@@ -1172,29 +1286,31 @@ var file_shoal_v1alpha1_clusters_proto_goTypes = []any{
 	(*ListClustersRequest)(nil),        // 7: shoal.v1alpha1.ListClustersRequest
 	(*ListClustersResponse)(nil),       // 8: shoal.v1alpha1.ListClustersResponse
 	(*CordonClusterRequest)(nil),       // 9: shoal.v1alpha1.CordonClusterRequest
-	(*RemoveClusterRequest)(nil),       // 10: shoal.v1alpha1.RemoveClusterRequest
-	(*RemoveClusterResponse)(nil),      // 11: shoal.v1alpha1.RemoveClusterResponse
-	(*RegisterRequest)(nil),            // 12: shoal.v1alpha1.RegisterRequest
-	(*RegisterResponse)(nil),           // 13: shoal.v1alpha1.RegisterResponse
-	(*HeartbeatRequest)(nil),           // 14: shoal.v1alpha1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 15: shoal.v1alpha1.HeartbeatResponse
-	(*ReportInventoryRequest)(nil),     // 16: shoal.v1alpha1.ReportInventoryRequest
-	(*ReportInventoryResponse)(nil),    // 17: shoal.v1alpha1.ReportInventoryResponse
-	(*ReportGitOpsStatusRequest)(nil),  // 18: shoal.v1alpha1.ReportGitOpsStatusRequest
-	(*ReportGitOpsStatusResponse)(nil), // 19: shoal.v1alpha1.ReportGitOpsStatusResponse
-	nil,                                // 20: shoal.v1alpha1.RegisterRequest.LabelsEntry
-	(*Object)(nil),                     // 21: shoal.v1alpha1.Object
-	(*ListOptions)(nil),                // 22: shoal.v1alpha1.ListOptions
-	(*ListMeta)(nil),                   // 23: shoal.v1alpha1.ListMeta
+	(*DrainClusterRequest)(nil),        // 10: shoal.v1alpha1.DrainClusterRequest
+	(*DrainNodeRequest)(nil),           // 11: shoal.v1alpha1.DrainNodeRequest
+	(*RemoveClusterRequest)(nil),       // 12: shoal.v1alpha1.RemoveClusterRequest
+	(*RemoveClusterResponse)(nil),      // 13: shoal.v1alpha1.RemoveClusterResponse
+	(*RegisterRequest)(nil),            // 14: shoal.v1alpha1.RegisterRequest
+	(*RegisterResponse)(nil),           // 15: shoal.v1alpha1.RegisterResponse
+	(*HeartbeatRequest)(nil),           // 16: shoal.v1alpha1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),          // 17: shoal.v1alpha1.HeartbeatResponse
+	(*ReportInventoryRequest)(nil),     // 18: shoal.v1alpha1.ReportInventoryRequest
+	(*ReportInventoryResponse)(nil),    // 19: shoal.v1alpha1.ReportInventoryResponse
+	(*ReportGitOpsStatusRequest)(nil),  // 20: shoal.v1alpha1.ReportGitOpsStatusRequest
+	(*ReportGitOpsStatusResponse)(nil), // 21: shoal.v1alpha1.ReportGitOpsStatusResponse
+	nil,                                // 22: shoal.v1alpha1.RegisterRequest.LabelsEntry
+	(*Object)(nil),                     // 23: shoal.v1alpha1.Object
+	(*ListOptions)(nil),                // 24: shoal.v1alpha1.ListOptions
+	(*ListMeta)(nil),                   // 25: shoal.v1alpha1.ListMeta
 }
 var file_shoal_v1alpha1_clusters_proto_depIdxs = []int32{
-	21, // 0: shoal.v1alpha1.CreateJoinTokenResponse.join_token:type_name -> shoal.v1alpha1.Object
-	21, // 1: shoal.v1alpha1.ListJoinTokensResponse.items:type_name -> shoal.v1alpha1.Object
-	22, // 2: shoal.v1alpha1.ListClustersRequest.options:type_name -> shoal.v1alpha1.ListOptions
-	21, // 3: shoal.v1alpha1.ListClustersResponse.items:type_name -> shoal.v1alpha1.Object
-	23, // 4: shoal.v1alpha1.ListClustersResponse.meta:type_name -> shoal.v1alpha1.ListMeta
-	20, // 5: shoal.v1alpha1.RegisterRequest.labels:type_name -> shoal.v1alpha1.RegisterRequest.LabelsEntry
-	21, // 6: shoal.v1alpha1.RegisterResponse.cluster:type_name -> shoal.v1alpha1.Object
+	23, // 0: shoal.v1alpha1.CreateJoinTokenResponse.join_token:type_name -> shoal.v1alpha1.Object
+	23, // 1: shoal.v1alpha1.ListJoinTokensResponse.items:type_name -> shoal.v1alpha1.Object
+	24, // 2: shoal.v1alpha1.ListClustersRequest.options:type_name -> shoal.v1alpha1.ListOptions
+	23, // 3: shoal.v1alpha1.ListClustersResponse.items:type_name -> shoal.v1alpha1.Object
+	25, // 4: shoal.v1alpha1.ListClustersResponse.meta:type_name -> shoal.v1alpha1.ListMeta
+	22, // 5: shoal.v1alpha1.RegisterRequest.labels:type_name -> shoal.v1alpha1.RegisterRequest.LabelsEntry
+	23, // 6: shoal.v1alpha1.RegisterResponse.cluster:type_name -> shoal.v1alpha1.Object
 	0,  // 7: shoal.v1alpha1.Clusters.CreateJoinToken:input_type -> shoal.v1alpha1.CreateJoinTokenRequest
 	2,  // 8: shoal.v1alpha1.Clusters.ListJoinTokens:input_type -> shoal.v1alpha1.ListJoinTokensRequest
 	4,  // 9: shoal.v1alpha1.Clusters.RevokeJoinToken:input_type -> shoal.v1alpha1.RevokeJoinTokenRequest
@@ -1202,25 +1318,29 @@ var file_shoal_v1alpha1_clusters_proto_depIdxs = []int32{
 	6,  // 11: shoal.v1alpha1.Clusters.GetInventory:input_type -> shoal.v1alpha1.GetClusterRequest
 	7,  // 12: shoal.v1alpha1.Clusters.ListClusters:input_type -> shoal.v1alpha1.ListClustersRequest
 	9,  // 13: shoal.v1alpha1.Clusters.CordonCluster:input_type -> shoal.v1alpha1.CordonClusterRequest
-	10, // 14: shoal.v1alpha1.Clusters.RemoveCluster:input_type -> shoal.v1alpha1.RemoveClusterRequest
-	12, // 15: shoal.v1alpha1.Clusters.Register:input_type -> shoal.v1alpha1.RegisterRequest
-	14, // 16: shoal.v1alpha1.Clusters.Heartbeat:input_type -> shoal.v1alpha1.HeartbeatRequest
-	16, // 17: shoal.v1alpha1.Clusters.ReportInventory:input_type -> shoal.v1alpha1.ReportInventoryRequest
-	18, // 18: shoal.v1alpha1.Clusters.ReportGitOpsStatus:input_type -> shoal.v1alpha1.ReportGitOpsStatusRequest
-	1,  // 19: shoal.v1alpha1.Clusters.CreateJoinToken:output_type -> shoal.v1alpha1.CreateJoinTokenResponse
-	3,  // 20: shoal.v1alpha1.Clusters.ListJoinTokens:output_type -> shoal.v1alpha1.ListJoinTokensResponse
-	5,  // 21: shoal.v1alpha1.Clusters.RevokeJoinToken:output_type -> shoal.v1alpha1.RevokeJoinTokenResponse
-	21, // 22: shoal.v1alpha1.Clusters.GetCluster:output_type -> shoal.v1alpha1.Object
-	21, // 23: shoal.v1alpha1.Clusters.GetInventory:output_type -> shoal.v1alpha1.Object
-	8,  // 24: shoal.v1alpha1.Clusters.ListClusters:output_type -> shoal.v1alpha1.ListClustersResponse
-	21, // 25: shoal.v1alpha1.Clusters.CordonCluster:output_type -> shoal.v1alpha1.Object
-	11, // 26: shoal.v1alpha1.Clusters.RemoveCluster:output_type -> shoal.v1alpha1.RemoveClusterResponse
-	13, // 27: shoal.v1alpha1.Clusters.Register:output_type -> shoal.v1alpha1.RegisterResponse
-	15, // 28: shoal.v1alpha1.Clusters.Heartbeat:output_type -> shoal.v1alpha1.HeartbeatResponse
-	17, // 29: shoal.v1alpha1.Clusters.ReportInventory:output_type -> shoal.v1alpha1.ReportInventoryResponse
-	19, // 30: shoal.v1alpha1.Clusters.ReportGitOpsStatus:output_type -> shoal.v1alpha1.ReportGitOpsStatusResponse
-	19, // [19:31] is the sub-list for method output_type
-	7,  // [7:19] is the sub-list for method input_type
+	10, // 14: shoal.v1alpha1.Clusters.DrainCluster:input_type -> shoal.v1alpha1.DrainClusterRequest
+	11, // 15: shoal.v1alpha1.Clusters.DrainNode:input_type -> shoal.v1alpha1.DrainNodeRequest
+	12, // 16: shoal.v1alpha1.Clusters.RemoveCluster:input_type -> shoal.v1alpha1.RemoveClusterRequest
+	14, // 17: shoal.v1alpha1.Clusters.Register:input_type -> shoal.v1alpha1.RegisterRequest
+	16, // 18: shoal.v1alpha1.Clusters.Heartbeat:input_type -> shoal.v1alpha1.HeartbeatRequest
+	18, // 19: shoal.v1alpha1.Clusters.ReportInventory:input_type -> shoal.v1alpha1.ReportInventoryRequest
+	20, // 20: shoal.v1alpha1.Clusters.ReportGitOpsStatus:input_type -> shoal.v1alpha1.ReportGitOpsStatusRequest
+	1,  // 21: shoal.v1alpha1.Clusters.CreateJoinToken:output_type -> shoal.v1alpha1.CreateJoinTokenResponse
+	3,  // 22: shoal.v1alpha1.Clusters.ListJoinTokens:output_type -> shoal.v1alpha1.ListJoinTokensResponse
+	5,  // 23: shoal.v1alpha1.Clusters.RevokeJoinToken:output_type -> shoal.v1alpha1.RevokeJoinTokenResponse
+	23, // 24: shoal.v1alpha1.Clusters.GetCluster:output_type -> shoal.v1alpha1.Object
+	23, // 25: shoal.v1alpha1.Clusters.GetInventory:output_type -> shoal.v1alpha1.Object
+	8,  // 26: shoal.v1alpha1.Clusters.ListClusters:output_type -> shoal.v1alpha1.ListClustersResponse
+	23, // 27: shoal.v1alpha1.Clusters.CordonCluster:output_type -> shoal.v1alpha1.Object
+	23, // 28: shoal.v1alpha1.Clusters.DrainCluster:output_type -> shoal.v1alpha1.Object
+	23, // 29: shoal.v1alpha1.Clusters.DrainNode:output_type -> shoal.v1alpha1.Object
+	13, // 30: shoal.v1alpha1.Clusters.RemoveCluster:output_type -> shoal.v1alpha1.RemoveClusterResponse
+	15, // 31: shoal.v1alpha1.Clusters.Register:output_type -> shoal.v1alpha1.RegisterResponse
+	17, // 32: shoal.v1alpha1.Clusters.Heartbeat:output_type -> shoal.v1alpha1.HeartbeatResponse
+	19, // 33: shoal.v1alpha1.Clusters.ReportInventory:output_type -> shoal.v1alpha1.ReportInventoryResponse
+	21, // 34: shoal.v1alpha1.Clusters.ReportGitOpsStatus:output_type -> shoal.v1alpha1.ReportGitOpsStatusResponse
+	21, // [21:35] is the sub-list for method output_type
+	7,  // [7:21] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -1238,7 +1358,7 @@ func file_shoal_v1alpha1_clusters_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_v1alpha1_clusters_proto_rawDesc), len(file_shoal_v1alpha1_clusters_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

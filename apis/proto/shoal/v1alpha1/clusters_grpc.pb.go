@@ -28,6 +28,8 @@ const (
 	Clusters_GetInventory_FullMethodName       = "/shoal.v1alpha1.Clusters/GetInventory"
 	Clusters_ListClusters_FullMethodName       = "/shoal.v1alpha1.Clusters/ListClusters"
 	Clusters_CordonCluster_FullMethodName      = "/shoal.v1alpha1.Clusters/CordonCluster"
+	Clusters_DrainCluster_FullMethodName       = "/shoal.v1alpha1.Clusters/DrainCluster"
+	Clusters_DrainNode_FullMethodName          = "/shoal.v1alpha1.Clusters/DrainNode"
 	Clusters_RemoveCluster_FullMethodName      = "/shoal.v1alpha1.Clusters/RemoveCluster"
 	Clusters_Register_FullMethodName           = "/shoal.v1alpha1.Clusters/Register"
 	Clusters_Heartbeat_FullMethodName          = "/shoal.v1alpha1.Clusters/Heartbeat"
@@ -52,6 +54,14 @@ type ClustersClient interface {
 	GetInventory(ctx context.Context, in *GetClusterRequest, opts ...grpc.CallOption) (*Object, error)
 	ListClusters(ctx context.Context, in *ListClustersRequest, opts ...grpc.CallOption) (*ListClustersResponse, error)
 	CordonCluster(ctx context.Context, in *CordonClusterRequest, opts ...grpc.CallOption) (*Object, error)
+	// DrainCluster cordons the cluster and moves every gang with a member on
+	// it elsewhere, with the job's preemption grace and without counting a
+	// restart; CordonCluster with cordon false ends the drain.
+	DrainCluster(ctx context.Context, in *DrainClusterRequest, opts ...grpc.CallOption) (*Object, error)
+	// DrainNode keeps new members off one node of a cluster and moves every
+	// gang with a member on it elsewhere (drain true), or lets members onto
+	// it again (drain false). It returns the cluster.
+	DrainNode(ctx context.Context, in *DrainNodeRequest, opts ...grpc.CallOption) (*Object, error)
 	RemoveCluster(ctx context.Context, in *RemoveClusterRequest, opts ...grpc.CallOption) (*RemoveClusterResponse, error)
 	// Register is the one call made without a client certificate: the join
 	// token authenticates it. It returns the agent's signed client certificate.
@@ -140,6 +150,26 @@ func (c *clustersClient) CordonCluster(ctx context.Context, in *CordonClusterReq
 	return out, nil
 }
 
+func (c *clustersClient) DrainCluster(ctx context.Context, in *DrainClusterRequest, opts ...grpc.CallOption) (*Object, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Object)
+	err := c.cc.Invoke(ctx, Clusters_DrainCluster_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clustersClient) DrainNode(ctx context.Context, in *DrainNodeRequest, opts ...grpc.CallOption) (*Object, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Object)
+	err := c.cc.Invoke(ctx, Clusters_DrainNode_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clustersClient) RemoveCluster(ctx context.Context, in *RemoveClusterRequest, opts ...grpc.CallOption) (*RemoveClusterResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RemoveClusterResponse)
@@ -207,6 +237,14 @@ type ClustersServer interface {
 	GetInventory(context.Context, *GetClusterRequest) (*Object, error)
 	ListClusters(context.Context, *ListClustersRequest) (*ListClustersResponse, error)
 	CordonCluster(context.Context, *CordonClusterRequest) (*Object, error)
+	// DrainCluster cordons the cluster and moves every gang with a member on
+	// it elsewhere, with the job's preemption grace and without counting a
+	// restart; CordonCluster with cordon false ends the drain.
+	DrainCluster(context.Context, *DrainClusterRequest) (*Object, error)
+	// DrainNode keeps new members off one node of a cluster and moves every
+	// gang with a member on it elsewhere (drain true), or lets members onto
+	// it again (drain false). It returns the cluster.
+	DrainNode(context.Context, *DrainNodeRequest) (*Object, error)
 	RemoveCluster(context.Context, *RemoveClusterRequest) (*RemoveClusterResponse, error)
 	// Register is the one call made without a client certificate: the join
 	// token authenticates it. It returns the agent's signed client certificate.
@@ -245,6 +283,12 @@ func (UnimplementedClustersServer) ListClusters(context.Context, *ListClustersRe
 }
 func (UnimplementedClustersServer) CordonCluster(context.Context, *CordonClusterRequest) (*Object, error) {
 	return nil, status.Error(codes.Unimplemented, "method CordonCluster not implemented")
+}
+func (UnimplementedClustersServer) DrainCluster(context.Context, *DrainClusterRequest) (*Object, error) {
+	return nil, status.Error(codes.Unimplemented, "method DrainCluster not implemented")
+}
+func (UnimplementedClustersServer) DrainNode(context.Context, *DrainNodeRequest) (*Object, error) {
+	return nil, status.Error(codes.Unimplemented, "method DrainNode not implemented")
 }
 func (UnimplementedClustersServer) RemoveCluster(context.Context, *RemoveClusterRequest) (*RemoveClusterResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RemoveCluster not implemented")
@@ -408,6 +452,42 @@ func _Clusters_CordonCluster_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Clusters_DrainCluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DrainClusterRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClustersServer).DrainCluster(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Clusters_DrainCluster_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClustersServer).DrainCluster(ctx, req.(*DrainClusterRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Clusters_DrainNode_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DrainNodeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClustersServer).DrainNode(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Clusters_DrainNode_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClustersServer).DrainNode(ctx, req.(*DrainNodeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Clusters_RemoveCluster_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RemoveClusterRequest)
 	if err := dec(in); err != nil {
@@ -532,6 +612,14 @@ var Clusters_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CordonCluster",
 			Handler:    _Clusters_CordonCluster_Handler,
+		},
+		{
+			MethodName: "DrainCluster",
+			Handler:    _Clusters_DrainCluster_Handler,
+		},
+		{
+			MethodName: "DrainNode",
+			Handler:    _Clusters_DrainNode_Handler,
 		},
 		{
 			MethodName: "RemoveCluster",
