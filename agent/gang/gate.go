@@ -50,7 +50,11 @@ type Gate struct {
 	// epochs is the newest epoch seen per "<namespace>/<job>".
 	epochs map[string]int64
 	// recent are members prepared here that the cache may not show yet.
-	recent    map[string]*corev1.Pod
+	recent map[string]*corev1.Pod
+	// stopped are the stale members already handed to the stopper, per
+	// job, so a job queued twice before the cache shows the deletion is
+	// not stopped twice.
+	stopped   map[string]map[string]bool
 	nodeLocks map[string]*sync.Mutex
 }
 
@@ -72,7 +76,8 @@ func WithClock(c clock.PassiveClock) Option { return func(g *Gate) { g.clock = c
 func New(c *cluster.Cache, opts ...Option) *Gate {
 	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{},
 		recent: map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
-		stale: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		stopped: map[string]map[string]bool{},
+		stale:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	for _, o := range opts {
 		o(g)
 	}

@@ -46,16 +46,35 @@ func (g *Gate) removeStale(ctx context.Context, job string) error {
 		return err
 	}
 	newest := g.current(job)
+	g.mu.Lock()
+	was := g.stopped[job]
+	g.mu.Unlock()
+	now := map[string]bool{} // the stopped members still in the cache, by name and UID
+	defer func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if len(now) == 0 {
+			delete(g.stopped, job)
+		} else {
+			g.stopped[job] = now
+		}
+	}()
 	for _, p := range pods {
 		_, epoch, ok := member(p)
 		if !ok || epoch >= newest || p.DeletionTimestamp != nil ||
 			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
+		key := p.Name + "/" + string(p.UID)
+		if was[key] {
+			now[key] = true
+			continue
+		}
 		msg := fmt.Sprintf("member of epoch %d removed: job %s is at epoch %d", epoch, job, newest)
 		if err := g.stopper.Fail(ctx, p.Namespace, p.Name, v1alpha1.ReasonStaleEpoch, msg, nil); err != nil {
 			return err
 		}
+		now[key] = true
 	}
 	return nil
 }
