@@ -24,6 +24,20 @@ type Client struct {
 	api     shoalv1alpha1.ClustersClient
 	version string
 	session string
+	contact func(sent time.Time)
+}
+
+// OnContact sets f to be told the start time of every successful call to
+// the hub (the agent's fence, agent/fence.Fence.Contact). Call before the
+// loops run.
+func (c *Client) OnContact(f func(sent time.Time)) { c.contact = f }
+
+// contacted tells the contact hook about a call started at sent, if it
+// succeeded.
+func (c *Client) contacted(sent time.Time, err error) {
+	if err == nil && c.contact != nil {
+		c.contact(sent)
+	}
 }
 
 // Dial returns a Client for the hub at addr, authenticated by creds.
@@ -52,7 +66,9 @@ func (c *Client) Close() error { return c.conn.Close() }
 
 // Heartbeat sends one heartbeat and returns the interval the hub asks for (0 if none).
 func (c *Client) Heartbeat(ctx context.Context, reachable bool, msg string) (time.Duration, error) {
+	sent := time.Now()
 	resp, err := c.api.Heartbeat(ctx, &shoalv1alpha1.HeartbeatRequest{AgentVersion: c.version, ClusterReachable: reachable, Message: msg})
+	c.contacted(sent, err)
 	if err != nil {
 		return 0, err
 	}
@@ -61,8 +77,10 @@ func (c *Client) Heartbeat(ctx context.Context, reachable bool, msg string) (tim
 
 // ReportInventory sends one inventory report.
 func (c *Client) ReportInventory(ctx context.Context, generation int64, inventoryJSON []byte) (int64, error) {
+	sent := time.Now()
 	resp, err := c.api.ReportInventory(ctx, &shoalv1alpha1.ReportInventoryRequest{
 		Generation: generation, InventoryJson: inventoryJSON, SessionId: c.session})
+	c.contacted(sent, err)
 	if err != nil {
 		return 0, err
 	}
@@ -72,7 +90,9 @@ func (c *Client) ReportInventory(ctx context.Context, generation int64, inventor
 // ReportGitOpsStatus sends the GitOps status and returns the source to sync.
 // It is the hook for the GitOps syncer (agent/gitops).
 func (c *Client) ReportGitOpsStatus(ctx context.Context, statusJSON []byte) ([]byte, error) {
+	sent := time.Now()
 	resp, err := c.api.ReportGitOpsStatus(ctx, &shoalv1alpha1.ReportGitOpsStatusRequest{StatusJson: statusJSON})
+	c.contacted(sent, err)
 	if err != nil {
 		return nil, err
 	}
