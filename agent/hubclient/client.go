@@ -27,8 +27,10 @@ type Client struct {
 	contact func(sent time.Time)
 }
 
-// OnContact sets f to be told the start time of every successful call to
-// the hub (the agent's fence, agent/fence.Fence.Contact). Call before the
+// OnContact sets f to be told the start time of every successful
+// heartbeat (the agent's fence, agent/fence.Fence.Contact). Only heartbeats
+// count: they alone move the hub's record of the cluster's last contact, so
+// the agent's fence never starts counting after the hub's. Call before the
 // loops run.
 func (c *Client) OnContact(f func(sent time.Time)) { c.contact = f }
 
@@ -77,10 +79,8 @@ func (c *Client) Heartbeat(ctx context.Context, reachable bool, msg string) (tim
 
 // ReportInventory sends one inventory report.
 func (c *Client) ReportInventory(ctx context.Context, generation int64, inventoryJSON []byte) (int64, error) {
-	sent := time.Now()
 	resp, err := c.api.ReportInventory(ctx, &shoalv1alpha1.ReportInventoryRequest{
 		Generation: generation, InventoryJson: inventoryJSON, SessionId: c.session})
-	c.contacted(sent, err)
 	if err != nil {
 		return 0, err
 	}
@@ -90,9 +90,7 @@ func (c *Client) ReportInventory(ctx context.Context, generation int64, inventor
 // ReportGitOpsStatus sends the GitOps status and returns the source to sync.
 // It is the hook for the GitOps syncer (agent/gitops).
 func (c *Client) ReportGitOpsStatus(ctx context.Context, statusJSON []byte) ([]byte, error) {
-	sent := time.Now()
 	resp, err := c.api.ReportGitOpsStatus(ctx, &shoalv1alpha1.ReportGitOpsStatusRequest{StatusJson: statusJSON})
-	c.contacted(sent, err)
 	if err != nil {
 		return nil, err
 	}
