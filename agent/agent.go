@@ -105,6 +105,9 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	}
 	hubCfg := hubKube.Config()
 	hubCfg.UserAgent = "shoal-agent/" + a.cfg.Version
+	if a.cfg.HubClusterDial != nil {
+		hubCfg.Dial = a.cfg.HubClusterDial
+	}
 	hub, err := kubernetes.NewForConfig(gangSized(hubCfg))
 	if err != nil {
 		return fmt.Errorf("hub cluster client: %w", err)

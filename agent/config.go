@@ -5,6 +5,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -64,6 +65,10 @@ type Config struct {
 	// until it reaches the hub again (default fence.DefaultTimeout). It must
 	// not exceed the hub's --cluster-fence-timeout.
 	FenceTimeout time.Duration
+	// HubClusterDial, when set, dials the hub cluster's API server in place
+	// of a plain TCP dial (rest.Config.Dial), for tests that cut the agent
+	// off through a proxy.
+	HubClusterDial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 func (c *Config) defaults() error {
