@@ -55,7 +55,6 @@ type overlapSampler struct {
 	lostSeen string
 }
 
-
 func (o *overlapSampler) run(ctx context.Context, job string) {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
