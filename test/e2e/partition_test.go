@@ -134,9 +134,18 @@ func TestPartitionedAgentFencesAndGangMovesWithoutOverlap(t *testing.T) {
 		t.Fatal(err)
 	}
 	agentStops[cut] = stop
+	// Registered after the proxies, so run before they close: the cluster
+	// gets the suite's direct agent back for the tests that follow.
 	t.Cleanup(func() {
 		api.Thaw()
 		kube.Thaw()
+		agentStops[cut]()
+		stop, err := h.startAgent(hubCtx, cut, agentConfigs[cut])
+		if err != nil {
+			t.Errorf("restart the agent of %s: %v", cut, err)
+			return
+		}
+		agentStops[cut] = stop
 		if err := clusterReady(context.Background(), cut); err != nil {
 			t.Error(err)
 		}
