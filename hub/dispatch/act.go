@@ -110,7 +110,7 @@ func (d *Dispatcher) stamp(ctx context.Context, s *scope) error {
 // waits for the next pass.
 func (d *Dispatcher) tearDown(ctx context.Context, s *scope, wrote bool) error {
 	if len(s.pods) > 0 {
-		onLost, rest := s.lost.split(s.pods)
+		onLost, rest := s.lost.split(s.pods, s.runPolicy())
 		return errors.Join(d.forceDelete(ctx, onLost), d.deletePods(ctx, rest, s.teardown.grace))
 	}
 	if wrote {

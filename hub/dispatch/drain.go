@@ -18,7 +18,7 @@ import (
 type drains map[string]*v1alpha1.Cluster
 
 // readClusters reads the clusters (registry records, read-only) and keeps
-// those with a drain and the names of those Lost (loss.go).
+// those with a drain and the states of those Lost or NotReady (loss.go).
 func (d *Dispatcher) readClusters(ctx context.Context) (drains, lostClusters, error) {
 	out, lost := drains{}, lostClusters{}
 	opts := store.ListOptions{Limit: 1000}
@@ -31,8 +31,8 @@ func (d *Dispatcher) readClusters(ctx context.Context) (drains, lostClusters, er
 			if c := it.Object; c.Spec.Drain || len(c.Spec.DrainedNodes) > 0 {
 				out[it.Name] = c
 			}
-			if it.Object.Status.State == v1alpha1.ClusterLost {
-				lost[it.Name] = true
+			if st := it.Object.Status.State; st == v1alpha1.ClusterLost || st == v1alpha1.ClusterNotReady {
+				lost[it.Name] = st
 			}
 		}
 		if res.Continue == "" {

@@ -15,27 +15,34 @@ import (
 	"github.com/shoal-dev/shoal/hub/ledger"
 )
 
-// lostClusters is the set of clusters the registry counts Lost: silent for
-// longer than the fence timeout plus its margin, so their agents have
-// stopped every member themselves (agent/fence).
-type lostClusters map[string]bool
+// lostClusters maps the clusters that may be given up to their state:
+// Lost (silent for longer than the fence timeout plus its margin, so their
+// agents have stopped every member themselves: agent/fence), and NotReady,
+// which only an AtLeastOnce job gives up.
+type lostClusters map[string]v1alpha1.ClusterState
 
-// member returns the first member of the reservation on a Lost cluster,
-// or nil.
-func (l lostClusters) member(res *ledger.Reservation) *ledger.Member {
+// gone reports whether cluster c is given up for a job of policy rp.
+func (l lostClusters) gone(c string, rp v1alpha1.RunPolicy) bool {
+	st, ok := l[c]
+	return ok && (st == v1alpha1.ClusterLost || rp == v1alpha1.AtLeastOnce)
+}
+
+// member returns the first member of the reservation on a cluster given
+// up for rp, or nil.
+func (l lostClusters) member(res *ledger.Reservation, rp v1alpha1.RunPolicy) *ledger.Member {
 	for i := range res.Members {
-		if l[res.Members[i].Cluster] {
+		if l.gone(res.Members[i].Cluster, rp) {
 			return &res.Members[i]
 		}
 	}
 	return nil
 }
 
-// split parts pods into those on a virtual node of a Lost cluster and the
-// others.
-func (l lostClusters) split(pods []*corev1.Pod) (onLost, rest []*corev1.Pod) {
+// split parts pods into those on a virtual node of a cluster given up for
+// rp and the others.
+func (l lostClusters) split(pods []*corev1.Pod, rp v1alpha1.RunPolicy) (onLost, rest []*corev1.Pod) {
 	for _, p := range pods {
-		if l.holds(p) {
+		if l.holds(p, rp) {
 			onLost = append(onLost, p)
 		} else {
 			rest = append(rest, p)
@@ -44,14 +51,23 @@ func (l lostClusters) split(pods []*corev1.Pod) (onLost, rest []*corev1.Pod) {
 	return onLost, rest
 }
 
-// holds reports whether pod p is bound to a virtual node of a Lost cluster.
-func (l lostClusters) holds(p *corev1.Pod) bool {
+// holds reports whether pod p is bound to a virtual node of a cluster
+// given up for rp.
+func (l lostClusters) holds(p *corev1.Pod, rp v1alpha1.RunPolicy) bool {
 	for c := range l {
-		if v1alpha1.IsVirtualNodeOf(p.Spec.NodeName, c) {
+		if v1alpha1.IsVirtualNodeOf(p.Spec.NodeName, c) && l.gone(c, rp) {
 			return true
 		}
 	}
 	return false
+}
+
+// runPolicy is the job's run policy (AtMostOnce for a gone job).
+func (s *scope) runPolicy() v1alpha1.RunPolicy {
+	if j := s.job.Object; j != nil && j.Spec.RunPolicy != "" {
+		return j.Spec.RunPolicy
+	}
+	return v1alpha1.AtMostOnce
 }
 
 // clusterLoss acts on onClusterLoss for a gang with a member on a Lost
@@ -61,8 +77,10 @@ func (l lostClusters) holds(p *corev1.Pod) bool {
 // fail; its cluster went away); Fail decides the failure with reason
 // ClusterLost, which finish ends as a Failed job. The members on the Lost
 // cluster are force-deleted at the hub (tearDown): their agent has fenced
-// itself, and no agent is left to confirm their end. The scheduler places a
-// requeued gang only on Ready clusters.
+// itself, and no agent is left to confirm their end. A job with runPolicy
+// AtLeastOnce gives up a NotReady cluster the same way, without waiting
+// for the fence. The scheduler places a requeued gang only on Ready
+// clusters.
 func (d *Dispatcher) clusterLoss(s *scope) bool {
 	if cur := current(s); cur != nil && cur.Phase != v1alpha1.DispatchPreparing && cur.Phase != v1alpha1.DispatchCommitted {
 		return false // already tearing down: finish carries it out
@@ -88,7 +106,11 @@ func (d *Dispatcher) clusterLoss(s *scope) bool {
 // agent reported Fenced (the agent fenced itself and the hub cluster still
 // hears it, before the hub counts the cluster Lost); "" for neither.
 func (s *scope) lostMessage() string {
-	if m := s.lost.member(s.res); m != nil {
+	if m := s.lost.member(s.res, s.runPolicy()); m != nil {
+		if s.lost[m.Cluster] != v1alpha1.ClusterLost {
+			return fmt.Sprintf("member %d is on cluster %s, which is %s (runPolicy AtLeastOnce: not waiting for its fence)",
+				m.Index, m.Cluster, s.lost[m.Cluster])
+		}
 		return fmt.Sprintf("member %d is on cluster %s, which is Lost (silent past the fence timeout and its margin; its agent has stopped its members)",
 			m.Index, m.Cluster)
 	}

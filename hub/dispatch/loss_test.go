@@ -17,11 +17,14 @@ import (
 
 // lose sets the registry's record of cluster name to Lost, as its liveness
 // sweep does after the fence timeout plus the margin.
-func (r *rig) lose(name string) {
+func (r *rig) lose(name string) { r.T.Helper(); r.setState(name, v1alpha1.ClusterLost) }
+
+// setState sets the registry's record of cluster name to state.
+func (r *rig) setState(name string, state v1alpha1.ClusterState) {
 	r.T.Helper()
 	clusters := store.NewCollection(r.Store, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())
 	_, _, err := clusters.GuaranteedUpdate(r.Ctx, name, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
-		c.Status.State = v1alpha1.ClusterLost
+		c.Status.State = state
 		return c, nil
 	})
 	if err != nil {
@@ -125,5 +128,53 @@ func TestFencedMemberReschedulesWithoutRestart(t *testing.T) {
 	r.pass()
 	if j := r.Job("llama"); j.Status.Phase != v1alpha1.JobPending || j.Status.Restarts != 0 {
 		t.Fatalf("phase %s restarts %d, want Pending with no restart (it had none left)", j.Status.Phase, j.Status.Restarts)
+	}
+}
+
+// TestNotReadyClusterMovesOnlyAtLeastOnceGangs: a NotReady cluster (its
+// agent may still run the members until it fences) leaves an AtMostOnce
+// gang alone; an AtLeastOnce gang is moved at once, its members there
+// force-deleted, without a restart counted.
+func TestNotReadyClusterMovesOnlyAtLeastOnceGangs(t *testing.T) {
+	r := newRig(t)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Cluster("us1", node("c", "r", 0), node("d", "r", 0))
+	j := r.running("llama")
+	from := j.Status.Members[0].Cluster
+	r.setState(from, v1alpha1.ClusterNotReady)
+	r.pass()
+	if dd := jobs.DispatchOf(r.Job("llama")); dd == nil || dd.Phase != v1alpha1.DispatchCommitted {
+		t.Fatalf("an AtMostOnce gang on a NotReady cluster: dispatch %+v, want still Committed", dd)
+	}
+	if n := len(r.pods("llama")); n != 2 {
+		t.Fatalf("an AtMostOnce gang on a NotReady cluster lost members: %d left", n)
+	}
+
+	r.setState(from, v1alpha1.ClusterReady)
+	r.Submit("fast", 2, 8, func(j *v1alpha1.Job) { j.Spec.RunPolicy = v1alpha1.AtLeastOnce })
+	r.cycle()
+	r.pass()
+	r.agent("fast", -1, "")
+	r.pass()
+	r.agent("fast", -1, corev1.PodRunning)
+	r.pass()
+	fj := r.Job("fast")
+	if fj.Status.Phase != v1alpha1.JobRunning {
+		t.Fatalf("fast not running: %s", fj.Status.Phase)
+	}
+	at := fj.Status.Members[0].Cluster
+	r.setState(at, v1alpha1.ClusterNotReady)
+	graces := r.deleteGraces()
+	r.pass()
+	dd := jobs.DispatchOf(r.Job("fast"))
+	if dd == nil || dd.Phase != v1alpha1.DispatchAborting || dd.Reason != v1alpha1.ReasonClusterLost || !strings.Contains(dd.Message, "AtLeastOnce") {
+		t.Fatalf("an AtLeastOnce gang on a NotReady cluster: dispatch %+v, want Aborting/%s", dd, v1alpha1.ReasonClusterLost)
+	}
+	if len(*graces) != 2 || (*graces)[0] != 0 || (*graces)[1] != 0 {
+		t.Fatalf("members on the NotReady cluster deleted with graces %v, want both 0", *graces)
+	}
+	r.pass()
+	if fj = r.Job("fast"); fj.Status.Phase != v1alpha1.JobPending || fj.Status.Restarts != 0 {
+		t.Fatalf("phase %s restarts %d, want Pending with no restart", fj.Status.Phase, fj.Status.Restarts)
 	}
 }

@@ -31,8 +31,8 @@ type scope struct {
 	pods   []*corev1.Pod // members of the reservation's epoch (all of them before observe)
 	old    []*corev1.Pod // members of other epochs
 	now    time.Time
-	// drains are the clusters with a drain, and lost those Lost, read once
-	// per pass.
+	// drains are the clusters with a drain, and lost those Lost or
+	// NotReady, read once per pass.
 	drains drains
 	lost   lostClusters
 
