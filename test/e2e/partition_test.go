@@ -115,7 +115,9 @@ func lostDecision(j *v1alpha1.Job) string {
 // agent fences itself after its fence timeout (its members are deleted),
 // the hub counts the cluster Lost after its fence timeout plus the margin
 // and reschedules the gang (onClusterLoss: Reschedule) on another cluster;
-// sampled every 200 ms, the gang never runs in two clusters at once. When
+// sampled every 200 ms, the gang never runs in two clusters at once. A
+// second gang with runPolicy AtLeastOnce moves as soon as the cluster is
+// NotReady, before the hub's fence timeout. When
 // the cut heals the cluster turns Ready and nothing of the old epoch is
 // left on it.
 func TestPartitionedAgentFencesAndGangMovesWithoutOverlap(t *testing.T) {
@@ -161,15 +163,18 @@ func TestPartitionedAgentFencesAndGangMovesWithoutOverlap(t *testing.T) {
 	}
 	setCordon(t, others, true)
 	name := "partition"
+	alo := "partition-alo" // runPolicy AtLeastOnce: may move before the fence
 	submit(t, newJob(name, "e2e", 2, 8))
+	submit(t, newJob(alo, "e2e", 2, 8, func(j *v1alpha1.Job) { j.Spec.RunPolicy = v1alpha1.AtLeastOnce }))
 	j := waitPhase(t, name, v1alpha1.JobRunning, time.Minute)
+	aj := waitPhase(t, alo, v1alpha1.JobRunning, time.Minute)
 	setCordon(t, others, false)
-	for _, m := range j.Status.Members {
+	for _, m := range append(j.Status.Members, aj.Status.Members...) {
 		if m.Cluster != cut {
 			t.Fatalf("member %d on %s, want %s", m.Index, m.Cluster, cut)
 		}
 	}
-	epoch := j.Status.Epoch
+	epoch, aloEpoch := j.Status.Epoch, aj.Status.Epoch
 
 	sctx, scancel := context.WithCancel(t.Context())
 	sampler := &overlapSampler{}
@@ -186,6 +191,15 @@ func TestPartitionedAgentFencesAndGangMovesWithoutOverlap(t *testing.T) {
 		return err == nil && rc[cut] == 0, fmt.Errorf("running: %v (%v)", rc, err)
 	})
 	fenced := time.Since(start)
+	eventually(t, hubFenceTimeout, "the AtLeastOnce gang running on another cluster before the fence", func(ctx context.Context) (bool, error) {
+		aj = getJob(t, alo)
+		if aj.Status.Phase != v1alpha1.JobRunning || aj.Status.Epoch <= aloEpoch {
+			return false, fmt.Errorf("phase %s epoch %d", aj.Status.Phase, aj.Status.Epoch)
+		}
+		rc, err := runningClusters(ctx, alo)
+		return err == nil && len(rc) == 1 && rc[cut] == 0, fmt.Errorf("running: %v (%v)", rc, err)
+	})
+	aloMoved := time.Since(start)
 	lostWithin := hubFenceTimeout + registry.DefaultFenceMargin + 30*time.Second
 	eventually(t, lostWithin, "the gang running on another cluster", func(ctx context.Context) (bool, error) {
 		j = getJob(t, name)
@@ -207,6 +221,8 @@ func TestPartitionedAgentFencesAndGangMovesWithoutOverlap(t *testing.T) {
 	}
 	sampler.mu.Lock()
 	defer sampler.mu.Unlock()
+	t.Logf("AtLeastOnce gang Running again on %v after %s (epoch %d, restarts %d)",
+		aj.Status.Placement.Clusters, aloMoved.Round(10*time.Millisecond), aj.Status.Epoch, aj.Status.Restarts)
 	t.Logf("partition of %s: agent fenced after %s; gang Running again on %v after %s (epoch %d, restarts %d); cluster %s; duplicate-run window %s over %d samples (%d errors); decision %q",
 		cut, fenced.Round(10*time.Millisecond), j.Status.Placement.Clusters, moved.Round(10*time.Millisecond),
 		j.Status.Epoch, j.Status.Restarts, c.Status.State, sampler.overlap, sampler.samples, sampler.errs, sampler.lostSeen)
