@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/agent/cluster"
+	"github.com/shoal-dev/shoal/agent/fence"
 	"github.com/shoal-dev/shoal/agent/gang"
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	"github.com/shoal-dev/shoal/agent/hubkube"
@@ -67,6 +68,12 @@ func (a *Agent) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return workload.Run(ctx) })
 	g.Go(func() error { return h.run(ctx, 5*time.Second) })
+	if len(creds.HubKubeconfig) == 0 {
+		log.Info("The hub issued no hub-cluster credentials (it runs without --kubeconfig): reporting inventory only, no virtual nodes")
+	} else if err := a.runNodes(ctx, g, creds, hubAPI, workload, watcher, h); err != nil {
+		g.Go(func() error { return err }) // stops the parts already started
+	}
+	// The calls to the hub start after runNodes has hooked the fence to them.
 	g.Go(func() error { return encodeReports(ctx, toHub, reports) })
 	g.Go(func() error { return hubAPI.RunReports(ctx, reports) })
 	g.Go(func() error {
@@ -75,20 +82,16 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.cfg.GitOps != nil {
 		g.Go(func() error { return a.cfg.GitOps(ctx, hubAPI, local, a.cfg.Local) })
 	}
-	if len(creds.HubKubeconfig) == 0 {
-		log.Info("The hub issued no hub-cluster credentials (it runs without --kubeconfig): reporting inventory only, no virtual nodes")
-	} else if err := a.runNodes(ctx, g, creds, workload, watcher, h); err != nil {
-		g.Go(func() error { return err }) // stops the parts already started
-	}
 	g.Go(func() error { return watcher.Run(ctx) })
 	log.Info("Agent running", "hub", a.cfg.HubAddress)
 	return g.Wait()
 }
 
 // runNodes starts, in g, what serves the hub cluster: the token refresher,
-// the pod syncer with the gang gate, the node failure watcher, the kubelet
-// endpoint and the virtual nodes (once the gate has loaded its epochs).
-func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclient.Credentials,
+// the pod syncer with the gang gate and the fence (fed by every successful
+// call of hubAPI), the node failure watcher, the kubelet endpoint and the
+// virtual nodes (once the gate has loaded its epochs).
+func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclient.Credentials, hubAPI *hubclient.Client,
 	workload *cluster.Cache, watcher *inventory.Watcher, h *health) error {
 	local := workload.Client()
 	hubKube, err := hubkube.New(creds.HubKubeconfig)
@@ -102,6 +105,9 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	}
 	hubCfg := hubKube.Config()
 	hubCfg.UserAgent = "shoal-agent/" + a.cfg.Version
+	if a.cfg.HubClusterDial != nil {
+		hubCfg.Dial = a.cfg.HubClusterDial
+	}
 	hub, err := kubernetes.NewForConfig(gangSized(hubCfg))
 	if err != nil {
 		return fmt.Errorf("hub cluster client: %w", err)
@@ -109,6 +115,9 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	gate := gang.New(workload, gang.WithRecord(a.cfg.Namespace))
 	syncer := podsync.New(workload, a.cfg.Local, gate, nil)
 	gate.SetStopper(syncer)
+	fenced := fence.New(a.cfg.FenceTimeout, syncer, nil)
+	syncer.SetCreateCheck(fenced.Allowed)
+	hubAPI.OnContact(fenced.Contact)
 	failures := nodehealth.New(workload, syncer, nodehealth.Config{Grace: a.cfg.NodeFailureGrace,
 		Taints: a.cfg.GPUFailureTaints, Conditions: a.cfg.GPUFailureConditions})
 	kubelet := &vnode.KubeletServer{Addr: a.cfg.KubeletListen, Address: a.cfg.KubeletAddress, Syncer: syncer}
@@ -123,6 +132,7 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	toNodes := watcher.Subscribe()
 	g.Go(func() error { return hubKube.Run(ctx) })
 	g.Go(func() error { return syncer.Run(ctx) })
+	g.Go(func() error { return fenced.Run(ctx) })
 	g.Go(func() error { return gate.Run(ctx) })
 	g.Go(func() error { return failures.Run(ctx) })
 	g.Go(func() error { return kubelet.Serve(ctx) })

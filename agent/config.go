@@ -5,11 +5,13 @@ package agent
 import (
 	"context"
 	"errors"
+	"net"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/shoal-dev/shoal/agent/fence"
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	"github.com/shoal-dev/shoal/agent/nodehealth"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
@@ -58,6 +60,15 @@ type Config struct {
 	// GPUFailureConditions are node condition types that, True, mean the
 	// node's GPUs failed.
 	GPUFailureConditions []string
+	// FenceTimeout is how long the agent may go without a successful call
+	// to the hub before it stops every member itself and refuses new ones
+	// until it reaches the hub again (default fence.DefaultTimeout). It must
+	// not exceed the hub's --cluster-fence-timeout.
+	FenceTimeout time.Duration
+	// HubClusterDial, when set, dials the hub cluster's API server in place
+	// of a plain TCP dial (rest.Config.Dial), for tests that cut the agent
+	// off through a proxy.
+	HubClusterDial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 func (c *Config) defaults() error {
@@ -84,6 +95,12 @@ func (c *Config) defaults() error {
 	}
 	if c.NodeFailureGrace == 0 {
 		c.NodeFailureGrace = nodehealth.DefaultGrace
+	}
+	if c.FenceTimeout < 0 {
+		return errors.New("agent: the fence timeout must not be negative")
+	}
+	if c.FenceTimeout == 0 {
+		c.FenceTimeout = fence.DefaultTimeout
 	}
 	if c.Version == "" {
 		c.Version = "dev"

@@ -24,6 +24,22 @@ type Client struct {
 	api     shoalv1alpha1.ClustersClient
 	version string
 	session string
+	contact func(sent time.Time)
+}
+
+// OnContact sets f to be told the start time of every successful
+// heartbeat (the agent's fence, agent/fence.Fence.Contact). Only heartbeats
+// count: they alone move the hub's record of the cluster's last contact, so
+// the agent's fence never starts counting after the hub's. Call before the
+// loops run.
+func (c *Client) OnContact(f func(sent time.Time)) { c.contact = f }
+
+// contacted tells the contact hook about a call started at sent, if it
+// succeeded.
+func (c *Client) contacted(sent time.Time, err error) {
+	if err == nil && c.contact != nil {
+		c.contact(sent)
+	}
 }
 
 // Dial returns a Client for the hub at addr, authenticated by creds.
@@ -52,7 +68,9 @@ func (c *Client) Close() error { return c.conn.Close() }
 
 // Heartbeat sends one heartbeat and returns the interval the hub asks for (0 if none).
 func (c *Client) Heartbeat(ctx context.Context, reachable bool, msg string) (time.Duration, error) {
+	sent := time.Now()
 	resp, err := c.api.Heartbeat(ctx, &shoalv1alpha1.HeartbeatRequest{AgentVersion: c.version, ClusterReachable: reachable, Message: msg})
+	c.contacted(sent, err)
 	if err != nil {
 		return 0, err
 	}

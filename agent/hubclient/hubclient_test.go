@@ -226,8 +226,14 @@ func TestMutualTLSCallsAndStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	var contacts []time.Time
+	c.OnContact(func(sent time.Time) { contacts = append(contacts, sent) })
+	before := time.Now()
 	if _, err := c.Heartbeat(ctx, true, ""); err != nil {
 		t.Fatal(err)
+	}
+	if len(contacts) != 1 || contacts[0].Before(before) || contacts[0].After(time.Now()) {
+		t.Fatalf("contacts after one heartbeat = %v, want one at its start", contacts)
 	}
 	reports := make(chan Report, 1)
 	rctx, rcancel := context.WithCancel(ctx)
@@ -250,6 +256,9 @@ func TestMutualTLSCallsAndStore(t *testing.T) {
 	rcancel()
 	if err := <-done; err != nil {
 		t.Error(err)
+	}
+	if len(contacts) != 1 {
+		t.Errorf("an inventory report counted as a contact: %v", contacts)
 	}
 	if h.beats[0] != "shoal:agent:eu1" || h.gens[0] != 7 {
 		t.Errorf("beats=%v gens=%v", h.beats, h.gens)

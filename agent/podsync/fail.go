@@ -4,11 +4,13 @@ package podsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -56,6 +58,24 @@ func (s *Syncer) Fail(ctx context.Context, ns, name, reason, msg string, grace *
 	klog.FromContext(ctx).Info("Local pod stopped", "pod", klog.KRef(ns, name), "reason", reason, "message", msg)
 	metricFailed.WithLabelValues(reason).Inc()
 	return nil
+}
+
+// FailAll stops every managed local pod as Fail does, with reason and msg
+// and no grace (the agent fences itself: agent/fence). It returns the errors
+// of the pods it could not stop.
+func (s *Syncer) FailAll(ctx context.Context, reason, msg string) error {
+	pods, err := s.cache.Pods().List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelManaged: "true"}))
+	if err != nil {
+		return err
+	}
+	var zero int64
+	var errs []error
+	for _, lp := range pods {
+		if err := s.Fail(ctx, lp.Namespace, lp.Name, reason, msg, &zero); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // failedStatus is the status of a hub pod whose local pod the agent stopped.

@@ -26,6 +26,11 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	if lost {
 		return nil
 	}
+	if s.allowed != nil {
+		if err := s.allowed(); err != nil {
+			return fmt.Errorf("create local pod %s/%s: %w", hub.Namespace, hub.Name, err)
+		}
+	}
 	lp := LocalPod(hub, vnode)
 	if err := s.gate.Mutate(hub, lp); err != nil {
 		return err

@@ -38,6 +38,8 @@ type Syncer struct {
 	localCfg *rest.Config
 	gate     Gate
 	recorder record.EventRecorder
+	// allowed, when set, may refuse member creates (the agent's fence).
+	allowed func() error
 
 	mu      sync.Mutex
 	pods    map[types.NamespacedName]*entry
@@ -62,6 +64,11 @@ func New(c *cluster.Cache, localCfg *rest.Config, gate Gate, recorder record.Eve
 // SetRecorder sets the recorder of events on hub pods (call before Run; the
 // virtual nodes, which are built after the syncer, own the recorder).
 func (s *Syncer) SetRecorder(r record.EventRecorder) { s.recorder = r }
+
+// SetCreateCheck sets a check asked before every local pod is created; an
+// error refuses the create, and virtual-kubelet retries it with backoff
+// (call before Run; the agent's fence, agent/fence.Fence.Allowed).
+func (s *Syncer) SetCreateCheck(allowed func() error) { s.allowed = allowed }
 
 // Notify registers the status callback of a virtual node.
 func (s *Syncer) Notify(vnode string, cb func(*corev1.Pod)) {

@@ -48,7 +48,7 @@ const (
 	// ClusterDraining: cordoned (spec.drain) and moving its gangs away; once
 	// none is left the state is Cordoned with the Ready reason Drained.
 	ClusterDraining ClusterState = "Draining"
-	// ClusterLost: silent for longer than the fence timeout; its gangs are rescheduled.
+	// ClusterLost: silent for longer than the fence timeout plus the margin (its agent has fenced itself); its gangs follow onClusterLoss.
 	ClusterLost ClusterState = "Lost"
 )
 

@@ -39,6 +39,9 @@ func SetJobDefaults(j *Job) {
 	if s.FailurePolicy.MaxRestarts == nil {
 		s.FailurePolicy.MaxRestarts = ptr(DefaultMaxRestarts)
 	}
+	if s.RunPolicy == "" {
+		s.RunPolicy = AtMostOnce
+	}
 	if s.FailurePolicy.OnClusterLoss == "" {
 		s.FailurePolicy.OnClusterLoss = Reschedule
 	}

@@ -22,6 +22,9 @@ func TestSetJobDefaults(t *testing.T) {
 			if *s.FailurePolicy.MaxRestarts != 3 || s.FailurePolicy.OnClusterLoss != Reschedule {
 				t.Errorf("failure policy defaults: %+v", s.FailurePolicy)
 			}
+			if s.RunPolicy != AtMostOnce {
+				t.Errorf("run policy default %q, want %q", s.RunPolicy, AtMostOnce)
+			}
 			if !*s.Preemption.Preemptible || *s.Preemption.GracePeriodSeconds != 30 {
 				t.Errorf("preemption defaults: %+v", s.Preemption)
 			}

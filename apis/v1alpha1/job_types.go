@@ -30,6 +30,9 @@ type JobSpec struct {
 	Placement Placement `json:"placement,omitempty"`
 	// FailurePolicy says how failures restart the gang.
 	FailurePolicy FailurePolicy `json:"failurePolicy,omitempty"`
+	// RunPolicy says whether two copies of the gang may ever overlap:
+	// AtMostOnce (default) or AtLeastOnce.
+	RunPolicy RunPolicy `json:"runPolicy,omitempty"`
 	// Preemption says whether and how gracefully the job may be preempted.
 	Preemption Preemption `json:"preemption,omitempty"`
 	// Template is the pod every member runs: a plain Kubernetes PodTemplateSpec.
@@ -134,6 +137,22 @@ const (
 	Reschedule ClusterLossAction = "Reschedule"
 	// Fail fails the job.
 	Fail ClusterLossAction = "Fail"
+)
+
+// RunPolicy says whether two copies of a gang may overlap when its cluster
+// stops reporting.
+type RunPolicy string
+
+// The run policies.
+const (
+	// AtMostOnce never runs two copies at once: a gang on a silent cluster
+	// moves only once the cluster is Lost, after the fence timeout plus the
+	// margin, when its agent has stopped the members (default).
+	AtMostOnce RunPolicy = "AtMostOnce"
+	// AtLeastOnce moves a gang as soon as its cluster is NotReady (after the
+	// hub's grace), without waiting for the fence: the old copy may still
+	// run until its agent fences.
+	AtLeastOnce RunPolicy = "AtLeastOnce"
 )
 
 // FailurePolicy says how failures restart the gang.

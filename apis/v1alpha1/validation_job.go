@@ -41,6 +41,9 @@ func validateJobSpec(s *JobSpec, p *field.Path) field.ErrorList {
 	errs = append(errs, validateGang(&s.Gang, p.Child("gang"))...)
 	errs = append(errs, validatePlacement(&s.Placement, s.Gang.Members, p.Child("placement"))...)
 	errs = append(errs, validateFailurePolicy(&s.FailurePolicy, p.Child("failurePolicy"))...)
+	if s.RunPolicy != "" && s.RunPolicy != AtMostOnce && s.RunPolicy != AtLeastOnce {
+		errs = append(errs, field.NotSupported(p.Child("runPolicy"), s.RunPolicy, []RunPolicy{AtMostOnce, AtLeastOnce}))
+	}
 	errs = append(errs, validatePreemption(&s.Preemption, p.Child("preemption"))...)
 	return append(errs, validateTemplate(s, p.Child("template"))...)
 }

@@ -51,6 +51,8 @@ func TestValidateJob(t *testing.T) {
 			j.Spec.FailurePolicy.OnClusterLoss = "Retry"
 		}).obj(), []string{"spec.priorityClass: Unsupported value", "spec.placement.topology.required: Unsupported value",
 			"spec.placement.policy: Unsupported value", "spec.failurePolicy.onClusterLoss: Unsupported value"}},
+		{"unknown run policy", newJob("a").with(func(j *Job) { j.Spec.RunPolicy = "ExactlyOnce" }).obj(),
+			[]string{"spec.runPolicy: Unsupported value"}},
 		{"preferred wider than required", newJob("a").with(func(j *Job) {
 			j.Spec.Placement.Topology = Topology{Required: TopologyNVLink, Preferred: TopologyRack}
 		}).obj(), []string{"spec.placement.topology.preferred: Invalid value"}},

@@ -142,6 +142,11 @@ const (
 	// ReasonDraining is the Drained cluster condition's reason while gangs
 	// are still on the drained cluster or nodes.
 	ReasonDraining = "Draining"
+	// ReasonClusterLost is the cause of an abort (status.dispatch.reason,
+	// then the job's Queued or Failed condition) when a member's cluster is
+	// Lost: silent for longer than the fence timeout plus the margin, so its
+	// agent has fenced itself (onClusterLoss decides: Reschedule or Fail).
+	ReasonClusterLost = "ClusterLost"
 )
 
 // Cluster condition types and reasons.
@@ -182,6 +187,10 @@ const (
 	// the agent knows for its job; the agent removed it (also the Prepared
 	// condition's reason when a stale member is refused).
 	ReasonStaleEpoch = "StaleEpoch"
+	// ReasonFenced: the agent has not reached the hub for its fence timeout
+	// and stopped the member itself, so that the hub may run the gang
+	// elsewhere once it counts the cluster Lost (agent/fence).
+	ReasonFenced = "Fenced"
 )
 
 // virtualNodePrefix is the name prefix of every virtual node.

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/klog/v2"
 
+	"github.com/shoal-dev/shoal/agent/fence"
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	"github.com/shoal-dev/shoal/agent/inventory"
 	"github.com/shoal-dev/shoal/agent/podsync"
@@ -24,7 +25,7 @@ func serveMetrics(ctx context.Context, addr string) {
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, cs := range [][]prometheus.Collector{hubclient.Collectors(), inventory.Collectors(), podsync.Collectors()} {
+	for _, cs := range [][]prometheus.Collector{fence.Collectors(), hubclient.Collectors(), inventory.Collectors(), podsync.Collectors()} {
 		reg.MustRegister(cs...)
 	}
 	mux := http.NewServeMux()

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shoal-dev/shoal/agent"
+	"github.com/shoal-dev/shoal/agent/fence"
 	"github.com/shoal-dev/shoal/agent/nodehealth"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -29,6 +30,7 @@ type options struct {
 	gitopsWorkDir                 string
 	gitopsInterval                time.Duration
 	nodeFailureGrace              time.Duration
+	fenceTimeout                  time.Duration
 	gpuFailureTaints              []string
 	gpuFailureConditions          []string
 }
@@ -38,7 +40,7 @@ func defaultOptions() *options {
 	return &options{namespace: "shoal-system", rackKey: keys.Rack, blockKey: keys.Block, zoneKey: keys.Zone,
 		heartbeat: 10 * time.Second, kubeletListen: ":10250", kubeletAddress: os.Getenv("POD_IP"),
 		leaseSeconds: 40, metricsAddr: ":8080", gitopsInterval: 30 * time.Second,
-		nodeFailureGrace: nodehealth.DefaultGrace}
+		nodeFailureGrace: nodehealth.DefaultGrace, fenceTimeout: fence.DefaultTimeout}
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
@@ -61,6 +63,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.gitopsInterval, "gitops-report-interval", o.gitopsInterval, "time between GitOps status reports to the hub")
 	fs.DurationVar(&o.nodeFailureGrace, "node-failure-grace", o.nodeFailureGrace,
 		"how long a gang member's node must be NotReady, short of bound GPUs or carry a GPU failure taint/condition before the member is stopped and reported Failed")
+	fs.DurationVar(&o.fenceTimeout, "fence-timeout", o.fenceTimeout,
+		"how long the agent may go without reaching the hub before it stops every gang member itself (reason Fenced) and refuses new ones until it reaches the hub again; at most the hub's --cluster-fence-timeout")
 	fs.StringSliceVar(&o.gpuFailureTaints, "gpu-failure-taints", o.gpuFailureTaints,
 		"node taint keys that mean the node's GPUs failed (comma-separated)")
 	fs.StringSliceVar(&o.gpuFailureConditions, "gpu-failure-conditions", o.gpuFailureConditions,
@@ -90,6 +94,7 @@ func (o *options) config() (agent.Config, error) {
 		KubeletListen: o.kubeletListen, KubeletAddress: o.kubeletAddress,
 		LeaseDurationSeconds: o.leaseSeconds, Version: version,
 		NodeFailureGrace: o.nodeFailureGrace, GPUFailureTaints: o.gpuFailureTaints, GPUFailureConditions: o.gpuFailureConditions,
+		FenceTimeout: o.fenceTimeout,
 	}, nil
 }
 

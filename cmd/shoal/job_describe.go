@@ -56,6 +56,9 @@ func describeJob(w io.Writer, j *v1alpha1.Job, now time.Time) error {
 	if len(s.Placement.GPUProducts) > 0 {
 		p("GPU products", "%s", strings.Join(s.Placement.GPUProducts, ", "))
 	}
+	if s.RunPolicy != "" {
+		p("Run policy", "%s", s.RunPolicy)
+	}
 	if s.FailurePolicy.MaxRestarts != nil {
 		p("Failure policy", "max %d restarts, on cluster loss %s", *s.FailurePolicy.MaxRestarts, s.FailurePolicy.OnClusterLoss)
 	}

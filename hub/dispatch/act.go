@@ -103,13 +103,15 @@ func (d *Dispatcher) stamp(ctx context.Context, s *scope) error {
 	})
 }
 
-// tearDown deletes every member with the teardown's grace; once none is
+// tearDown deletes every member with the teardown's grace (those on Lost
+// clusters at once: forceDelete); once none is
 // left it releases the reservation and, in the same transaction, applies
 // the job's transition. When this pass already wrote the job the release
 // waits for the next pass.
 func (d *Dispatcher) tearDown(ctx context.Context, s *scope, wrote bool) error {
 	if len(s.pods) > 0 {
-		return d.deletePods(ctx, s.pods, s.teardown.grace)
+		onLost, rest := s.lost.split(s.pods, s.runPolicy())
+		return errors.Join(d.forceDelete(ctx, onLost), d.deletePods(ctx, rest, s.teardown.grace))
 	}
 	if wrote {
 		return nil

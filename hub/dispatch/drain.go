@@ -17,23 +17,26 @@ import (
 // nodes, to its record.
 type drains map[string]*v1alpha1.Cluster
 
-// readDrains reads the clusters (registry records, read-only) and keeps
-// those with a drain.
-func (d *Dispatcher) readDrains(ctx context.Context) (drains, error) {
-	out := drains{}
+// readClusters reads the clusters (registry records, read-only) and keeps
+// those with a drain and the states of those Lost or NotReady (loss.go).
+func (d *Dispatcher) readClusters(ctx context.Context) (drains, lostClusters, error) {
+	out, lost := drains{}, lostClusters{}
 	opts := store.ListOptions{Limit: 1000}
 	for {
 		res, err := d.clusters.List(ctx, opts)
 		if err != nil {
-			return nil, fmt.Errorf("list clusters: %w", err)
+			return nil, nil, fmt.Errorf("list clusters: %w", err)
 		}
 		for _, it := range res.Items {
 			if c := it.Object; c.Spec.Drain || len(c.Spec.DrainedNodes) > 0 {
 				out[it.Name] = c
 			}
+			if st := it.Object.Status.State; st == v1alpha1.ClusterLost || st == v1alpha1.ClusterNotReady {
+				lost[it.Name] = st
+			}
 		}
 		if res.Continue == "" {
-			return out, nil
+			return out, lost, nil
 		}
 		opts.Continue = res.Continue
 	}

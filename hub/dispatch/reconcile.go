@@ -31,8 +31,10 @@ type scope struct {
 	pods   []*corev1.Pod // members of the reservation's epoch (all of them before observe)
 	old    []*corev1.Pod // members of other epochs
 	now    time.Time
-	// drains are the clusters with a drain, read once per pass.
+	// drains are the clusters with a drain, and lost those Lost or
+	// NotReady, read once per pass.
 	drains drains
+	lost   lostClusters
 
 	// decision is a new two-phase decision to record.
 	decision *jobs.Decision
@@ -72,13 +74,13 @@ func (d *Dispatcher) Pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	dr, err := d.readDrains(ctx)
+	dr, lost, err := d.readClusters(ctx)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, s := range scopes {
-		s.drains = dr
+		s.drains, s.lost = dr, lost
 		if err := d.reconcile(ctx, s); err != nil && !errors.Is(err, store.ErrConflict) {
 			errs = append(errs, fmt.Errorf("job %s: %w", s.name, err))
 		}
@@ -97,7 +99,7 @@ func (d *Dispatcher) reconcile(ctx context.Context, s *scope) error {
 		return err
 	}
 	s.job, s.now = store.Item[*v1alpha1.Job]{Name: s.name, Object: j, Revision: rev}, d.cfg.Clock.Now()
-	for _, p := range []phase{d.observe, d.preemption, d.drain, d.decide, d.prepare, d.follow, d.finish} {
+	for _, p := range []phase{d.observe, d.preemption, d.clusterLoss, d.drain, d.decide, d.prepare, d.follow, d.finish} {
 		if p(s) {
 			break
 		}
@@ -303,8 +305,8 @@ func (d *Dispatcher) finish(s *scope) bool {
 		t := jobs.Fail(s.now)
 		s.teardown = &teardown{finish: &t}
 	case v1alpha1.DispatchAborting:
-		if disp.Reason == v1alpha1.ReasonDrained {
-			// Moved, not failed: the preemption grace, no backoff.
+		if disp.Reason == v1alpha1.ReasonDrained || disp.Reason == v1alpha1.ReasonClusterLost {
+			// Moved, not failed: the preemption grace, no backoff, no restart counted.
 			s.teardown = &teardown{grace: grace(s.job.Object), finish: d.requeue(disp.Reason, disp.Message, false, s.now)}
 			return true
 		}

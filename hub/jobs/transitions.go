@@ -122,7 +122,7 @@ func Decide(dec Decision) Transition {
 			j.Status.Restarts++
 		}
 		msg := d.Message
-		if d.Phase == v1alpha1.DispatchAborting && d.Reason != "" {
+		if (d.Phase == v1alpha1.DispatchAborting || d.Phase == v1alpha1.DispatchFailing) && d.Reason != "" {
 			msg = d.Reason + ": " + d.Message
 		}
 		meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: v1alpha1.JobConditionDispatched,
@@ -246,20 +246,23 @@ func NotBefore(j *v1alpha1.Job) (time.Time, bool) {
 }
 
 // Fail ends a torn-down job as Failed (dispatcher, with the release of its
-// reservation): Finished=True, reason MaxRestartsExceeded, with the failing
-// decision's message.
+// reservation): Finished=True, with the failing decision's reason (default
+// MaxRestartsExceeded; ClusterLost for onClusterLoss: Fail) and message.
 func Fail(at time.Time) Transition {
 	return Transition{Name: "fail", Owns: []string{v1alpha1.JobConditionRunning, v1alpha1.JobConditionFinished},
 		apply: func(j *v1alpha1.Job) bool {
-			msg := "the gang failed"
+			msg, reason := "the gang failed", "MaxRestartsExceeded"
 			if d := j.Status.Dispatch; d != nil && d.Message != "" {
 				msg = d.Message
+			}
+			if d := j.Status.Dispatch; d != nil && d.Reason != "" {
+				reason = d.Reason
 			}
 			t := metav1.NewTime(at)
 			j.Status.Phase, j.Status.CompletionTime = v1alpha1.JobFailed, &t
 			meta.RemoveStatusCondition(&j.Status.Conditions, v1alpha1.JobConditionRunning)
 			meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: v1alpha1.JobConditionFinished,
-				Status: metav1.ConditionTrue, Reason: "MaxRestartsExceeded", Message: msg, LastTransitionTime: t})
+				Status: metav1.ConditionTrue, Reason: reason, Message: msg, LastTransitionTime: t})
 			return true
 		}}
 }

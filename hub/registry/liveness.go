@@ -22,8 +22,13 @@ import (
 const pruneInterval = time.Hour
 
 // State computes a cluster's state at now from its last heartbeat (or its
-// registration time, before the first one), the grace and the fence timeout.
-func State(c *v1alpha1.Cluster, now time.Time, grace, fence time.Duration) (v1alpha1.ClusterState, string, string) {
+// registration time, before the first one), the grace, the fence timeout
+// and the fence margin. A cluster turns Lost only after fence + margin: its
+// agent stops every member itself once it has gone the fence timeout
+// without a successful heartbeat (agent/fence), and the margin covers the
+// agent's check interval, the stop of its local pods and the hub's sweep,
+// so that the hub never runs a gang elsewhere while the old copy may run.
+func State(c *v1alpha1.Cluster, now time.Time, grace, fence, margin time.Duration) (v1alpha1.ClusterState, string, string) {
 	last := c.Status.LastHeartbeat
 	if last == nil {
 		last = c.Status.RegisteredTime
@@ -36,9 +41,10 @@ func State(c *v1alpha1.Cluster, now time.Time, grace, fence time.Duration) (v1al
 	// never turns NotReady before the grace has really passed.
 	silent := now.Sub(last.Add(time.Second))
 	switch {
-	case silent > fence:
+	case silent > fence+margin:
 		return v1alpha1.ClusterLost, "FenceTimeoutExpired",
-			fmt.Sprintf("no heartbeat for %s, longer than the fence timeout %s", silent.Round(time.Second), fence)
+			fmt.Sprintf("no heartbeat for %s, longer than the fence timeout %s plus the margin %s: the agent has fenced itself",
+				silent.Round(time.Second), fence, margin)
 	case silent > grace:
 		return v1alpha1.ClusterNotReady, "HeartbeatMissed",
 			fmt.Sprintf("no heartbeat for %s, longer than the grace %s", silent.Round(time.Second), grace)
@@ -61,7 +67,7 @@ func State(c *v1alpha1.Cluster, now time.Time, grace, fence time.Duration) (v1al
 // evaluate sets c's state and Ready condition for the current time; it
 // reports whether they changed.
 func (r *Registry) evaluate(c *v1alpha1.Cluster) bool {
-	state, reason, msg := State(c, r.clock.Now(), r.cfg.Grace, r.cfg.FenceTimeout)
+	state, reason, msg := State(c, r.clock.Now(), r.cfg.Grace, r.cfg.FenceTimeout, r.cfg.FenceMargin)
 	status := metav1.ConditionFalse
 	if state == v1alpha1.ClusterReady || state == v1alpha1.ClusterCordoned || state == v1alpha1.ClusterDraining {
 		status = metav1.ConditionTrue

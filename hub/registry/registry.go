@@ -29,6 +29,9 @@ const (
 const (
 	DefaultGrace        = 40 * time.Second
 	DefaultFenceTimeout = 5 * time.Minute
+	// DefaultFenceMargin is added to the fence timeout before a silent
+	// cluster turns Lost (see State).
+	DefaultFenceMargin = 15 * time.Second
 )
 
 // CredentialIssuer hands agents scoped credentials for the hub management
@@ -42,8 +45,12 @@ type CredentialIssuer interface {
 type Config struct {
 	// Grace is how long a cluster may be silent before it turns NotReady.
 	Grace time.Duration
-	// FenceTimeout is how long before a silent cluster turns Lost.
+	// FenceTimeout is the agents' fence timeout: a cluster silent for
+	// longer has stopped its members (agent/fence).
 	FenceTimeout time.Duration
+	// FenceMargin is added to FenceTimeout before a silent cluster turns
+	// Lost (default DefaultFenceMargin).
+	FenceMargin time.Duration
 	// AgentCertValidity bounds agent certificates; 0 is pki.DefaultAgentValidity.
 	AgentCertValidity time.Duration
 	// HubAddress is the address agents dial, printed in the agent command.
@@ -93,6 +100,9 @@ func New(s *store.Store, ca *pki.CA, cfg Config) *Registry {
 	}
 	if cfg.FenceTimeout <= cfg.Grace {
 		cfg.FenceTimeout = max(DefaultFenceTimeout, 2*cfg.Grace)
+	}
+	if cfg.FenceMargin <= 0 {
+		cfg.FenceMargin = DefaultFenceMargin
 	}
 	if cfg.AgentCertValidity <= 0 {
 		cfg.AgentCertValidity = pki.DefaultAgentValidity

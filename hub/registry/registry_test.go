@@ -310,6 +310,8 @@ func TestLiveness(t *testing.T) {
 	}
 	expect(v1alpha1.ClusterReady)
 	clk.Step(5*time.Minute + 2*time.Second)
+	expect(v1alpha1.ClusterNotReady) // past the fence timeout, not yet its margin
+	clk.Step(registry.DefaultFenceMargin)
 	expect(v1alpha1.ClusterLost)
 }
 

@@ -49,6 +49,9 @@ type hub struct {
 // for jobs that must land on one cluster.
 const labelCluster = "e2e.shoal.dev/cluster"
 
+// hubFenceTimeout is the hub's fence timeout in these tests.
+const hubFenceTimeout = 20 * time.Second
+
 // prepareTimeout is the dispatcher's prepare deadline in these tests.
 const prepareTimeout = 15 * time.Second
 
@@ -63,6 +66,9 @@ func (h *hub) config(endpoints []string, only ...app.Controller) (app.Config, er
 	cfg.DataDir, cfg.Listen, cfg.HTTPListen, cfg.AdminConfig = h.dir, fmt.Sprintf("127.0.0.1:%d", port), "", ""
 	cfg.Etcd.Endpoints, cfg.ElectionTTL, cfg.Embedded.UnsafeNoFsync = endpoints, 2*time.Second, true
 	cfg.HubCluster, cfg.ClusterGrace, cfg.Identity = h.hubRC, 10*time.Second, "e2e"
+	// A short fence timeout, so that the partition test sees a cut-off
+	// cluster Lost (after fenceTimeout plus the registry's margin).
+	cfg.FenceTimeout = hubFenceTimeout
 	cfg.Scheduler = scheduler.Config{Interval: 200 * time.Millisecond}
 	cfg.SchedulerOptions = []scheduler.Option{scheduler.WithPlacementOptions(placement.WithPreemptAfter(0))}
 	cfg.Dispatch = dispatch.Config{Interval: 200 * time.Millisecond,
@@ -160,16 +166,21 @@ func (h *hub) stop() {
 	}
 }
 
-// startAgent registers and runs the agent of one workload cluster.
-func (h *hub) startAgent(ctx context.Context, cluster string, local *rest.Config) (func(), error) {
+// startAgent registers and runs the agent of one workload cluster; mutate
+// adjusts its config (the partition test routes it through proxies).
+func (h *hub) startAgent(ctx context.Context, cluster string, local *rest.Config, mutate ...func(*agent.Config)) (func(), error) {
 	token, _, err := h.reg.CreateToken(ctx, registry.TokenOptions{Description: "e2e " + cluster})
 	if err != nil {
 		return nil, err
 	}
-	a, err := agent.New(agent.Config{HubAddress: h.addr, Token: token, CAHash: h.ca.Hash(), Cluster: cluster,
+	cfg := agent.Config{HubAddress: h.addr, Token: token, CAHash: h.ca.Hash(), Cluster: cluster,
 		Local: asDeployed(local), HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0",
 		KubeletAddress: "127.0.0.1", LeaseDurationSeconds: 20, Labels: map[string]string{labelCluster: cluster}, InventoryInterval: 200 * time.Millisecond,
-		Version: "v0.0.0-e2e"})
+		Version: "v0.0.0-e2e", FenceTimeout: hubFenceTimeout}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	a, err := agent.New(cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/internal/devfleet"
@@ -27,6 +28,12 @@ var (
 	workloads = map[string]kubernetes.Interface{}
 	// clusterNames are the workload clusters, in fleet order.
 	clusterNames []string
+	// agentStops stops each workload cluster's agent (a test that runs its
+	// own agent for a cluster stops the suite's first).
+	agentStops = map[string]func(){}
+	// agentConfigs are the rest configs of each workload cluster as the
+	// agent gets it.
+	agentConfigs = map[string]*rest.Config{}
 	hubCtx       context.Context
 )
 
@@ -90,7 +97,8 @@ func run(m *testing.M) int {
 			fmt.Fprintln(os.Stderr, "start agent:", err)
 			return 1
 		}
-		defer stop()
+		agentStops[c.Name], agentConfigs[c.Name] = stop, rc
+		defer func() { agentStops[c.Name]() }()
 		workloads[c.Name] = cs
 		clusterNames = append(clusterNames, c.Name)
 	}
