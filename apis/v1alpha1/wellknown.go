@@ -4,7 +4,6 @@ package v1alpha1
 
 import (
 	"fmt"
-	"strings"
 )
 
 // Prefix is the prefix of every label, annotation, gate, taint and pod
@@ -202,11 +201,6 @@ func VirtualNodePrefix(cluster string) string { return virtualNodePrefix + clust
 // VirtualNodeName is the virtual node of a cluster's GPU pool
 // (shoal-<cluster>-<pool>).
 func VirtualNodeName(cluster, pool string) string { return VirtualNodePrefix(cluster) + pool }
-
-// IsVirtualNodeOf reports whether node is a virtual node of cluster.
-func IsVirtualNodeOf(node, cluster string) bool {
-	return strings.HasPrefix(node, VirtualNodePrefix(cluster))
-}
 
 // MemberPodName is the hub pod name of a member of an epoch. The epoch keeps
 // a restarted gang's pods apart from the old ones still terminating.

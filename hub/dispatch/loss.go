@@ -51,15 +51,12 @@ func (l lostClusters) split(pods []*corev1.Pod, rp v1alpha1.RunPolicy) (onLost, 
 	return onLost, rest
 }
 
-// holds reports whether pod p is bound to a virtual node of a cluster
-// given up for rp.
+// holds reports whether pod p is a member on a cluster given up for rp,
+// by the cluster label the dispatcher puts on every member pod (a virtual
+// node's name prefix is ambiguous: shoal-eu-1-… may be cluster eu or eu-1).
 func (l lostClusters) holds(p *corev1.Pod, rp v1alpha1.RunPolicy) bool {
-	for c := range l {
-		if v1alpha1.IsVirtualNodeOf(p.Spec.NodeName, c) && l.gone(c, rp) {
-			return true
-		}
-	}
-	return false
+	c, ok := p.Labels[v1alpha1.LabelCluster]
+	return ok && l.gone(c, rp)
 }
 
 // runPolicy is the job's run policy (AtMostOnce for a gone job).

@@ -23,6 +23,7 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 		labels[k] = v
 	}
 	labels[v1alpha1.LabelJob], labels[v1alpha1.LabelMember], labels[v1alpha1.LabelEpoch] = j.Name, idx, epoch
+	labels[v1alpha1.LabelCluster] = m.Cluster
 	ann := map[string]string{}
 	for k, v := range t.Annotations {
 		ann[k] = v
