@@ -52,8 +52,7 @@ func (l lostClusters) split(pods []*corev1.Pod, rp v1alpha1.RunPolicy) (onLost, 
 }
 
 // holds reports whether pod p is a member on a cluster given up for rp,
-// by the cluster label the dispatcher puts on every member pod (a virtual
-// node's name prefix is ambiguous: shoal-eu-1-… may be cluster eu or eu-1).
+// by the cluster label the dispatcher puts on every member pod.
 func (l lostClusters) holds(p *corev1.Pod, rp v1alpha1.RunPolicy) bool {
 	c, ok := p.Labels[v1alpha1.LabelCluster]
 	return ok && l.gone(c, rp)
