@@ -16,8 +16,12 @@ help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build shoal, shoal-hub, shoal-agent, shoal-gitserver and shoal-sim into bin/.
-	go build -o $(BIN)/ ./cmd/...
+build: ## Build every program under cmd/ into bin/ (static: some run inside images on real nodes).
+	CGO_ENABLED=0 go build -o $(BIN)/ ./cmd/...
+
+.PHONY: host-deps
+host-deps: ## Install the Debian packages real nodes need (runc, CNI plugins), once.
+	@hack/host-deps.sh
 
 .PHONY: tools
 tools: ## Install golangci-lint, protoc and the protoc plugins (pinned, cached).
@@ -28,11 +32,11 @@ lint-tool: ## Install golangci-lint only (the lint-rule tests run it).
 	@hack/tools.sh lint
 
 .PHONY: k8s-bin
-k8s-bin: ## Build kube-apiserver/scheduler/controller-manager v1.37.2, etcd and kwok into $(SHOAL_CACHE)/bin (cached).
+k8s-bin: ## Build kube-apiserver/scheduler/controller-manager/kubelet v1.37.2, etcd, kwok, containerd and CoreDNS into $(SHOAL_CACHE)/bin (cached).
 	@hack/k8s-bin.sh
 
 .PHONY: test
-test: k8s-bin lint-tool ## Run every test: unit, integration and end to end (what CI runs).
+test: k8s-bin host-deps lint-tool ## Run every test: unit, integration and end to end (what CI runs).
 	@hack/test.sh $(GO_TEST_FLAGS) -p $(TEST_PARALLEL) ./...
 
 .PHONY: test-unit
@@ -40,7 +44,7 @@ test-unit: ## Run the unit tests only (no API servers).
 	go test $(GO_TEST_FLAGS) -short ./...
 
 .PHONY: test-integration
-test-integration: k8s-bin ## Run the integration and end-to-end tests under test/.
+test-integration: k8s-bin host-deps ## Run the integration and end-to-end tests under test/.
 	@hack/test.sh $(GO_TEST_FLAGS) -p $(TEST_PARALLEL) ./test/...
 
 .PHONY: generate
@@ -52,7 +56,7 @@ verify: tools ## gofmt, golangci-lint (with import-direction rules), go vet, gen
 	@hack/verify.sh
 
 .PHONY: demo
-demo: k8s-bin build ## Bring up a local fleet and run the main job end to end.
+demo: k8s-bin host-deps build ## Bring up a local fleet and run the main job end to end.
 	@hack/demo.sh
 
 .PHONY: bench

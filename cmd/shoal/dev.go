@@ -37,6 +37,7 @@ func newDevCommand() *cobra.Command {
 func newDevUpCommand(dir *string) *cobra.Command {
 	opts := devfleet.Options{BasePort: devfleet.DefaultBasePort}
 	var noShoal bool
+	var realNodes int
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start the hub cluster, the workload clusters (one per profile by default), shoal-hub and one agent per cluster",
@@ -51,6 +52,13 @@ func newDevUpCommand(dir *string) *cobra.Command {
 					return err
 				}
 				opts.Shoal = so
+			}
+			if realNodes > 0 {
+				ro, err := devRealNodeOptions(realNodes)
+				if err != nil {
+					return err
+				}
+				opts.RealNodes = ro
 			}
 			f, err := devfleet.Up(ctx, opts)
 			if err != nil {
@@ -76,7 +84,9 @@ func newDevUpCommand(dir *string) *cobra.Command {
 	fl.BoolVar(&opts.NoHub, "no-hub", false, "start workload clusters only (no hub cluster, no shoal-hub, no agents)")
 	fl.BoolVar(&noShoal, "no-shoal", false, "start the Kubernetes clusters only (no shoal-hub, no agents)")
 	fl.BoolVar(&opts.ControllerManager, "controller-manager", false,
-		"also run kube-controller-manager in every cluster (namespace deletion, GC, service accounts)")
+		"also run every kube-controller-manager controller in the hub cluster (workload clusters always run one)")
+	fl.IntVar(&realNodes, "real-nodes", 0, "real kubelet nodes (containerd, runc, bridge CNI, CoreDNS) per workload cluster, "+
+		"replacing that many KWOK nodes; needs root (docs/real-nodes.md)")
 	fl.BoolVar(&opts.PodStartDelays, "pod-start-delays", false, "keep KWOK's random 2-10 s pod start delays")
 	return cmd
 }

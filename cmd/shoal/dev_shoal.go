@@ -126,3 +126,24 @@ func newDevEnvCommand(dir *string) *cobra.Command {
 		},
 	}
 }
+
+// devRealNodeOptions finds the programs real nodes run (shoal-pause,
+// shoal-deviceplugin, and shoal-rendezvous for its image) like devShoalBinaries.
+func devRealNodeOptions(perCluster int) (*devfleet.RealNodeOptions, error) {
+	var dirs []string
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		dirs = append(dirs, filepath.Dir(exe))
+	}
+	found := map[string]string{}
+	for _, b := range []string{"shoal-pause", "shoal-deviceplugin", "shoal-rendezvous"} {
+		p, err := devFindBinary(b, dirs)
+		if err != nil {
+			return nil, err
+		}
+		found[b] = p
+	}
+	return devfleet.NewRealNodeOptions(perCluster, found["shoal-pause"], found["shoal-deviceplugin"], found["shoal-rendezvous"]), nil
+}

@@ -38,6 +38,8 @@ type Cluster struct {
 	// Kubeconfig is an admin kubeconfig for it alone; Dir holds its data and logs.
 	Kubeconfig string `json:"kubeconfig"`
 	Dir        string `json:"dir"`
+	// RealNodes are its nodes run by real kubelets (the first ones).
+	RealNodes []*RealNode `json:"realNodes,omitempty"`
 	// Processes are its running components, in start order.
 	Processes []*Process `json:"processes"`
 }
@@ -82,7 +84,7 @@ func (c *Cluster) start(ctx context.Context, f *Fleet) error {
 		return fmt.Errorf("cluster %s: kube-apiserver: %w", c.Name, err)
 	}
 	f.progress("cluster %s: kube-apiserver ready at %s", c.Name, c.Server)
-	if f.opts.ControllerManager || hubRunsNodeLifecycle(c, f.opts) {
+	if c.Role == RoleWorkload || f.opts.ControllerManager || hubRunsNodeLifecycle(c, f.opts) {
 		if err := c.startControllerManager(ctx, f, add); err != nil {
 			return err
 		}
@@ -110,10 +112,14 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 	if err != nil {
 		return err
 	}
+	if err := c.startRealNodes(ctx, f, cs); err != nil {
+		return err
+	}
 	nodes, err := c.GPUNodes()
 	if err != nil {
 		return err
 	}
+	nodes = nodes[len(c.RealNodes):] // the real nodes took the first names
 	start := time.Now()
 	if err := CreateNodes(ctx, cs, nodes, f.opts.NodeWorkers); err != nil {
 		return fmt.Errorf("cluster %s: %w", c.Name, err)

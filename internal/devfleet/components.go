@@ -34,6 +34,11 @@ func apiserverArgs(c *Cluster, pki string) []string {
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--tls-cert-file=" + p(servingCert), "--tls-private-key-file=" + p(servingKey),
 		"--client-ca-file=" + p(caCertFile),
+		// As a real control plane does: authenticate to the kubelets
+		// (real nodes check it by webhook) for logs, exec and port-forward.
+		"--kubelet-client-certificate=" + p(adminCertFile), "--kubelet-client-key=" + p(adminKeyFile),
+		// Nodes have no DNS names here: reach kubelets by InternalIP.
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file=" + p(saPublicFile),
 		"--service-account-signing-key-file=" + p(saPrivateFile),

@@ -30,6 +30,7 @@ type Fleet struct {
 	State
 	opts   Options
 	stages []string   // KWOK stage files written for this fleet
+	images []string   // image archives every real node imports
 	mu     sync.Mutex // guards Clusters[*].Processes and output
 	saveMu sync.Mutex // serialises writes of the state file
 }
@@ -129,7 +130,9 @@ func (f *Fleet) RSS() int64 {
 func (f *Fleet) Stop() error {
 	agents := f.stopPhase(func(p *Process) bool { return p.Name == AgentProcess })
 	hub := f.stopPhase(func(p *Process) bool { return p.Name == HubProcess })
+	f.killRealNodeWorkloads()
 	rest := f.stopPhase(func(*Process) bool { return true })
+	f.teardownRealNodes()
 	return errors.Join(agents, hub, rest)
 }
 

@@ -37,6 +37,9 @@ type Options struct {
 	// cluster runs kube-controller-manager with the node lifecycle controller
 	// either way, for the agents' virtual nodes; see HubNodeMonitorGrace.)
 	ControllerManager bool
+	// RealNodes, when set, runs real kubelets as the first nodes of every
+	// workload cluster.
+	RealNodes *RealNodeOptions
 	// Shoal, when set, also starts shoal-hub (on the hub cluster) and one
 	// registered shoal-agent per workload cluster once the clusters are up.
 	// Ignored with NoHub.

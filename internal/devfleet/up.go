@@ -26,8 +26,10 @@ func Up(ctx context.Context, opts Options) (*Fleet, error) {
 	if err := opts.Shoal.check(); err != nil {
 		return nil, err
 	}
-	needKCM := opts.ControllerManager || (opts.Shoal != nil && !opts.NoHub) // see hubRunsNodeLifecycle
-	if _, err := os.Stat(filepath.Join(opts.BinDir, "kube-controller-manager")); needKCM && err != nil {
+	if err := opts.RealNodes.check(opts.BinDir); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(opts.BinDir, "kube-controller-manager")); err != nil {
 		return nil, fmt.Errorf("%w [kube-controller-manager] in %s: run `make k8s-bin`", ErrMissingBinaries, opts.BinDir)
 	}
 	if err := clearStale(opts); err != nil {
@@ -37,7 +39,12 @@ func Up(ctx context.Context, opts Options) (*Fleet, error) {
 	if err := f.plan(); err != nil {
 		return nil, err
 	}
+	if err := f.planRealNodes(); err != nil {
+		f.teardownRealNodes()
+		return nil, err
+	}
 	if err := f.prepare(); err != nil {
+		f.teardownRealNodes()
 		return nil, err
 	}
 	var wg sync.WaitGroup
@@ -71,7 +78,10 @@ func clearStale(opts Options) error {
 			return &RunningError{Dir: opts.Dir, Alive: n}
 		}
 	}
-	for _, p := range []string{stateFile, "pki", "clusters", "kubeconfig", "kwok-stages", shoalConfigFile, gitopsDir} {
+	if err == nil {
+		old.teardownRealNodes()
+	}
+	for _, p := range []string{stateFile, "pki", "clusters", "kubeconfig", "kwok-stages", "images", shoalConfigFile, gitopsDir} {
 		if err := os.RemoveAll(filepath.Join(opts.Dir, p)); err != nil {
 			return err
 		}
@@ -115,7 +125,7 @@ func (f *Fleet) plan() error {
 		if c.Role == RoleHub {
 			c.Ports.Scheduler, c.Ports.Kwok = 0, 0
 		}
-		if !o.ControllerManager && !hubRunsNodeLifecycle(c, o) {
+		if c.Role == RoleHub && !o.ControllerManager && !hubRunsNodeLifecycle(c, o) {
 			c.Ports.ControllerManager = 0
 		}
 		if o.Shoal == nil || o.NoHub {
@@ -141,6 +151,11 @@ func (f *Fleet) prepare() error {
 		return err
 	}
 	f.stages = stages
+	if f.opts.real() {
+		if f.images, err = writeImages(f.opts.RealNodes, filepath.Join(f.Dir, "images")); err != nil {
+			return err
+		}
+	}
 	for _, c := range f.Clusters {
 		if err := os.MkdirAll(c.Dir, 0o755); err != nil {
 			return err

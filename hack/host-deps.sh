@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages real nodes of the local fleet need (runc and
+# the CNI plugins bridge, host-local, loopback), once: a no-op when present.
+# containerd itself is built from source into $SHOAL_CACHE (make k8s-bin).
+set -euo pipefail
+pkgs=(runc containernetworking-plugins iproute2)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "host-deps: ${pkgs[*]} installed"
+  exit 0
+fi
+echo "host-deps: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null || {
+  $sudo apt-get update >/dev/null
+  $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+}
+echo "host-deps: installed ${missing[*]}"
