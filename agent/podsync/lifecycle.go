@@ -4,6 +4,7 @@ package podsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
@@ -18,7 +19,9 @@ import (
 
 // CreatePod creates the local pod of a hub pod bound to vnode, or adopts the
 // one a previous agent run created. A hub pod whose local pod was deleted
-// behind the agent's back is not recreated.
+// behind the agent's back is not recreated. The objects the local pod
+// references are made to exist first (SetDependencies); a member they
+// refuse is reported Prepared False and never created.
 func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) error {
 	s.mu.Lock()
 	lost := s.lost[hub.UID]
@@ -37,6 +40,15 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	}
 	if err := s.ensureNamespace(ctx, hub.Namespace); err != nil {
 		return err
+	}
+	if s.deps != nil {
+		var re *RefusedError
+		if err := s.deps.Ensure(ctx, hub, lp); errors.As(err, &re) {
+			s.refuse(ctx, vnode, hub, re)
+			return nil
+		} else if err != nil {
+			return fmt.Errorf("dependencies of local pod %s/%s: %w", hub.Namespace, hub.Name, err)
+		}
 	}
 	created, err := s.local.CoreV1().Pods(hub.Namespace).Create(ctx, lp, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
@@ -109,6 +121,9 @@ func (s *Syncer) DeletePod(ctx context.Context, hub *corev1.Pod) error {
 	e.deleting = true
 	lost := e.lost
 	s.mu.Unlock()
+	if s.deps != nil {
+		s.deps.Release(hub)
+	}
 	opts := metav1.DeleteOptions{GracePeriodSeconds: hub.DeletionGracePeriodSeconds}
 	if uid := s.localUID(hub); uid != "" {
 		opts.Preconditions = &metav1.Preconditions{UID: &uid}
