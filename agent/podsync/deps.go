@@ -4,6 +4,7 @@ package podsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,6 +41,34 @@ func (e *RefusedError) Error() string { return e.Reason + ": " + e.Message }
 // before Run).
 func (s *Syncer) SetDependencies(d Dependencies) { s.deps = d }
 
+// ensureDeps asks the Dependencies, when set, for the objects of local. A
+// refusal of a member whose local pod does not exist yet reports it
+// (refuse) and returns true; one whose local pod exists already (adopted
+// after a restart) is only recorded as an event: the member keeps running
+// on the copies it has. Other errors are returned, to be retried.
+func (s *Syncer) ensureDeps(ctx context.Context, vnode string, hub, local *corev1.Pod) (bool, error) {
+	if s.deps == nil {
+		return false, nil
+	}
+	err := s.deps.Ensure(ctx, hub, local)
+	var re *RefusedError
+	switch {
+	case err == nil:
+		return false, nil
+	case !errors.As(err, &re):
+		return false, fmt.Errorf("dependencies of local pod %s/%s: %w", hub.Namespace, hub.Name, err)
+	case !s.hasLocal(hub):
+		s.refuse(ctx, vnode, hub, re)
+		return true, nil
+	}
+	klog.FromContext(ctx).Info("Dependencies of a running member cannot be copied; it keeps its local pod", "pod", klog.KObj(hub),
+		"reason", re.Reason, "message", re.Message)
+	if s.recorder != nil {
+		s.recorder.Event(hub, corev1.EventTypeWarning, re.Reason, re.Message)
+	}
+	return false, nil
+}
+
 // refuse reports a member whose local pod is not created: Pending, Prepared
 // False with the refusal's reason, so that the hub aborts the dispatch. The
 // member is tracked as having no local pod, so that it is never created
@@ -61,4 +90,10 @@ func (s *Syncer) refuse(ctx context.Context, vnode string, hub *corev1.Pod, re *
 		s.recorder.Event(view, corev1.EventTypeWarning, re.Reason, fmt.Sprintf("the member is not started: %s", re.Message))
 	}
 	s.send(vnode, view)
+}
+
+// hasLocal reports whether the cache holds the local pod of hub.
+func (s *Syncer) hasLocal(hub *corev1.Pod) bool {
+	lp, ok := s.localPod(hub.Namespace, hub.Name)
+	return ok && hubUID(lp) == string(hub.UID)
 }

@@ -5,12 +5,16 @@ package podsync
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
 
+	"github.com/shoal-dev/shoal/agent/cluster"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
@@ -102,4 +106,51 @@ func TestDependencyErrorsAreRetried(t *testing.T) {
 	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); err != nil {
 		t.Errorf("local pod after the retry: %v", err)
 	}
+}
+
+// TestRefusalKeepsAnAdoptedMember: after a restart, a member whose local
+// pod runs already keeps it when its dependencies are refused; the refusal
+// is only recorded as an event.
+func TestRefusalKeepsAnAdoptedMember(t *testing.T) {
+	s, cs, _, rec := startSyncer(t)
+	ctx := t.Context()
+	hub := hubPod(nil)
+	if err := s.CreatePod(ctx, "v1", hub); err != nil { // the earlier run
+		t.Fatal(err)
+	}
+	s2 := restartedSyncer(t, cs, rec)
+	s2.SetDependencies(&fakeDeps{err: &RefusedError{Reason: v1alpha1.ReasonDependencyMissing, Message: "gone"}})
+	if err := s2.CreatePod(ctx, "v1", hub); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); err != nil {
+		t.Fatalf("adopted local pod: %v", err)
+	}
+	got, err := s2.GetPod(ctx, "team", "p")
+	if err != nil || got.Status.Reason == v1alpha1.ReasonDependencyMissing {
+		t.Errorf("adopted member reported refused: %v %+v", err, got)
+	}
+	found := false
+	for len(rec.Events) > 0 {
+		found = found || strings.Contains(<-rec.Events, v1alpha1.ReasonDependencyMissing)
+	}
+	if !found {
+		t.Error("no event for the refused dependencies")
+	}
+}
+
+// restartedSyncer is a second syncer on cs, as after an agent restart.
+func restartedSyncer(t *testing.T, cs *fake.Clientset, rec *record.FakeRecorder) *Syncer {
+	t.Helper()
+	c, err := cluster.New(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(c, nil, nil, rec)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = c.Run(ctx) }()
+	go func() { _ = s.Run(ctx) }()
+	<-s.Synced()
+	return s
 }

@@ -4,7 +4,6 @@ package podsync
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
@@ -41,14 +40,8 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	if err := s.ensureNamespace(ctx, hub.Namespace); err != nil {
 		return err
 	}
-	if s.deps != nil {
-		var re *RefusedError
-		if err := s.deps.Ensure(ctx, hub, lp); errors.As(err, &re) {
-			s.refuse(ctx, vnode, hub, re)
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("dependencies of local pod %s/%s: %w", hub.Namespace, hub.Name, err)
-		}
+	if refused, err := s.ensureDeps(ctx, vnode, hub, lp); refused || err != nil {
+		return err
 	}
 	created, err := s.local.CoreV1().Pods(hub.Namespace).Create(ctx, lp, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
