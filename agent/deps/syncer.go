@@ -78,8 +78,15 @@ func (s *Syncer) SetRecorder(r record.EventRecorder) { s.recorder = r }
 // Run follows the local member pods and the referenced hub objects, and
 // deletes the copies no member references, until ctx ends.
 func (s *Syncer) Run(ctx context.Context) error {
-	reg, err := s.cache.AddPodHandler(cache.ResourceEventHandlerFuncs{
-		DeleteFunc: func(any) { s.wake() },
+	reg, err := s.cache.AddPodHandler(cache.FilteringResourceEventHandler{
+		FilterFunc: func(o any) bool {
+			if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+				o = t.Obj
+			}
+			p, ok := o.(*corev1.Pod)
+			return ok && p.Labels[v1alpha1.LabelManaged] == "true"
+		},
+		Handler: cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) { s.wake() }},
 	})
 	if err != nil {
 		return err
