@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/agent/cluster"
+	"github.com/shoal-dev/shoal/agent/deps"
 	"github.com/shoal-dev/shoal/agent/fence"
 	"github.com/shoal-dev/shoal/agent/gang"
 	"github.com/shoal-dev/shoal/agent/hubclient"
@@ -88,7 +89,8 @@ func (a *Agent) Run(ctx context.Context) error {
 }
 
 // runNodes starts, in g, what serves the hub cluster: the token refresher,
-// the pod syncer with the gang gate and the fence (fed by every successful
+// the pod syncer with the gang gate, the copies of the members' ConfigMaps,
+// Secrets and ServiceAccounts (agent/deps) and the fence (fed by every successful
 // call of hubAPI), the node failure watcher, the kubelet endpoint and the
 // virtual nodes (once the gate has loaded its epochs).
 func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclient.Credentials, hubAPI *hubclient.Client,
@@ -114,6 +116,8 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	}
 	gate := gang.New(workload, gang.WithRecord(a.cfg.Namespace))
 	syncer := podsync.New(workload, a.cfg.Local, gate, nil)
+	copies := deps.New(hub, workload)
+	syncer.SetDependencies(copies)
 	gate.SetStopper(syncer)
 	fenced := fence.New(a.cfg.FenceTimeout, syncer, nil)
 	syncer.SetCreateCheck(fenced.Allowed)
@@ -129,9 +133,11 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 		Address: a.cfg.KubeletAddress, Port: port, LeaseDurationSeconds: a.cfg.LeaseDurationSeconds,
 		Version: a.cfg.Version, Health: h.get})
 	syncer.SetRecorder(nodes.Recorder())
+	copies.SetRecorder(nodes.Recorder())
 	toNodes := watcher.Subscribe()
 	g.Go(func() error { return hubKube.Run(ctx) })
 	g.Go(func() error { return syncer.Run(ctx) })
+	g.Go(func() error { return copies.Run(ctx) })
 	g.Go(func() error { return fenced.Run(ctx) })
 	g.Go(func() error { return gate.Run(ctx) })
 	g.Go(func() error { return failures.Run(ctx) })

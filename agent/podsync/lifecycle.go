@@ -18,7 +18,9 @@ import (
 
 // CreatePod creates the local pod of a hub pod bound to vnode, or adopts the
 // one a previous agent run created. A hub pod whose local pod was deleted
-// behind the agent's back is not recreated.
+// behind the agent's back is not recreated. The objects the local pod
+// references are made to exist first (SetDependencies); a member they
+// refuse is reported Prepared False and never created.
 func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) error {
 	s.mu.Lock()
 	lost := s.lost[hub.UID]
@@ -36,6 +38,9 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 		return err
 	}
 	if err := s.ensureNamespace(ctx, hub.Namespace); err != nil {
+		return err
+	}
+	if refused, err := s.ensureDeps(ctx, vnode, hub, lp); refused || err != nil {
 		return err
 	}
 	created, err := s.local.CoreV1().Pods(hub.Namespace).Create(ctx, lp, metav1.CreateOptions{})
@@ -109,6 +114,9 @@ func (s *Syncer) DeletePod(ctx context.Context, hub *corev1.Pod) error {
 	e.deleting = true
 	lost := e.lost
 	s.mu.Unlock()
+	if s.deps != nil {
+		s.deps.Release(hub)
+	}
 	opts := metav1.DeleteOptions{GracePeriodSeconds: hub.DeletionGracePeriodSeconds}
 	if uid := s.localUID(hub); uid != "" {
 		opts.Preconditions = &metav1.Preconditions{UID: &uid}

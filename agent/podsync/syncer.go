@@ -40,6 +40,8 @@ type Syncer struct {
 	recorder record.EventRecorder
 	// allowed, when set, may refuse member creates (the agent's fence).
 	allowed func() error
+	// deps, when set, provides the objects local pods reference.
+	deps Dependencies
 
 	mu      sync.Mutex
 	pods    map[types.NamespacedName]*entry

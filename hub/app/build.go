@@ -25,10 +25,10 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving tls.Certificat
 		HubAddress: c.AdvertiseAddress,
 	}
 	if rc != nil {
-		regCfg.Credentials = hubcluster.New(rc)
+		regCfg.Credentials = hubcluster.New(rc, hubcluster.WithMemberNamespace(c.Dispatch.Namespace))
 	}
 	h.reg = registry.New(h.st, h.ca, regCfg)
-	services, err := apiServices(h.st, rc)
+	services, err := apiServices(h.st, rc, c.Dispatch.Namespace)
 	if err != nil {
 		return nil, nil, err
 	}

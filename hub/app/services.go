@@ -18,15 +18,18 @@ import (
 )
 
 // apiServices builds the job and queue services; with a hub management
-// cluster (rc not nil) pod templates are checked by a server-side dry-run there.
-func apiServices(st *store.Store, rc *rest.Config) ([]func(grpc.ServiceRegistrar), error) {
+// cluster (rc not nil) pod templates are checked by a server-side dry-run
+// there, and the objects they reference must exist in the member namespace
+// (memberNS, the dispatcher's) there.
+func apiServices(st *store.Store, rc *rest.Config, memberNS string) ([]func(grpc.ServiceRegistrar), error) {
 	var opts []jobs.Option
 	if rc != nil {
 		cs, err := kubernetes.NewForConfig(rc)
 		if err != nil {
 			return nil, fmt.Errorf("hub cluster client: %w", err)
 		}
-		opts = append(opts, jobs.WithTemplateValidator(jobs.NewDryRunValidator(cs, "")))
+		opts = append(opts, jobs.WithTemplateValidator(jobs.NewDryRunValidator(cs, "")),
+			jobs.WithReferenceChecker(jobs.NewKubeReferenceChecker(cs, memberNS)))
 	}
 	js := jobs.New(st, opts...)
 	qs := queues.New(st, js)

@@ -26,7 +26,8 @@ const DefaultStartTimeout = 5 * time.Minute
 type Config struct {
 	// Identity names this replica in the election.
 	Identity string
-	// Namespace of the member pods in the hub cluster; default "shoal-jobs".
+	// Namespace of the member pods in the hub cluster; default
+	// v1alpha1.MemberNamespace ("shoal-jobs").
 	Namespace string
 	// PrepareTimeout is how long every member has to be Prepared; default 30s.
 	PrepareTimeout time.Duration
@@ -74,7 +75,7 @@ type Dispatcher struct {
 // hub cluster behind hub.
 func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 	if cfg.Namespace == "" {
-		cfg.Namespace = "shoal-jobs"
+		cfg.Namespace = v1alpha1.MemberNamespace
 	}
 	if cfg.PrepareTimeout <= 0 {
 		cfg.PrepareTimeout = 30 * time.Second

@@ -28,6 +28,7 @@ type Issuer struct {
 	cfg      *rest.Config
 	server   string
 	ttl      int64
+	memberNS string
 	client   kubernetes.Interface
 	clientOK error
 }
@@ -45,7 +46,7 @@ func WithTokenTTL(seconds int64) Option { return func(i *Issuer) { i.ttl = secon
 // New returns an Issuer acting on the hub management cluster that cfg reaches
 // (as an administrator able to create RBAC and admission policies).
 func New(cfg *rest.Config, opts ...Option) *Issuer {
-	i := &Issuer{cfg: cfg, server: cfg.Host, ttl: DefaultTokenTTL}
+	i := &Issuer{cfg: cfg, server: cfg.Host, ttl: DefaultTokenTTL, memberNS: defaultMemberNamespace}
 	for _, o := range opts {
 		o(i)
 	}
@@ -108,6 +109,15 @@ func (i *Issuer) ensure(ctx context.Context, cluster string) error {
 			_, err := c.RbacV1().RoleBindings(Namespace).Apply(ctx, roleBinding(cluster, Namespace), apply)
 			return err
 		}},
+		{"member namespace", func() error { _, err := c.CoreV1().Namespaces().Apply(ctx, namespace(i.memberNS), apply); return err }},
+		{"dependency role", func() error {
+			_, err := c.RbacV1().Roles(i.memberNS).Apply(ctx, depsRole(cluster, i.memberNS), apply)
+			return err
+		}},
+		{"dependency rolebinding", func() error {
+			_, err := c.RbacV1().RoleBindings(i.memberNS).Apply(ctx, roleBinding(cluster, i.memberNS), apply)
+			return err
+		}},
 		{"admission policy", func() error {
 			_, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicies().Apply(ctx, policy(cluster), apply)
 			return err
@@ -143,6 +153,8 @@ func (i *Issuer) Revoke(ctx context.Context, cluster string) error {
 		c.RbacV1().Roles(LeaseNamespace).Delete(ctx, name, del),
 		c.RbacV1().RoleBindings(Namespace).Delete(ctx, name, del),
 		c.RbacV1().Roles(Namespace).Delete(ctx, name, del),
+		c.RbacV1().RoleBindings(i.memberNS).Delete(ctx, name, del),
+		c.RbacV1().Roles(i.memberNS).Delete(ctx, name, del),
 		c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, name, del),
 		c.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, name, del),
 		c.CoreV1().Nodes().DeleteCollection(ctx, del, metav1.ListOptions{LabelSelector: v1alpha1.LabelCluster + "=" + cluster}),

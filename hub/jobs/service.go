@@ -34,6 +34,7 @@ type Service struct {
 	index     store.Reader[*indexed]
 	queues    store.Reader[*v1alpha1.Queue]
 	validator TemplateValidator
+	refs      ReferenceChecker
 	clock     clock.PassiveClock
 }
 
@@ -42,6 +43,10 @@ type Option func(*Service)
 
 // WithTemplateValidator checks every submitted pod template with v.
 func WithTemplateValidator(v TemplateValidator) Option { return func(s *Service) { s.validator = v } }
+
+// WithReferenceChecker checks, with c, that the objects every submitted pod
+// template references exist (jobs without references are not checked).
+func WithReferenceChecker(c ReferenceChecker) Option { return func(s *Service) { s.refs = c } }
 
 // WithClock sets the clock for timestamps (tests).
 func WithClock(c clock.PassiveClock) Option { return func(s *Service) { s.clock = c } }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/podrefs"
 )
 
 // validate checks a defaulted job in one round: the spec (ValidateJob) and
@@ -25,7 +26,10 @@ import (
 // spec errors is still refused with those errors, which are final whatever
 // the template holds; a job with a valid spec gets the validator's error,
 // so that an unavailable hub cluster stays Unavailable and the client
-// retries.
+// retries. The references of the template to ConfigMaps, Secrets and
+// ServiceAccounts are then checked (the ReferenceChecker, when set) in the
+// same way: a missing one is a field error at its path; a checker that
+// cannot answer refuses a job with no other error with its error.
 func (s *Service) validate(ctx context.Context, j *v1alpha1.Job) error {
 	specErrs := v1alpha1.ValidateJob(j)
 	var tmplErrs field.ErrorList
@@ -40,7 +44,33 @@ func (s *Service) validate(ctx context.Context, j *v1alpha1.Job) error {
 				"job", j.Name, "err", err)
 		}
 	}
-	return v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, merge(specErrs, tmplErrs))
+	all := merge(specErrs, tmplErrs)
+	refErrs, err := s.checkReferences(ctx, j)
+	if err != nil {
+		if len(all) == 0 {
+			return err
+		}
+		klog.FromContext(ctx).V(2).Info("References not checked; refusing the job for its other errors", "job", j.Name, "err", err)
+	}
+	return v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, append(all, refErrs...))
+}
+
+// checkReferences runs the ReferenceChecker, when set, on the required
+// references of the template (federation/podrefs); a template without any
+// is not sent, so that it does not depend on the hub cluster.
+func (s *Service) checkReferences(ctx context.Context, j *v1alpha1.Job) (field.ErrorList, error) {
+	if s.refs == nil {
+		return nil, nil
+	}
+	refs := podrefs.Required(podrefs.References(&j.Spec.Template.Spec, field.NewPath("spec", "template", "spec")))
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	fe, err := s.refs.Check(ctx, refs)
+	if err != nil {
+		return nil, fmt.Errorf("check the references of job %q: %w", j.Name, err)
+	}
+	return fe, nil
 }
 
 // validateTemplate runs the TemplateValidator and returns its field errors

@@ -105,6 +105,7 @@ func TestHubManagementCluster(t *testing.T) {
 	}
 
 	testTemplateDryRun(t, h)
+	testReferences(t, h, cp)
 }
 
 // testTemplateDryRun: a job whose pod template the Kubernetes validator
