@@ -43,7 +43,10 @@ func watchHealth(ctx context.Context, path string, interval time.Duration, devs 
 	log := klog.FromContext(ctx).WithValues("healthFile", path)
 	t := time.NewTicker(interval)
 	defer t.Stop()
-	var lastErr string
+	var (
+		lastErr string
+		last    map[string]bool
+	)
 	for {
 		ids, err := ReadHealthFile(path)
 		switch {
@@ -52,9 +55,10 @@ func watchHealth(ctx context.Context, path string, interval time.Duration, devs 
 			lastErr = err.Error()
 		case err == nil:
 			lastErr = ""
-			if devs.setUnhealthy(ids) {
+			if last == nil || !mapsEqual(ids, last) {
 				known, unknown := split(ids, devs)
-				log.Info("Device health changed", "unhealthy", known, "notDevices", unknown)
+				log.Info("Health file read", "unhealthy", known, "notDevices", unknown, "changed", devs.setUnhealthy(ids))
+				last = ids
 			}
 		}
 		select {

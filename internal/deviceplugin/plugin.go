@@ -139,6 +139,7 @@ func (p *Plugin) serveOnce(ctx context.Context, w *fsnotify.Watcher, log klog.Lo
 	}()
 	retry, backoff := time.NewTimer(0), minRetry
 	defer retry.Stop()
+	var lastErr string // a registration error is logged when it first appears
 	for {
 		select {
 		case <-ctx.Done():
@@ -157,7 +158,10 @@ func (p *Plugin) serveOnce(ctx context.Context, w *fsnotify.Watcher, log klog.Lo
 			log.Error(err, "Watching the socket directory")
 		case <-retry.C:
 			if err := p.register(ctx); err != nil {
-				log.Info("Registration with the kubelet failed; retrying", "in", backoff, "err", err)
+				if err.Error() != lastErr {
+					log.Info("Registration with the kubelet failed; retrying with backoff", "err", err)
+					lastErr = err.Error()
+				}
 				retry.Reset(backoff)
 				backoff = min(2*backoff, maxRetry)
 				continue
