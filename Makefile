@@ -15,14 +15,9 @@ TEST_PARALLEL ?= 2
 help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-18s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-# Programs that run in the fleet's containers (images hold nothing but the
-# binary) or next to its kubelets: built static, without cgo.
-STATIC_CMDS := $(addprefix github.com/shoal-dev/shoal/cmd/,shoal-pause shoal-rendezvous shoal-deviceplugin)
-
 .PHONY: build
-build: ## Build shoal, shoal-hub, shoal-agent, shoal-gitserver, shoal-sim and the static shoal-pause, shoal-rendezvous, shoal-deviceplugin into bin/.
-	go build -o $(BIN)/ $(filter-out $(STATIC_CMDS),$(shell go list ./cmd/...))
-	CGO_ENABLED=0 go build -o $(BIN)/ $(STATIC_CMDS)
+build: ## Build shoal, shoal-hub, shoal-agent, shoal-gitserver and shoal-sim into bin/.
+	go build -o $(BIN)/ ./cmd/...
 
 .PHONY: tools
 tools: ## Install golangci-lint, protoc and the protoc plugins (pinned, cached).
