@@ -26,9 +26,11 @@ const (
 // connection ends without a reply (a master that restarted), until
 // cfg.Timeout; then it returns a ConnectError, or a NoWorldError when it had
 // reached the master. An error the master sends ends Join at once
-// (MasterError).
+// (MasterError). When ctx ends first, the error is ctx's, or a ConnectError
+// when the last attempt had not got through.
 func Join(ctx context.Context, cfg Config) ([]Member, error) {
 	log := klog.FromContext(ctx).WithValues("rank", cfg.Rank, "master", cfg.MasterHostPort())
+	start := time.Now()
 	dctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 	var (
@@ -60,6 +62,9 @@ func Join(ctx context.Context, cfg Config) ([]Member, error) {
 		case <-dctx.Done():
 		}
 		if ctx.Err() != nil {
+			if !connected && last != nil { // say why it had not got through
+				return nil, &ConnectError{Rank: cfg.Rank, Addr: addr, After: time.Since(start).Round(time.Millisecond), Last: last}
+			}
 			return nil, ctx.Err()
 		}
 		if connected {

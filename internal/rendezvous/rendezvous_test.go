@@ -242,3 +242,41 @@ func TestRankList(t *testing.T) {
 		}
 	}
 }
+
+// The master's own member joins with the same timeout as the master; the
+// master's verdict must still count it (it joined), however the two timers
+// race.
+func TestTimeoutCountsTheMastersOwnMember(t *testing.T) {
+	t.Parallel()
+	for range 5 {
+		g := newGang(t, 2, 1)
+		g.members[0].Timeout = 200 * time.Millisecond
+		err := Run(t.Context(), g.members[0], &bytes.Buffer{})
+		const msg = "rank 0: 1 of 2 ranks joined after 200ms; missing ranks [1]"
+		if err == nil || err.Error() != msg {
+			t.Fatalf("got %v, want %q", err, msg)
+		}
+	}
+}
+
+func TestMasterThatCannotReachItselfSaysBoth(t *testing.T) {
+	t.Parallel()
+	g := newGang(t, 2, 1)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = closed.Close()
+	cfg := g.members[0]
+	cfg.MasterAddr, cfg.MasterPort = "127.0.0.1", closed.Addr().(*net.TCPAddr).Port // not where it listens
+	cfg.Timeout = 300 * time.Millisecond
+	err = Run(t.Context(), cfg, &bytes.Buffer{})
+	var te *TimeoutError
+	var ce *ConnectError
+	if !errors.As(err, &te) || !errors.As(err, &ce) {
+		t.Fatalf("got %v, want the master's timeout and its member's connect error", err)
+	}
+	if !strings.Contains(err.Error(), "missing ranks [0-1]") || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("message %q", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"time"
 )
 
 // Run is one member's whole rendezvous: the member holding rank 0 serves the
@@ -51,7 +52,12 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		}
 		served <- err
 	}()
-	world, jerr := Join(jctx, cfg)
+	// The master's own member waits for the master's verdict rather than
+	// time out on its own: leaving first would count it as missing. Serve
+	// ends within Timeout plus failLinger and then ends this Join.
+	jcfg := cfg
+	jcfg.Timeout += failLinger + time.Second
+	world, jerr := Join(jctx, jcfg)
 	if jerr == nil {
 		if err := Print(out, world); err != nil {
 			cancel()
