@@ -8,7 +8,10 @@
 // from RANK. Built static (CGO_ENABLED=0) for the fleet's images. See
 // docs/programs.md for the environment, the output and the exit codes.
 //
-//	shoal-rendezvous [--timeout 2m]
+//	shoal-rendezvous [--timeout 2m] [--world-size N]
+//
+// --world-size replaces WORLD_SIZE (which Shoal sets and a template may
+// not), so that a test can give a member a wrong one.
 package main
 
 import (
@@ -33,8 +36,18 @@ const (
 func main() {
 	klog.InitFlags(nil)
 	timeout := flag.Duration("timeout", 0, "how long to wait for the world (default $"+rendezvous.EnvTimeout+", else 2m)")
+	worldSize := flag.String("world-size", "", "use this instead of $"+rendezvous.EnvWorldSize)
 	flag.Parse()
-	cfg, err := rendezvous.FromEnv(os.LookupEnv)
+	lookup := os.LookupEnv
+	if *worldSize != "" {
+		lookup = func(k string) (string, bool) {
+			if k == rendezvous.EnvWorldSize {
+				return *worldSize, true
+			}
+			return os.LookupEnv(k)
+		}
+	}
+	cfg, err := rendezvous.FromEnv(lookup)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "shoal-rendezvous:", err)
 		os.Exit(exitConfig)

@@ -25,6 +25,7 @@ const (
 	EnvPetNNodes       = "PET_NNODES"
 	EnvPetNProcPerNode = "PET_NPROC_PER_NODE"
 	EnvJob             = "SHOAL_JOB"
+	EnvEpoch           = "SHOAL_EPOCH"
 	EnvMemberIndex     = "SHOAL_MEMBER_INDEX"
 	EnvRole            = "SHOAL_ROLE"
 	EnvTimeout         = "SHOAL_RENDEZVOUS_TIMEOUT"
@@ -47,9 +48,10 @@ type Config struct {
 	// consecutive ranks.
 	Rank           int
 	LocalWorldSize int
-	// Job, MemberIndex and Role identify the member (SHOAL_*); a peer whose
-	// Job differs from the master's is an error. Empty when not set.
-	Job, MemberIndex, Role string
+	// Job, Epoch, MemberIndex and Role identify the member (SHOAL_*); the
+	// master refuses a member whose Job or Epoch differs from its own.
+	// Empty when not set.
+	Job, Epoch, MemberIndex, Role string
 	// Hostname is reported to the world; Run fills it from os.Hostname when
 	// empty.
 	Hostname string
@@ -79,6 +81,7 @@ func FromEnv(lookup func(string) (string, bool)) (Config, error) {
 		MasterPort:  r.num(EnvMasterPort, EnvPetMasterPort, -1),
 		WorldSize:   r.num(EnvWorldSize, "", -1),
 		Job:         r.str(EnvJob, ""),
+		Epoch:       r.str(EnvEpoch, ""),
 		MemberIndex: r.str(EnvMemberIndex, ""),
 		Role:        r.str(EnvRole, ""),
 		Timeout:     DefaultTimeout,

@@ -33,9 +33,9 @@ func TestFromEnv(t *testing.T) {
 		want    Config
 		wantVar string // the ConfigError's variable; "" when it must parse
 	}{
-		{name: "torchrun", env: with("SHOAL_JOB", "demo", "SHOAL_ROLE", "worker", "SHOAL_MEMBER_INDEX", "2"),
+		{name: "torchrun", env: with("SHOAL_JOB", "demo", "SHOAL_ROLE", "worker", "SHOAL_MEMBER_INDEX", "2", "SHOAL_EPOCH", "3"),
 			want: Config{MasterAddr: "demo-0.demo", MasterPort: 29500, WorldSize: 8, Rank: 4, LocalWorldSize: 1,
-				Job: "demo", Role: "worker", MemberIndex: "2", Timeout: DefaultTimeout}},
+				Job: "demo", Epoch: "3", Role: "worker", MemberIndex: "2", Timeout: DefaultTimeout}},
 		{name: "rank from NODE_RANK", env: with("RANK", "<unset>", "NODE_RANK", "2", "LOCAL_WORLD_SIZE", "2",
 			"SHOAL_RENDEZVOUS_TIMEOUT", "5s"),
 			want: Config{MasterAddr: "demo-0.demo", MasterPort: 29500, WorldSize: 8, Rank: 4, LocalWorldSize: 2, Timeout: 5 * time.Second}},

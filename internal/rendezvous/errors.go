@@ -30,7 +30,8 @@ func (e *TimeoutError) Error() string {
 }
 
 // MismatchError is a peer whose world differs from the master's: another
-// WORLD_SIZE or another SHOAL_JOB.
+// WORLD_SIZE (which ends the rendezvous), or another SHOAL_JOB or
+// SHOAL_EPOCH (which refuses that peer only).
 type MismatchError struct {
 	Peer       Hello
 	Var        string
@@ -88,8 +89,8 @@ func (e *NoWorldError) Error() string {
 		e.Rank, e.Addr, e.After, e.WorldSize)
 }
 
-// MasterError is the master ending the rendezvous with an error, as a member
-// other than the master's own sees it.
+// MasterError is the error the master answered a member with (the one that
+// ended the rendezvous, or its refusal of a stranger).
 type MasterError struct {
 	Rank    int
 	Addr    string
@@ -97,7 +98,7 @@ type MasterError struct {
 }
 
 func (e *MasterError) Error() string {
-	return fmt.Sprintf("rank %d: the master at %s ended the rendezvous: %s", e.Rank, e.Addr, e.Message)
+	return fmt.Sprintf("rank %d: the master at %s answered: %s", e.Rank, e.Addr, e.Message)
 }
 
 // rankSpan is "3" or "4-7".

@@ -89,7 +89,7 @@ func joinOnce(ctx context.Context, cfg Config, connected *bool) ([]Member, error
 	defer func() { _ = conn.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
-	h := Hello{Rank: cfg.Rank, Ranks: cfg.LocalWorldSize, WorldSize: cfg.WorldSize, Job: cfg.Job,
+	h := Hello{Rank: cfg.Rank, Ranks: cfg.LocalWorldSize, WorldSize: cfg.WorldSize, Job: cfg.Job, Epoch: cfg.Epoch,
 		MemberIndex: cfg.MemberIndex, Role: cfg.Role, Hostname: cfg.Hostname, IP: localIP(conn)}
 	if err := writeLine(conn, h); err != nil {
 		return nil, err
@@ -112,14 +112,14 @@ func joinOnce(ctx context.Context, cfg Config, connected *bool) ([]Member, error
 // member's ranks its own.
 func checkWorld(world []Member, h Hello) error {
 	if len(world) != h.WorldSize {
-		return fmt.Errorf("sent a world of %d ranks, want %d", len(world), h.WorldSize)
+		return fmt.Errorf("a world of %d ranks, want %d", len(world), h.WorldSize)
 	}
 	for i, m := range world {
 		if m.Rank != i {
-			return fmt.Errorf("sent rank %d at position %d", m.Rank, i)
+			return fmt.Errorf("a world with rank %d at position %d", m.Rank, i)
 		}
 		if i >= h.Rank && i < h.Rank+h.Ranks && (m.Hostname != h.Hostname || m.IP != h.IP) {
-			return fmt.Errorf("sent rank %d as host %s (ip %s), but this member holds it", i, m.Hostname, m.IP)
+			return fmt.Errorf("a world with rank %d on host %s (ip %s), but this member holds it", i, m.Hostname, m.IP)
 		}
 	}
 	return nil

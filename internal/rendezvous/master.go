@@ -26,9 +26,11 @@ const (
 // Serve runs the master on ln: it collects one Hello per member until every
 // rank of cfg.WorldSize is held, then sends the world to every member and
 // returns nil once they have all read it. A Hello that disagrees with the
-// master (MismatchError, RankError) or the timeout (TimeoutError) ends the
-// rendezvous: the error is sent to every member that joined, and for a
-// short while to every member that connects, and returned.
+// master's world (a WORLD_SIZE MismatchError, a RankError) or the timeout
+// (TimeoutError) ends the rendezvous: the error is sent to every member that
+// joined, and for a short while to every member that connects, and
+// returned. A member of another job or epoch (SHOAL_JOB, SHOAL_EPOCH) is a
+// stranger: it gets its MismatchError and the master goes on without it.
 // A member whose connection closes before the world is complete is
 // forgotten, so it may join again. Serve closes ln.
 func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
@@ -126,6 +128,10 @@ func (m *master) loop(ctx context.Context) error {
 				m.leave(ev.p)
 				continue
 			}
+			if err := m.stranger(*ev.hello); err != nil {
+				m.refuse(ev.p, err)
+				continue
+			}
 			if err := m.join(ev.p, *ev.hello); err != nil {
 				return m.fail(ctx, err)
 			}
@@ -145,8 +151,6 @@ func (m *master) join(p *peer, h Hello) error {
 	case h.WorldSize != m.cfg.WorldSize:
 		return &MismatchError{Peer: h, Var: EnvWorldSize, Got: strconv.Itoa(h.WorldSize),
 			Want: strconv.Itoa(m.cfg.WorldSize)}
-	case h.Job != m.cfg.Job:
-		return &MismatchError{Peer: h, Var: EnvJob, Got: strconv.Quote(h.Job), Want: strconv.Quote(m.cfg.Job)}
 	case h.Rank < 0 || h.Ranks < 1:
 		return &RankError{Rank: h.Rank, WorldSize: m.cfg.WorldSize, Peer: h}
 	case h.Rank+h.Ranks > m.cfg.WorldSize:
@@ -163,6 +167,25 @@ func (m *master) join(p *peer, h Hello) error {
 	m.log.Info("Member joined", "ranks", rankSpan(h.Rank, h.Ranks), "hostname", h.Hostname, "ip", h.IP,
 		"role", h.Role, "joined", len(m.holders), "worldSize", m.cfg.WorldSize)
 	return nil
+}
+
+// stranger is the MismatchError of a member that belongs to another job or
+// epoch than the master's, nil for one of its own.
+func (m *master) stranger(h Hello) error {
+	switch {
+	case h.Job != m.cfg.Job:
+		return &MismatchError{Peer: h, Var: EnvJob, Got: strconv.Quote(h.Job), Want: strconv.Quote(m.cfg.Job)}
+	case h.Epoch != m.cfg.Epoch:
+		return &MismatchError{Peer: h, Var: EnvEpoch, Got: strconv.Quote(h.Epoch), Want: strconv.Quote(m.cfg.Epoch)}
+	}
+	return nil
+}
+
+// refuse sends a stranger its error and closes its connection.
+func (m *master) refuse(p *peer, err error) {
+	m.log.Info("Refused a member of another job or epoch", "err", err)
+	m.reply(p, Reply{Error: err.Error()})
+	_ = p.conn.Close()
 }
 
 // leave forgets a member whose connection ended before the world was complete.

@@ -23,6 +23,7 @@ type Hello struct {
 	Ranks       int    `json:"ranks"`
 	WorldSize   int    `json:"worldSize"`
 	Job         string `json:"job,omitempty"`
+	Epoch       string `json:"epoch,omitempty"`
 	MemberIndex string `json:"memberIndex,omitempty"`
 	Role        string `json:"role,omitempty"`
 	Hostname    string `json:"hostname"`

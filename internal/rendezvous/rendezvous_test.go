@@ -117,17 +117,41 @@ func TestWrongWorldSizeFails(t *testing.T) {
 	}
 }
 
-func TestOtherJobFails(t *testing.T) {
+func TestStrangersAreRefused(t *testing.T) {
 	t.Parallel()
-	g := newGang(t, 2, 1)
-	g.members[1].Job = "other"
-	_, errs := g.run(t)
-	var mm *MismatchError
-	if !errors.As(errs[0], &mm) || mm.Var != EnvJob {
-		t.Fatalf("master: got %v, want a SHOAL_JOB mismatch", errs[0])
-	}
-	if errs[1] == nil {
-		t.Error("member of another job: no error")
+	for _, c := range []struct {
+		name     string
+		stranger func(*Config)
+		want     string
+	}{
+		{"another job", func(c *Config) { c.Job = "other" }, `has SHOAL_JOB="other" but rank 0 (the master) has SHOAL_JOB="demo"`},
+		{"another epoch", func(c *Config) { c.Epoch = "1" }, `has SHOAL_EPOCH="1" but rank 0 (the master) has SHOAL_EPOCH="2"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newGang(t, 2, 1)
+			for i := range g.members {
+				g.members[i].Epoch = "2"
+			}
+			master := make(chan error, 1)
+			var out bytes.Buffer
+			go func() { master <- Run(t.Context(), g.members[0], &out) }()
+			stranger := g.members[1]
+			c.stranger(&stranger)
+			err := Run(t.Context(), stranger, &bytes.Buffer{})
+			var me *MasterError
+			if !errors.As(err, &me) || !strings.HasSuffix(me.Message, c.want) {
+				t.Fatalf("stranger: got %v, want the master's refusal ending %q", err, c.want)
+			}
+			if err := Run(t.Context(), g.members[1], &bytes.Buffer{}); err != nil {
+				t.Fatalf("member 1 after the stranger: %v", err)
+			}
+			if err := <-master; err != nil {
+				t.Fatalf("master: %v", err)
+			}
+			if !strings.HasSuffix(out.String(), "rendezvous complete: world size 2\n") {
+				t.Errorf("master printed %q", out.String())
+			}
+		})
 	}
 }
 
