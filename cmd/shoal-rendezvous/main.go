@@ -37,7 +37,14 @@ func main() {
 	klog.InitFlags(nil)
 	timeout := flag.Duration("timeout", 0, "how long to wait for the world (default $"+rendezvous.EnvTimeout+", else 2m)")
 	worldSize := flag.String("world-size", "", "use this instead of $"+rendezvous.EnvWorldSize)
+	var show showList
+	flag.Var(&show, "show", "before the rendezvous, print `env:NAME` or `file:PATH` (repeatable): "+
+		"what a member's configuration gave it, e.g. a ConfigMap env or a Secret volume")
 	flag.Parse()
+	if err := show.print(os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "shoal-rendezvous:", err)
+		os.Exit(exitConfig)
+	}
 	lookup := os.LookupEnv
 	if *worldSize != "" {
 		lookup = func(k string) (string, bool) {

@@ -151,8 +151,8 @@ func (c *Cluster) startRealNode(ctx context.Context, f *Fleet, cs kubernetes.Int
 func labelRealNode(ctx context.Context, cs kubernetes.Interface, tmpl *corev1.Node) error {
 	labels := map[string]string{}
 	for k, v := range tmpl.Labels {
-		if k == "type" { // type=kwok marks fake nodes only
-			continue
+		if k == "type" || k == corev1.LabelArchStable || k == corev1.LabelOSStable {
+			continue // type=kwok marks fake nodes; the kubelet sets the real arch and os
 		}
 		labels[k] = v
 	}

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package realnodes
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+// TestGangInOneClusterCompletesRendezvous: four members on one cluster's
+// real node find each other by MASTER_ADDR and each prints the whole world,
+// read from the hub.
+func TestGangInOneClusterCompletesRendezvous(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real containers")
+	}
+	submitJob(t, "realnodes", rendezvousJob("rdv-one", 4, 2, 1, nil, ""))
+	j := waitPhase(t, "rdv-one", v1alpha1.JobSucceeded, 3*time.Minute)
+	clusters := map[string]int{}
+	for _, m := range j.Status.Members {
+		clusters[m.Cluster]++
+	}
+	if len(clusters) != 1 {
+		t.Fatalf("members over %v, want one cluster", clusters)
+	}
+	pods := hubMemberPods(t, "rdv-one")
+	if len(pods) != 4 {
+		t.Fatalf("%d member pods on the hub, want 4", len(pods))
+	}
+	for _, p := range pods {
+		checkWorld(t, "rdv-one", p.Name, hubLogs(t, p.Name), 4)
+	}
+}
+
+// TestGangSplitOverTwoClustersCompletesRendezvous: 4 members of 4 GPUs fit
+// only as 2 + 2 over the two clusters' 8-GPU real nodes; members in either
+// cluster resolve rank 0's name and reach it across clusters.
+func TestGangSplitOverTwoClustersCompletesRendezvous(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real containers")
+	}
+	submitJob(t, "realnodes", rendezvousJob("rdv-split", 4, 4, 2, nil, ""))
+	j := waitPhase(t, "rdv-split", v1alpha1.JobSucceeded, 3*time.Minute)
+	clusters := map[string]int{}
+	for _, m := range j.Status.Members {
+		clusters[m.Cluster]++
+	}
+	if len(clusters) != 2 || clusters[clusterNames[0]] != 2 || clusters[clusterNames[1]] != 2 {
+		t.Fatalf("members over %v, want 2 + 2", clusters)
+	}
+	for _, p := range hubMemberPods(t, "rdv-split") {
+		checkWorld(t, "rdv-split", p.Name, hubLogs(t, p.Name), 4)
+	}
+}
+
+// TestWrongWorldSizeFailsTheGang: a member told the world has 5 ranks when
+// the gang has 4 waits in vain and exits non-zero; a failing container is a
+// failing member, so the job restarts the whole gang once (maxRestarts 1)
+// and then fails.
+func TestWrongWorldSizeFailsTheGang(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real containers")
+	}
+	submitJob(t, "realnodes", rendezvousJob("rdv-wrong", 2, 1, 1, []string{"--world-size=3", "--timeout=5s"},
+		"  failurePolicy: {maxRestarts: 1}\n"))
+	j := waitPhase(t, "rdv-wrong", v1alpha1.JobFailed, 3*time.Minute)
+	if j.Status.Restarts != 1 {
+		t.Fatalf("restarts = %d, want 1 (one whole-gang restart, then Failed)", j.Status.Restarts)
+	}
+	var msgs []string
+	for _, c := range j.Status.Conditions {
+		msgs = append(msgs, c.Reason+": "+c.Message)
+	}
+	if !strings.Contains(strings.Join(msgs, "\n"), "failed") {
+		t.Fatalf("conditions do not say a member failed: %v", msgs)
+	}
+}
