@@ -92,6 +92,15 @@ func (c *Cluster) startRealNode(ctx context.Context, f *Fleet, cs kubernetes.Int
 	if err := os.MkdirAll(n.DevicePluginDir(), 0o755); err != nil {
 		return err
 	}
+	// A mount point removed on the host is detached in every namespace:
+	// the marker keeps the host's directory from being removed while empty.
+	if err := os.MkdirAll(kubeletDevicePluginDir, 0o755); err != nil {
+		return err
+	}
+	marker := filepath.Join(kubeletDevicePluginDir, ".shoal-dev-mountpoint")
+	if err := os.WriteFile(marker, []byte("the local fleet's real nodes mount their own directory here, each in its own mount namespace\n"), 0o644); err != nil {
+		return err
+	}
 	ctrd, err := f.add(c, "containerd-"+n.Name, "/usr/bin/unshare", []string{"--mount", "--propagation", "private", "--",
 		"/bin/sh", "-c", `mkdir -p ` + kubeletDevicePluginDir + ` && mount --bind "$0" ` + kubeletDevicePluginDir + ` && exec "$@"`,
 		n.DevicePluginDir(), bin("containerd"), "--config", filepath.Join(n.Dir, "containerd.toml")})
