@@ -90,7 +90,7 @@ func (c *cycle) chargeRunning() {
 	for _, al := range c.s.allocs {
 		c.running = append(c.running, al)
 		for k, i := range al.nodes {
-			sums[sum{al.Gang.Queue, al.mig, c.s.nodes[i].class}] += int(al.members[k] * al.gpm)
+			sums[sum{al.Gang.Queue, al.mig, c.s.nodes[i].class}] += int(al.gpus[k])
 		}
 		if al.offGPUs > 0 {
 			clear(use)
@@ -145,7 +145,7 @@ func (c *cycle) decide(g *Gang) {
 			c.wait(g, why)
 			return
 		}
-		p := c.s.placement(g.ID, picks, level, dom)
+		p := c.s.placement(g, picks, level, dom, len(r.roles) > 0)
 		if c.cfg.quality {
 			p.Quality = &Quality{
 				NVLinkDomains: c.s.DomainsUsed(p, inventory.LevelNVLink), MinNVLinkDomains: c.s.MinDomains(*g, inventory.LevelNVLink),
@@ -166,7 +166,7 @@ func (c *cycle) decide(g *Gang) {
 	}
 	why := &Unschedulable{Reason: ReasonInsufficientGPUs, Message: "does not fit now"}
 	if !c.cfg.terse {
-		why = c.s.explain(r)
+		why = c.s.why(r)
 	}
 	c.blocked = true
 	head := !c.headSeen[g.Queue]

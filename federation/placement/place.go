@@ -44,29 +44,51 @@ func (s *Snapshot) placeWith(g *Gang, p params, holder int32) (Placement, error)
 	r.holder = holder
 	picks, level, dom, ok := s.place(r)
 	if !ok {
-		return Placement{}, s.explain(r)
+		return Placement{}, s.why(r)
 	}
-	return s.placement(g.ID, picks, level, dom), nil
+	return s.placement(g, picks, level, dom, len(r.roles) > 0), nil
 }
 
-// placement turns picks into a Placement sorted by node order.
-func (s *Snapshot) placement(id string, picks []pick, level, dom int) Placement {
+// why explains a request that did not fit.
+func (s *Snapshot) why(r *request) *Unschedulable {
+	if len(r.roles) > 0 {
+		return s.explainRoles(r)
+	}
+	return s.explain(r)
+}
+
+// placement turns picks into a Placement sorted by node order (and role
+// for a heterogeneous gang, whose picks carry their role).
+func (s *Snapshot) placement(g *Gang, picks []pick, level, dom int, hetero bool) Placement {
 	sorted := append([]pick(nil), picks...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].node < sorted[j].node })
-	p := Placement{Gang: id, Assignments: make([]Assignment, 0, len(sorted))}
+	sort.Slice(sorted, func(i, j int) bool {
+		if sorted[i].node != sorted[j].node {
+			return sorted[i].node < sorted[j].node
+		}
+		return hetero && sorted[i].role < sorted[j].role
+	})
+	p := Placement{Gang: g.ID, Assignments: make([]Assignment, 0, len(sorted))}
 	last := int32(-1)
 	for _, pk := range sorted {
 		n := &s.nodes[pk.node]
 		c := s.clusters[n.cluster].name
-		if k := len(p.Assignments); k > 0 && p.Assignments[k-1].Node == n.name && p.Assignments[k-1].Cluster == c {
+		role := ""
+		if hetero {
+			role = g.Roles[pk.role].Name
+		}
+		if k := len(p.Assignments); k > 0 && p.Assignments[k-1].Node == n.name && p.Assignments[k-1].Cluster == c &&
+			p.Assignments[k-1].Role == role {
 			p.Assignments[k-1].Members += int(pk.members)
 			continue
 		}
-		p.Assignments = append(p.Assignments, Assignment{Cluster: c, Node: n.name, Members: int(pk.members)})
+		p.Assignments = append(p.Assignments, Assignment{Cluster: c, Node: n.name, Members: int(pk.members), Role: role})
 		if n.cluster != last {
 			p.Clusters = append(p.Clusters, c)
 			last = n.cluster
 		}
+	}
+	if len(g.Roles) > 0 {
+		p.Assignments = roleAssignments(g, p.Assignments, hetero)
 	}
 	if level < numLevels {
 		p.Level, p.Domain = s.tightest(sorted, level, dom)

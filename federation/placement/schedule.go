@@ -163,7 +163,7 @@ func (s *Snapshot) gpusByProduct(g *Gang, picks []pick) map[string]int {
 	out := map[string]int{}
 	for _, pk := range picks {
 		c := &s.classes[s.nodes[pk.node].class]
-		out[c.product] += int(pk.members) * g.GPUsPerMember
+		out[c.product] += int(pk.members) * g.pickGPM(pk)
 	}
 	return out
 }

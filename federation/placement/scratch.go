@@ -11,7 +11,10 @@ type scratch struct {
 }
 
 // pick is a tentative assignment: members on a node.
-type pick struct{ node, members int32 }
+type pick struct {
+	node, members int32
+	role          int32 // index in Gang.Roles of a heterogeneous gang's pick
+}
 
 func (sc *scratch) bools(buf *[]bool, n int) []bool {
 	if cap(*buf) < n {
