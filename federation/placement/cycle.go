@@ -156,7 +156,11 @@ func (c *cycle) decide(g *Gang) {
 			c.wait(g, &Unschedulable{ReasonFragmented, err.Error()})
 			return
 		}
-		c.qt.charge(g.Queue, c.s.gpusByProduct(g, picks), use)
+		if len(g.Roles) == 0 {
+			c.qt.charge(g.Queue, c.s.gpusByProduct(g, picks), use)
+		} else {
+			c.qt.charge(g.Queue, c.s.roleGPUsByProduct(g, picks), use)
+		}
 		c.placed[g.ID] = true
 		if hasRes {
 			c.drop(rid)

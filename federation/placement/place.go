@@ -3,7 +3,8 @@
 package placement
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -61,11 +62,11 @@ func (s *Snapshot) why(r *request) *Unschedulable {
 // for a heterogeneous gang, whose picks carry their role).
 func (s *Snapshot) placement(g *Gang, picks []pick, level, dom int, hetero bool) Placement {
 	sorted := append([]pick(nil), picks...)
-	sort.Slice(sorted, func(i, j int) bool {
-		if sorted[i].node != sorted[j].node {
-			return sorted[i].node < sorted[j].node
+	slices.SortFunc(sorted, func(a, b pick) int {
+		if a.node != b.node || !hetero {
+			return cmp.Compare(a.node, b.node)
 		}
-		return hetero && sorted[i].role < sorted[j].role
+		return cmp.Compare(a.role, b.role)
 	})
 	p := Placement{Gang: g.ID, Assignments: make([]Assignment, 0, len(sorted))}
 	last := int32(-1)

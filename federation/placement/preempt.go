@@ -72,8 +72,7 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 		c.in.markTerminating(v.al.Gang.ID, g.ID)
 		c.d.Preemptions = append(c.d.Preemptions, Preemption{
 			Victim: v.al.Gang.ID, Preemptor: g.ID, Grace: v.al.Gang.GracePeriod, GPUHoursLost: v.cost,
-			Reason: fmt.Sprintf("%s; frees room for %s (%s) in %s; cheapest choice there: %.1f GPU-hours lost",
-				v.why, g.ID, g.Shape(), where, v.cost),
+			Reason: preemptReason(v.why, g, where, v.cost),
 		})
 	}
 	return true
@@ -238,4 +237,14 @@ func (in *Input) markTerminating(victim, preemptor string) {
 		in.Terminating = map[string]string{}
 	}
 	in.Terminating[victim] = preemptor
+}
+
+// preemptReason says why a victim is preempted for g.
+func preemptReason(why string, g *Gang, where string, cost float64) string {
+	if len(g.Roles) > 0 {
+		return fmt.Sprintf("%s; frees room for %s (%s) in %s; cheapest choice there: %.1f GPU-hours lost",
+			why, g.ID, g.Shape(), where, cost)
+	}
+	return fmt.Sprintf("%s; frees room for %s (%d×%d GPUs) in %s; cheapest choice there: %.1f GPU-hours lost",
+		why, g.ID, g.Members, g.GPUsPerMember, where, cost)
 }

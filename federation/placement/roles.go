@@ -322,3 +322,13 @@ func validateRoles(g *Gang) error {
 	}
 	return nil
 }
+
+// roleGPUsByProduct is gpusByProduct for a gang with roles.
+func (s *Snapshot) roleGPUsByProduct(g *Gang, picks []pick) map[string]int {
+	out := map[string]int{}
+	for _, pk := range picks {
+		c := &s.classes[s.nodes[pk.node].class]
+		out[c.product] += int(pk.members) * g.pickGPM(pk)
+	}
+	return out
+}

@@ -124,6 +124,11 @@ func (g *Gang) GPUs() int {
 	if len(g.Roles) == 0 {
 		return g.Members * g.GPUsPerMember
 	}
+	return g.roleGPUs()
+}
+
+// roleGPUs is GPUs for a gang with roles (apart, so that GPUs inlines).
+func (g *Gang) roleGPUs() int {
 	n := 0
 	for _, r := range g.Roles {
 		n += r.Members * r.GPUsPerMember
