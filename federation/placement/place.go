@@ -58,38 +58,31 @@ func (s *Snapshot) why(r *request) *Unschedulable {
 	return s.explain(r)
 }
 
-// placement turns picks into a Placement sorted by node order (and role
-// for a heterogeneous gang, whose picks carry their role).
+// placement turns picks into a Placement sorted by node order. The picks
+// of a heterogeneous gang have their roles in s.scratch.roles.
 func (s *Snapshot) placement(g *Gang, picks []pick, level, dom int, hetero bool) Placement {
+	if hetero {
+		return s.rolePlacement(g, picks, level, dom)
+	}
 	sorted := append([]pick(nil), picks...)
-	slices.SortFunc(sorted, func(a, b pick) int {
-		if a.node != b.node || !hetero {
-			return cmp.Compare(a.node, b.node)
-		}
-		return cmp.Compare(a.role, b.role)
-	})
+	slices.SortFunc(sorted, func(a, b pick) int { return cmp.Compare(a.node, b.node) })
 	p := Placement{Gang: g.ID, Assignments: make([]Assignment, 0, len(sorted))}
 	last := int32(-1)
 	for _, pk := range sorted {
 		n := &s.nodes[pk.node]
 		c := s.clusters[n.cluster].name
-		role := ""
-		if hetero {
-			role = g.Roles[pk.role].Name
-		}
-		if k := len(p.Assignments); k > 0 && p.Assignments[k-1].Node == n.name && p.Assignments[k-1].Cluster == c &&
-			p.Assignments[k-1].Role == role {
+		if k := len(p.Assignments); k > 0 && p.Assignments[k-1].Node == n.name && p.Assignments[k-1].Cluster == c {
 			p.Assignments[k-1].Members += int(pk.members)
 			continue
 		}
-		p.Assignments = append(p.Assignments, Assignment{Cluster: c, Node: n.name, Members: int(pk.members), Role: role})
+		p.Assignments = append(p.Assignments, Assignment{Cluster: c, Node: n.name, Members: int(pk.members)})
 		if n.cluster != last {
 			p.Clusters = append(p.Clusters, c)
 			last = n.cluster
 		}
 	}
 	if len(g.Roles) > 0 {
-		p.Assignments = roleAssignments(g, p.Assignments, hetero)
+		p.Assignments = roleAssignments(g, p.Assignments, false)
 	}
 	if level < numLevels {
 		p.Level, p.Domain = s.tightest(sorted, level, dom)

@@ -51,8 +51,8 @@ func (s *Snapshot) addUse(u usage, class int32, mig string, g int) {
 // useOf returns the quota usage of a placement's picks.
 func (s *Snapshot) useOf(g *Gang, picks []pick) usage {
 	u := usage{}
-	for _, pk := range picks {
-		s.addUse(u, s.nodes[pk.node].class, g.MIGResource, int(pk.members)*g.pickGPM(pk))
+	for k, pk := range picks {
+		s.addUse(u, s.nodes[pk.node].class, g.MIGResource, int(pk.members)*s.pickGPM(g, k))
 	}
 	return u
 }

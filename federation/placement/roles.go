@@ -4,7 +4,9 @@ package placement
 
 import (
 	"fmt"
+	"cmp"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -85,14 +87,15 @@ func (g *Gang) uniform() bool {
 	return true
 }
 
-// pickGPM is the GPUs per member of a pick of the gang: the gang's, the
-// common one of a uniform gang's GPU roles, or the pick's role's.
-func (g *Gang) pickGPM(pk pick) int {
+// pickGPM is the GPUs per member of the k-th pick of the gang's latest
+// placement: the gang's, the common one of a uniform gang's GPU roles, or
+// the pick's role's (s.scratch.roles).
+func (s *Snapshot) pickGPM(g *Gang, k int) int {
 	if len(g.Roles) == 0 {
 		return g.GPUsPerMember
 	}
 	if !g.uniform() {
-		return g.Roles[pk.role].GPUsPerMember
+		return g.Roles[s.scratch.roles[k]].GPUsPerMember
 	}
 	for _, ro := range g.Roles {
 		if ro.GPUsPerMember > 0 {
@@ -122,6 +125,12 @@ func (g *Gang) unitTolerations() []corev1.Toleration {
 
 // placeRoles places a heterogeneous request role by role (see above).
 func (s *Snapshot) placeRoles(r *request) (picks []pick, level, dom int, ok bool) {
+	if r.within >= 0 { // preemption asks about one domain
+		if rps, ok := s.tryRoles(r, r.within, r.withinDom); ok {
+			return s.setPicked(rps), r.within, int(r.withinDom), true
+		}
+		return nil, 0, 0, false
+	}
 	top := min(r.ceil, lvCluster)
 	for l := lvNode; l <= top; l++ {
 		if (r.firstFit || !r.topology || r.policy == Spread) && l < top {
@@ -131,16 +140,16 @@ func (s *Snapshot) placeRoles(r *request) (picks []pick, level, dom int, ok bool
 			continue
 		}
 		for _, d := range s.roleDomains(r, l) {
-			if picks, ok := s.tryRoles(r, l, d); ok {
-				s.scratch.picked = append(s.scratch.picked[:0], picks...)
-				return s.scratch.picked, l, int(d), true
+			if rps, ok := s.tryRoles(r, l, d); ok {
+				return s.setPicked(rps), l, int(d), true
 			}
 		}
 	}
 	if r.ceil == lvFleet {
-		if picks, ok := s.tryRoles(r, lvFleet, -1); ok && s.clustersOf(picks) <= r.maxClusters {
-			s.scratch.picked = append(s.scratch.picked[:0], picks...)
-			return s.scratch.picked, lvFleet, -1, true
+		if rps, ok := s.tryRoles(r, lvFleet, -1); ok {
+			if picks := s.setPicked(rps); s.clustersOf(picks) <= r.maxClusters {
+				return picks, lvFleet, -1, true
+			}
 		}
 	}
 	return nil, 0, 0, false
@@ -182,11 +191,11 @@ func (s *Snapshot) roleDomains(r *request, l int) []int32 {
 // tryRoles places every role of r inside domain d of level l (anywhere
 // with l == lvFleet), booking each role's picks while the next is placed
 // and unbooking them all before it returns.
-func (s *Snapshot) tryRoles(r *request, l int, d int32) ([]pick, bool) {
-	var all []pick
+func (s *Snapshot) tryRoles(r *request, l int, d int32) ([]rolePick, bool) {
+	var all []rolePick
 	defer func() {
-		for _, pk := range all {
-			s.use(pk.node, r.mig, -pk.members*r.roles[s.roleSlot(r, pk.role)].r.gpm)
+		for _, rp := range all {
+			s.use(rp.node, r.mig, -rp.members*rp.gpm)
 		}
 	}()
 	for k := range r.roles {
@@ -199,22 +208,65 @@ func (s *Snapshot) tryRoles(r *request, l int, d int32) ([]pick, bool) {
 			return nil, false
 		}
 		for _, pk := range picks {
-			pk.role = r.roles[k].idx
-			all = append(all, pk)
+			all = append(all, rolePick{pick: pk, role: r.roles[k].idx, gpm: sub.gpm})
 			s.use(pk.node, r.mig, pk.members*sub.gpm)
 		}
 	}
-	return append([]pick(nil), all...), true
+	return append([]rolePick(nil), all...), true
 }
 
-// roleSlot is the position in r.roles of the role with Gang.Roles index idx.
-func (s *Snapshot) roleSlot(r *request, idx int32) int {
-	for k := range r.roles {
-		if r.roles[k].idx == idx {
-			return k
+// rolePick is a pick of a heterogeneous gang with its role.
+type rolePick struct {
+	pick
+	role, gpm int32 // index in Gang.Roles, its GPUs per member
+}
+
+// setPicked makes role picks the scratch picks (and their roles).
+func (s *Snapshot) setPicked(rps []rolePick) []pick {
+	s.scratch.picked, s.scratch.roles = s.scratch.picked[:0], s.scratch.roles[:0]
+	for _, rp := range rps {
+		s.scratch.picked = append(s.scratch.picked, rp.pick)
+		s.scratch.roles = append(s.scratch.roles, rp.role)
+	}
+	return s.scratch.picked
+}
+
+// rolePlacement is placement for a heterogeneous gang: assignments by node,
+// then role, each carrying its role, then the CPU-only roles.
+func (s *Snapshot) rolePlacement(g *Gang, picks []pick, level, dom int) Placement {
+	rps := make([]rolePick, len(picks))
+	for k, pk := range picks {
+		rps[k] = rolePick{pick: pk, role: s.scratch.roles[k]}
+	}
+	slices.SortFunc(rps, func(a, b rolePick) int {
+		if a.node != b.node {
+			return cmp.Compare(a.node, b.node)
+		}
+		return cmp.Compare(a.role, b.role)
+	})
+	p := Placement{Gang: g.ID, Assignments: make([]Assignment, 0, len(rps))}
+	sorted := make([]pick, len(rps))
+	last := int32(-1)
+	for k, rp := range rps {
+		sorted[k] = rp.pick
+		n := &s.nodes[rp.node]
+		c, role := s.clusters[n.cluster].name, g.Roles[rp.role].Name
+		if k := len(p.Assignments); k > 0 && p.Assignments[k-1].Node == n.name && p.Assignments[k-1].Cluster == c &&
+			p.Assignments[k-1].Role == role {
+			p.Assignments[k-1].Members += int(rp.members)
+			continue
+		}
+		p.Assignments = append(p.Assignments, Assignment{Cluster: c, Node: n.name, Members: int(rp.members), Role: role})
+		if n.cluster != last {
+			p.Clusters = append(p.Clusters, c)
+			last = n.cluster
 		}
 	}
-	return 0
+	p.Assignments = roleAssignments(g, p.Assignments, true)
+	if level < numLevels {
+		p.Level, p.Domain = s.tightest(sorted, level, dom)
+	}
+	return p
 }
 
 // clustersOf counts the distinct clusters of picks.
@@ -326,9 +378,9 @@ func validateRoles(g *Gang) error {
 // roleGPUsByProduct is gpusByProduct for a gang with roles.
 func (s *Snapshot) roleGPUsByProduct(g *Gang, picks []pick) map[string]int {
 	out := map[string]int{}
-	for _, pk := range picks {
+	for k, pk := range picks {
 		c := &s.classes[s.nodes[pk.node].class]
-		out[c.product] += int(pk.members) * g.pickGPM(pk)
+		out[c.product] += int(pk.members) * s.pickGPM(g, k)
 	}
 	return out
 }

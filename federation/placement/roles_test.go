@@ -4,7 +4,9 @@ package placement
 
 import (
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -178,4 +180,34 @@ func TestScheduleRolesChargesQuota(t *testing.T) {
 	if n := byRole(t, u, p); n["worker"] != 3 || len(p.Assignments) != 4 {
 		t.Errorf("assignments %+v, want 3 worker nodes and the launcher", p.Assignments)
 	}
+}
+
+func TestScheduleRolesPreemptsForDifferentSizes(t *testing.T) {
+	s := NewSnapshot([]inventory.Cluster{fleetSpec{name: "a", racks: 1, perRack: 2, gpus: 8}.cluster()}, nil)
+	low := newGang("low", 2, 4).priority(PriorityDevelopment, true).obj()
+	p, err := s.Place(low)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Assume(low, p, t0); err != nil {
+		t.Fatal(err)
+	}
+	// master 1×8 + worker 1×4 needs 12 of the 8 free: low must go.
+	hi := rolesGang("hi", Role{Name: "master", Members: 1, GPUsPerMember: 8}, Role{Name: "worker", Members: 1, GPUsPerMember: 4})
+	hi.Priority, hi.Submitted = PriorityProduction, t0
+	d := Schedule(s, Input{Now: t0.Add(time.Hour), Pending: []Gang{hi}})
+	if len(d.Preemptions) != 1 || d.Preemptions[0].Victim != "low" || d.Preemptions[0].Preemptor != "hi" {
+		t.Fatalf("preemptions %+v, want low for hi", d.Preemptions)
+	}
+	if !strings.Contains(d.Preemptions[0].Reason, "hi (master 1×8 + worker 1×4 GPUs)") {
+		t.Errorf("reason %q does not name the roles", d.Preemptions[0].Reason)
+	}
+	if _, err := s.Release("low"); err != nil {
+		t.Fatal(err)
+	}
+	d = Schedule(s, Input{Now: t0.Add(time.Hour), Pending: []Gang{hi}})
+	if got := placedIDs(d); !got["hi"] {
+		t.Fatalf("hi not placed once low left: %+v", d)
+	}
+	byRole(t, hi, d.Placements[0])
 }

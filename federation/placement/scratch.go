@@ -8,13 +8,13 @@ type scratch struct {
 	clusterOK, classOK []bool
 	slots, free        [numLevels][]int32
 	picked             []pick
+	// roles[k] is the index in Gang.Roles of picked[k] after a
+	// heterogeneous gang's placement (roles.go); unused otherwise.
+	roles []int32
 }
 
 // pick is a tentative assignment: members on a node.
-type pick struct {
-	node, members int32
-	role          int32 // index in Gang.Roles of a heterogeneous gang's pick
-}
+type pick struct{ node, members int32 }
 
 func (sc *scratch) bools(buf *[]bool, n int) []bool {
 	if cap(*buf) < n {
