@@ -3,8 +3,8 @@
 package placement
 
 import (
-	"fmt"
 	"cmp"
+	"fmt"
 	"reflect"
 	"slices"
 	"sort"
