@@ -200,6 +200,7 @@ func (s *Snapshot) tryRoles(r *request, l int, d int32) ([]rolePick, bool) {
 	}()
 	for k := range r.roles {
 		sub := r.roles[k].r
+		sub.holder, sub.endsAt = r.holder, r.endsAt // set on r after setRoles copied it
 		if l < lvFleet {
 			sub.within, sub.withinDom, sub.ceil = l, d, l
 		}

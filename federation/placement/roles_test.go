@@ -211,3 +211,16 @@ func TestScheduleRolesPreemptsForDifferentSizes(t *testing.T) {
 	}
 	byRole(t, hi, d.Placements[0])
 }
+
+func TestScheduleRolesUseTheirReservation(t *testing.T) {
+	s := NewSnapshot([]inventory.Cluster{fleetSpec{name: "c", racks: 1, perRack: 2, gpus: 8}.cluster()}, nil)
+	g := rolesGang("hi", Role{Name: "master", Members: 1, GPUsPerMember: 8}, Role{Name: "worker", Members: 2, GPUsPerMember: 4})
+	g.Submitted = t0
+	// Last cycle held both nodes for the gang; it places into them now.
+	held := []Reservation{{Gang: "hi", Level: inventory.LevelRack, Domain: "c/rack:r00", Nodes: []string{"c/r00-n00", "c/r00-n01"}}}
+	d := Schedule(s, Input{Now: t0, Pending: []Gang{g}, Reservations: held})
+	if !placedIDs(d)["hi"] {
+		t.Fatalf("the gang did not place into its own reservation: %+v", d)
+	}
+	byRole(t, g, d.Placements[0])
+}
