@@ -146,6 +146,13 @@ func (c *cycle) decide(g *Gang) {
 			return
 		}
 		p := c.s.placement(g, picks, level, dom, len(r.roles) > 0)
+		// Taken before MinDomains places again into the scratch picks.
+		var byProduct map[string]int
+		if len(g.Roles) == 0 {
+			byProduct = c.s.gpusByProduct(g, picks)
+		} else {
+			byProduct = c.s.roleGPUsByProduct(g, picks)
+		}
 		if c.cfg.quality {
 			p.Quality = &Quality{
 				NVLinkDomains: c.s.DomainsUsed(p, inventory.LevelNVLink), MinNVLinkDomains: c.s.MinDomains(*g, inventory.LevelNVLink),
@@ -156,11 +163,7 @@ func (c *cycle) decide(g *Gang) {
 			c.wait(g, &Unschedulable{ReasonFragmented, err.Error()})
 			return
 		}
-		if len(g.Roles) == 0 {
-			c.qt.charge(g.Queue, c.s.gpusByProduct(g, picks), use)
-		} else {
-			c.qt.charge(g.Queue, c.s.roleGPUsByProduct(g, picks), use)
-		}
+		c.qt.charge(g.Queue, byProduct, use)
 		c.placed[g.ID] = true
 		if hasRes {
 			c.drop(rid)
