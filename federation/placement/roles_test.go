@@ -224,3 +224,31 @@ func TestScheduleRolesUseTheirReservation(t *testing.T) {
 	}
 	byRole(t, g, d.Placements[0])
 }
+
+func TestPlaceRolesAcrossClusters(t *testing.T) {
+	s := NewSnapshot([]inventory.Cluster{
+		fleetSpec{name: "a", racks: 1, perRack: 2, gpus: 8}.cluster(),
+		fleetSpec{name: "b", racks: 1, perRack: 2, gpus: 8}.cluster(),
+	}, nil)
+	// 2×8 + 4×4 = 32 GPUs: all of both clusters, so two clusters are needed.
+	g := rolesGang("x", Role{Name: "launcher", Members: 1}, Role{Name: "master", Members: 2, GPUsPerMember: 8},
+		Role{Name: "worker", Members: 4, GPUsPerMember: 4})
+	if _, err := s.Place(g); err == nil {
+		t.Fatal("placed in one cluster what needs two")
+	}
+	g.MaxClusters = 2
+	p, err := s.Place(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRole(t, g, p)
+	if len(p.Clusters) != 2 || p.Level != "" {
+		t.Errorf("clusters %v level %q, want both and no single domain", p.Clusters, p.Level)
+	}
+	if err := s.Assume(g, p, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, free := s.GPUs(); free != 0 {
+		t.Errorf("free after booking = %d, want 0", free)
+	}
+}
