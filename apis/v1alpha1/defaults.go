@@ -20,7 +20,8 @@ const (
 // kind, priority class, MIG slices per member, placement (maxClusters 1,
 // BinPack), failure policy (3 restarts, Reschedule), preemption
 // (preemptible below production, 30 s grace) and, when no container of the
-// template asks for the gang's GPUs, a limit on the first container.
+// template (of each role) asks for its members' GPUs, a limit on the first
+// container.
 func SetJobDefaults(j *Job) {
 	j.APIVersion, j.Kind = APIVersion, KindJob
 	s := &j.Spec
@@ -29,6 +30,11 @@ func SetJobDefaults(j *Job) {
 	}
 	if s.Gang.MIG != nil && s.Gang.MIG.PerMember == 0 {
 		s.Gang.MIG.PerMember = DefaultMIGPerMember
+	}
+	for i := range s.Roles {
+		if m := s.Roles[i].MIG; m != nil && m.PerMember == 0 {
+			m.PerMember = DefaultMIGPerMember
+		}
 	}
 	if s.Placement.MaxClusters == 0 {
 		s.Placement.MaxClusters = DefaultMaxClusters
@@ -54,12 +60,17 @@ func SetJobDefaults(j *Job) {
 	defaultGPULimit(s)
 }
 
-// defaultGPULimit puts the gang's per-member accelerator request on the
-// first container when no container asks for that resource.
+// defaultGPULimit puts each role's per-member accelerator request on the
+// first container of its template when no container asks for that resource.
 func defaultGPULimit(s *JobSpec) {
-	name, n := s.Gang.Resource()
-	cs := s.Template.Spec.Containers
-	if n <= 0 || len(cs) == 0 || TemplateResource(&s.Template, name) > 0 {
+	for _, r := range s.MemberRoles() {
+		defaultTemplateLimit(r.Template, r.Resource, r.PerMember)
+	}
+}
+
+func defaultTemplateLimit(t *corev1.PodTemplateSpec, name corev1.ResourceName, n int32) {
+	cs := t.Spec.Containers
+	if n <= 0 || len(cs) == 0 || TemplateResource(t, name) > 0 {
 		return
 	}
 	if cs[0].Resources.Limits == nil {

@@ -141,6 +141,8 @@ const (
 type MemberStatus struct {
 	// Index is the member's index in the gang, from 0.
 	Index int32 `json:"index"`
+	// Role is the member's role (jobs with spec.roles only).
+	Role string `json:"role,omitempty"`
 	// Cluster is the workload cluster the member was placed on.
 	Cluster string `json:"cluster,omitempty"`
 	// Node is the target node (or virtual node) of the member.

@@ -7,8 +7,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Job is a gang of identical members that the hub places, all or none, on
-// the fleet's GPUs.
+// Job is a gang of members that the hub places, all or none, on the
+// fleet's GPUs: identical members (spec.gang and spec.template), or several
+// roles, each with its own template, count and per-member request
+// (spec.roles).
 // +kubebuilder:object:root=true
 type Job struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -24,8 +26,14 @@ type JobSpec struct {
 	Queue string `json:"queue"`
 	// PriorityClass orders the job against others; default batch.
 	PriorityClass PriorityClass `json:"priorityClass,omitempty"`
-	// Gang is the number of members and what each needs.
-	Gang Gang `json:"gang"`
+	// Gang is the number of members and what each needs, for a job of
+	// identical members. Exactly one of gang (with template) and roles is set.
+	Gang Gang `json:"gang,omitzero"`
+	// Roles are the kinds of member of a job whose members differ (launcher
+	// and workers, master and workers), in order: member indices run over
+	// the roles in this order. The roles are placed, committed and restarted
+	// as one gang.
+	Roles []Role `json:"roles,omitempty"`
 	// Placement constrains where the gang may run.
 	Placement Placement `json:"placement,omitempty"`
 	// FailurePolicy says how failures restart the gang.
@@ -35,7 +43,27 @@ type JobSpec struct {
 	RunPolicy RunPolicy `json:"runPolicy,omitempty"`
 	// Preemption says whether and how gracefully the job may be preempted.
 	Preemption Preemption `json:"preemption,omitempty"`
-	// Template is the pod every member runs: a plain Kubernetes PodTemplateSpec.
+	// Template is the pod every member runs: a plain Kubernetes
+	// PodTemplateSpec. It is set with gang and left out with roles.
+	Template corev1.PodTemplateSpec `json:"template,omitzero"`
+}
+
+// Role is one kind of member of a job with roles.
+type Role struct {
+	// Name is the role's name, a DNS-1123 label unique in the job
+	// (launcher, master, worker). Members see it as SHOAL_ROLE and on the
+	// label shoal.dev/role of their pods.
+	Name string `json:"name"`
+	// Members is the number of members of this role.
+	Members int32 `json:"members"`
+	// GPUsPerMember is the number of whole GPUs per member of this role; 0
+	// (with no MIG) makes a CPU-only role. At most one of GPUsPerMember and
+	// MIG is set, and at least one role of the job asks for GPUs.
+	GPUsPerMember int32 `json:"gpusPerMember,omitempty"`
+	// MIG asks for MIG slices instead of whole GPUs. Every GPU role of a job
+	// asks for the same resource: whole GPUs, or slices of one profile.
+	MIG *MIGRequest `json:"mig,omitempty"`
+	// Template is the pod every member of this role runs.
 	Template corev1.PodTemplateSpec `json:"template"`
 }
 
@@ -61,8 +89,11 @@ type MIGRequest struct {
 
 // ResourceName is the Kubernetes resource the request stands for.
 func (m MIGRequest) ResourceName() corev1.ResourceName {
-	return corev1.ResourceName("nvidia.com/mig-" + m.Profile)
+	return corev1.ResourceName(migResourcePrefix + m.Profile)
 }
+
+// migResourcePrefix is the prefix of every MIG slice resource.
+const migResourcePrefix = "nvidia.com/mig-"
 
 // ResourceGPU is the extended resource of a whole NVIDIA GPU.
 const ResourceGPU corev1.ResourceName = "nvidia.com/gpu"

@@ -5,7 +5,10 @@ package v1alpha1
 import (
 	"fmt"
 	"regexp"
+	"sort"
+	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -38,14 +41,28 @@ func validateJobSpec(s *JobSpec, p *field.Path) field.ErrorList {
 	if _, ok := s.PriorityClass.Value(); s.PriorityClass != "" && !ok {
 		errs = append(errs, field.NotSupported(p.Child("priorityClass"), s.PriorityClass, PriorityClasses()))
 	}
-	errs = append(errs, validateGang(&s.Gang, p.Child("gang"))...)
-	errs = append(errs, validatePlacement(&s.Placement, s.Gang.Members, p.Child("placement"))...)
+	if len(s.Roles) > 0 {
+		errs = append(errs, validateRoles(s, p)...)
+	} else {
+		errs = append(errs, validateGang(&s.Gang, p.Child("gang"))...)
+	}
+	errs = append(errs, validatePlacement(&s.Placement, gpuMembers(s), p.Child("placement"))...)
 	errs = append(errs, validateFailurePolicy(&s.FailurePolicy, p.Child("failurePolicy"))...)
 	if s.RunPolicy != "" && s.RunPolicy != AtMostOnce && s.RunPolicy != AtLeastOnce {
 		errs = append(errs, field.NotSupported(p.Child("runPolicy"), s.RunPolicy, []RunPolicy{AtMostOnce, AtLeastOnce}))
 	}
 	errs = append(errs, validatePreemption(&s.Preemption, p.Child("preemption"))...)
-	return append(errs, validateTemplate(s, p.Child("template"))...)
+	if len(s.Roles) > 0 {
+		for i := range s.Roles {
+			r := &s.Roles[i]
+			name, n := r.Resource()
+			errs = append(errs, validateTemplate(&r.Template, name, n, r.MIG != nil,
+				p.Child("roles").Index(i).Child("template"))...)
+		}
+		return errs
+	}
+	name, n := s.Gang.Resource()
+	return append(errs, validateTemplate(&s.Template, name, n, s.Gang.MIG != nil, p.Child("template"))...)
 }
 
 func validateGang(g *Gang, p *field.Path) field.ErrorList {
@@ -65,15 +82,20 @@ func validateGang(g *Gang, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(p.Child("gpusPerMember"), g.GPUsPerMember, fmt.Sprintf(
 			"must be at most %d: a member is one pod on one node; use more members for more GPUs", MaxGPUsPerMember)))
 	}
-	if g.MIG != nil {
-		mp := p.Child("mig")
-		if !migProfile.MatchString(g.MIG.Profile) {
-			errs = append(errs, field.Invalid(mp.Child("profile"), g.MIG.Profile,
-				"must be a MIG profile such as 1g.10gb or 3g.40gb"))
-		}
-		if g.MIG.PerMember < 0 {
-			errs = append(errs, field.Invalid(mp.Child("perMember"), g.MIG.PerMember, "must be at least 1"))
-		}
+	return append(errs, validateMIG(g.MIG, p.Child("mig"))...)
+}
+
+func validateMIG(m *MIGRequest, mp *field.Path) field.ErrorList {
+	if m == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if !migProfile.MatchString(m.Profile) {
+		errs = append(errs, field.Invalid(mp.Child("profile"), m.Profile,
+			"must be a MIG profile such as 1g.10gb or 3g.40gb"))
+	}
+	if m.PerMember < 0 {
+		errs = append(errs, field.Invalid(mp.Child("perMember"), m.PerMember, "must be at least 1"))
 	}
 	return errs
 }
@@ -86,7 +108,7 @@ func validatePlacement(pl *Placement, members int32, p *field.Path) field.ErrorL
 		errs = append(errs, field.Invalid(mc, pl.MaxClusters, "must be at least 1"))
 	case members > 0 && pl.MaxClusters > members:
 		errs = append(errs, field.Invalid(mc, pl.MaxClusters,
-			fmt.Sprintf("must not exceed spec.gang.members (%d)", members)))
+			fmt.Sprintf("must not exceed the members that ask for GPUs (%d, spec.gang.members or the GPU roles)", members)))
 	case pl.MaxClusters > 1 && pl.Topology.Required != "":
 		errs = append(errs, field.Invalid(mc, pl.MaxClusters,
 			"a required topology level keeps the gang inside one cluster: use maxClusters 1 or drop topology.required"))
@@ -151,25 +173,52 @@ func validatePreemption(pr *Preemption, p *field.Path) field.ErrorList {
 }
 
 // validateTemplate checks what Shoal relies on: containers exist, the hub
-// does the binding, and the containers ask for the gang's accelerators.
-func validateTemplate(s *JobSpec, p *field.Path) field.ErrorList {
+// does the binding, and the containers ask for the members' accelerators
+// (n of resource name per member; a MIG request when mig).
+func validateTemplate(t *corev1.PodTemplateSpec, name corev1.ResourceName, n int32, mig bool, p *field.Path) field.ErrorList {
 	sp := p.Child("spec")
 	var errs field.ErrorList
-	if len(s.Template.Spec.Containers) == 0 {
+	if len(t.Spec.Containers) == 0 {
 		return append(errs, field.Required(sp.Child("containers"), "a member pod needs at least one container"))
 	}
-	if s.Template.Spec.NodeName != "" {
+	if t.Spec.NodeName != "" {
 		errs = append(errs, field.Forbidden(sp.Child("nodeName"), "the hub places members; leave nodeName empty"))
 	}
-	name, n := s.Gang.Resource()
-	if got := TemplateResource(&s.Template, name); n > 0 && got != 0 && got != int64(n) {
+	if got := TemplateResource(t, name); n > 0 && got != 0 && got != int64(n) {
 		errs = append(errs, field.Invalid(sp.Child("containers"), got, fmt.Sprintf(
 			"the containers' %s limits add up to %d but the gang asks for %d per member; "+
 				"make them equal or leave the limits out", name, got, n)))
 	}
-	if s.Gang.MIG != nil && TemplateResource(&s.Template, ResourceGPU) > 0 {
+	if n == 0 {
+		if res := templateAccelerators(t); len(res) > 0 {
+			errs = append(errs, field.Forbidden(sp.Child("containers"), fmt.Sprintf(
+				"a CPU-only role must not ask for %v: the scheduler would not count them; set the role's gpusPerMember or mig", res)))
+		}
+	}
+	if mig && TemplateResource(t, ResourceGPU) > 0 {
 		errs = append(errs, field.Forbidden(sp.Child("containers"),
 			fmt.Sprintf("a MIG gang must not ask for %s", ResourceGPU)))
 	}
 	return errs
+}
+
+// templateAccelerators lists the GPU and MIG resources the template's
+// containers ask for, sorted.
+func templateAccelerators(t *corev1.PodTemplateSpec) []string {
+	seen := map[string]bool{}
+	for _, c := range t.Spec.Containers {
+		for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
+			for name, q := range rl {
+				if (name == ResourceGPU || strings.HasPrefix(string(name), migResourcePrefix)) && !q.IsZero() {
+					seen[string(name)] = true
+				}
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -21,6 +21,8 @@ const (
 	LabelJob = Prefix + "job"
 	// LabelMember is the index of a member pod within its gang.
 	LabelMember = Prefix + "member"
+	// LabelRole is the role of a member pod of a job with spec.roles.
+	LabelRole = Prefix + "role"
 	// LabelEpoch is the placement epoch a hub member pod belongs to.
 	LabelEpoch = Prefix + "epoch"
 	// LabelQueue is the queue of a Job's member pods.

@@ -21,12 +21,13 @@ func addJobCommands(root *cobra.Command) {
 	cmd := &cobra.Command{
 		Use:   "job",
 		Short: "Submit, inspect, watch and cancel gang jobs",
-		Long: "A job is a gang of identical members placed all or none on the fleet's GPUs " +
+		Long: "A job is a gang of members placed all or none on the fleet's GPUs: identical members " +
+			"(spec.gang, spec.template) or several roles (spec.roles) " +
 			"(apiVersion " + v1alpha1.APIVersion + ", kind " + v1alpha1.KindJob + "; see docs/api.md and examples/).",
 	}
 	cmd.AddCommand(newJobSubmitCommand(), withJobCompletion(newJobGetCommand()), newJobListCommand(),
 		withJobCompletion(newJobDescribeCommand()), withJobCompletion(newJobWatchCommand()),
-		withJobCompletion(newJobCancelCommand()))
+		withJobCompletion(newJobCancelCommand()), newJobConvertCommand())
 	root.AddCommand(cmd)
 }
 

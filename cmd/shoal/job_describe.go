@@ -65,8 +65,15 @@ func describeJob(w io.Writer, j *v1alpha1.Job, now time.Time) error {
 	if pr := s.Preemption; pr.Preemptible != nil && pr.GracePeriodSeconds != nil {
 		p("Preemption", "preemptible %t, %ds grace", *pr.Preemptible, *pr.GracePeriodSeconds)
 	}
-	for _, c := range s.Template.Spec.Containers {
-		p("Container "+c.Name, "%s", c.Image)
+	for _, r := range s.MemberRoles() {
+		prefix := ""
+		if r.Name != "" {
+			p("Role "+r.Name, "members %d-%d", r.First, r.First+r.Members-1)
+			prefix = r.Name + " "
+		}
+		for _, c := range r.Template.Spec.Containers {
+			p(prefix+"Container "+c.Name, "%s", c.Image)
+		}
 	}
 	p("Created", "%s (%s ago)", j.CreationTimestamp.UTC().Format(time.RFC3339), outAge(j.CreationTimestamp, now))
 	st := j.Status
@@ -109,9 +116,21 @@ func describeMembers(w io.Writer, members []v1alpha1.MemberStatus) error {
 		return err
 	}
 	tw := outTable(w)
-	fmt.Fprintln(tw, "  INDEX\tCLUSTER\tNODE\tDOMAIN\tPHASE")
+	roles := false
 	for _, m := range members {
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\n", m.Index, outDash(m.Cluster), outDash(m.Node), outDash(m.Domain), outDash(string(m.Phase)))
+		roles = roles || m.Role != ""
+	}
+	if roles {
+		fmt.Fprintln(tw, "  INDEX\tROLE\tCLUSTER\tNODE\tDOMAIN\tPHASE")
+	} else {
+		fmt.Fprintln(tw, "  INDEX\tCLUSTER\tNODE\tDOMAIN\tPHASE")
+	}
+	for _, m := range members {
+		role := ""
+		if roles {
+			role = outDash(m.Role) + "\t"
+		}
+		fmt.Fprintf(tw, "  %d\t%s%s\t%s\t%s\t%s\n", m.Index, role, outDash(m.Cluster), outDash(m.Node), outDash(m.Domain), outDash(string(m.Phase)))
 	}
 	return tw.Flush()
 }

@@ -100,6 +100,17 @@ func shoalCtx(ctx context.Context, config, stdin string, args ...string) (string
 	return out.String(), err
 }
 
+// rolesJobYAML is a job with roles whose two roles share a name.
+const rolesJobYAML = `apiVersion: shoal.dev/v1alpha1
+kind: Job
+metadata: {name: dup}
+spec:
+  queue: research/nlp
+  roles:
+  - {name: worker, members: 1, gpusPerMember: 8, template: {spec: {containers: [{name: w, image: busybox}]}}}
+  - {name: worker, members: 1, gpusPerMember: 8, template: {spec: {containers: [{name: w, image: busybox}]}}}
+`
+
 // TestJobAndQueueCommands drives the job and queue commands against a real
 // hub: every line a user would type in the quick start, and the refusals.
 func TestJobAndQueueCommands(t *testing.T) {
@@ -134,6 +145,8 @@ func TestJobAndQueueCommands(t *testing.T) {
 		{[]string{"job", "submit", "-f", "-"}, strings.Replace(string(jobYAML), "gpusPerMember", "gpusPerMembr", 1), "",
 			`unknown field "spec.gang.gpusPerMembr"`},
 		{[]string{"job", "submit", "--dry-run", "-f", "../../examples/job-small.yaml"}, "", "job/eval-mig is valid (dry run", ""},
+		{[]string{"job", "submit", "--dry-run", "-f", "../../examples/job-launcher-workers.yaml"}, "", "job/mpi-allreduce is valid (dry run", ""},
+		{[]string{"job", "submit", "--dry-run", "-f", "-"}, rolesJobYAML, "", "spec.roles[1].name: Duplicate value"},
 		{[]string{"job", "list", "--queue", "research/nlp", "--phase", "Pending", "-o", "wide"}, "", "rack (prefer nvlink)", ""},
 		{[]string{"job", "list", "--phase", "Sleeping"}, "", "", "unknown phase"},
 		{[]string{"job", "get", "eval-mig"}, "", "", `job "eval-mig" not found`},

@@ -11,13 +11,29 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
-// jobGang renders the gang as "4x8 GPU" or "4x2 mig-1g.10gb".
+// jobGang renders the gang as "4x8 GPU" or "4x2 mig-1g.10gb", and a job
+// with roles as its roles joined by "+": "launcher:1xCPU+worker:4x8 GPU".
 func jobGang(j *v1alpha1.Job) string {
-	g := j.Spec.Gang
-	if g.MIG != nil {
-		return fmt.Sprintf("%dx%d mig-%s", g.Members, g.MIG.PerMember, g.MIG.Profile)
+	if len(j.Spec.Roles) == 0 {
+		return gangShape(j.Spec.Gang.Members, j.Spec.Gang.GPUsPerMember, j.Spec.Gang.MIG)
 	}
-	return fmt.Sprintf("%dx%d GPU", g.Members, g.GPUsPerMember)
+	parts := make([]string, len(j.Spec.Roles))
+	for i, r := range j.Spec.Roles {
+		parts[i] = r.Name + ":" + gangShape(r.Members, r.GPUsPerMember, r.MIG)
+	}
+	return strings.Join(parts, "+")
+}
+
+// gangShape renders members of a request as "4x8 GPU", "4x2 mig-1g.10gb"
+// or, with neither, "1xCPU".
+func gangShape(members, gpus int32, mig *v1alpha1.MIGRequest) string {
+	switch {
+	case mig != nil:
+		return fmt.Sprintf("%dx%d mig-%s", members, mig.PerMember, mig.Profile)
+	case gpus == 0:
+		return fmt.Sprintf("%dxCPU", members)
+	}
+	return fmt.Sprintf("%dx%d GPU", members, gpus)
 }
 
 // jobTopology renders the topology rule as "rack (prefer nvlink)".

@@ -90,7 +90,7 @@ func (c *cycle) chargeRunning() {
 	for _, al := range c.s.allocs {
 		c.running = append(c.running, al)
 		for k, i := range al.nodes {
-			sums[sum{al.Gang.Queue, al.mig, c.s.nodes[i].class}] += int(al.members[k] * al.gpm)
+			sums[sum{al.Gang.Queue, al.mig, c.s.nodes[i].class}] += int(al.gpus[k])
 		}
 		if al.offGPUs > 0 {
 			clear(use)
@@ -145,7 +145,14 @@ func (c *cycle) decide(g *Gang) {
 			c.wait(g, why)
 			return
 		}
-		p := c.s.placement(g.ID, picks, level, dom)
+		p := c.s.placement(g, picks, level, dom, len(r.roles) > 0)
+		// Taken before MinDomains places again into the scratch picks.
+		var byProduct map[string]int
+		if len(g.Roles) == 0 {
+			byProduct = c.s.gpusByProduct(g, picks)
+		} else {
+			byProduct = c.s.roleGPUsByProduct(g, picks)
+		}
 		if c.cfg.quality {
 			p.Quality = &Quality{
 				NVLinkDomains: c.s.DomainsUsed(p, inventory.LevelNVLink), MinNVLinkDomains: c.s.MinDomains(*g, inventory.LevelNVLink),
@@ -156,7 +163,7 @@ func (c *cycle) decide(g *Gang) {
 			c.wait(g, &Unschedulable{ReasonFragmented, err.Error()})
 			return
 		}
-		c.qt.charge(g.Queue, c.s.gpusByProduct(g, picks), use)
+		c.qt.charge(g.Queue, byProduct, use)
 		c.placed[g.ID] = true
 		if hasRes {
 			c.drop(rid)
@@ -166,7 +173,7 @@ func (c *cycle) decide(g *Gang) {
 	}
 	why := &Unschedulable{Reason: ReasonInsufficientGPUs, Message: "does not fit now"}
 	if !c.cfg.terse {
-		why = c.s.explain(r)
+		why = c.s.why(r)
 	}
 	c.blocked = true
 	head := !c.headSeen[g.Queue]

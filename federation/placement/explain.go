@@ -126,6 +126,9 @@ func (p Placement) Explain(g Gang) string {
 	if g.MIGResource != "" {
 		shape = fmt.Sprintf("%d×%d %s slices", g.Members, g.GPUsPerMember, strings.TrimPrefix(g.MIGResource, "nvidia.com/"))
 	}
+	if len(g.Roles) > 0 {
+		shape = g.Shape()
+	}
 	if len(p.Clusters) > 1 {
 		return fmt.Sprintf("%s on %d nodes over %d clusters (%s): no single cluster had room; the fewest clusters are used",
 			shape, len(p.Assignments), len(p.Clusters), strings.Join(p.Clusters, ", "))

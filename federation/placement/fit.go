@@ -7,6 +7,9 @@ import "sort"
 // place finds a placement for r without booking it; ok is false when the
 // gang does not fit now.
 func (s *Snapshot) place(r *request) (picks []pick, level, dom int, ok bool) {
+	if len(r.roles) > 0 {
+		return s.placeRoles(r)
+	}
 	s.scratch.picked = s.scratch.picked[:0]
 	top := min(r.ceil, lvCluster)
 	for l := lvNode; l <= top; l++ {

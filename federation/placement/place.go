@@ -3,7 +3,8 @@
 package placement
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -44,16 +45,28 @@ func (s *Snapshot) placeWith(g *Gang, p params, holder int32) (Placement, error)
 	r.holder = holder
 	picks, level, dom, ok := s.place(r)
 	if !ok {
-		return Placement{}, s.explain(r)
+		return Placement{}, s.why(r)
 	}
-	return s.placement(g.ID, picks, level, dom), nil
+	return s.placement(g, picks, level, dom, len(r.roles) > 0), nil
 }
 
-// placement turns picks into a Placement sorted by node order.
-func (s *Snapshot) placement(id string, picks []pick, level, dom int) Placement {
+// why explains a request that did not fit.
+func (s *Snapshot) why(r *request) *Unschedulable {
+	if len(r.roles) > 0 {
+		return s.explainRoles(r)
+	}
+	return s.explain(r)
+}
+
+// placement turns picks into a Placement sorted by node order. The picks
+// of a heterogeneous gang have their roles in s.scratch.roles.
+func (s *Snapshot) placement(g *Gang, picks []pick, level, dom int, hetero bool) Placement {
+	if hetero {
+		return s.rolePlacement(g, picks, level, dom)
+	}
 	sorted := append([]pick(nil), picks...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].node < sorted[j].node })
-	p := Placement{Gang: id, Assignments: make([]Assignment, 0, len(sorted))}
+	slices.SortFunc(sorted, func(a, b pick) int { return cmp.Compare(a.node, b.node) })
+	p := Placement{Gang: g.ID, Assignments: make([]Assignment, 0, len(sorted))}
 	last := int32(-1)
 	for _, pk := range sorted {
 		n := &s.nodes[pk.node]
@@ -67,6 +80,9 @@ func (s *Snapshot) placement(id string, picks []pick, level, dom int) Placement 
 			p.Clusters = append(p.Clusters, c)
 			last = n.cluster
 		}
+	}
+	if len(g.Roles) > 0 {
+		p.Assignments = roleAssignments(g, p.Assignments, false)
 	}
 	if level < numLevels {
 		p.Level, p.Domain = s.tightest(sorted, level, dom)

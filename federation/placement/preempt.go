@@ -72,8 +72,7 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 		c.in.markTerminating(v.al.Gang.ID, g.ID)
 		c.d.Preemptions = append(c.d.Preemptions, Preemption{
 			Victim: v.al.Gang.ID, Preemptor: g.ID, Grace: v.al.Gang.GracePeriod, GPUHoursLost: v.cost,
-			Reason: fmt.Sprintf("%s; frees room for %s (%d×%d GPUs) in %s; cheapest choice there: %.1f GPU-hours lost",
-				v.why, g.ID, g.Members, g.GPUsPerMember, where, v.cost),
+			Reason: preemptReason(v.why, g, where, v.cost),
 		})
 	}
 	return true
@@ -135,8 +134,8 @@ func (c *cycle) lostHours(al *allocation) float64 {
 		h = 0
 	}
 	gpus := 0
-	for _, m := range al.members {
-		gpus += int(m * al.gpm)
+	for _, g := range al.gpus {
+		gpus += int(g)
 	}
 	return h * float64(gpus)
 }
@@ -148,7 +147,7 @@ func (c *cycle) rankDomains(r *request, l int, cands []victim) []int32 {
 	for _, v := range cands {
 		for k, i := range v.al.nodes {
 			if r.classOK[c.s.nodes[i].class] {
-				pot[c.s.nodes[i].dom[l]] += v.al.members[k] * v.al.gpm
+				pot[c.s.nodes[i].dom[l]] += v.al.gpus[k]
 			}
 		}
 	}
@@ -238,4 +237,14 @@ func (in *Input) markTerminating(victim, preemptor string) {
 		in.Terminating = map[string]string{}
 	}
 	in.Terminating[victim] = preemptor
+}
+
+// preemptReason says why a victim is preempted for g.
+func preemptReason(why string, g *Gang, where string, cost float64) string {
+	if len(g.Roles) > 0 {
+		return fmt.Sprintf("%s; frees room for %s (%s) in %s; cheapest choice there: %.1f GPU-hours lost",
+			why, g.ID, g.Shape(), where, cost)
+	}
+	return fmt.Sprintf("%s; frees room for %s (%d×%d GPUs) in %s; cheapest choice there: %.1f GPU-hours lost",
+		why, g.ID, g.Members, g.GPUsPerMember, where, cost)
 }

@@ -51,8 +51,8 @@ func (s *Snapshot) addUse(u usage, class int32, mig string, g int) {
 // useOf returns the quota usage of a placement's picks.
 func (s *Snapshot) useOf(g *Gang, picks []pick) usage {
 	u := usage{}
-	for _, pk := range picks {
-		s.addUse(u, s.nodes[pk.node].class, g.MIGResource, int(pk.members)*g.GPUsPerMember)
+	for k, pk := range picks {
+		s.addUse(u, s.nodes[pk.node].class, g.MIGResource, int(pk.members)*s.pickGPM(g, k))
 	}
 	return u
 }
@@ -70,7 +70,7 @@ func (s *Snapshot) allocUse(al *allocation) usage {
 // addAllocUse adds a running gang's usage (see allocUse) to u.
 func (s *Snapshot) addAllocUse(u usage, al *allocation) {
 	for k, i := range al.nodes {
-		s.addUse(u, s.nodes[i].class, al.mig, int(al.members[k]*al.gpm))
+		s.addUse(u, s.nodes[i].class, al.mig, int(al.gpus[k]))
 	}
 	s.addOffUse(u, al)
 }

@@ -26,9 +26,10 @@ type request struct {
 	topology    bool // false: ignore levels below the ceiling (baseline)
 	firstFit    bool // fill nodes in order instead of best fit (baseline)
 	holder      int32
-	endsAt      int64 // UnixNano the gang ends by if started now (MaxInt64: unknown)
-	within      int   // level of a domain the gang must stay in (-1: anywhere)
-	withinDom   int32 // that domain
+	endsAt      int64     // UnixNano the gang ends by if started now (MaxInt64: unknown)
+	within      int       // level of a domain the gang must stay in (-1: anywhere)
+	withinDom   int32     // that domain
+	roles       []roleReq // one per GPU role of a gang whose GPU roles differ (roles.go)
 }
 
 // ErrInvalidGang is wrapped by errors about a gang that cannot be placed anywhere by construction.
@@ -36,6 +37,10 @@ var ErrInvalidGang = fmt.Errorf("invalid gang")
 
 func validate(g *Gang) error {
 	switch {
+	case len(g.Roles) > 0:
+		if err := validateRoles(g); err != nil {
+			return err
+		}
 	case g.Members <= 0:
 		return fmt.Errorf("%w: members must be positive", ErrInvalidGang)
 	case g.GPUsPerMember <= 0:
@@ -76,7 +81,10 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 	r.classOK = s.scratch.bools(&s.scratch.classOK, len(s.classes))
 	for i := range s.classes {
 		c := &s.classes[i]
-		r.classOK[i] = r.clusterOK[c.cluster] && productMatches(g.Products, c.product) && tolerates(g.Tolerations, c.taints)
+		r.classOK[i] = r.clusterOK[c.cluster] && productMatches(g.Products, c.product) && tolerates(g.unitTolerations(), c.taints)
+	}
+	if len(g.Roles) > 0 {
+		s.setRoles(r)
 	}
 	return r
 }

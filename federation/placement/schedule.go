@@ -158,7 +158,8 @@ func defaults() config {
 		preemptAfter: 30 * time.Minute}
 }
 
-// gangGPUsByProduct returns the GPUs a placement takes, by product.
+// gpusByProduct returns the GPUs a placement of a gang without roles
+// takes, by product (small enough to inline, so the map stays on the stack).
 func (s *Snapshot) gpusByProduct(g *Gang, picks []pick) map[string]int {
 	out := map[string]int{}
 	for _, pk := range picks {

@@ -8,6 +8,9 @@ type scratch struct {
 	clusterOK, classOK []bool
 	slots, free        [numLevels][]int32
 	picked             []pick
+	// roles[k] is the index in Gang.Roles of picked[k] after a
+	// heterogeneous gang's placement (roles.go); unused otherwise.
+	roles []int32
 }
 
 // pick is a tentative assignment: members on a node.

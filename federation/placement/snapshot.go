@@ -105,8 +105,7 @@ type Snapshot struct {
 type allocation struct {
 	Allocation
 	nodes   []int32
-	members []int32
-	gpm     int32
+	gpus    []int32 // GPUs (or slices) booked on each of nodes
 	mig     string
 	offGPUs int // GPUs (or slices) on nodes the snapshot does not know (a cluster not Ready)
 }

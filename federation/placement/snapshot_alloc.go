@@ -24,11 +24,15 @@ func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
 	}
 	a := Allocation{Gang: g, Assignments: p.Assignments, Started: started}
 	for _, as := range a.Assignments {
+		gpm := int32(g.gpmOf(as.Role))
+		if gpm <= 0 && len(g.Roles) > 0 {
+			continue // a CPU-only role takes no GPUs
+		}
 		i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
 		if !ok {
 			return fmt.Errorf("%w: unknown node %s/%s", ErrConflict, as.Cluster, as.Node)
 		}
-		if s.capacity(i, int32(g.GPUsPerMember), g.MIGResource) < int32(as.Members) {
+		if s.capacity(i, gpm, g.MIGResource) < int32(as.Members) {
 			return fmt.Errorf("%w: node %s/%s has no room for %d members", ErrConflict, as.Cluster, as.Node, as.Members)
 		}
 	}
@@ -38,17 +42,21 @@ func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
 
 // add records an allocation; book subtracts its GPUs from the nodes.
 func (s *Snapshot) add(a Allocation, book bool) {
-	al := &allocation{Allocation: a, gpm: int32(a.Gang.GPUsPerMember), mig: a.Gang.MIGResource}
+	al := &allocation{Allocation: a, mig: a.Gang.MIGResource}
 	for _, as := range a.Assignments {
+		gpus := int32(as.Members * a.Gang.gpmOf(as.Role))
+		if gpus <= 0 {
+			continue // a CPU-only role takes no GPUs
+		}
 		i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
 		if !ok {
-			al.offGPUs += as.Members * int(al.gpm)
+			al.offGPUs += int(gpus)
 			continue
 		}
 		al.nodes = append(al.nodes, i)
-		al.members = append(al.members, int32(as.Members))
+		al.gpus = append(al.gpus, gpus)
 		if book {
-			s.use(i, al.mig, int32(as.Members)*al.gpm)
+			s.use(i, al.mig, gpus)
 		}
 	}
 	s.allocs[a.Gang.ID] = al
@@ -80,13 +88,13 @@ func (s *Snapshot) Release(gang string) (Allocation, error) {
 
 func (s *Snapshot) unbook(al *allocation) {
 	for k, i := range al.nodes {
-		s.use(i, al.mig, -al.members[k]*al.gpm)
+		s.use(i, al.mig, -al.gpus[k])
 	}
 }
 
 func (s *Snapshot) rebook(al *allocation) {
 	for k, i := range al.nodes {
-		s.use(i, al.mig, al.members[k]*al.gpm)
+		s.use(i, al.mig, al.gpus[k])
 	}
 }
 

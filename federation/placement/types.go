@@ -3,6 +3,8 @@
 package placement
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -52,7 +54,23 @@ type Topology struct {
 	Preferred inventory.Level
 }
 
-// Gang is one job to place: Members pods of GPUsPerMember GPUs each, all or none.
+// Role is one kind of member of a gang whose members differ.
+type Role struct {
+	// Name is the role's name; assignments carry it.
+	Name string
+	// Members is the role's member count.
+	Members int
+	// GPUsPerMember is the GPUs (or MIG slices with the gang's MIGResource)
+	// each member of the role needs; 0 makes a CPU-only role, whose members
+	// are not put on nodes but go to the cluster of the gang's first GPU
+	// member (an assignment with an empty Node).
+	GPUsPerMember int
+	// Tolerations let the role's members land on tainted nodes.
+	Tolerations []corev1.Toleration
+}
+
+// Gang is one job to place: Members pods of GPUsPerMember GPUs each, or the
+// members of its Roles, all or none.
 type Gang struct {
 	// ID identifies the gang (the job's key).
 	ID string
@@ -64,10 +82,15 @@ type Gang struct {
 	Preemptible bool
 	// GracePeriod is the time a victim gets to checkpoint before it is stopped.
 	GracePeriod time.Duration
-	// Members is the number of member pods.
+	// Members is the number of member pods (with Roles, the sum over them).
 	Members int
-	// GPUsPerMember is the GPUs (or MIG slices with MIGResource) each member needs.
+	// GPUsPerMember is the GPUs (or MIG slices with MIGResource) each member
+	// needs; unused with Roles.
 	GPUsPerMember int
+	// Roles, when set, are the kinds of member of a gang whose members
+	// differ, in member order. Every GPU role asks for MIGResource (or whole
+	// GPUs); Tolerations are unused, each role has its own.
+	Roles []Role
 	// MIGResource, when set (nvidia.com/mig-1g.10gb), makes members ask for MIG slices.
 	MIGResource string
 	// Products lists the GPU products the gang accepts; empty accepts any.
@@ -97,7 +120,47 @@ type Gang struct {
 }
 
 // GPUs returns the gang's total GPUs (or MIG slices).
-func (g *Gang) GPUs() int { return g.Members * g.GPUsPerMember }
+func (g *Gang) GPUs() int {
+	if len(g.Roles) == 0 {
+		return g.Members * g.GPUsPerMember
+	}
+	return g.roleGPUs()
+}
+
+// roleGPUs is GPUs for a gang with roles (apart, so that GPUs inlines).
+func (g *Gang) roleGPUs() int {
+	n := 0
+	for _, r := range g.Roles {
+		n += r.Members * r.GPUsPerMember
+	}
+	return n
+}
+
+// gpmOf is the GPUs per member of the named role (of every member without roles).
+func (g *Gang) gpmOf(role string) int {
+	if len(g.Roles) == 0 {
+		return g.GPUsPerMember
+	}
+	for _, r := range g.Roles {
+		if r.Name == role {
+			return r.GPUsPerMember
+		}
+	}
+	return 0
+}
+
+// Shape describes the gang's request, e.g. "4×8 GPUs" or
+// "launcher 1×0 + worker 4×8 GPUs".
+func (g *Gang) Shape() string {
+	if len(g.Roles) == 0 {
+		return fmt.Sprintf("%d×%d GPUs", g.Members, g.GPUsPerMember)
+	}
+	parts := make([]string, len(g.Roles))
+	for i, r := range g.Roles {
+		parts[i] = fmt.Sprintf("%s %d×%d", r.Name, r.Members, r.GPUsPerMember)
+	}
+	return strings.Join(parts, " + ") + " GPUs"
+}
 
 // Assignment puts Members members of a gang on one node.
 type Assignment struct {
@@ -106,13 +169,17 @@ type Assignment struct {
 	Node    string
 	// Members is how many of the gang's members run on the node.
 	Members int
+	// Role is the role of those members (empty for a gang without roles).
+	// The members of a CPU-only role get one assignment with an empty Node.
+	Role string `json:",omitempty"`
 }
 
 // Placement is where a whole gang goes.
 type Placement struct {
 	// Gang is the gang's ID.
 	Gang string
-	// Assignments list the nodes, sorted by cluster and node.
+	// Assignments list the nodes, sorted by cluster and node (then role);
+	// the assignments of CPU-only roles, with no node, come last.
 	Assignments []Assignment
 	// Level is the tightest level whose one domain holds the whole gang
 	// ("" when it spans clusters).

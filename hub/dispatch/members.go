@@ -15,7 +15,7 @@ import (
 
 // memberPod builds the hub pod of one member.
 func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.Member) *corev1.Pod {
-	t := j.Spec.Template.DeepCopy()
+	t := memberTemplate(j, m).DeepCopy()
 	idx := strconv.Itoa(int(m.Index))
 	epoch := strconv.FormatInt(r.Epoch, 10)
 	labels := map[string]string{}
@@ -29,7 +29,9 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 		ann[k] = v
 	}
 	ann[v1alpha1.AnnotationEpoch], ann[v1alpha1.AnnotationGangSize] = epoch, strconv.Itoa(len(r.Members))
-	ann[v1alpha1.AnnotationTargetNode] = m.Node
+	if m.Node != "" { // a CPU-only role's member has none: the local scheduler picks
+		ann[v1alpha1.AnnotationTargetNode] = m.Node
+	}
 	if r.Level != "" {
 		ann[v1alpha1.AnnotationTargetLevel] = r.Level
 	}
@@ -60,6 +62,7 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 	for i := range p.Spec.Containers {
 		p.Spec.Containers[i].Env = append(p.Spec.Containers[i].Env, env...)
 	}
+	setRole(p, j, m)
 	return p
 }
 
@@ -136,7 +139,7 @@ func memberStatuses(s *scope) []v1alpha1.MemberStatus {
 		case memberFailed, memberUnprepared:
 			phase = v1alpha1.MemberFailed
 		}
-		out[i] = v1alpha1.MemberStatus{Index: m.Index, Cluster: m.Cluster, Node: m.Node, Domain: m.Domain, Phase: phase}
+		out[i] = v1alpha1.MemberStatus{Index: m.Index, Role: m.Role, Cluster: m.Cluster, Node: m.Node, Domain: m.Domain, Phase: phase}
 	}
 	return out
 }

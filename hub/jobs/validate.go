@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
@@ -15,11 +16,11 @@ import (
 )
 
 // validate checks a defaulted job in one round: the spec (ValidateJob) and
-// the pod template (the TemplateValidator, when set) both run, and every
-// field error of both comes back in one *v1alpha1.InvalidError, the
-// template's under spec.template.
+// the pod templates (the TemplateValidator, when set) all run, and every
+// field error comes back in one *v1alpha1.InvalidError, a template's under
+// spec.template (spec.roles[i].template for a role's).
 //
-// The template is not sent to the validator when it has no containers: the
+// A template is not sent to the validator when it has no containers: the
 // spec validation already says so and the API server could say nothing
 // else. When the validator cannot judge the template (errs.ErrUnavailable:
 // the hub cluster unreachable or refusing; or another failure), a job with
@@ -33,16 +34,24 @@ import (
 func (s *Service) validate(ctx context.Context, j *v1alpha1.Job) error {
 	specErrs := v1alpha1.ValidateJob(j)
 	var tmplErrs field.ErrorList
-	if s.validator != nil && len(j.Spec.Template.Spec.Containers) > 0 {
-		var err error
-		tmplErrs, err = s.validateTemplate(ctx, j)
+	for i, r := range j.Spec.MemberRoles() {
+		if s.validator == nil || len(r.Template.Spec.Containers) == 0 {
+			continue
+		}
+		root := field.NewPath("spec", "template")
+		if len(j.Spec.Roles) > 0 {
+			root = field.NewPath("spec", "roles").Index(i).Child("template")
+		}
+		errs, err := s.validateTemplate(ctx, j, r.Template, root)
 		if err != nil {
 			if len(specErrs) == 0 {
 				return err
 			}
 			klog.FromContext(ctx).V(2).Info("Pod template not checked; refusing the job for its spec errors",
 				"job", j.Name, "err", err)
+			break
 		}
+		tmplErrs = append(tmplErrs, errs...)
 	}
 	all := merge(specErrs, tmplErrs)
 	refErrs, err := s.checkReferences(ctx, j)
@@ -73,16 +82,15 @@ func (s *Service) checkReferences(ctx context.Context, j *v1alpha1.Job) (field.E
 	return fe, nil
 }
 
-// validateTemplate runs the TemplateValidator and returns its field errors
-// under spec.template, or the error that kept it from judging the template.
-func (s *Service) validateTemplate(ctx context.Context, j *v1alpha1.Job) (field.ErrorList, error) {
-	err := s.validator.Validate(ctx, &j.Spec.Template)
+// validateTemplate runs the TemplateValidator on one template and returns
+// its field errors under root, or the error that kept it from judging it.
+func (s *Service) validateTemplate(ctx context.Context, j *v1alpha1.Job, t *corev1.PodTemplateSpec, root *field.Path) (field.ErrorList, error) {
+	err := s.validator.Validate(ctx, t)
 	var inv *v1alpha1.InvalidError
 	switch {
 	case err == nil:
 		return nil, nil
 	case errors.As(err, &inv):
-		root := field.NewPath("spec", "template")
 		out := make(field.ErrorList, 0, len(inv.Errs))
 		for _, fe := range inv.Errs {
 			e := *fe

@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/test/builders/testjob"
 )
 
 // fieldsOf renders an InvalidError's errors as "path: Type".
@@ -144,5 +145,25 @@ func TestSubmitOneRoundDryRun(t *testing.T) {
 	}
 	if _, _, err := js.Get(ctx, bad.Name); err == nil {
 		t.Error("a rejected job was stored")
+	}
+}
+
+// TestSubmitRolesTemplates: every role's template goes to the validator,
+// its errors under spec.roles[i].template.
+func TestSubmitRolesTemplates(t *testing.T) {
+	ctx, q := testCtx(t), uniq("roles")
+	v := &countingValidator{}
+	js, _ := services(t, []jobs.Option{jobs.WithTemplateValidator(v)}, q)
+	j := testjob.New(uniq("mpi")).Queue(q).Role("launcher", 1, 0, "busybox").Role("worker", 2, 8, "UPPER CASE").Obj()
+	_, _, _, err := js.Submit(ctx, j, false)
+	if got, want := fieldsOf(t, err), []string{"spec.roles[1].template.spec.containers[0].image: Invalid value"}; !slices.Equal(got, want) {
+		t.Errorf("errors %v, want %v", got, want)
+	}
+	if v.calls != 2 {
+		t.Errorf("validator called %d times, want once per role", v.calls)
+	}
+	ok := testjob.New(uniq("mpi")).Queue(q).Role("launcher", 1, 0, "busybox").Role("worker", 2, 8, "busybox").Obj()
+	if _, _, _, err := js.Submit(ctx, ok, false); err != nil {
+		t.Errorf("a valid job with roles: %v", err)
 	}
 }

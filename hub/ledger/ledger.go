@@ -23,7 +23,11 @@ const (
 type Member struct {
 	// Index is the member's index in the gang, from 0.
 	Index int32 `json:"index"`
-	// Cluster and Node name the physical node the member targets.
+	// Role is the member's role (empty for a job without roles).
+	Role string `json:"role,omitempty"`
+	// Cluster and Node name the physical node the member targets; Node is
+	// empty for a member of a CPU-only role (the workload cluster's
+	// scheduler picks its node).
 	Cluster string `json:"cluster"`
 	Node    string `json:"node"`
 	// VirtualNode is the hub-cluster virtual node of the node's GPU pool

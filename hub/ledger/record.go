@@ -61,6 +61,20 @@ type Gang struct {
 	Submitted time.Time `json:"Submitted"`
 	// Estimate is how long the gang expects to run (nanoseconds; 0 unknown).
 	Estimate time.Duration `json:"Estimate"`
+	// Roles are the kinds of member of a gang with roles.
+	Roles []Role `json:"Roles,omitempty"`
+}
+
+// Role is the stored form of one role of a gang.
+type Role struct {
+	// Name is the role's name.
+	Name string `json:"Name"`
+	// Members is the role's member count.
+	Members int `json:"Members"`
+	// GPUsPerMember is the GPUs (or MIG slices) per member; 0 CPU-only.
+	GPUsPerMember int `json:"GPUsPerMember"`
+	// Tolerations let the role's members land on tainted nodes.
+	Tolerations []corev1.Toleration `json:"Tolerations,omitempty"`
 }
 
 // Topology is the stored form of a gang's topology rule.
@@ -78,6 +92,8 @@ type Assignment struct {
 	Node    string `json:"Node"`
 	// Members is how many of the gang's members run on the node.
 	Members int `json:"Members"`
+	// Role is the role of those members (empty without roles).
+	Role string `json:"Role,omitempty"`
 }
 
 // GangOf is the stored form of g.
@@ -91,6 +107,9 @@ func GangOf(g placement.Gang) Gang {
 	}
 	if g.ClusterSelector != nil {
 		out.ClusterSelector = g.ClusterSelector.MatchLabels
+	}
+	for _, r := range g.Roles {
+		out.Roles = append(out.Roles, Role{Name: r.Name, Members: r.Members, GPUsPerMember: r.GPUsPerMember, Tolerations: r.Tolerations})
 	}
 	return out
 }
@@ -109,7 +128,11 @@ func (g Gang) clusterSelector() *metav1.LabelSelector {
 
 // Placement is the placement engine's form of the stored gang.
 func (g Gang) Placement() placement.Gang {
-	return placement.Gang{
+	var roles []placement.Role
+	for _, r := range g.Roles {
+		roles = append(roles, placement.Role{Name: r.Name, Members: r.Members, GPUsPerMember: r.GPUsPerMember, Tolerations: r.Tolerations})
+	}
+	return placement.Gang{Roles: roles,
 		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
 		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Products: g.Products,
 		ClusterSelector: g.clusterSelector(), Clusters: g.Clusters, Tolerations: g.Tolerations,
@@ -132,7 +155,7 @@ func AssignmentsOf(as []placement.Assignment) []Assignment {
 	}
 	out := make([]Assignment, len(as))
 	for i, a := range as {
-		out[i] = Assignment{Cluster: a.Cluster, Node: a.Node, Members: a.Members}
+		out[i] = Assignment{Cluster: a.Cluster, Node: a.Node, Members: a.Members, Role: a.Role}
 	}
 	return out
 }
@@ -148,7 +171,7 @@ func (r *Reservation) PlacementAssignments() []placement.Assignment {
 	}
 	out := make([]placement.Assignment, len(r.Assignments))
 	for i, a := range r.Assignments {
-		out[i] = placement.Assignment{Cluster: a.Cluster, Node: a.Node, Members: a.Members}
+		out[i] = placement.Assignment{Cluster: a.Cluster, Node: a.Node, Members: a.Members, Role: a.Role}
 	}
 	return out
 }

@@ -14,7 +14,9 @@ import (
 
 // GangOf maps a (defaulted) job to the gang placement decides on. The
 // cluster selector is passed whole (matchLabels and matchExpressions); the
-// pod template's activeDeadlineSeconds is the gang's Estimate.
+// pod template's activeDeadlineSeconds is the gang's Estimate. A job with
+// spec.roles becomes a gang with roles (each with its template's
+// tolerations), whose estimate is the longest deadline of its roles.
 func GangOf(j *v1alpha1.Job) placement.Gang {
 	s := &j.Spec
 	prio, _ := s.PriorityClass.Value()
@@ -53,12 +55,40 @@ func GangOf(j *v1alpha1.Job) placement.Gang {
 		// for a bigger gang that it frees in time.
 		g.Estimate = time.Duration(*d) * time.Second
 	}
+	if len(s.Roles) > 0 {
+		setRoles(&g, s)
+	}
 	if j.Status.SubmitTime != nil {
 		g.Submitted = j.Status.SubmitTime.Time
 	} else {
 		g.Submitted = j.CreationTimestamp.Time
 	}
 	return g
+}
+
+// setRoles makes g the gang of a job with roles: members summed over the
+// roles, the GPU roles' MIG resource, and an estimate only when every role
+// has a deadline (the longest).
+func setRoles(g *placement.Gang, s *v1alpha1.JobSpec) {
+	g.Members, g.GPUsPerMember, g.MIGResource, g.Tolerations, g.Estimate = int(s.MemberCount()), 0, "", nil, 0
+	estimate := time.Duration(0)
+	for i := range s.Roles {
+		r := &s.Roles[i]
+		gpm := int(r.GPUsPerMember)
+		if r.MIG != nil {
+			g.MIGResource = string(r.MIG.ResourceName())
+			gpm = int(max(1, r.MIG.PerMember))
+		}
+		g.Roles = append(g.Roles, placement.Role{Name: r.Name, Members: int(r.Members), GPUsPerMember: gpm,
+			Tolerations: r.Template.Spec.Tolerations})
+		d := r.Template.Spec.ActiveDeadlineSeconds
+		if d == nil || *d <= 0 || estimate < 0 {
+			estimate = -1 // one role without a limit: the gang's end is unknown
+			continue
+		}
+		estimate = max(estimate, time.Duration(*d)*time.Second)
+	}
+	g.Estimate = max(0, estimate)
 }
 
 // resourceOf is the extended resource a gang's members request.

@@ -99,3 +99,17 @@ func (w *Wrapper) Limit(res corev1.ResourceName, n int64) *Wrapper {
 
 // With applies f to the Job, for whatever has no method.
 func (w *Wrapper) With(f func(*v1alpha1.Job)) *Wrapper { f(&w.j); return w }
+
+// Role appends a role of members × gpus (0: CPU-only) whose one container
+// runs image with command. The first call turns the job into the spec.roles
+// form (spec.gang and spec.template are cleared).
+func (w *Wrapper) Role(name string, members, gpus int32, image string, command ...string) *Wrapper {
+	if len(w.j.Spec.Roles) == 0 {
+		w.j.Spec.Gang, w.j.Spec.Template = v1alpha1.Gang{}, corev1.PodTemplateSpec{}
+	}
+	w.j.Spec.Roles = append(w.j.Spec.Roles, v1alpha1.Role{Name: name, Members: members, GPUsPerMember: gpus,
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: name, Image: image, Command: command}},
+		}}})
+	return w
+}
