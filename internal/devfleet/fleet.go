@@ -170,7 +170,8 @@ func (f *Fleet) Down() error {
 			}
 		}
 	}
-	for _, p := range []string{f.pki(), f.Kubeconfig, filepath.Join(f.Dir, "kwok-stages"), filepath.Join(f.Dir, shoalConfigFile)} {
+	for _, p := range []string{f.pki(), f.Kubeconfig, filepath.Join(f.Dir, "kwok-stages"), filepath.Join(f.Dir, "run"),
+		filepath.Join(f.Dir, "images"), filepath.Join(f.Dir, shoalConfigFile)} {
 		if p != "" {
 			_ = os.RemoveAll(p)
 		}

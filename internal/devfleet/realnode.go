@@ -18,6 +18,9 @@ type RealNode struct {
 	Name string `json:"name"`
 	// Dir holds its containerd root and state, kubelet root dir, CNI config and certificates.
 	Dir string `json:"dir"`
+	// SocketDir holds its containerd sockets and device-plugin directory, on
+	// a short path: a Unix socket path has at most 107 bytes.
+	SocketDir string `json:"socketDir"`
 	// Bridge is its Linux bridge; Subnet its pod CIDR; IP the bridge's
 	// address, the node's InternalIP and its pods' gateway.
 	Bridge string `json:"bridge"`
@@ -31,18 +34,17 @@ type RealNode struct {
 }
 
 // Socket is the node's containerd socket.
-func (n *RealNode) Socket() string { return filepath.Join(n.Dir, "containerd.sock") }
+func (n *RealNode) Socket() string { return filepath.Join(n.SocketDir, "containerd.sock") }
 
 // stateDir is the node's containerd state directory (network namespaces
 // are mounted under it, so teardown finds them).
 func (n *RealNode) stateDir() string { return filepath.Join(n.Dir, "containerd", "state") }
 
-// KubeletRoot is the kubelet's --root-dir; the device plugins register in
-// its device-plugins directory.
+// KubeletRoot is the kubelet's --root-dir.
 func (n *RealNode) KubeletRoot() string { return filepath.Join(n.Dir, "kubelet") }
 
 // DevicePluginDir is where the node's kubelet expects device plugins.
-func (n *RealNode) DevicePluginDir() string { return filepath.Join(n.KubeletRoot(), "device-plugins") }
+func (n *RealNode) DevicePluginDir() string { return filepath.Join(n.SocketDir, "device-plugins") }
 
 // realNodeNet lays out the pod network of node j of workload cluster i
 // (both from 0) in network slot s: subnet 10.(200+s).(8i+j).0/24, bridge

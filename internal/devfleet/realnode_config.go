@@ -108,7 +108,7 @@ syncFrequency: 10s
 // and its kubelet client certificate (system:node:<name>, signed by the
 // fleet CA) with a kubeconfig for it.
 func writeRealNodeConfig(c *Cluster, n *RealNode, binDir, pki, runc, cniBin string) error {
-	for _, d := range []string{n.Dir, filepath.Join(n.Dir, "cni"), filepath.Join(n.Dir, "cni-data"), n.KubeletRoot()} {
+	for _, d := range []string{n.Dir, n.SocketDir, filepath.Join(n.Dir, "cni"), filepath.Join(n.Dir, "cni-data"), n.KubeletRoot()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}

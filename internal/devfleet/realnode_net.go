@@ -57,7 +57,8 @@ func (f *Fleet) planRealNodes() error {
 			if err != nil {
 				return err
 			}
-			rn := &RealNode{Name: name, Dir: filepath.Join(c.Dir, "nodes", name), Bridge: br, Subnet: subnet, IP: ip,
+			rn := &RealNode{Name: name, Dir: filepath.Join(c.Dir, "nodes", name), SocketDir: filepath.Join(f.Dir, "run", br),
+				Bridge: br, Subnet: subnet, IP: ip,
 				CgroupRoot: fmt.Sprintf("/shoal-%s", br)}
 			if err := addBridge(br, ip); err != nil {
 				return err

@@ -92,6 +92,9 @@ func (c *Cluster) startRealNode(ctx context.Context, f *Fleet, cs kubernetes.Int
 	if err := os.MkdirAll(n.DevicePluginDir(), 0o755); err != nil {
 		return err
 	}
+	if len(filepath.Join(n.DevicePluginDir(), "shoal-nvidia.com-mig-3g.40gb.sock")) > 107 {
+		return fmt.Errorf("real node %s: fleet directory %s is too deep for its Unix sockets (at most 107 bytes): use a shorter one", n.Name, f.Dir)
+	}
 	// A mount point removed on the host is detached in every namespace:
 	// the marker keeps the host's directory from being removed while empty.
 	if err := os.MkdirAll(kubeletDevicePluginDir, 0o755); err != nil {

@@ -41,6 +41,7 @@ func (f *Fleet) teardownRealNodes() {
 	for _, c := range f.Clusters {
 		for _, n := range c.RealNodes {
 			unmountUnder(n.Dir)
+			unmountUnder(n.SocketDir)
 			for range 20 { // the kernel frees a killed task's cgroup a little later
 				if removeCgroups(n.CgroupRoot) {
 					break

@@ -68,7 +68,7 @@ func TestRealNodeConfigFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Cluster{Name: "h100-1", Server: "https://127.0.0.1:1"}
-	n := &RealNode{Name: "h100-1-n0000", Dir: filepath.Join(dir, "n"), Bridge: "sh0c0n0", Subnet: "10.200.0.0/24",
+	n := &RealNode{Name: "h100-1-n0000", Dir: filepath.Join(dir, "n"), SocketDir: filepath.Join(dir, "s"), Bridge: "sh0c0n0", Subnet: "10.200.0.0/24",
 		IP: "10.200.0.1", KubeletPort: 1234, HealthzPort: 1235, CgroupRoot: "/shoal-sh0c0n0"}
 	c.RealNodes = []*RealNode{n}
 	if err := writeRealNodeConfig(c, n, "/bin", pki, "/usr/sbin/runc", "/usr/lib/cni"); err != nil {

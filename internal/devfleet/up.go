@@ -81,7 +81,7 @@ func clearStale(opts Options) error {
 	if err == nil {
 		old.teardownRealNodes()
 	}
-	for _, p := range []string{stateFile, "pki", "clusters", "kubeconfig", "kwok-stages", "images", shoalConfigFile, gitopsDir} {
+	for _, p := range []string{stateFile, "pki", "clusters", "kubeconfig", "kwok-stages", "images", "run", shoalConfigFile, gitopsDir} {
 		if err := os.RemoveAll(filepath.Join(opts.Dir, p)); err != nil {
 			return err
 		}
