@@ -45,6 +45,7 @@ func validateJobSpec(s *JobSpec, p *field.Path) field.ErrorList {
 		errs = append(errs, field.NotSupported(p.Child("runPolicy"), s.RunPolicy, []RunPolicy{AtMostOnce, AtLeastOnce}))
 	}
 	errs = append(errs, validatePreemption(&s.Preemption, p.Child("preemption"))...)
+	errs = append(errs, validateRendezvous(&s.Rendezvous, p.Child("rendezvous"))...)
 	return append(errs, validateTemplate(s, p.Child("template"))...)
 }
 
@@ -171,5 +172,5 @@ func validateTemplate(s *JobSpec, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Forbidden(sp.Child("containers"),
 			fmt.Sprintf("a MIG gang must not ask for %s", ResourceGPU)))
 	}
-	return errs
+	return append(errs, validateReservedEnv(s.Template.Spec.Containers, sp.Child("containers"))...)
 }
