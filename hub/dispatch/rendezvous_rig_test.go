@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package dispatch_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/dispatch"
+)
+
+// endpoints reads the job's rendezvous EndpointSlices back as host name →
+// address, failing on a slice that is not the hub's.
+func (r *rig) endpoints(job string) map[string]string {
+	r.T.Helper()
+	l, err := r.hub.DiscoveryV1().EndpointSlices(ns).List(r.Ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
+	if err != nil {
+		r.T.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, s := range l.Items {
+		if s.Labels["kubernetes.io/service-name"] != job || s.Labels["endpointslice.kubernetes.io/managed-by"] != "shoal-hub" {
+			r.T.Fatalf("slice %s labels %v", s.Name, s.Labels)
+		}
+		for _, e := range s.Endpoints {
+			out[*e.Hostname] = e.Addresses[0]
+		}
+	}
+	return out
+}
+
+// TestRendezvousSpansClusters: a gang split over two clusters gets one
+// selectorless headless Service whose EndpointSlice lists every member, of
+// both clusters, by the pod IP its agent reported; both go with the job.
+func TestRendezvousSpansClusters(t *testing.T) {
+	r := newRig(t)
+	r.Cluster("eu1", node("a", "r", 0))
+	r.Cluster("us1", node("b", "r", 0))
+	r.Submit("mix", 2, 8, func(j *v1alpha1.Job) { j.Spec.Placement.MaxClusters = 2 })
+	r.cycle()
+	r.pass()
+	svc, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "mix", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("rendezvous service: %v", err)
+	}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Selector != nil || !svc.Spec.PublishNotReadyAddresses {
+		t.Fatalf("service spec %+v", svc.Spec)
+	}
+	if got := r.endpoints("mix"); len(got) != 0 {
+		t.Fatalf("endpoints before any member has an IP: %v", got)
+	}
+	clusters := map[string]bool{}
+	ips := map[string]string{}
+	for _, p := range r.pods("mix") {
+		clusters[p.Labels[v1alpha1.LabelCluster]] = true
+		p.Status.PodIP = "10." + map[string]string{"eu1": "1", "us1": "2"}[p.Labels[v1alpha1.LabelCluster]] + ".0." + p.Labels[v1alpha1.LabelMember]
+		ips["mix-"+p.Labels[v1alpha1.LabelMember]] = p.Status.PodIP
+		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(clusters) != 2 {
+		t.Fatalf("gang on %v, want two clusters", clusters)
+	}
+	r.pass()
+	if got := r.endpoints("mix"); len(got) != 2 || got["mix-0"] != ips["mix-0"] || got["mix-1"] != ips["mix-1"] {
+		t.Fatalf("endpoints %v, want %v", got, ips)
+	}
+	if _, _, err := r.Jobs.Cancel(r.Ctx, "mix"); err != nil {
+		t.Fatal(err)
+	}
+	r.pass()
+	r.pass()
+	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "mix", metav1.GetOptions{}); err == nil {
+		t.Fatal("rendezvous service left behind")
+	}
+	if got := r.endpoints("mix"); len(got) != 0 {
+		t.Fatalf("endpoints left behind: %v", got)
+	}
+}
+
+// TestRendezvousLeftoversSwept: a rendezvous Service of a job with neither
+// a reservation nor a member (a teardown whose delete failed) is removed by
+// the next pass; another job's is kept.
+func TestRendezvousLeftoversSwept(t *testing.T) {
+	r := newRig(t)
+	r.Cluster("eu1", node("a", "r", 0))
+	r.Submit("live", 1, 8)
+	r.cycle()
+	r.pass()
+	ghost := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ghost", Namespace: ns,
+		Labels: map[string]string{v1alpha1.LabelJob: "ghost"}}, Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone}}
+	if _, err := r.hub.CoreV1().Services(ns).Create(r.Ctx, ghost, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCached(t, r, "ghost")
+	r.pass()
+	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "ghost", metav1.GetOptions{}); err == nil {
+		t.Fatal("leftover service kept")
+	}
+	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "live", metav1.GetOptions{}); err != nil {
+		t.Fatalf("live job's service: %v", err)
+	}
+}
+
+// waitCached waits until the rig's dispatcher has the Service name cached.
+func waitCached(t *testing.T, r *rig, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(r.Ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return dispatch.CachedService(r.disp, name), nil
+	})
+	if err != nil {
+		t.Fatalf("service %s never cached: %v", name, err)
+	}
+}
