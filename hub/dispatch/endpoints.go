@@ -53,9 +53,17 @@ func memberAddress(p *corev1.Pod) string {
 	return p.Status.PodIP
 }
 
+// routable says whether ip may be an EndpointSlice address: the API server
+// refuses unspecified, loopback and link-local ones (no other node could
+// reach them anyway), and one refused address would keep every member of
+// its slice from being listed.
+func routable(ip net.IP) bool {
+	return ip != nil && !ip.IsUnspecified() && !ip.IsLoopback() && !ip.IsLinkLocalUnicast() && !ip.IsLinkLocalMulticast()
+}
+
 // endpointSlices are the job's rendezvous EndpointSlices in namespace: one
 // endpoint per member of pods (the current epoch's, in any cluster) that
-// has an address, with host name <job>-<index> and Ready (the Service
+// has a routable address, with host name <job>-<index> and Ready (the Service
 // publishes members before they are ready: they must find each other to
 // become so), IPv4 and IPv6 members in slices of their own, at most
 // MaxEndpointsPerSlice per slice, named EndpointSliceName(job, 0, 1, ...).
@@ -70,7 +78,7 @@ func endpointSlices(j *v1alpha1.Job, namespace string, pods []*corev1.Pod) []*di
 	for _, p := range pods {
 		ip := net.ParseIP(memberAddress(p))
 		idx, err := strconv.Atoi(p.Labels[v1alpha1.LabelMember])
-		if ip == nil || err != nil {
+		if !routable(ip) || err != nil {
 			continue
 		}
 		fam := discoveryv1.AddressTypeIPv6

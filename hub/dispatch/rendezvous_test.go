@@ -144,6 +144,10 @@ func TestEndpointSlices(t *testing.T) {
 		{"hostNetwork members are listed by their node's IP", []*corev1.Pod{
 			member(0, "10.1.0.4", "192.168.1.1").HostNetwork().Obj(), member(1, "", "192.168.2.1").HostNetwork().Obj(),
 		}, map[discoveryv1.AddressType][]ep{discoveryv1.AddressTypeIPv4: {{"g-0", "192.168.1.1"}, {"g-1", "192.168.2.1"}}}},
+		{"loopback, link-local and unspecified addresses are not listed", []*corev1.Pod{
+			member(0, "127.0.0.1", "").Obj(), member(1, "169.254.1.1", "").Obj(), member(2, "0.0.0.0", "").Obj(),
+			member(3, "fe80::1", "").Obj(), member(4, "10.1.0.9", "").Obj(), member(5, "not-an-ip", "").Obj(),
+		}, map[discoveryv1.AddressType][]ep{discoveryv1.AddressTypeIPv4: {{"g-4", "10.1.0.9"}}}},
 		{"IPv6 members get their own slice", []*corev1.Pod{
 			member(0, "fd00::1", "").Obj(), member(1, "10.1.0.5", "").Obj(),
 		}, map[discoveryv1.AddressType][]ep{discoveryv1.AddressTypeIPv4: {{"g-1", "10.1.0.5"}},
