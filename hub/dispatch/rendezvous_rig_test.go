@@ -4,6 +4,7 @@ package dispatch_test
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -117,5 +118,68 @@ func waitCached(t *testing.T, r *rig, name string) {
 	})
 	if err != nil {
 		t.Fatalf("service %s never cached: %v", name, err)
+	}
+}
+
+// reportIPs plays the agents reporting a pod IP on every member of job:
+// <prefix>.<index>.
+func (r *rig) reportIPs(job, prefix string) map[string]string {
+	r.T.Helper()
+	want := map[string]string{}
+	for _, p := range r.pods(job) {
+		p.Status.PodIP = prefix + "." + p.Labels[v1alpha1.LabelMember]
+		want[job+"-"+p.Labels[v1alpha1.LabelMember]] = p.Status.PodIP
+		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+			r.T.Fatal(err)
+		}
+	}
+	return want
+}
+
+// TestRendezvousFollowsTheEpoch: a restarted gang's rendezvous lists only
+// its new members: the old epoch's Service and slices go with the old
+// members, and the new epoch's start empty until its members report.
+func TestRendezvousFollowsTheEpoch(t *testing.T) {
+	r := newRig(t)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("llama", 2, 8)
+	r.cycle()
+	r.pass()
+	r.agent("llama", -1, "")
+	r.pass()
+	r.agent("llama", -1, corev1.PodRunning)
+	want := r.reportIPs("llama", "10.1.0")
+	r.pass()
+	if got := r.endpoints("llama"); !maps.Equal(got, want) {
+		t.Fatalf("epoch 1 endpoints %v, want %v", got, want)
+	}
+	p := r.pods("llama")[0]
+	p.Status.Phase = corev1.PodFailed
+	if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.pass() // the restart tears the gang down
+	r.pass() // and releases it with its rendezvous
+	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{}); err == nil {
+		t.Fatal("epoch 1's service kept after the teardown")
+	}
+	if got := r.endpoints("llama"); len(got) != 0 {
+		t.Fatalf("epoch 1's endpoints kept after the teardown: %v", got)
+	}
+	r.cycle()
+	r.pass()
+	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{}); err != nil {
+		t.Fatalf("epoch 2's service: %v", err)
+	}
+	if got := r.endpoints("llama"); len(got) != 0 {
+		t.Fatalf("epoch 2 lists members before they report: %v", got)
+	}
+	r.agent("llama", -1, "")
+	r.pass()
+	r.agent("llama", -1, corev1.PodRunning)
+	want = r.reportIPs("llama", "10.2.0")
+	r.pass()
+	if got := r.endpoints("llama"); !maps.Equal(got, want) {
+		t.Fatalf("epoch 2 endpoints %v, want %v", got, want)
 	}
 }
