@@ -7,14 +7,17 @@ import (
 	"errors"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -26,14 +29,42 @@ import (
 type rendezvousCache struct {
 	services corelisters.ServiceNamespaceLister
 	slices   discoverylisters.EndpointSliceNamespaceLister
-	synced   func() bool
+	// byJob indexes the slices by their job label, so that a pass reads
+	// each job's own and not every job's.
+	byJob  cache.Indexer
+	synced func() bool
 }
+
+// indexJob is the slice index by the job label.
+const indexJob = "job"
 
 func newRendezvousCache(f informers.SharedInformerFactory, namespace string) rendezvousCache {
 	svc, sl := f.Core().V1().Services(), f.Discovery().V1().EndpointSlices()
 	si, ei := svc.Informer(), sl.Informer()
+	// Cannot fail: the informer is not started yet and the index is new.
+	_ = ei.AddIndexers(cache.Indexers{indexJob: func(o any) ([]string, error) {
+		if m, err := meta.Accessor(o); err == nil && m.GetLabels()[v1alpha1.LabelJob] != "" {
+			return []string{m.GetLabels()[v1alpha1.LabelJob]}, nil
+		}
+		return nil, nil
+	}})
 	return rendezvousCache{services: svc.Lister().Services(namespace), slices: sl.Lister().EndpointSlices(namespace),
-		synced: func() bool { return si.HasSynced() && ei.HasSynced() }}
+		byJob: ei.GetIndexer(), synced: func() bool { return si.HasSynced() && ei.HasSynced() }}
+}
+
+// slicesOf returns the cached rendezvous slices of job.
+func (rc rendezvousCache) slicesOf(job string) ([]*discoveryv1.EndpointSlice, error) {
+	objs, err := rc.byJob.ByIndex(indexJob, job)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*discoveryv1.EndpointSlice, 0, len(objs))
+	for _, o := range objs {
+		if s, ok := o.(*discoveryv1.EndpointSlice); ok {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 // syncRendezvous keeps the job's headless Service and its EndpointSlices,
@@ -43,13 +74,10 @@ func newRendezvousCache(f informers.SharedInformerFactory, namespace string) ren
 func (d *Dispatcher) syncRendezvous(ctx context.Context, s *scope) error {
 	j, ns := s.job.Object, d.cfg.Namespace
 	rc := d.pods.services
-	if _, err := rc.services.Get(v1alpha1.ServiceName(j.Name)); apierrors.IsNotFound(err) {
-		_, err := d.hub.CoreV1().Services(ns).Create(ctx, headlessService(j, ns), metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create rendezvous service: %w", err)
-		}
+	if err := d.applyService(ctx, j, s.create); err != nil {
+		return err
 	}
-	have, err := rc.slices.List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: j.Name}))
+	have, err := rc.slicesOf(j.Name)
 	if err != nil {
 		return err
 	}
@@ -72,6 +100,54 @@ func (d *Dispatcher) syncRendezvous(ctx context.Context, s *scope) error {
 		klog.FromContext(ctx).V(4).Info("Rendezvous synced", "job", j.Name, "members", n)
 	}
 	return errors.Join(errs...)
+}
+
+// applyService creates the job's Service when the cache has none or the
+// members are being created (create: the cache may still hold the previous
+// epoch's, deleted with it), and drops the selector and updates the ports
+// of one that has them wrong (a Service an older hub created with a
+// selector).
+func (d *Dispatcher) applyService(ctx context.Context, j *v1alpha1.Job, create bool) error {
+	want := headlessService(j, d.cfg.Namespace)
+	api := d.hub.CoreV1().Services(d.cfg.Namespace)
+	cur, err := d.pods.services.services.Get(want.Name)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	if cur == nil || create {
+		_, err = api.Create(ctx, want, metav1.CreateOptions{})
+		switch {
+		case err == nil:
+			return nil
+		case !apierrors.IsAlreadyExists(err):
+			return fmt.Errorf("create rendezvous service: %w", err)
+		case cur == nil:
+			return nil // not cached yet: compared next pass
+		}
+	}
+	if len(cur.Spec.Selector) == 0 && cur.Spec.PublishNotReadyAddresses && samePorts(cur.Spec.Ports, want.Spec.Ports) {
+		return nil
+	}
+	next := cur.DeepCopy()
+	next.Spec.Selector, next.Spec.PublishNotReadyAddresses, next.Spec.Ports = nil, true, want.Spec.Ports
+	if _, err := api.Update(ctx, next, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) && !isNotFound(err) {
+		return fmt.Errorf("update rendezvous service: %w", err)
+	}
+	return nil
+}
+
+// samePorts compares the ports the dispatcher sets (the API server fills in
+// the target port).
+func samePorts(cur, want []corev1.ServicePort) bool {
+	if len(cur) != len(want) {
+		return false
+	}
+	for i := range cur {
+		if cur[i].Name != want[i].Name || cur[i].Port != want[i].Port || cur[i].Protocol != want[i].Protocol {
+			return false
+		}
+	}
+	return true
 }
 
 // applySlice makes the slice want.Name what want says: created when the
@@ -100,8 +176,14 @@ func (d *Dispatcher) applySlice(ctx context.Context, cur *discoveryv1.EndpointSl
 	next := cur.DeepCopy()
 	next.Labels, next.Endpoints, next.Ports = want.Labels, want.Endpoints, want.Ports
 	_, err := api.Update(ctx, next, metav1.UpdateOptions{})
-	if apierrors.IsConflict(err) {
+	switch {
+	case apierrors.IsConflict(err):
 		return nil // the next pass reads the newer one
+	case isNotFound(err): // the cache still held the previous epoch's, deleted with it
+		_, err = api.Create(ctx, want, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			return nil
+		}
 	}
 	return err
 }

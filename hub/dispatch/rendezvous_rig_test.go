@@ -183,3 +183,28 @@ func TestRendezvousFollowsTheEpoch(t *testing.T) {
 		t.Fatalf("epoch 2 endpoints %v, want %v", got, want)
 	}
 }
+
+// TestRendezvousServiceOfAnOlderHub: a Service an older hub created for
+// the job, with a selector and no ports, is turned into the selectorless
+// one.
+func TestRendezvousServiceOfAnOlderHub(t *testing.T) {
+	r := newRig(t)
+	r.Cluster("eu1", node("a", "r", 0))
+	old := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "llama", Namespace: ns,
+		Labels: map[string]string{v1alpha1.LabelJob: "llama"}}, Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone,
+		Selector: map[string]string{v1alpha1.LabelJob: "llama"}}}
+	if _, err := r.hub.CoreV1().Services(ns).Create(r.Ctx, old, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.Submit("llama", 1, 8)
+	r.cycle()
+	waitCached(t, r, "llama")
+	r.pass()
+	svc, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if svc.Spec.Selector != nil || !svc.Spec.PublishNotReadyAddresses || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 29500 {
+		t.Fatalf("service spec %+v", svc.Spec)
+	}
+}
