@@ -121,6 +121,7 @@ func TestRendezvousInEveryMemberCluster(t *testing.T) {
 			}
 		}
 	}
+	reported := time.Now()
 	check := func(where string, cs kubernetes.Interface, managedBy string) {
 		eventually(t, 30*time.Second, "rendezvous of all four members in "+where, func(ctx context.Context) (bool, error) {
 			got, err := rendezvousOf(ctx, cs, "rdv", managedBy)
@@ -136,7 +137,8 @@ func TestRendezvousInEveryMemberCluster(t *testing.T) {
 	if err := rendezvousGone(t.Context(), workloads[other], "rdv"); err != nil {
 		t.Fatalf("cluster %s holds no member but: %v", other, err)
 	}
-	t.Logf("members %v; rendezvous mirrored in %s and %s", want, a, b)
+	t.Logf("members %v; rendezvous in the hub, %s and %s %v after the last member reported its IP",
+		want, a, b, time.Since(reported).Round(time.Millisecond))
 	if _, _, err := h.jobs.Cancel(t.Context(), "rdv"); err != nil {
 		t.Fatal(err)
 	}
