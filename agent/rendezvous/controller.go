@@ -182,7 +182,7 @@ func (m *Mirror) sync(ctx context.Context, k key) error {
 	}
 	var errs []error
 	for _, hs := range hubSlices {
-		if hs.Labels[discoveryv1.LabelManagedBy] != v1alpha1.ManagedByHub {
+		if hs.Labels[discoveryv1.LabelManagedBy] != v1alpha1.SliceManagedByHub {
 			continue
 		}
 		errs = append(errs, m.applySlice(ctx, have[hs.Name], MirrorSlice(hs)))

@@ -33,7 +33,7 @@ func MirrorService(hub *corev1.Service) *corev1.Service {
 func MirrorSlice(hub *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
 	l := mirrorLabels(hub.Labels[v1alpha1.LabelJob])
 	l[discoveryv1.LabelServiceName] = hub.Labels[discoveryv1.LabelServiceName]
-	l[discoveryv1.LabelManagedBy] = v1alpha1.ManagedByAgent
+	l[discoveryv1.LabelManagedBy] = v1alpha1.SliceManagedByAgent
 	s := hub.DeepCopy()
 	return &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: hub.Name, Namespace: hub.Namespace, Labels: l},

@@ -33,7 +33,7 @@ func hubService(job string) *corev1.Service {
 func hubSlice(job string, k int, ips ...string) *discoveryv1.EndpointSlice {
 	s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.EndpointSliceName(job, k), Namespace: ns,
 		Labels: map[string]string{v1alpha1.LabelJob: job, discoveryv1.LabelServiceName: job,
-			discoveryv1.LabelManagedBy: v1alpha1.ManagedByHub}}, AddressType: discoveryv1.AddressTypeIPv4}
+			discoveryv1.LabelManagedBy: v1alpha1.SliceManagedByHub}}, AddressType: discoveryv1.AddressTypeIPv4}
 	for i, ip := range ips {
 		h, ready := v1alpha1.MemberHostname(job, int32(i)), true
 		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip}, Hostname: &h,
@@ -54,7 +54,7 @@ func TestMirrorBuilders(t *testing.T) {
 	hs := hubSlice("g", 0, "10.1.0.4", "10.2.0.5")
 	sl := rendezvous.MirrorSlice(hs)
 	want := map[string]string{v1alpha1.LabelJob: "g", v1alpha1.LabelManaged: "true", discoveryv1.LabelServiceName: "g",
-		discoveryv1.LabelManagedBy: v1alpha1.ManagedByAgent}
+		discoveryv1.LabelManagedBy: v1alpha1.SliceManagedByAgent}
 	if sl.Name != hs.Name || sl.Namespace != ns || !maps.Equal(sl.Labels, want) || sl.AddressType != discoveryv1.AddressTypeIPv4 {
 		t.Errorf("slice %s/%s labels %v type %s", sl.Namespace, sl.Name, sl.Labels, sl.AddressType)
 	}
@@ -125,7 +125,7 @@ func (r *rig) localEndpoints(job string) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, s := range l.Items {
-		if s.Labels[discoveryv1.LabelManagedBy] != v1alpha1.ManagedByAgent || s.Labels[discoveryv1.LabelServiceName] != job {
+		if s.Labels[discoveryv1.LabelManagedBy] != v1alpha1.SliceManagedByAgent || s.Labels[discoveryv1.LabelServiceName] != job {
 			return nil, fmt.Errorf("slice %s labels %v", s.Name, s.Labels)
 		}
 		for _, e := range s.Endpoints {

@@ -63,8 +63,8 @@ const MaxProcessesPerMember = 1024
 // workload cluster. Neither is the endpointslice controller's value, so
 // that controller leaves them alone.
 const (
-	ManagedByHub   = "shoal-hub"
-	ManagedByAgent = "shoal-agent"
+	SliceManagedByHub   = "shoal-hub"
+	SliceManagedByAgent = "shoal-agent"
 )
 
 // MaxEndpointsPerSlice is how many members one rendezvous EndpointSlice

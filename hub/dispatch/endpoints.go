@@ -112,7 +112,7 @@ func emptySlice(j *v1alpha1.Job, namespace string, k int, fam discoveryv1.Addres
 	return &discoveryv1.EndpointSlice{
 		ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.EndpointSliceName(j.Name, k), Namespace: namespace,
 			Labels: map[string]string{discoveryv1.LabelServiceName: v1alpha1.ServiceName(j.Name),
-				discoveryv1.LabelManagedBy: v1alpha1.ManagedByHub, v1alpha1.LabelJob: j.Name}},
+				discoveryv1.LabelManagedBy: v1alpha1.SliceManagedByHub, v1alpha1.LabelJob: j.Name}},
 		AddressType: fam,
 		Ports: []discoveryv1.EndpointPort{{Name: ptrTo(rendezvousPortName), Protocol: ptrTo(corev1.ProtocolTCP),
 			Port: ptrTo(masterPort(j))}},

@@ -131,9 +131,9 @@ func TestRendezvousInEveryMemberCluster(t *testing.T) {
 			return maps.Equal(got, want), fmt.Errorf("endpoints %v, want %v", got, want)
 		})
 	}
-	check("the hub", h.kube, v1alpha1.ManagedByHub)
-	check(a, workloads[a], v1alpha1.ManagedByAgent)
-	check(b, workloads[b], v1alpha1.ManagedByAgent)
+	check("the hub", h.kube, v1alpha1.SliceManagedByHub)
+	check(a, workloads[a], v1alpha1.SliceManagedByAgent)
+	check(b, workloads[b], v1alpha1.SliceManagedByAgent)
 	if err := rendezvousGone(t.Context(), workloads[other], "rdv"); err != nil {
 		t.Fatalf("cluster %s holds no member but: %v", other, err)
 	}
