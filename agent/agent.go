@@ -22,6 +22,7 @@ import (
 	"github.com/shoal-dev/shoal/agent/inventory"
 	"github.com/shoal-dev/shoal/agent/nodehealth"
 	"github.com/shoal-dev/shoal/agent/podsync"
+	"github.com/shoal-dev/shoal/agent/rendezvous"
 	"github.com/shoal-dev/shoal/agent/vnode"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -91,8 +92,8 @@ func (a *Agent) Run(ctx context.Context) error {
 // runNodes starts, in g, what serves the hub cluster: the token refresher,
 // the pod syncer with the gang gate, the copies of the members' ConfigMaps,
 // Secrets and ServiceAccounts (agent/deps) and the fence (fed by every successful
-// call of hubAPI), the node failure watcher, the kubelet endpoint and the
-// virtual nodes (once the gate has loaded its epochs).
+// call of hubAPI), the node failure watcher, the rendezvous mirror, the
+// kubelet endpoint and the virtual nodes (once the gate has loaded its epochs).
 func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclient.Credentials, hubAPI *hubclient.Client,
 	workload *cluster.Cache, watcher *inventory.Watcher, h *health) error {
 	local := workload.Client()
@@ -134,8 +135,10 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 		Version: a.cfg.Version, Health: h.get})
 	syncer.SetRecorder(nodes.Recorder())
 	copies.SetRecorder(nodes.Recorder())
+	mirror := rendezvous.New(hub, workload)
 	toNodes := watcher.Subscribe()
 	g.Go(func() error { return hubKube.Run(ctx) })
+	g.Go(func() error { return mirror.Run(ctx) })
 	g.Go(func() error { return syncer.Run(ctx) })
 	g.Go(func() error { return copies.Run(ctx) })
 	g.Go(func() error { return fenced.Run(ctx) })

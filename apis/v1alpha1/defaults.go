@@ -19,9 +19,10 @@ const (
 // SetJobDefaults fills the unset fields of a Job in place: apiVersion and
 // kind, priority class, MIG slices per member, placement (maxClusters 1,
 // BinPack), failure policy (3 restarts, Reschedule), preemption
-// (preemptible below production, 30 s grace) and, when no container of the
-// template (of each role) asks for its members' GPUs, a limit on the first
-// container.
+// (preemptible below production, 30 s grace), rendezvous (port 29500,
+// processes per member = the member's accelerator count, see
+// JobSpec.ProcessesPerMember) and, when no container of the template (of
+// each role) asks for its members' GPUs, a limit on the first container.
 func SetJobDefaults(j *Job) {
 	j.APIVersion, j.Kind = APIVersion, KindJob
 	s := &j.Spec
@@ -56,6 +57,12 @@ func SetJobDefaults(j *Job) {
 	}
 	if s.Preemption.GracePeriodSeconds == nil {
 		s.Preemption.GracePeriodSeconds = ptr(DefaultGracePeriodSeconds)
+	}
+	if s.Rendezvous.Port == 0 {
+		s.Rendezvous.Port = DefaultMasterPort
+	}
+	if s.Rendezvous.ProcessesPerMember == 0 {
+		s.Rendezvous.ProcessesPerMember = s.ProcessesPerMember()
 	}
 	defaultGPULimit(s)
 }

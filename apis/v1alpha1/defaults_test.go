@@ -28,6 +28,10 @@ func TestSetJobDefaults(t *testing.T) {
 			if !*s.Preemption.Preemptible || *s.Preemption.GracePeriodSeconds != 30 {
 				t.Errorf("preemption defaults: %+v", s.Preemption)
 			}
+			if s.Rendezvous.Port != DefaultMasterPort || s.Rendezvous.ProcessesPerMember != s.Gang.GPUsPerMember {
+				t.Errorf("rendezvous defaults %+v, want port %d and %d processes (one per GPU)",
+					s.Rendezvous, DefaultMasterPort, s.Gang.GPUsPerMember)
+			}
 			if j.APIVersion != APIVersion || j.Kind != KindJob {
 				t.Errorf("type meta %v", j.TypeMeta)
 			}
@@ -60,11 +64,28 @@ func TestSetJobDefaults(t *testing.T) {
 				t.Errorf("explicit values overwritten: %+v", s)
 			}
 		}},
+		{"explicit rendezvous kept", newJob("a").gpus(8).with(func(j *Job) {
+			j.Spec.Rendezvous = Rendezvous{Port: 1234, ProcessesPerMember: 2}
+		}).obj(), func(t *testing.T, j *Job) {
+			if r := j.Spec.Rendezvous; r.Port != 1234 || r.ProcessesPerMember != 2 {
+				t.Errorf("explicit rendezvous overwritten: %+v", r)
+			}
+		}},
+		{"processes follow MIG slices per member", newJob("a").gpus(0).with(func(j *Job) {
+			j.Spec.Gang.MIG = &MIGRequest{Profile: "1g.10gb", PerMember: 3}
+		}).obj(), func(t *testing.T, j *Job) {
+			if j.Spec.Rendezvous.ProcessesPerMember != 3 {
+				t.Errorf("processes per member = %d, want 3", j.Spec.Rendezvous.ProcessesPerMember)
+			}
+		}},
 		{"MIG slices default to one, on the MIG resource", newJob("a").gpus(0).with(func(j *Job) {
 			j.Spec.Gang.MIG = &MIGRequest{Profile: "1g.10gb"}
 		}).obj(), func(t *testing.T, j *Job) {
 			if j.Spec.Gang.MIG.PerMember != 1 {
 				t.Errorf("perMember = %d", j.Spec.Gang.MIG.PerMember)
+			}
+			if j.Spec.Rendezvous.ProcessesPerMember != 1 {
+				t.Errorf("processes per member = %d, want one per MIG slice", j.Spec.Rendezvous.ProcessesPerMember)
 			}
 			q := j.Spec.Template.Spec.Containers[0].Resources.Limits["nvidia.com/mig-1g.10gb"]
 			if q.Cmp(*resource.NewQuantity(1, resource.DecimalSI)) != 0 {

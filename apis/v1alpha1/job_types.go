@@ -43,6 +43,9 @@ type JobSpec struct {
 	RunPolicy RunPolicy `json:"runPolicy,omitempty"`
 	// Preemption says whether and how gracefully the job may be preempted.
 	Preemption Preemption `json:"preemption,omitempty"`
+	// Rendezvous is how the members find each other: the master port and
+	// the processes each member runs (docs/rendezvous.md).
+	Rendezvous Rendezvous `json:"rendezvous,omitempty"`
 	// Template is the pod every member runs: a plain Kubernetes
 	// PodTemplateSpec. It is set with gang and left out with roles.
 	Template corev1.PodTemplateSpec `json:"template,omitzero"`
@@ -203,4 +206,17 @@ type Preemption struct {
 	// GracePeriodSeconds is the time members get to checkpoint after the
 	// preemption notice; default 30.
 	GracePeriodSeconds *int64 `json:"gracePeriodSeconds,omitempty"`
+}
+
+// Rendezvous is the job's part of the rendezvous contract
+// (docs/rendezvous.md): every member gets MASTER_ADDR, MASTER_PORT,
+// WORLD_SIZE, RANK and the torchrun PET_* variables built from it.
+type Rendezvous struct {
+	// Port is MASTER_PORT, the port member 0 listens on; default 29500.
+	Port int32 `json:"port,omitempty"`
+	// ProcessesPerMember is the number of processes each member starts
+	// (LOCAL_WORLD_SIZE, PET_NPROC_PER_NODE); WORLD_SIZE is members times
+	// this. Default: the member's accelerator count (gang.gpusPerMember, or
+	// gang.mig.perMember), one process per device.
+	ProcessesPerMember int32 `json:"processesPerMember,omitempty"`
 }

@@ -52,6 +52,7 @@ func validateJobSpec(s *JobSpec, p *field.Path) field.ErrorList {
 		errs = append(errs, field.NotSupported(p.Child("runPolicy"), s.RunPolicy, []RunPolicy{AtMostOnce, AtLeastOnce}))
 	}
 	errs = append(errs, validatePreemption(&s.Preemption, p.Child("preemption"))...)
+	errs = append(errs, validateRendezvous(&s.Rendezvous, p.Child("rendezvous"))...)
 	if len(s.Roles) > 0 {
 		for i := range s.Roles {
 			r := &s.Roles[i]
@@ -199,7 +200,7 @@ func validateTemplate(t *corev1.PodTemplateSpec, name corev1.ResourceName, n int
 		errs = append(errs, field.Forbidden(sp.Child("containers"),
 			fmt.Sprintf("a MIG gang must not ask for %s", ResourceGPU)))
 	}
-	return errs
+	return append(errs, validateReservedEnv(t.Spec.Containers, sp.Child("containers"))...)
 }
 
 // templateAccelerators lists the GPU and MIG resources the template's

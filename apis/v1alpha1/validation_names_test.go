@@ -72,8 +72,13 @@ func TestJobNameLimits(t *testing.T) {
 	check("hostname", MemberHostname(job, last), validation.IsDNS1123Label(MemberHostname(job, last)))
 	pod := MemberPodName(job, math.MaxInt64, last)
 	check("pod name", pod, validation.IsDNS1123Subdomain(pod))
-	check("MASTER_ADDR", MemberHostname(job, 0)+"."+ServiceName(job),
-		validation.IsDNS1123Subdomain(MemberHostname(job, 0)+"."+ServiceName(job)))
+	addr := MasterAddr(job, strings.Repeat("n", validation.DNS1123LabelMaxLength))
+	check("MASTER_ADDR", addr, validation.IsDNS1123Subdomain(addr))
+	for _, l := range strings.Split(addr, ".") {
+		check("MASTER_ADDR label", l, validation.IsDNS1123Label(l))
+	}
+	slice := EndpointSliceName(job, MaxGangMembers/MaxEndpointsPerSlice)
+	check("EndpointSlice name", slice, validation.IsDNS1123Subdomain(slice))
 	// One more character breaks the host name of the last member.
 	if msgs := validation.IsDNS1123Label(MemberHostname(job+"a", last)); len(msgs) == 0 {
 		t.Errorf("limit %d is not tight: a name one longer still gives valid host names", MaxJobNameLength)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -82,6 +83,22 @@ func TestValidateJob(t *testing.T) {
 		{"MIG gang asking for whole GPUs", newJob("a").gpus(0).gpuLimit(1).with(func(j *Job) {
 			j.Spec.Gang.MIG = &MIGRequest{Profile: "1g.10gb", PerMember: 1}
 		}).obj(), []string{"spec.template.spec.containers: Forbidden"}},
+		{"rendezvous port and processes out of range", newJob("a").with(func(j *Job) {
+			j.Spec.Rendezvous = Rendezvous{Port: 65536, ProcessesPerMember: -1}
+		}).obj(), []string{"spec.rendezvous.port: Invalid value", "spec.rendezvous.processesPerMember: Invalid value"}},
+		{"negative port, too many processes", newJob("a").with(func(j *Job) {
+			j.Spec.Rendezvous = Rendezvous{Port: -1, ProcessesPerMember: MaxProcessesPerMember + 1}
+		}).obj(), []string{"spec.rendezvous.port: Invalid value", "spec.rendezvous.processesPerMember: Invalid value"}},
+		{"extreme valid rendezvous", newJob("a").with(func(j *Job) {
+			j.Spec.Rendezvous = Rendezvous{Port: 65535, ProcessesPerMember: MaxProcessesPerMember}
+		}).obj(), nil},
+		{"template sets reserved env names", newJob("a").with(func(j *Job) {
+			j.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "FOO", Value: "x"},
+				{Name: EnvMasterAddr, Value: "me"}}
+			j.Spec.Template.Spec.Containers = append(j.Spec.Template.Spec.Containers,
+				corev1.Container{Name: "side", Image: "x", Env: []corev1.EnvVar{{Name: EnvPETNNodes, Value: "3"}}})
+		}).obj(), []string{"spec.template.spec.containers[0].env[1].name: Forbidden",
+			"spec.template.spec.containers[1].env[0].name: Forbidden"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

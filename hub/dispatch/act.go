@@ -28,6 +28,11 @@ func (d *Dispatcher) act(ctx context.Context, s *scope, wrote bool) error {
 	if err := d.deletePods(ctx, s.old, 0); err != nil {
 		return err
 	}
+	if rendezvousDue(s) {
+		if err := d.syncRendezvous(ctx, s); err != nil {
+			return err
+		}
+	}
 	if s.create {
 		if err := d.createMembers(ctx, s); err != nil {
 			return err
@@ -44,8 +49,15 @@ func (d *Dispatcher) act(ctx context.Context, s *scope, wrote bool) error {
 	return nil
 }
 
-// createMembers creates the missing member pods (and the rendezvous
-// Service) and adds them to s.pods.
+// rendezvousDue says whether the pass keeps the job's rendezvous Service
+// and EndpointSlices: while its current epoch is dispatched and not being
+// torn down (s.pods then holds that epoch's members).
+func rendezvousDue(s *scope) bool {
+	j := s.job.Object
+	return s.teardown == nil && s.res != nil && j != nil && !j.Status.Phase.Terminal() && s.res.Epoch == j.Status.Epoch
+}
+
+// createMembers creates the missing member pods and adds them to s.pods.
 func (d *Dispatcher) createMembers(ctx context.Context, s *scope) error {
 	j := s.job.Object
 	have := map[string]bool{}
@@ -60,12 +72,6 @@ func (d *Dispatcher) createMembers(ctx context.Context, s *scope) error {
 	}
 	if len(missing) == 0 {
 		return nil
-	}
-	if len(s.res.Clusters) == 1 {
-		_, err := d.hub.CoreV1().Services(d.cfg.Namespace).Create(ctx, d.headlessService(j), metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create rendezvous service: %w", err)
-		}
 	}
 	created := make([]*corev1.Pod, len(missing))
 	err := forEach(len(missing), func(i int) error {
@@ -142,11 +148,7 @@ func (d *Dispatcher) tearDown(ctx context.Context, s *scope, wrote bool) error {
 	if _, err := d.st.Txn(ctx).If(conds...).Then(ops...).Commit(); err != nil {
 		return err
 	}
-	err := d.hub.CoreV1().Services(d.cfg.Namespace).Delete(ctx, v1alpha1.ServiceName(s.name), metav1.DeleteOptions{})
-	if err != nil && !isNotFound(err) {
-		return err
-	}
-	return nil
+	return d.deleteRendezvous(ctx, s.name)
 }
 
 // deletePods deletes the pods not yet terminating with grace seconds, and

@@ -146,9 +146,11 @@ func TestGangPreparesCommitsAndRuns(t *testing.T) {
 	for _, e := range p.Spec.Containers[0].Env {
 		env[e.Name] = e.Value
 	}
+	member, _ := strconv.Atoi(p.Labels[v1alpha1.LabelMember])
 	if p.Spec.NodeName != "shoal-eu1-h100-80gb" || p.Annotations[v1alpha1.AnnotationTargetNode] == "" ||
-		p.Annotations[v1alpha1.AnnotationEpoch] != "1" || env["SHOAL_GANG_SIZE"] != "2" || env["WORLD_SIZE"] != "2" ||
-		env["MASTER_ADDR"] != "llama-0.llama" || env["RANK"] != p.Labels[v1alpha1.LabelMember] {
+		p.Annotations[v1alpha1.AnnotationEpoch] != "1" || env["SHOAL_GANG_SIZE"] != "2" || env["WORLD_SIZE"] != "16" ||
+		env["MASTER_ADDR"] != "llama-0.llama."+ns || env["RANK"] != strconv.Itoa(8*member) ||
+		env["NODE_RANK"] != p.Labels[v1alpha1.LabelMember] || p.Spec.Subdomain != "llama" {
 		t.Fatalf("member pod %s: node %s annotations %v env %v", p.Name, p.Spec.NodeName, p.Annotations, env)
 	}
 	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{}); err != nil {
@@ -273,6 +275,9 @@ func TestCancelRemovesEveryMember(t *testing.T) {
 	}
 	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{}); err == nil {
 		t.Fatal("rendezvous service left behind")
+	}
+	if l, err := r.hub.DiscoveryV1().EndpointSlices(ns).List(r.Ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Fatalf("rendezvous endpoint slices left behind: %v (%v)", l, err)
 	}
 }
 

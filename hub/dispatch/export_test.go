@@ -34,3 +34,10 @@ func Fingerprint(p *corev1.Pod) string {
 
 // NotifyDrains is notifyDrains, for its unit test.
 var NotifyDrains = notifyDrains
+
+// CachedService says whether the dispatcher's rendezvous cache holds the
+// Service name.
+func CachedService(d *Dispatcher, name string) bool {
+	_, err := d.pods.services.services.Get(name)
+	return err == nil
+}

@@ -46,34 +46,13 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 	if p.Spec.RestartPolicy == "" {
 		p.Spec.RestartPolicy = corev1.RestartPolicyNever
 	}
-	env := []corev1.EnvVar{
-		{Name: "SHOAL_JOB", Value: j.Name},
-		{Name: "SHOAL_GANG_SIZE", Value: strconv.Itoa(len(r.Members))},
-		{Name: "SHOAL_MEMBER_INDEX", Value: idx},
-		{Name: "SHOAL_EPOCH", Value: epoch},
-	}
-	if len(r.Clusters) == 1 {
-		p.Spec.Hostname, p.Spec.Subdomain = v1alpha1.MemberHostname(j.Name, m.Index), v1alpha1.ServiceName(j.Name)
-		env = append(env,
-			corev1.EnvVar{Name: "MASTER_ADDR", Value: v1alpha1.MemberHostname(j.Name, 0) + "." + v1alpha1.ServiceName(j.Name)},
-			corev1.EnvVar{Name: "WORLD_SIZE", Value: strconv.Itoa(len(r.Members))},
-			corev1.EnvVar{Name: "RANK", Value: idx})
-	}
+	rendezvousNames(&p.Spec, j.Name, m.Index)
+	env := rendezvousEnv(j, r, d.cfg.Namespace, m.Index)
 	for i := range p.Spec.Containers {
 		p.Spec.Containers[i].Env = append(p.Spec.Containers[i].Env, env...)
 	}
 	setRole(p, j, m)
 	return p
-}
-
-// headlessService is the job's rendezvous Service (single-cluster gangs).
-func (d *Dispatcher) headlessService(j *v1alpha1.Job) *corev1.Service {
-	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.ServiceName(j.Name), Namespace: d.cfg.Namespace,
-			Labels: map[string]string{v1alpha1.LabelJob: j.Name}},
-		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{v1alpha1.LabelJob: j.Name},
-			PublishNotReadyAddresses: true},
-	}
 }
 
 // memberState is what the dispatcher reads from a hub pod.

@@ -24,13 +24,16 @@ var ErrNotStarted = errors.New("dispatch: the member pod cache is not started (c
 
 // memberPods is the cache of the hub member pods: a shared informer on the
 // pods of the member namespace that carry the job label. Passes read it
-// instead of listing the API server each time.
+// instead of listing the API server each time. The same factory caches the
+// jobs' rendezvous Services and EndpointSlices (rendezvous.go), which carry
+// the job label too.
 type memberPods struct {
 	hub       kubernetes.Interface
 	namespace string
 	factory   informers.SharedInformerFactory
 	informer  cache.SharedIndexInformer
 	lister    corelisters.PodNamespaceLister
+	services  rendezvousCache
 }
 
 func newMemberPods(hub kubernetes.Interface, namespace string) *memberPods {
@@ -38,7 +41,7 @@ func newMemberPods(hub kubernetes.Interface, namespace string) *memberPods {
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.LabelJob }))
 	pods := f.Core().V1().Pods()
 	return &memberPods{hub: hub, namespace: namespace, factory: f, informer: pods.Informer(),
-		lister: pods.Lister().Pods(namespace)}
+		lister: pods.Lister().Pods(namespace), services: newRendezvousCache(f, namespace)}
 }
 
 // start runs the informer until ctx ends.
@@ -49,7 +52,7 @@ func (m *memberPods) wait(ctx context.Context) error {
 	if m == nil {
 		return ErrNotStarted
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), m.informer.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), m.informer.HasSynced, m.services.synced) {
 		return fmt.Errorf("member pod cache not synced: %w", ctx.Err())
 	}
 	return nil

@@ -79,6 +79,13 @@ func (d *Dispatcher) Pass(ctx context.Context) error {
 		return err
 	}
 	var errs []error
+	live := make(map[string]bool, len(scopes))
+	for _, s := range scopes {
+		live[s.name] = true
+	}
+	if err := d.sweepRendezvous(ctx, live); err != nil {
+		errs = append(errs, err)
+	}
 	for _, s := range scopes {
 		s.drains, s.lost = dr, lost
 		if err := d.reconcile(ctx, s); err != nil && !errors.Is(err, store.ErrConflict) {

@@ -27,6 +27,10 @@ func clusterRole() *rbacv1ac.ClusterRoleApplyConfiguration {
 			rule(core, []string{"events"}, "create", "patch", "update"),
 			rule([]string{"events.k8s.io"}, []string{"events"}, "create", "patch", "update"),
 			rule(core, []string{"namespaces"}, "get"),
+			// The jobs' rendezvous Service and EndpointSlices, which the
+			// agent mirrors into its workload cluster (docs/rendezvous.md).
+			rule(core, []string{"services"}, "get", "list", "watch"),
+			rule([]string{"discovery.k8s.io"}, []string{"endpointslices"}, "get", "list", "watch"),
 		)
 }
 

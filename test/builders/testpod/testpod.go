@@ -75,3 +75,12 @@ func container(name string, res map[corev1.ResourceName]int64) corev1.Container 
 	}
 	return c
 }
+
+// IPs sets the pod IP and the host (node) IP in the status.
+func (w *Wrapper) IPs(pod, host string) *Wrapper {
+	w.p.Status.PodIP, w.p.Status.HostIP = pod, host
+	return w
+}
+
+// HostNetwork runs the pod in its node's network namespace.
+func (w *Wrapper) HostNetwork() *Wrapper { w.p.Spec.HostNetwork = true; return w }

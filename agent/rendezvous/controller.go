@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package rendezvous
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/agent/cluster"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+// workers is how many jobs are mirrored at once.
+const workers = 4
+
+// key names one job's rendezvous: the member namespace and the job.
+type key struct{ namespace, job string }
+
+// lists are the listers of one cluster's rendezvous Services and slices.
+type lists struct {
+	factory  informers.SharedInformerFactory
+	services corelisters.ServiceLister
+	slices   discoverylisters.EndpointSliceLister
+	synced   []cache.InformerSynced
+}
+
+func newLists(c kubernetes.Interface, selector string) *lists {
+	f := informers.NewSharedInformerFactoryWithOptions(c, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
+	svc, sl := f.Core().V1().Services(), f.Discovery().V1().EndpointSlices()
+	return &lists{factory: f, services: svc.Lister(), slices: sl.Lister(),
+		synced: []cache.InformerSynced{svc.Informer().HasSynced, sl.Informer().HasSynced}}
+}
+
+// Mirror keeps the workload cluster's copies of the hub's rendezvous
+// Services and EndpointSlices (see the package doc). Create it with New and
+// Run it once.
+type Mirror struct {
+	hub, local *lists
+	client     kubernetes.Interface
+	workload   *cluster.Cache
+	queue      workqueue.TypedRateLimitingInterface[key]
+}
+
+// New returns the Mirror for the hub cluster behind hub and the workload
+// cluster of workload.
+func New(hub kubernetes.Interface, workload *cluster.Cache) *Mirror {
+	managed := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManaged: "true"}).String()
+	return &Mirror{
+		hub:      newLists(hub, v1alpha1.LabelJob),
+		local:    newLists(workload.Client(), v1alpha1.LabelJob+","+managed),
+		client:   workload.Client(),
+		workload: workload,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+			workqueue.NewTypedItemExponentialFailureRateLimiter[key](100*time.Millisecond, 30*time.Second),
+			workqueue.TypedRateLimitingQueueConfig[key]{Name: "rendezvous"}),
+	}
+}
+
+// Run watches both clusters and mirrors every job's rendezvous until ctx
+// ends.
+func (m *Mirror) Run(ctx context.Context) error {
+	defer m.queue.ShutDown()
+	h := cache.ResourceEventHandlerFuncs{AddFunc: m.enqueue, UpdateFunc: func(_, o any) { m.enqueue(o) }, DeleteFunc: m.enqueue}
+	var regs []cache.ResourceEventHandlerRegistration
+	for _, l := range []*lists{m.hub, m.local} {
+		for _, inf := range []cache.SharedIndexInformer{l.factory.Core().V1().Services().Informer(),
+			l.factory.Discovery().V1().EndpointSlices().Informer()} {
+			r, err := inf.AddEventHandler(h)
+			if err != nil {
+				return err
+			}
+			regs = append(regs, r)
+		}
+	}
+	// Members come and go; a member's pod changing does not change the mirror.
+	r, err := m.workload.AddPodHandler(cache.ResourceEventHandlerFuncs{AddFunc: m.enqueue, DeleteFunc: m.enqueue})
+	if err != nil {
+		return err
+	}
+	regs = append(regs, r)
+	m.hub.factory.Start(ctx.Done())
+	m.local.factory.Start(ctx.Done())
+	defer m.hub.factory.Shutdown()
+	defer m.local.factory.Shutdown()
+	syncs := append(append([]cache.InformerSynced{}, m.hub.synced...), m.local.synced...)
+	if !cache.WaitForCacheSync(ctx.Done(), syncs...) || !m.workload.WaitForCacheSync(ctx, regs...) {
+		return nil // ctx ended
+	}
+	klog.FromContext(ctx).Info("Mirroring rendezvous Services")
+	done := make(chan struct{})
+	for range workers {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for m.next(ctx) { //nolint:revive // next does the work
+			}
+		}()
+	}
+	<-ctx.Done()
+	m.queue.ShutDown()
+	for range workers {
+		<-done
+	}
+	return nil
+}
+
+// enqueue queues the job of a Service, slice or pod carrying the job label.
+func (m *Mirror) enqueue(obj any) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	o, ok := obj.(metav1.Object)
+	if !ok {
+		return
+	}
+	if job := o.GetLabels()[v1alpha1.LabelJob]; job != "" {
+		m.queue.Add(key{namespace: o.GetNamespace(), job: job})
+	}
+}
+
+// next syncs one queued job; false once the queue is shut down.
+func (m *Mirror) next(ctx context.Context) bool {
+	k, quit := m.queue.Get()
+	if quit {
+		return false
+	}
+	defer m.queue.Done(k)
+	if err := m.sync(ctx, k); err != nil {
+		klog.FromContext(ctx).Error(err, "Mirroring the rendezvous failed; retrying", "namespace", k.namespace, "job", k.job)
+		m.queue.AddRateLimited(k)
+		return true
+	}
+	m.queue.Forget(k)
+	return true
+}
+
+// sync makes the workload cluster's mirror of one job what the hub says,
+// or removes it when the job has no local member or no hub Service.
+func (m *Mirror) sync(ctx context.Context, k key) error {
+	byJob := labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: k.job})
+	members, err := m.workload.Pods().Pods(k.namespace).List(
+		labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: k.job, v1alpha1.LabelManaged: "true"}))
+	if err != nil {
+		return err
+	}
+	hubSvc, err := m.hub.services.Services(k.namespace).Get(v1alpha1.ServiceName(k.job))
+	if err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	localSlices, err := m.local.slices.EndpointSlices(k.namespace).List(byJob)
+	if err != nil {
+		return err
+	}
+	if len(members) == 0 || hubSvc == nil {
+		return m.remove(ctx, k, localSlices)
+	}
+	if err := m.applyService(ctx, MirrorService(hubSvc)); err != nil {
+		return err
+	}
+	hubSlices, err := m.hub.slices.EndpointSlices(k.namespace).List(byJob)
+	if err != nil {
+		return err
+	}
+	have := map[string]*discoveryv1.EndpointSlice{}
+	for _, s := range localSlices {
+		have[s.Name] = s
+	}
+	var errs []error
+	for _, hs := range hubSlices {
+		if hs.Labels[discoveryv1.LabelManagedBy] != v1alpha1.SliceManagedByHub {
+			continue
+		}
+		errs = append(errs, m.applySlice(ctx, have[hs.Name], MirrorSlice(hs)))
+		delete(have, hs.Name)
+	}
+	for _, s := range have {
+		errs = append(errs, m.deleteSlice(ctx, s.Namespace, s.Name))
+	}
+	if len(errs) == 0 {
+		klog.FromContext(ctx).V(4).Info("Rendezvous mirrored", "namespace", k.namespace, "job", k.job,
+			"slices", len(hubSlices), "localMembers", len(members))
+	}
+	return errors.Join(errs...)
+}
+
+// applyService creates the local Service or updates it where it drifted.
+func (m *Mirror) applyService(ctx context.Context, want *corev1.Service) error {
+	api := m.client.CoreV1().Services(want.Namespace)
+	cur, err := m.local.services.Services(want.Namespace).Get(want.Name)
+	if apierrors.IsNotFound(err) {
+		_, err = api.Create(ctx, want, metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			return wrap("create service", want.Namespace, want.Name, err)
+		}
+		if cur, err = api.Get(ctx, want.Name, metav1.GetOptions{}); err != nil { // not cached yet
+			return wrap("read service", want.Namespace, want.Name, err)
+		}
+	} else if err != nil {
+		return err
+	}
+	if !serviceDrifted(cur, want) {
+		return nil
+	}
+	if cur.Labels[v1alpha1.LabelManaged] != "true" {
+		return fmt.Errorf("service %s/%s exists and is not Shoal's: the job's rendezvous name is taken", want.Namespace, want.Name)
+	}
+	next := cur.DeepCopy()
+	next.Labels, next.Spec.Selector = want.Labels, nil
+	next.Spec.Ports, next.Spec.PublishNotReadyAddresses = want.Spec.Ports, want.Spec.PublishNotReadyAddresses
+	_, err = api.Update(ctx, next, metav1.UpdateOptions{})
+	return wrap("update service", want.Namespace, want.Name, err)
+}
+
+// applySlice creates the local slice (cur nil: not cached) or updates it
+// where it drifted; a changed address type (immutable) replaces it.
+func (m *Mirror) applySlice(ctx context.Context, cur, want *discoveryv1.EndpointSlice) error {
+	api := m.client.DiscoveryV1().EndpointSlices(want.Namespace)
+	if cur == nil {
+		_, err := api.Create(ctx, want, metav1.CreateOptions{})
+		if !apierrors.IsAlreadyExists(err) {
+			return wrap("create endpoint slice", want.Namespace, want.Name, err)
+		}
+		if cur, err = api.Get(ctx, want.Name, metav1.GetOptions{}); err != nil {
+			return wrap("read endpoint slice", want.Namespace, want.Name, err)
+		}
+	}
+	if !sliceDrifted(cur, want) {
+		return nil
+	}
+	if cur.AddressType != want.AddressType {
+		if err := m.deleteSlice(ctx, want.Namespace, want.Name); err != nil {
+			return err
+		}
+		_, err := api.Create(ctx, want, metav1.CreateOptions{})
+		return wrap("create endpoint slice", want.Namespace, want.Name, err)
+	}
+	next := cur.DeepCopy()
+	next.Labels, next.Endpoints, next.Ports = want.Labels, want.Endpoints, want.Ports
+	_, err := api.Update(ctx, next, metav1.UpdateOptions{})
+	return wrap("update endpoint slice", want.Namespace, want.Name, err)
+}
+
+// remove deletes the job's local Service and slices.
+func (m *Mirror) remove(ctx context.Context, k key, slices []*discoveryv1.EndpointSlice) error {
+	var errs []error
+	for _, s := range slices {
+		errs = append(errs, m.deleteSlice(ctx, s.Namespace, s.Name))
+	}
+	if _, err := m.local.services.Services(k.namespace).Get(v1alpha1.ServiceName(k.job)); err == nil {
+		err := m.client.CoreV1().Services(k.namespace).Delete(ctx, v1alpha1.ServiceName(k.job), metav1.DeleteOptions{})
+		if !apierrors.IsNotFound(err) {
+			errs = append(errs, wrap("delete service", k.namespace, k.job, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (m *Mirror) deleteSlice(ctx context.Context, ns, name string) error {
+	err := m.client.DiscoveryV1().EndpointSlices(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return wrap("delete endpoint slice", ns, name, err)
+}
+
+// wrap names the object a failed write was about (nil stays nil).
+func wrap(what, ns, name string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s %s/%s: %w", what, ns, name, err)
+}
