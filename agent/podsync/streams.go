@@ -185,8 +185,19 @@ func pipePort(ctx context.Context, conn httpstream.Connection, port int32, strea
 	case <-fromPod:
 	case <-ctx.Done():
 	case err := <-remoteErr:
+		if err != nil {
+			_ = data.Reset()
+			return err
+		}
+		// A clean end of the error stream may overtake the last data
+		// (streams are not ordered with each other): read the data to its end.
+		select {
+		case <-fromPod:
+		case <-conn.CloseChan():
+		case <-ctx.Done():
+		}
 		_ = data.Reset()
-		return err
+		return nil
 	}
 	_ = data.Reset()
 	select {
