@@ -14,11 +14,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
+	streamhttp "k8s.io/streaming/pkg/httpstream"
 )
 
 // Logs streams a container's logs from the local API server: what it
@@ -129,7 +129,7 @@ func (s *Syncer) PortForward(ctx context.Context, ns, pod string, port int32, st
 		return fmt.Errorf("port-forward to %s/%s: %w", ns, pod, err)
 	}
 	u := s.local.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("portforward").URL()
-	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: rt}, http.MethodPost, u)
+	dialer := spdy.NewDialerForStreaming(upgrader, &http.Client{Transport: rt}, http.MethodPost, u)
 	conn, proto, err := dialer.Dial(portforward.PortForwardProtocolV1Name)
 	if err != nil {
 		return asKubeletError(fmt.Errorf("port-forward to %s/%s in the workload cluster: %w", ns, pod, err))
@@ -143,7 +143,7 @@ func (s *Syncer) PortForward(ctx context.Context, ns, pod string, port int32, st
 
 // pipePort opens the error and data streams of one port on conn, as
 // client-go's port forwarder does, and copies between data and stream.
-func pipePort(ctx context.Context, conn httpstream.Connection, port int32, stream io.ReadWriter) error {
+func pipePort(ctx context.Context, conn streamhttp.Connection, port int32, stream io.ReadWriter) error {
 	h := http.Header{}
 	h.Set(corev1.StreamType, corev1.StreamTypeError)
 	h.Set(corev1.PortHeader, strconv.Itoa(int(port)))
