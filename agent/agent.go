@@ -92,8 +92,8 @@ func (a *Agent) Run(ctx context.Context) error {
 // runNodes starts, in g, what serves the hub cluster: the token refresher,
 // the pod syncer with the gang gate, the copies of the members' ConfigMaps,
 // Secrets and ServiceAccounts (agent/deps) and the fence (fed by every successful
-// call of hubAPI), the node failure watcher, the rendezvous mirror, the
-// kubelet endpoint and the virtual nodes (once the gate has loaded its epochs).
+// call of hubAPI), the node failure watcher, the rendezvous mirror, and the
+// virtual nodes with their kubelet endpoints (once the gate has loaded its epochs).
 func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclient.Credentials, hubAPI *hubclient.Client,
 	workload *cluster.Cache, watcher *inventory.Watcher, h *health) error {
 	local := workload.Client()
@@ -125,13 +125,8 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	hubAPI.OnContact(fenced.Contact)
 	failures := nodehealth.New(workload, syncer, nodehealth.Config{Grace: a.cfg.NodeFailureGrace,
 		Taints: a.cfg.GPUFailureTaints, Conditions: a.cfg.GPUFailureConditions})
-	kubelet := &vnode.KubeletServer{Addr: a.cfg.KubeletListen, Address: a.cfg.KubeletAddress, Syncer: syncer}
-	port, err := kubelet.Listen()
-	if err != nil {
-		return err
-	}
 	nodes := vnode.New(vnode.Config{Cluster: a.cfg.Cluster, Hub: hub, Syncer: syncer, Labels: a.cfg.Labels,
-		Address: a.cfg.KubeletAddress, Port: port, LeaseDurationSeconds: a.cfg.LeaseDurationSeconds,
+		Address: a.cfg.KubeletAddress, Listen: a.cfg.KubeletListen, LeaseDurationSeconds: a.cfg.LeaseDurationSeconds,
 		Version: a.cfg.Version, Health: h.get})
 	syncer.SetRecorder(nodes.Recorder())
 	copies.SetRecorder(nodes.Recorder())
@@ -144,7 +139,6 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	g.Go(func() error { return fenced.Run(ctx) })
 	g.Go(func() error { return gate.Run(ctx) })
 	g.Go(func() error { return failures.Run(ctx) })
-	g.Go(func() error { return kubelet.Serve(ctx) })
 	g.Go(func() error {
 		select { // no member is accepted before the epochs of earlier runs are back
 		case <-ctx.Done():
@@ -153,7 +147,7 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 		}
 		return nodes.Run(ctx, toNodes)
 	})
-	klog.FromContext(ctx).Info("Serving virtual nodes", "kubeletPort", port)
+	klog.FromContext(ctx).Info("Serving virtual nodes", "kubeletListen", a.cfg.KubeletListen)
 	return nil
 }
 

@@ -39,9 +39,11 @@ type Config struct {
 	Labels map[string]string
 	// HeartbeatInterval between heartbeats (default 10 s; the hub may ask for another).
 	HeartbeatInterval time.Duration
-	// KubeletListen is the kubelet endpoint's listen address (default ":10250").
+	// KubeletListen is the listen address of the first virtual node's kubelet
+	// endpoint (default ":10250"); each further node takes the next port (a
+	// port of the kernel's choice each when the port is 0).
 	KubeletListen string
-	// KubeletAddress is the IP the hub's API server dials for logs/exec.
+	// KubeletAddress is the IP the hub's API server dials for the kubelet API (logs, exec, attach, port-forward, /pods, stats).
 	KubeletAddress string
 	// LeaseDurationSeconds of the virtual nodes' leases (default 40).
 	LeaseDurationSeconds int32

@@ -4,6 +4,7 @@ package vnode
 
 import (
 	"context"
+	"crypto/x509"
 	"fmt"
 	"sync"
 	"time"
@@ -37,9 +38,16 @@ type Config struct {
 	Syncer *podsync.Syncer
 	// Labels are the cluster labels copied onto every virtual node.
 	Labels map[string]string
-	// Address and Port are where the hub's API server reaches the kubelet endpoint.
+	// Address is where the hub's API server reaches the kubelet endpoints
+	// (the nodes' InternalIP).
 	Address string
-	Port    int32
+	// Listen is the listen address of the first node's kubelet endpoint
+	// (default ":10250"); each further node listens on the next port, or on
+	// a port of the kernel's choice when the port is 0.
+	Listen string
+	// ClientCAs, when set, must have signed the client certificate of every
+	// kubelet endpoint request (the hub API server's --kubelet-client-certificate).
+	ClientCAs *x509.CertPool
 	// LeaseDurationSeconds of the node leases (default 40).
 	LeaseDurationSeconds int32
 	// Version is the agent version shown as the kubelet version.
@@ -67,6 +75,9 @@ type Manager struct {
 func New(cfg Config) *Manager {
 	if cfg.Workers == 0 {
 		cfg.Workers = 16
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = ":10250"
 	}
 	if cfg.HealthInterval == 0 {
 		cfg.HealthInterval = 5 * time.Second
@@ -144,15 +155,30 @@ func (m *Manager) apply(ctx context.Context, pools []fedinv.Pool, ready bool, ms
 		if !seen[name] {
 			gone := np.pool
 			gone.Capacity, gone.Allocatable, gone.Free, gone.LargestNodeFree, gone.Nodes = 0, 0, 0, 0, 0
+			gone.NodesByFree = nil
 			np.set(gone, ready, msg)
 		}
 	}
 	return nil
 }
 
-// start assembles and runs the node and pod controllers of one pool.
-func (m *Manager) start(ctx context.Context, p fedinv.Pool) (*nodeProvider, error) {
-	spec := m.nodeSpec(p)
+// start assembles and runs the node and pod controllers and the kubelet
+// endpoint of one pool.
+func (m *Manager) start(ctx context.Context, p fedinv.Pool) (_ *nodeProvider, err error) {
+	addr, err := nodeAddr(m.cfg.Listen, len(m.nodes))
+	if err != nil {
+		return nil, err
+	}
+	l, port, err := listen(addr, m.cfg.Address, m.cfg.ClientCAs)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = l.Close()
+		}
+	}()
+	spec := m.nodeSpec(p, port)
 	name := spec.Name
 	np := newNodeProvider(m, spec, p)
 	hub := m.cfg.Hub
@@ -182,9 +208,18 @@ func (m *Manager) start(ctx context.Context, p fedinv.Pool) (*nodeProvider, erro
 	if err != nil {
 		return nil, fmt.Errorf("pod controller %s: %w", name, err)
 	}
+	mem := &members{node: name, lister: podInf.Core().V1().Pods().Lister()}
+	np.heldFn = func() int { return mem.held(corev1.ResourceName(p.Resource)) }
+	ep := &endpoint{node: name, members: mem, b: m.cfg.Syncer, started: time.Now()}
 	log := klog.FromContext(ctx).WithValues("node", name)
-	log.Info("Starting virtual node", "resource", p.Resource, "capacity", p.Capacity)
-	m.wg.Add(2)
+	log.Info("Starting virtual node", "resource", p.Resource, "capacity", p.Capacity, "kubeletPort", port)
+	m.wg.Add(3)
+	go func() {
+		defer m.wg.Done()
+		if err := ep.serve(ctx, l); err != nil && ctx.Err() == nil {
+			m.fail(fmt.Errorf("kubelet endpoint of %s: %w", name, err))
+		}
+	}()
 	go func() {
 		defer m.wg.Done()
 		if err := nc.Run(ctx); err != nil && ctx.Err() == nil {

@@ -4,6 +4,7 @@ package vnode
 
 import (
 	"context"
+	"reflect"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,10 +16,14 @@ import (
 // nodeProvider is the virtual-kubelet NodeProvider of one virtual node: it
 // owns the node's capacity and Ready condition and pushes changes.
 type nodeProvider struct {
-	m       *Manager
-	mu      sync.Mutex
-	node    *corev1.Node
-	pool    fedinv.Pool
+	m    *Manager
+	mu   sync.Mutex
+	node *corev1.Node
+	pool fedinv.Pool
+	held int
+	// heldFn, once the pod controller is assembled, says what the node's
+	// member pods hold of the pool (nil: nothing yet).
+	heldFn  func() int
 	ready   bool
 	msg     string
 	changed chan struct{}
@@ -49,19 +54,24 @@ func (np *nodeProvider) NotifyNodeStatus(ctx context.Context, cb func(*corev1.No
 	}()
 }
 
-// set updates the pool and readiness; it pushes only real changes.
+// set updates the pool, what the members hold and readiness; it pushes
+// only real changes.
 func (np *nodeProvider) set(p fedinv.Pool, ready bool, msg string) {
 	np.mu.Lock()
 	defer np.mu.Unlock()
-	if np.pool == p && np.ready == ready && np.msg == msg {
+	held := 0
+	if np.heldFn != nil {
+		held = np.heldFn()
+	}
+	if reflect.DeepEqual(np.pool, p) && np.held == held && np.ready == ready && np.msg == msg {
 		return
 	}
-	np.pool, np.ready, np.msg = p, ready, msg
+	np.pool, np.held, np.ready, np.msg = p, held, ready, msg
 	next := np.node.DeepCopy()
-	np.m.setStatus(next, p, ready, msg)
+	np.m.setStatus(next, p, held, ready, msg)
 	if apiequality.Semantic.DeepEqual(next.Status.Capacity, np.node.Status.Capacity) &&
 		apiequality.Semantic.DeepEqual(next.Status.Allocatable, np.node.Status.Allocatable) && readyOf(next) == readyOf(np.node) &&
-		conditionMessage(next) == conditionMessage(np.node) {
+		conditionMessage(next) == conditionMessage(np.node) && reflect.DeepEqual(next.Annotations, np.node.Annotations) {
 		return
 	}
 	np.node = next

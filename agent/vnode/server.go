@@ -16,73 +16,135 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
-	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
-
-	"github.com/shoal-dev/shoal/agent/podsync"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
-// KubeletServer serves the kubelet API (container logs, exec) of all the
-// agent's virtual nodes on one TLS port, backed by the workload cluster.
-type KubeletServer struct {
-	// Addr to listen on, e.g. ":10250".
-	Addr string
-	// Address is the IP or name the certificate is made for.
-	Address string
-	// ClientCAs, when set, must have signed the API server's kubelet client
-	// certificate (--kubelet-client-certificate); otherwise any client is served.
-	ClientCAs *x509.CertPool
-	Syncer    *podsync.Syncer
-
-	listener net.Listener
+// backend is what a kubelet endpoint needs of the workload cluster
+// (podsync.Syncer).
+type backend interface {
+	statsSource
+	Logs(ctx context.Context, ns, pod, container string, o api.ContainerLogOpts) (io.ReadCloser, error)
+	Exec(ctx context.Context, ns, pod, container string, cmd []string, attach api.AttachIO) error
+	Attach(ctx context.Context, ns, pod, container string, attach api.AttachIO) error
+	PortForward(ctx context.Context, ns, pod string, port int32, stream io.ReadWriteCloser) error
 }
 
-// Listen opens the port (so that a caller knows it before Serve).
-func (k *KubeletServer) Listen() (int32, error) {
-	cert, err := selfSigned(k.Address)
+// endpoint is the kubelet API of one virtual node, on a port of its own as
+// a real kubelet's: /pods and /stats/summary say nothing of which node they
+// are asked for, so the port tells. It serves only the pods bound to its
+// node: every pod route answers 404 for any other pod, as the kubelet of a
+// node knows nothing of the pods of another.
+type endpoint struct {
+	node    string
+	members *members
+	b       backend
+	started time.Time
+}
+
+// handler returns the kubelet routes of the endpoint.
+func (e *endpoint) handler() http.Handler {
+	list := func(ctx context.Context) ([]*corev1.Pod, error) { return e.members.list() }
+	return api.PodHandler(api.PodHandlerConfig{
+		GetContainerLogs: func(ctx context.Context, ns, pod, container string, o api.ContainerLogOpts) (io.ReadCloser, error) {
+			if err := e.members.check(ns, pod); err != nil {
+				return nil, err
+			}
+			return e.b.Logs(ctx, ns, pod, container, o)
+		},
+		RunInContainer:        e.exec,
+		AttachToContainer:     e.attach,
+		PortForward:           e.portForward,
+		GetPods:               list,
+		GetPodsFromKubernetes: list,
+		GetStatsSummary: func(ctx context.Context) (*statsv1alpha1.Summary, error) {
+			pods, err := e.members.list()
+			if err != nil {
+				return nil, err
+			}
+			return summarize(ctx, e.node, e.started, pods, e.b), nil
+		},
+		StreamIdleTimeout: 30 * time.Minute, StreamCreationTimeout: 30 * time.Second,
+	}, false)
+}
+
+// exec, attach and portForward reach the workload cluster for members only.
+func (e *endpoint) exec(ctx context.Context, ns, pod, container string, cmd []string, attach api.AttachIO) error {
+	if err := e.members.check(ns, pod); err != nil {
+		return err
+	}
+	return e.b.Exec(ctx, ns, pod, container, cmd, attach)
+}
+
+func (e *endpoint) attach(ctx context.Context, ns, pod, container string, attach api.AttachIO) error {
+	if err := e.members.check(ns, pod); err != nil {
+		return err
+	}
+	return e.b.Attach(ctx, ns, pod, container, attach)
+}
+
+func (e *endpoint) portForward(ctx context.Context, ns, pod string, port int32, stream io.ReadWriteCloser) error {
+	if err := e.members.check(ns, pod); err != nil {
+		_ = stream.Close()
+		return err
+	}
+	return e.b.PortForward(ctx, ns, pod, port, stream)
+}
+
+// listen opens the TLS port of a kubelet endpoint. clientCAs, when set,
+// must have signed the client certificate (the API server's
+// --kubelet-client-certificate); otherwise any client is served.
+func listen(addr, certHost string, clientCAs *x509.CertPool) (net.Listener, int32, error) {
+	cert, err := selfSigned(certHost)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert}
-	if k.ClientCAs != nil {
-		cfg.ClientAuth, cfg.ClientCAs = tls.RequireAndVerifyClientCert, k.ClientCAs
+	if clientCAs != nil {
+		cfg.ClientAuth, cfg.ClientCAs = tls.RequireAndVerifyClientCert, clientCAs
 	}
-	l, err := tls.Listen("tcp", k.Addr, cfg)
+	l, err := tls.Listen("tcp", addr, cfg)
 	if err != nil {
-		return 0, fmt.Errorf("kubelet endpoint: %w", err)
+		return nil, 0, fmt.Errorf("kubelet endpoint: %w", err)
 	}
-	k.listener = l
-	return int32(l.Addr().(*net.TCPAddr).Port), nil
+	return l, int32(l.Addr().(*net.TCPAddr).Port), nil
 }
 
-// Serve serves until ctx ends. Call Listen first.
-func (k *KubeletServer) Serve(ctx context.Context) error {
-	s := k.Syncer
-	h := api.PodHandler(api.PodHandlerConfig{
-		GetContainerLogs: s.Logs,
-		RunInContainer:   s.Exec,
-		AttachToContainer: func(context.Context, string, string, string, api.AttachIO) error {
-			return errdefs.NotFound("attach is not supported by the Shoal agent")
-		},
-		PortForward: func(context.Context, string, string, int32, io.ReadWriteCloser) error {
-			return errdefs.NotFound("port-forward is not supported by the Shoal agent")
-		},
-		GetPods:               func(ctx context.Context) ([]*corev1.Pod, error) { return nil, nil },
-		GetPodsFromKubernetes: func(ctx context.Context) ([]*corev1.Pod, error) { return nil, nil },
-		StreamIdleTimeout:     30 * time.Minute, StreamCreationTimeout: 30 * time.Second,
-	}, false)
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second,
+// nodeAddr is the listen address of the i-th virtual node (from 0): the
+// configured port plus i, or a port of the kernel's choice when it is 0.
+func nodeAddr(listen string, i int) (string, error) {
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", fmt.Errorf("kubelet listen address %q: %w", listen, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return "", fmt.Errorf("kubelet listen address %q: bad port", listen)
+	}
+	if p == 0 {
+		return net.JoinHostPort(host, "0"), nil
+	}
+	if p+i > 65535 {
+		return "", fmt.Errorf("kubelet listen address %q: no port left for virtual node %d", listen, i+1)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(p+i)), nil
+}
+
+// serve serves the endpoint on l until ctx ends.
+func (e *endpoint) serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{Handler: e.handler(), ReadHeaderTimeout: 30 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()
 	}()
-	klog.FromContext(ctx).Info("Serving the kubelet API", "addr", k.listener.Addr().String())
-	if err := srv.Serve(k.listener); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	klog.FromContext(ctx).Info("Serving the kubelet API", "node", e.node, "addr", l.Addr().String())
+	if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

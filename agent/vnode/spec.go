@@ -17,8 +17,9 @@ import (
 // maxPods bounds the pods the hub may bind to one virtual node.
 const maxPods = 100000
 
-// nodeSpec is the virtual node of a pool as first registered.
-func (m *Manager) nodeSpec(p fedinv.Pool) *corev1.Node {
+// nodeSpec is the virtual node of a pool as first registered, its kubelet
+// endpoint on port.
+func (m *Manager) nodeSpec(p fedinv.Pool, port int32) *corev1.Node {
 	name := v1alpha1.VirtualNodeName(m.cfg.Cluster, p.Name)
 	labels := map[string]string{}
 	for k, v := range m.cfg.Labels { // cluster labels, when they are valid node labels
@@ -43,18 +44,26 @@ func (m *Manager) nodeSpec(p fedinv.Pool) *corev1.Node {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 		Spec:       corev1.NodeSpec{Taints: []corev1.Taint{{Key: v1alpha1.TaintVirtual, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
 	}
-	m.setStatus(n, p, true, "")
+	n.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: port}}
+	m.setStatus(n, p, 0, true, "")
 	return n
 }
 
-// setStatus writes the pool's capacity and the Ready condition into n.
-func (m *Manager) setStatus(n *corev1.Node, p fedinv.Pool, ready bool, msg string) {
+// setStatus writes the pool's capacity, its per-shape detail and the Ready
+// condition into n; held is what the node's member pods request of the
+// pool's resource (see allocatable).
+func (m *Manager) setStatus(n *corev1.Node, p fedinv.Pool, held int, ready bool, msg string) {
 	q := func(v int) resource.Quantity { return *resource.NewQuantity(int64(v), resource.DecimalSI) }
 	res := corev1.ResourceName(p.Resource)
 	n.Status.Capacity = corev1.ResourceList{res: q(p.Capacity), corev1.ResourcePods: q(maxPods)}
-	n.Status.Allocatable = corev1.ResourceList{res: q(p.Allocatable), corev1.ResourcePods: q(maxPods)}
+	n.Status.Allocatable = corev1.ResourceList{res: q(allocatable(p, held)), corev1.ResourcePods: q(maxPods)}
+	if n.Annotations == nil {
+		n.Annotations = map[string]string{}
+	}
+	for k, v := range poolAnnotations(p) {
+		n.Annotations[k] = v
+	}
 	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: m.cfg.Address}}
-	n.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: m.cfg.Port}}
 	n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: "shoal-agent/" + m.cfg.Version, OperatingSystem: "linux", Architecture: "amd64"}
 	n.Status.Phase = corev1.NodeRunning
 	rs, reason, text := corev1.ConditionTrue, "AgentReady", "the Shoal agent reaches its workload cluster"

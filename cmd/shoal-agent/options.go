@@ -55,7 +55,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.zoneKey, "zone-label-key", o.zoneKey, "node label naming a node's zone")
 	fs.StringToStringVar(&o.labels, "labels", o.labels, "cluster labels, k=v,k2=v2 (region, provider…)")
 	fs.DurationVar(&o.heartbeat, "heartbeat-interval", o.heartbeat, "time between heartbeats (the hub may ask for another)")
-	fs.StringVar(&o.kubeletListen, "kubelet-listen", o.kubeletListen, "listen address of the kubelet endpoint (logs, exec)")
+	fs.StringVar(&o.kubeletListen, "kubelet-listen", o.kubeletListen, "listen address of the first virtual node's kubelet endpoint (logs, exec, attach, port-forward, /pods, /stats/summary); each further virtual node listens on the next port (port 0: kernel-chosen ports)")
 	fs.StringVar(&o.kubeletAddress, "kubelet-address", o.kubeletAddress, "IP the hub API server dials for logs/exec (default $POD_IP)")
 	fs.Int32Var(&o.leaseSeconds, "lease-duration", o.leaseSeconds, "virtual node lease duration in seconds")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of /metrics and /healthz (empty: off)")

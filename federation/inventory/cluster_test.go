@@ -4,6 +4,7 @@ package inventory
 
 import (
 	"encoding/json"
+	"reflect"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -72,15 +73,17 @@ func TestPools(t *testing.T) {
 	got := sample().Pools()
 	want := []Pool{
 		{Name: "a100-80gb-mig-1g-10gb", Product: "NVIDIA-A100-SXM4-80GB", Resource: "nvidia.com/mig-1g.10gb",
-			Nodes: 1, Capacity: 7, Allocatable: 7, Free: 5, LargestNodeFree: 5},
-		{Name: "gb200", Product: "NVIDIA-GB200", Resource: ResourceGPU, Nodes: 2, Capacity: 8, Allocatable: 8, Free: 4, LargestNodeFree: 4},
-		{Name: "h100-80gb", Product: "NVIDIA-H100-80GB-HBM3", Resource: ResourceGPU, Nodes: 3, Capacity: 24, Allocatable: 16, Free: 13, LargestNodeFree: 8},
+			Nodes: 1, Capacity: 7, Allocatable: 7, Free: 5, LargestNodeFree: 5, NodesByFree: map[int]int{5: 1}},
+		{Name: "gb200", Product: "NVIDIA-GB200", Resource: ResourceGPU, Nodes: 2, Capacity: 8, Allocatable: 8, Free: 4, LargestNodeFree: 4,
+			NodesByFree: map[int]int{4: 1, 0: 1}},
+		{Name: "h100-80gb", Product: "NVIDIA-H100-80GB-HBM3", Resource: ResourceGPU, Nodes: 3, Capacity: 24, Allocatable: 16, Free: 13, LargestNodeFree: 8,
+			NodesByFree: map[int]int{8: 1, 5: 1, 0: 1}}, // n3 is cordoned: 0 free
 	}
 	if len(got) != len(want) {
 		t.Fatalf("pools = %+v", got)
 	}
 	for i := range want {
-		if got[i] != want[i] {
+		if !reflect.DeepEqual(got[i], want[i]) {
 			t.Errorf("pool %d = %+v, want %+v", i, got[i], want[i])
 		}
 	}

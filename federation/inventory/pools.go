@@ -30,6 +30,9 @@ type Pool struct {
 	Free int `json:"free"`
 	// LargestNodeFree is the most a single pod can get on one node.
 	LargestNodeFree int `json:"largestNodeFree"`
+	// NodesByFree maps a free count k to the number of the pool's nodes with
+	// exactly k free (unschedulable nodes count as 0 free).
+	NodesByFree map[int]int `json:"nodesByFree,omitempty"`
 }
 
 // maxPoolName keeps shoal-<cluster>-<pool> inside a 63-character DNS label
@@ -83,6 +86,10 @@ func add(p *Pool, n *Node, alloc, free int) {
 	}
 	p.Free += free
 	p.LargestNodeFree = max(p.LargestNodeFree, free)
+	if p.NodesByFree == nil {
+		p.NodesByFree = map[int]int{}
+	}
+	p.NodesByFree[free]++
 	p.MemoryMiB = max(p.MemoryMiB, n.MemoryMiB)
 }
 

@@ -165,7 +165,10 @@ func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
 	args := []string{
 		"--hub=" + f.Shoal.Address, "--token=" + token, "--ca-hash=" + caHash,
 		"--cluster-name=" + c.Name, "--kubeconfig=" + c.Kubeconfig, "--namespace=" + AgentNamespace,
-		fmt.Sprintf("--kubelet-listen=127.0.0.1:%d", c.Ports.Shoal), "--kubelet-address=127.0.0.1",
+		// One kubelet endpoint per virtual node, each on a port of the
+		// kernel's choice: consecutive ports from c.Ports.Shoal would take
+		// the cluster's next ports (ShoalHTTP, Kwok).
+		"--kubelet-listen=127.0.0.1:0", "--kubelet-address=127.0.0.1",
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", c.Ports.ShoalHTTP),
 		"--labels=profile=" + c.Profile + ",region=" + c.Region,
 	}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/test/framework"
 )
 
 const (
@@ -37,10 +39,16 @@ type runningAgent struct {
 
 func startAgent(t *testing.T, token string) *runningAgent {
 	t.Helper()
+	// The kubelet endpoints on a host address: the hub's API server proxies
+	// nodes/<n>/proxy (/pods, /stats/summary) to no loopback address.
+	ip, err := framework.HostIP()
+	if err != nil {
+		t.Fatal(err)
+	}
 	a, err := agent.New(agent.Config{
 		HubAddress: hub.addr, Token: token, CAHash: hub.caHash(), Cluster: clusterName,
 		Local: restConfigCopy(workCP.Config), Labels: map[string]string{"region": "eu"},
-		HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0", KubeletAddress: "127.0.0.1",
+		HeartbeatInterval: time.Second, KubeletListen: net.JoinHostPort(ip, "0"), KubeletAddress: ip,
 		LeaseDurationSeconds: leaseSecs, Version: "v0.0.0-it", NodeFailureGrace: nodeFailureGrace,
 		GitOps: agent.GitOps(t.TempDir(), "shoal-system", time.Second),
 	})
@@ -98,7 +106,10 @@ func TestAgent(t *testing.T) {
 		t.Skip("starts two kube-apiservers")
 	}
 	ctx := t.Context()
-	kubelet := startFakeKubelet()
+	kubelet, err := startFakeKubelet(work)
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer kubelet.srv.Close()
 	for _, n := range []*corev1.Node{
 		gpuNode("n1", "NVIDIA-H100-80GB-HBM3", "r1", map[string]int64{fedinv.ResourceGPU: 8}),
@@ -165,10 +176,23 @@ func TestAgent(t *testing.T) {
 		if n.Status.DaemonEndpoints.KubeletEndpoint.Port == 0 {
 			t.Error("no kubelet endpoint")
 		}
+		for k, v := range map[string]string{v1alpha1.AnnotationPoolNodes: "2", v1alpha1.AnnotationPoolFree: "16",
+			v1alpha1.AnnotationPoolLargestNodeFree: "8", v1alpha1.AnnotationPoolNodesByFree: "8:2"} {
+			if n.Annotations[k] != v {
+				t.Errorf("annotation %s = %q, want %q", k, n.Annotations[k], v)
+			}
+		}
+		var m *corev1.Node
 		eventually(t, 30*time.Second, "MIG virtual node", func(ctx context.Context) (bool, error) {
-			m, err := hubAdmin.CoreV1().Nodes().Get(ctx, migNode, metav1.GetOptions{})
+			var err error
+			m, err = hubAdmin.CoreV1().Nodes().Get(ctx, migNode, metav1.GetOptions{})
 			return err == nil && gpuQty(m.Status.Capacity, "nvidia.com/mig-1g.10gb") == 7, err
 		})
+		// Each virtual node has a kubelet endpoint of its own: /pods and
+		// /stats/summary do not say which node they are asked for.
+		if p := m.Status.DaemonEndpoints.KubeletEndpoint.Port; p == 0 || p == n.Status.DaemonEndpoints.KubeletEndpoint.Port {
+			t.Errorf("kubelet ports %d and %d, want two", n.Status.DaemonEndpoints.KubeletEndpoint.Port, p)
+		}
 		eventually(t, 30*time.Second, "node lease", func(ctx context.Context) (bool, error) {
 			_, err := hubAdmin.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, h100Node, metav1.GetOptions{})
 			return err == nil, err
@@ -242,9 +266,12 @@ func TestAgent(t *testing.T) {
 			inv, _ := hub.latest(clusterName)
 			return inv.FreeGPUs() == 0, nil
 		})
+		// Nothing is free: allocatable is what the member holds, so that
+		// describe node's allocatable minus allocated reads 0 free.
 		eventually(t, 30*time.Second, "virtual node allocatable 8", func(ctx context.Context) (bool, error) {
 			n, err := hubAdmin.CoreV1().Nodes().Get(ctx, h100Node, metav1.GetOptions{})
-			return err == nil && gpuQty(n.Status.Allocatable, fedinv.ResourceGPU) == 8, err
+			return err == nil && gpuQty(n.Status.Allocatable, fedinv.ResourceGPU) == 8 &&
+				n.Annotations[v1alpha1.AnnotationPoolNodesByFree] == "0:2" && n.Annotations[v1alpha1.AnnotationPoolFree] == "0", err
 		})
 	})
 
@@ -303,6 +330,72 @@ func TestAgent(t *testing.T) {
 		}
 		if want := "ran [echo hi] in team-a/trainer/main"; !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout = %q, want %q", stdout.String(), want)
+		}
+	})
+
+	t.Run("kubelet API of a virtual node: pods, stats, attach, port-forward", func(t *testing.T) {
+		mig := hubPod("mig-worker", migNode, nil, 0)
+		mig.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/mig-1g.10gb": *resourceQty(1)}
+		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, mig, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			zero := int64(0)
+			_ = hubAdmin.CoreV1().Pods("team-a").Delete(ctx, "mig-worker", metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			waitLocalGone(t, "mig-worker")
+		}()
+		trainer, err := hubAdmin.CoreV1().Pods("team-a").Get(ctx, "trainer", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		podsOf := func(ctx context.Context, node string) (string, error) {
+			pods, err := framework.NodePods(ctx, hubAdmin, node)
+			var names []string
+			for _, p := range pods {
+				names = append(names, p.Namespace+"/"+p.Name+"@"+string(p.UID))
+			}
+			return strings.Join(names, ","), err
+		}
+		eventually(t, 30*time.Second, "/pods lists exactly each node's members", func(ctx context.Context) (bool, error) {
+			h, err := podsOf(ctx, h100Node)
+			if err != nil {
+				return false, err
+			}
+			mg, err := podsOf(ctx, migNode)
+			return h == "team-a/trainer@"+string(trainer.UID) && strings.HasPrefix(mg, "team-a/mig-worker@") && !strings.Contains(mg, ","), err
+		})
+
+		sum, err := framework.NodeStatsSummary(ctx, hubAdmin, h100Node)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Node.NodeName != h100Node || len(sum.Pods) != 1 || sum.Pods[0].PodRef.UID != string(trainer.UID) ||
+			sum.Pods[0].PodRef.Name != "trainer" || *sum.Pods[0].CPU.UsageNanoCores != fakeCPU("trainer") {
+			t.Errorf("stats summary of %s = %+v, want the trainer's stats under its hub UID", h100Node, sum)
+		}
+		if sum.Node.CPU == nil || *sum.Node.CPU.UsageNanoCores != fakeCPU("trainer") || *sum.Node.Memory.WorkingSetBytes != fakeMemory("trainer") {
+			t.Errorf("node section = %+v, want the members' sum", sum.Node)
+		}
+		// The MIG member's local pod is not bound to a node: it has no stats, and none are made up.
+		if sum, err := framework.NodeStatsSummary(ctx, hubAdmin, migNode); err != nil || len(sum.Pods) != 0 || sum.Node.CPU != nil {
+			t.Errorf("stats summary of %s = %+v, %v, want no pods and no figures", migNode, sum, err)
+		}
+
+		out, errOut, err := framework.Attach(ctx, hubCP.Config, "team-a", "trainer", "main", "hello through the hub\n")
+		if err != nil || out != "attached to team-a/trainer/main\nhello through the hub\n" {
+			t.Errorf("attach: %v, stdout %q, stderr %q", err, out, errOut)
+		}
+
+		got, err := framework.PortForward(ctx, hubCP.Config, "team-a", "trainer", 8080, []byte("ping\n"))
+		if err != nil || string(got) != "port 8080 of team-a/trainer\nping\n" {
+			t.Errorf("port-forward: %v, got %q", err, got)
+		}
+
+		// A node's endpoint knows only its own members, as a kubelet does.
+		_, err = hubAdmin.CoreV1().RESTClient().Get().Resource("nodes").Name(h100Node).SubResource("proxy").
+			Suffix("containerLogs/team-a/mig-worker/main").DoRaw(ctx)
+		if !apierrors.IsNotFound(err) {
+			t.Errorf("logs of another node's pod through %s: %v, want not found", h100Node, err)
 		}
 	})
 

@@ -3,31 +3,74 @@
 package agent
 
 import (
-	"io"
-
 	"context"
 	"fmt"
-	"github.com/virtual-kubelet/virtual-kubelet/node/api"
+	"io"
 	"net"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/shoal-dev/shoal/test/framework"
 )
 
 // fakeKubelet plays the workload cluster's kubelets: it serves container
-// logs, binds and starts pods on request, and finishes graceful deletions.
+// logs, exec, attach (echoes stdin), port-forward (greets, then echoes) and
+// a stats summary of every pod bound in the cluster (fakeCPU, fakeMemory);
+// the helpers below bind and start pods on request and finish graceful
+// deletions.
 type fakeKubelet struct {
 	srv  *httptest.Server
+	ip   string
 	port int32
 }
 
-func startFakeKubelet() *fakeKubelet {
+func startFakeKubelet(c kubernetes.Interface) (*fakeKubelet, error) {
 	h := api.PodHandler(api.PodHandlerConfig{
+		AttachToContainer: func(_ context.Context, ns, pod, container string, attach api.AttachIO) error {
+			out := attach.Stdout()
+			if out == nil {
+				return fmt.Errorf("attach without stdout")
+			}
+			fmt.Fprintf(out, "attached to %s/%s/%s\n", ns, pod, container)
+			if in := attach.Stdin(); in != nil {
+				_, _ = io.Copy(out, in)
+			}
+			return nil
+		},
+		PortForward: func(_ context.Context, ns, pod string, port int32, stream io.ReadWriteCloser) error {
+			defer stream.Close()
+			fmt.Fprintf(stream, "port %d of %s/%s\n", port, ns, pod)
+			_, err := io.Copy(stream, stream)
+			return err
+		},
+		GetStatsSummary: func(ctx context.Context) (*statsv1alpha1.Summary, error) {
+			pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			now := metav1.Now()
+			s := &statsv1alpha1.Summary{Node: statsv1alpha1.NodeStats{NodeName: "fake"}}
+			for _, p := range pods.Items {
+				if p.Spec.NodeName == "" {
+					continue
+				}
+				cpu, mem := fakeCPU(p.Name), fakeMemory(p.Name)
+				s.Pods = append(s.Pods, statsv1alpha1.PodStats{
+					PodRef: statsv1alpha1.PodReference{Name: p.Name, Namespace: p.Namespace, UID: string(p.UID)}, StartTime: now,
+					CPU:    &statsv1alpha1.CPUStats{Time: now, UsageNanoCores: &cpu},
+					Memory: &statsv1alpha1.MemoryStats{Time: now, WorkingSetBytes: &mem},
+				})
+			}
+			return s, nil
+		},
 		GetContainerLogs: func(_ context.Context, ns, pod, container string, _ api.ContainerLogOpts) (io.ReadCloser, error) {
 			return io.NopCloser(strings.NewReader(fmt.Sprintf("hello from %s/%s container %s\n", ns, pod, container))), nil
 		},
@@ -40,15 +83,31 @@ func startFakeKubelet() *fakeKubelet {
 		GetPods:               func(context.Context) ([]*corev1.Pod, error) { return nil, nil },
 		GetPodsFromKubernetes: func(context.Context) ([]*corev1.Pod, error) { return nil, nil },
 	}, false)
-	srv := httptest.NewTLSServer(h)
+	// On a host address, not loopback: the API server proxies nodes/<n>/proxy
+	// (the stats summary) to no loopback address.
+	ip, err := framework.HostIP()
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return nil, err
+	}
+	srv := httptest.NewUnstartedServer(h)
+	srv.Listener = l
+	srv.StartTLS()
 	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	port, _ := strconv.Atoi(p)
-	return &fakeKubelet{srv: srv, port: int32(port)}
+	return &fakeKubelet{srv: srv, ip: ip, port: int32(port)}, nil
 }
+
+// fakeCPU and fakeMemory are the usage the fake kubelet reports for a pod.
+func fakeCPU(pod string) uint64    { return 1000 * uint64(len(pod)) }
+func fakeMemory(pod string) uint64 { return 1 << 20 * uint64(len(pod)) }
 
 // endpoint makes a node reachable at the fake kubelet.
 func (k *fakeKubelet) endpoint(n *corev1.Node) {
-	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.ip}}
 	n.Status.DaemonEndpoints.KubeletEndpoint.Port = k.port
 }
 
