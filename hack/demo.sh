@@ -109,7 +109,11 @@ step_gitops() {
   SHOAL=$shoal hack/demo-gitops.sh
 }
 
-STEPS=(step_fleet step_nodes step_version step_pods step_hub step_clusters step_virtual_nodes step_job step_hub_pod step_federated step_gitops step_status)
+step_real_containers() {
+  SHOAL=$shoal hack/demo-real.sh
+}
+
+STEPS=(step_fleet step_nodes step_version step_pods step_hub step_clusters step_virtual_nodes step_job step_hub_pod step_federated step_gitops step_real_containers step_status)
 for s in "${STEPS[@]}"; do "$s"; done
 
 say "Demo finished in $((SECONDS - start))s. The fleet is still up:"

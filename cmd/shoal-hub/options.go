@@ -40,6 +40,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig of the hub management cluster (optional; agents then get scoped credentials there)")
 	fs.DurationVar(&c.ClusterGrace, "cluster-grace", c.ClusterGrace, "how long a cluster may miss heartbeats before it turns NotReady")
 	fs.DurationVar(&c.FenceTimeout, "cluster-fence-timeout", c.FenceTimeout, "how long a silent cluster stays NotReady before it turns Lost")
+	fs.DurationVar(&c.Dispatch.FinishedRetention, "finished-member-retention", dispatch.DefaultFinishedRetention,
+		"how long a finished job keeps its ended members' pods, and so their logs (kubectl logs on the hub), before they are deleted; 0 deletes them at once")
 	fs.DurationVar(&c.Dispatch.StartTimeout, "gang-start-timeout", dispatch.DefaultStartTimeout, "how long after the commit every member of a gang has to be Running (image pull included) before the gang is torn down whole and requeued (reason StartTimeout)")
 	fs.DurationVar(&c.AgentCertValidity, "agent-cert-validity", 0, "lifetime of agent client certificates (default 1 year)")
 	fs.StringVar(&c.AdminConfig, "admin-config", c.AdminConfig, "shoal CLI config file to write the admin identity into (\"\" skips it)")

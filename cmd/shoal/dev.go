@@ -30,7 +30,7 @@ func newDevCommand() *cobra.Command {
 	cmd.PersistentFlags().StringVar(&dir, "dir", devfleet.DefaultDir(), "fleet directory")
 	cmd.AddCommand(newDevUpCommand(&dir), newDevDownCommand(&dir), newDevStatusCommand(&dir),
 		newDevKubeconfigCommand(&dir), newDevProfilesCommand(), newDevNodesCommand(&dir), newDevPodCommand(&dir),
-		newDevEnvCommand(&dir))
+		newDevEnvCommand(&dir), newDevLogsCommand(&dir))
 	return cmd
 }
 

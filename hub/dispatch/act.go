@@ -115,8 +115,12 @@ func (d *Dispatcher) stamp(ctx context.Context, s *scope) error {
 // the job's transition. When this pass already wrote the job the release
 // waits for the next pass.
 func (d *Dispatcher) tearDown(ctx context.Context, s *scope, wrote bool) error {
-	if len(s.pods) > 0 {
-		onLost, rest := s.lost.split(s.pods, s.runPolicy())
+	pods := s.pods
+	if s.teardown.keepFinished {
+		pods = unfinished(pods)
+	}
+	if len(pods) > 0 {
+		onLost, rest := s.lost.split(pods, s.runPolicy())
 		return errors.Join(d.forceDelete(ctx, onLost), d.deletePods(ctx, rest, s.teardown.grace))
 	}
 	if wrote {
@@ -126,7 +130,7 @@ func (d *Dispatcher) tearDown(ctx context.Context, s *scope, wrote bool) error {
 	if s.res != nil {
 		epoch = s.res.Epoch
 	}
-	if live, err := d.pods.anyLive(ctx, s.name, epoch); err != nil || live {
+	if live, err := d.pods.anyLive(ctx, s.name, epoch, s.teardown.keepFinished); err != nil || live {
 		return err
 	}
 	var conds []store.Cond
@@ -149,6 +153,17 @@ func (d *Dispatcher) tearDown(ctx context.Context, s *scope, wrote bool) error {
 		return err
 	}
 	return d.deleteRendezvous(ctx, s.name)
+}
+
+// unfinished drops the members that ended (Succeeded or Failed).
+func unfinished(pods []*corev1.Pod) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // deletePods deletes the pods not yet terminating with grace seconds, and

@@ -19,6 +19,9 @@ import (
 // Election is the store election dispatcher replicas campaign in.
 const Election = "dispatch"
 
+// DefaultFinishedRetention is shoal-hub's --finished-member-retention.
+const DefaultFinishedRetention = time.Hour
+
 // DefaultStartTimeout is Config.StartTimeout's default.
 const DefaultStartTimeout = 5 * time.Minute
 
@@ -43,6 +46,11 @@ type Config struct {
 	// member may hang (its agent gone) before it is deleted with grace 0;
 	// default 30s.
 	ForceDeleteAfter time.Duration
+	// FinishedRetention is how long a finished job keeps its ended members'
+	// pods (and their logs) on the hub and in the workload clusters; 0
+	// deletes them at once. Running members of a failed or cancelled job
+	// are stopped either way.
+	FinishedRetention time.Duration
 	// Interval is the longest time between passes; default 1s.
 	Interval time.Duration
 	// Clock is the time source; default the real clock.

@@ -76,17 +76,30 @@ func (m *memberPods) byJob() (map[string][]*corev1.Pod, error) {
 
 // anyLive reports whether the API server still has a member pod of job (of
 // epoch, when not 0): the check before a reservation is released, since the
-// cache may not have seen a member created a moment ago.
-func (m *memberPods) anyLive(ctx context.Context, job string, epoch int64) (bool, error) {
+// cache may not have seen a member created a moment ago. With
+// ignoreFinished, members that ended do not count.
+func (m *memberPods) anyLive(ctx context.Context, job string, epoch int64, ignoreFinished bool) (bool, error) {
 	sel := v1alpha1.LabelJob + "=" + job
 	if epoch != 0 {
 		sel += "," + v1alpha1.LabelEpoch + "=" + strconv.FormatInt(epoch, 10)
 	}
-	l, err := m.hub.CoreV1().Pods(m.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel, Limit: 1})
+	opts := metav1.ListOptions{LabelSelector: sel, Limit: 1}
+	if ignoreFinished {
+		opts.Limit = 0
+	}
+	l, err := m.hub.CoreV1().Pods(m.namespace).List(ctx, opts)
 	if err != nil {
 		return false, fmt.Errorf("list member pods of %s: %w", job, err)
 	}
-	return len(l.Items) > 0, nil
+	if !ignoreFinished {
+		return len(l.Items) > 0, nil
+	}
+	for i := range l.Items {
+		if ph := l.Items[i].Status.Phase; ph != corev1.PodSucceeded && ph != corev1.PodFailed {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // watchPods starts this leadership's member pod cache and pokes on every

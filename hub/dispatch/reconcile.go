@@ -57,6 +57,10 @@ type teardown struct {
 	grace int64
 	// finish is the job's transition with the release (nil: none).
 	finish *jobs.Transition
+	// keepFinished leaves the members that ended (Succeeded or Failed) in
+	// place, so their logs stay readable from the hub; the reservation is
+	// released once the others are gone.
+	keepFinished bool
 }
 
 // phase is one step of a job's reconcile; done ends the pass's phases.
@@ -164,8 +168,21 @@ func (d *Dispatcher) gather(ctx context.Context) ([]*scope, error) {
 func (d *Dispatcher) observe(s *scope) bool {
 	j := s.job.Object
 	switch {
-	case j == nil || j.Status.Phase.Terminal():
+	case j == nil:
 		s.teardown = &teardown{}
+		return true
+	case j.Status.Phase.Terminal():
+		// A finished job keeps its ended members for FinishedRetention
+		// after it finished (their logs), then they go too.
+		s.teardown = &teardown{keepFinished: true}
+		if j.Status.CompletionTime != nil {
+			until := j.Status.CompletionTime.Add(d.cfg.FinishedRetention)
+			if s.now.Before(until) {
+				s.wake = until
+			} else {
+				s.teardown.keepFinished = false
+			}
+		}
 		return true
 	case s.res == nil:
 		s.old, s.pods = s.pods, nil // leftovers of an old epoch

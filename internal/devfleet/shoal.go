@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,7 +169,7 @@ func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
 		// One kubelet endpoint per virtual node, each on a port of the
 		// kernel's choice: consecutive ports from c.Ports.Shoal would take
 		// the cluster's next ports (ShoalHTTP, Kwok).
-		"--kubelet-listen=127.0.0.1:0", "--kubelet-address=127.0.0.1",
+		"--kubelet-listen=" + net.JoinHostPort(agentIP(c), "0"), "--kubelet-address=" + agentIP(c),
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", c.Ports.ShoalHTTP),
 		"--labels=profile=" + c.Profile + ",region=" + c.Region,
 	}
@@ -179,6 +180,17 @@ func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
 	}
 	f.progress("cluster %s: shoal-agent started (pid %d) with a one-use join token", c.Name, p.Pid)
 	return nil
+}
+
+// agentIP is where the agent's kubelet endpoints listen: loopback, or with
+// real nodes the cluster's first node address, because the hub API server
+// does not proxy to loopback (`kubectl get --raw
+// /api/v1/nodes/<vnode>/proxy/pods`, the stats summary).
+func agentIP(c *Cluster) string {
+	if ip := c.dnsIP(); ip != "" {
+		return ip
+	}
+	return "127.0.0.1"
 }
 
 // waitRegistered polls the hub until every workload cluster is Ready and its

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -169,4 +170,61 @@ func HostIP() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no non-loopback IPv4 address on this host")
+}
+
+// AttachUntil attaches to a running container (pods/attach), sends stdin
+// and keeps it open until the container's stdout shows want (then it
+// detaches) or ctx ends, and returns the stdout it read. Unlike Attach it
+// does not race a real container: a closed stdin can end the attach before
+// the container's answer has come back.
+func AttachUntil(ctx context.Context, cfg *rest.Config, ns, pod, container, stdin, want string) (string, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return "", err
+	}
+	req := cs.CoreV1().RESTClient().Post().Resource("pods").Namespace(ns).Name(pod).SubResource("attach").
+		VersionedParams(&corev1.PodAttachOptions{Container: container, Stdin: true, Stdout: true, Stderr: true}, scheme.ParameterCodec)
+	exec, err := remotecommand.NewSPDYExecutor(cfg, http.MethodPost, req.URL())
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	in, inW := io.Pipe()
+	defer func() { _ = inW.Close() }()
+	go func() { _, _ = io.WriteString(inW, stdin) }()
+	out := &watchWriter{want: want, seen: cancel}
+	err = exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: in, Stdout: out, Stderr: io.Discard})
+	got := out.String()
+	if strings.Contains(got, want) {
+		return got, nil
+	}
+	if err == nil {
+		err = fmt.Errorf("attach ended before %q", want)
+	}
+	return got, err
+}
+
+// watchWriter collects output and calls seen once it contains want.
+type watchWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen func()
+}
+
+func (w *watchWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, _ := w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.seen()
+	}
+	return n, nil
+}
+
+func (w *watchWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
 }

@@ -28,7 +28,8 @@ const memberNS = "shoal-jobs"
 // shoalCLI runs the shoal CLI against the fleet's hub with stdin.
 func shoalCLI(t *testing.T, stdin string, args ...string) (string, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	// Not t.Context(): cleanups (cancelJob) run after it is cancelled.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(bins, "shoal"), append([]string{"--config", fl.Shoal.Config}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
@@ -70,14 +71,24 @@ func manifestName(manifest string) string {
 	return ""
 }
 
-// cancelJob cancels the job and waits until its member pods are gone from the hub.
+// cancelJob cancels the job and waits until none of its member pods runs
+// on the hub any more (a finished job keeps its ended members, which hold
+// no GPUs, for shoal-hub's --finished-member-retention).
 func cancelJob(t *testing.T, name string) {
 	_, _ = shoalCLI(t, "", "job", "cancel", name)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	_ = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		pods, err := hubCS.CoreV1().Pods(memberNS).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + name})
-		return err == nil && len(pods.Items) == 0, nil
+		if err != nil {
+			return false, nil
+		}
+		for _, p := range pods.Items {
+			if p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				return false, nil
+			}
+		}
+		return true, nil
 	})
 }
 
@@ -168,14 +179,17 @@ spec:
 `, name, members, gpus, maxClusters, specExtra, devfleet.RendezvousImage, strings.Join(quoted, ", "))
 }
 
-// checkWorld fails unless log is a complete rendezvous of the job's n members.
-func checkWorld(t *testing.T, job, pod, log string, n int) {
+// checkWorld fails unless log is a complete rendezvous of the job's
+// members, perMember ranks each (rank r is member r / perMember's).
+func checkWorld(t *testing.T, job, pod, log string, members, perMember int) {
 	t.Helper()
+	n := members * perMember
 	if !strings.Contains(log, fmt.Sprintf("rendezvous complete: world size %d", n)) {
 		t.Fatalf("member %s did not complete the rendezvous of %d; its log:\n%s", pod, n, log)
 	}
-	for i := range n {
-		if want := fmt.Sprintf("rank=%d hostname=%s ", i, v1alpha1.MemberHostname(job, int32(i))); !strings.Contains(log, want) {
+	for r := range n {
+		want := fmt.Sprintf("rank=%d hostname=%s ", r, v1alpha1.MemberHostname(job, int32(r/perMember)))
+		if !strings.Contains(log, want) {
 			t.Fatalf("member %s's world lacks %q; its log:\n%s", pod, want, log)
 		}
 	}

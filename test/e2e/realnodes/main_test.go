@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/shoal-dev/shoal/internal/devfleet"
+	"github.com/shoal-dev/shoal/internal/images"
 	"github.com/shoal-dev/shoal/test/framework"
 )
 
@@ -37,6 +38,10 @@ var (
 	// fleetUp is how long the fleet took to start (the note's figure).
 	fleetUp time.Duration
 )
+
+// echoImage runs test/programs/echo: a long-running container for exec,
+// attach and port-forward.
+const echoImage = "shoal.local/echo:dev"
 
 // programs are built static (they run inside images with nothing else).
 var programs = []string{"shoal", "shoal-hub", "shoal-agent", "shoal-pause", "shoal-deviceplugin", "shoal-rendezvous"}
@@ -63,10 +68,11 @@ func run(m *testing.M) int {
 	bin := func(b string) string { return filepath.Join(bins, b) }
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	start := time.Now()
+	real := devfleet.NewRealNodeOptions(1, bin("shoal-pause"), bin("shoal-deviceplugin"), bin("shoal-rendezvous"))
+	real.Images = append(real.Images, images.Spec{Ref: echoImage, Binary: bin("echo")})
 	fl, err = framework.StartFleet(ctx, devfleet.Options{
-		Profiles: []string{"hgx-h100"}, Clusters: 2, Nodes: 1,
-		RealNodes: devfleet.NewRealNodeOptions(1, bin("shoal-pause"), bin("shoal-deviceplugin"), bin("shoal-rendezvous")),
-		Shoal:     &devfleet.ShoalOptions{HubBinary: bin("shoal-hub"), AgentBinary: bin("shoal-agent")},
+		Profiles: []string{"hgx-h100"}, Clusters: 2, Nodes: 1, RealNodes: real,
+		Shoal: &devfleet.ShoalOptions{HubBinary: bin("shoal-hub"), AgentBinary: bin("shoal-agent")},
 	})
 	cancel()
 	if err != nil {
@@ -109,6 +115,7 @@ func buildPrograms() (string, error) {
 	for _, p := range programs {
 		args = append(args, "./cmd/"+p)
 	}
+	args = append(args, "./test/programs/echo")
 	cmd := exec.Command("go", args...)
 	cmd.Dir = filepath.Join("..", "..", "..")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

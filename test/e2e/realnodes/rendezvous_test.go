@@ -10,9 +10,10 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
-// TestGangInOneClusterCompletesRendezvous: four members on one cluster's
-// real node find each other by MASTER_ADDR and each prints the whole world,
-// read from the hub.
+// TestGangInOneClusterCompletesRendezvous: four members of 2 GPUs on one
+// cluster's real node find each other by MASTER_ADDR and each prints the
+// whole world, read from the hub. By default a member runs one process per
+// GPU, so the world has 4 × 2 ranks.
 func TestGangInOneClusterCompletesRendezvous(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real containers")
@@ -31,18 +32,19 @@ func TestGangInOneClusterCompletesRendezvous(t *testing.T) {
 		t.Fatalf("%d member pods on the hub, want 4", len(pods))
 	}
 	for _, p := range pods {
-		checkWorld(t, "rdv-one", p.Name, hubLogs(t, p.Name), 4)
+		checkWorld(t, "rdv-one", p.Name, hubLogs(t, p.Name), 4, 2)
 	}
 }
 
 // TestGangSplitOverTwoClustersCompletesRendezvous: 4 members of 4 GPUs fit
 // only as 2 + 2 over the two clusters' 8-GPU real nodes; members in either
-// cluster resolve rank 0's name and reach it across clusters.
+// cluster resolve rank 0's name and reach it across clusters. The job asks
+// for one process per member, so the world has 4 ranks.
 func TestGangSplitOverTwoClustersCompletesRendezvous(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real containers")
 	}
-	submitJob(t, "realnodes", rendezvousJob("rdv-split", 4, 4, 2, nil, ""))
+	submitJob(t, "realnodes", rendezvousJob("rdv-split", 4, 4, 2, nil, "  rendezvous: {processesPerMember: 1}\n"))
 	j := waitPhase(t, "rdv-split", v1alpha1.JobSucceeded, 3*time.Minute)
 	clusters := map[string]int{}
 	for _, m := range j.Status.Members {
@@ -52,7 +54,7 @@ func TestGangSplitOverTwoClustersCompletesRendezvous(t *testing.T) {
 		t.Fatalf("members over %v, want 2 + 2", clusters)
 	}
 	for _, p := range hubMemberPods(t, "rdv-split") {
-		checkWorld(t, "rdv-split", p.Name, hubLogs(t, p.Name), 4)
+		checkWorld(t, "rdv-split", p.Name, hubLogs(t, p.Name), 4, 1)
 	}
 }
 
