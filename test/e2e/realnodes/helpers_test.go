@@ -26,7 +26,7 @@ import (
 const memberNS = "shoal-jobs"
 
 // shoalCLI runs the shoal CLI against the fleet's hub with stdin.
-func shoalCLI(t *testing.T, stdin string, args ...string) (string, error) {
+func shoalCLI(t testing.TB, stdin string, args ...string) (string, error) {
 	t.Helper()
 	// Not t.Context(): cleanups (cancelJob) run after it is cancelled.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -40,7 +40,7 @@ func shoalCLI(t *testing.T, stdin string, args ...string) (string, error) {
 }
 
 // mustCLI is shoalCLI that fails the test on a non-zero exit.
-func mustCLI(t *testing.T, stdin string, args ...string) string {
+func mustCLI(t testing.TB, stdin string, args ...string) string {
 	t.Helper()
 	out, err := shoalCLI(t, stdin, args...)
 	if err != nil {
@@ -51,7 +51,7 @@ func mustCLI(t *testing.T, stdin string, args ...string) string {
 
 // submitJob creates the queue if needed, submits the job manifest through
 // the CLI and cancels the job when the test ends.
-func submitJob(t *testing.T, queue, manifest string) {
+func submitJob(t testing.TB, queue, manifest string) {
 	t.Helper()
 	if out, err := shoalCLI(t, "", "queue", "create", queue); err != nil && !strings.Contains(out, "already exists") {
 		t.Fatalf("shoal queue create %s: %v\n%s", queue, err, out)
@@ -74,7 +74,7 @@ func manifestName(manifest string) string {
 // cancelJob cancels the job and waits until none of its member pods runs
 // on the hub any more (a finished job keeps its ended members, which hold
 // no GPUs, for shoal-hub's --finished-member-retention).
-func cancelJob(t *testing.T, name string) {
+func cancelJob(t testing.TB, name string) {
 	_, _ = shoalCLI(t, "", "job", "cancel", name)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -93,7 +93,7 @@ func cancelJob(t *testing.T, name string) {
 }
 
 // getJob reads the job through `shoal job get -o json`.
-func getJob(t *testing.T, name string) (*v1alpha1.Job, error) {
+func getJob(t testing.TB, name string) (*v1alpha1.Job, error) {
 	t.Helper()
 	out, err := shoalCLI(t, "", "job", "get", name, "-o", "json")
 	if err != nil {
