@@ -64,8 +64,8 @@ func TestDevUpStatusDown(t *testing.T) {
 	}
 	sort.Strings(names)
 	// hub: etcd, kube-apiserver, kube-controller-manager (node lifecycle), shoal-hub;
-	// workload: etcd, kube-apiserver, kube-scheduler, kwok, shoal-agent.
-	want := []string{"etcd", "etcd", "kube-apiserver", "kube-apiserver", "kube-controller-manager",
+	// workload: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, shoal-agent.
+	want := []string{"etcd", "etcd", "kube-apiserver", "kube-apiserver", "kube-controller-manager", "kube-controller-manager",
 		"kube-scheduler", "kwok", "shoal-agent", "shoal-hub"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("fleet processes %v, want %v", names, want)

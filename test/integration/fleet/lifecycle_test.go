@@ -27,8 +27,8 @@ func TestDownStopsEverything(t *testing.T) {
 	}
 	procs := f.Processes()
 	t.Cleanup(func() { _ = f.Stop() })
-	if len(procs) != 6 { // hub: etcd, kube-apiserver; workload: + kube-scheduler, kwok
-		t.Fatalf("fleet has %d processes, want 6", len(procs))
+	if len(procs) != 7 { // hub: etcd, kube-apiserver; workload: + kube-controller-manager, kube-scheduler, kwok
+		t.Fatalf("fleet has %d processes, want 7", len(procs))
 	}
 
 	var re *devfleet.RunningError
