@@ -150,7 +150,15 @@ func (c *Cluster) startControllerManager(ctx context.Context, f *Fleet, add star
 	if err != nil {
 		return err
 	}
+	cs, err := c.Clientset()
+	if err != nil {
+		return err
+	}
 	if err := poll(ctx, 120*time.Second, 200*time.Millisecond, kcm, func() bool {
+		if c.Ports.ControllerManager == 0 { // --secure-port=0: it runs once it made the default ServiceAccount
+			_, err := cs.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+			return err == nil
+		}
 		return httpOK(ctx, insecureClient(), fmt.Sprintf("https://127.0.0.1:%d/healthz", c.Ports.ControllerManager))
 	}); err != nil {
 		return fmt.Errorf("cluster %s: kube-controller-manager: %w", c.Name, err)

@@ -14,8 +14,9 @@ type Ports struct {
 	EtcdClient int `json:"etcdClient"`
 	EtcdPeer   int `json:"etcdPeer"`
 	Scheduler  int `json:"scheduler,omitempty"`
-	// ControllerManager is used with Options.ControllerManager, and on the
-	// hub cluster with Options.Shoal.
+	// ControllerManager is the hub cluster's kube-controller-manager port
+	// (with Options.ControllerManager or Options.Shoal); a workload
+	// cluster's serves none.
 	ControllerManager int `json:"controllerManager,omitempty"`
 	// Shoal is shoal-hub's gRPC port on the hub cluster and shoal-agent's
 	// kubelet endpoint on a workload cluster; ShoalHTTP is the hub's

@@ -125,7 +125,10 @@ func (f *Fleet) plan() error {
 		if c.Role == RoleHub {
 			c.Ports.Scheduler, c.Ports.Kwok = 0, 0
 		}
-		if c.Role == RoleHub && !o.ControllerManager && !hubRunsNodeLifecycle(c, o) {
+		if c.Role == RoleWorkload || !o.ControllerManager && !hubRunsNodeLifecycle(c, o) {
+			// A workload cluster's kube-controller-manager serves no port
+			// (one fewer port to race for); its service-account controller
+			// says it runs.
 			c.Ports.ControllerManager = 0
 		}
 		if o.Shoal == nil || o.NoHub {
