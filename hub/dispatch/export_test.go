@@ -4,6 +4,7 @@ package dispatch
 
 import (
 	"encoding/json"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -41,3 +42,6 @@ func CachedService(d *Dispatcher, name string) bool {
 	_, err := d.pods.services.services.Get(name)
 	return err == nil
 }
+
+// Wake is the earliest deadline d's last pass found pending (zero: none).
+func Wake(d *Dispatcher) time.Time { return d.wake }

@@ -311,6 +311,9 @@ func (d *Dispatcher) restartOrFail(s *scope, msg string) {
 	}
 	s.teardown = &teardown{}
 	if j.Status.Restarts >= limit {
+		// The job fails: its ended members (the failed one among them)
+		// stay for FinishedRetention, only the others are stopped.
+		s.teardown.keepFinished = d.cfg.FinishedRetention > 0
 		s.decision = &jobs.Decision{Dispatch: s.dispatch(v1alpha1.DispatchFailing, "",
 			fmt.Sprintf("%s; %d restarts used of %d", msg, j.Status.Restarts, limit))}
 		return
@@ -327,7 +330,7 @@ func (d *Dispatcher) finish(s *scope) bool {
 		s.teardown = &teardown{finish: d.requeue(string(v1alpha1.DispatchRestarting), disp.Message, false, s.now)}
 	case v1alpha1.DispatchFailing:
 		t := jobs.Fail(s.now)
-		s.teardown = &teardown{finish: &t}
+		s.teardown = &teardown{finish: &t, keepFinished: d.cfg.FinishedRetention > 0}
 	case v1alpha1.DispatchAborting:
 		if disp.Reason == v1alpha1.ReasonDrained || disp.Reason == v1alpha1.ReasonClusterLost {
 			// Moved, not failed: the preemption grace, no backoff, no restart counted.
