@@ -79,4 +79,13 @@ func TestWrongWorldSizeFailsTheGang(t *testing.T) {
 	if !strings.Contains(strings.Join(msgs, "\n"), "failed") {
 		t.Fatalf("conditions do not say a member failed: %v", msgs)
 	}
+	// The failed member is kept (--finished-member-retention): its log,
+	// read from the hub, says what it waited for.
+	var logs []string
+	for _, p := range hubMemberPods(t, "rdv-wrong") {
+		logs = append(logs, hubLogs(t, p.Name))
+	}
+	if all := strings.Join(logs, "\n"); !strings.Contains(all, "of 3 ranks joined") {
+		t.Fatalf("no kept member log says the world of 3 never completed:\n%s", all)
+	}
 }
