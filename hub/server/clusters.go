@@ -26,9 +26,13 @@ const maxTokenTTL = 30 * 24 * time.Hour
 type clustersServer struct {
 	shoalv1.UnimplementedClustersServer
 	reg *registry.Registry
+	// register rate-limits Register per source IP.
+	register *sourceLimiter
 }
 
-func newClustersServer(reg *registry.Registry) *clustersServer { return &clustersServer{reg: reg} }
+func newClustersServer(reg *registry.Registry, register *sourceLimiter) *clustersServer {
+	return &clustersServer{reg: reg, register: register}
+}
 
 // object encodes v as an Object at revision rev.
 func object(v any, rev int64) (*shoalv1.Object, error) {
@@ -153,6 +157,9 @@ func (s *clustersServer) RemoveCluster(ctx context.Context, req *shoalv1.RemoveC
 }
 
 func (s *clustersServer) Register(ctx context.Context, req *shoalv1.RegisterRequest) (*shoalv1.RegisterResponse, error) {
+	if err := s.register.admit(ctx); err != nil {
+		return nil, err
+	}
 	reg, err := s.reg.Register(ctx, registry.RegisterRequest{
 		Token: req.Token, ClusterName: req.ClusterName, ClusterUID: req.ClusterUid,
 		CSRPEM: req.CsrPem, AgentVersion: req.AgentVersion, Labels: req.Labels,
