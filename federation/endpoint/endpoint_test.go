@@ -202,4 +202,9 @@ func TestHealthHandler(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("ready /readyz %d", rec.Code)
 	}
+	rec = httptest.NewRecorder()
+	HealthHandler(nil, false).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	if rec.Code != http.StatusNotFound {
+		t.Fatalf("/readyz without a check: %d, want 404", rec.Code)
+	}
 }

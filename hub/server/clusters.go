@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -67,8 +68,10 @@ func (s *clustersServer) CreateJoinToken(ctx context.Context, req *shoalv1.Creat
 }
 
 // AgentCommand is the command that registers a workload cluster's agent.
+// The token goes in the agent's environment, not on its command line,
+// where every local user would read it in the process table.
 func AgentCommand(hub, token, caHash string) string {
-	return fmt.Sprintf("shoal-agent --hub %s --token %s --ca-hash %s --cluster-name NAME", hub, token, caHash)
+	return fmt.Sprintf("%s=%s shoal-agent --hub %s --ca-hash %s --cluster-name NAME", v1alpha1.EnvJoinToken, token, hub, caHash)
 }
 
 func (s *clustersServer) ListJoinTokens(ctx context.Context, _ *shoalv1.ListJoinTokensRequest) (*shoalv1.ListJoinTokensResponse, error) {
