@@ -16,11 +16,12 @@ import (
 )
 
 // DefaultRegisterLimit and DefaultRegisterBurst are Register's rate limit
-// per source IP: a burst of 20 attempts (a dev fleet registering its
-// agents at once from one host), then one a second.
+// per source IP: a burst of 50 attempts (a fleet's agents registering at
+// once from behind one NAT address, or a dev fleet on one host), then one
+// a second.
 const (
 	DefaultRegisterLimit rate.Limit = 1
-	DefaultRegisterBurst            = 20
+	DefaultRegisterBurst            = 50
 )
 
 // sourceLimiter is a token bucket per source IP. Buckets that refilled
