@@ -83,12 +83,13 @@ func TestDeployBases(t *testing.T) {
 // port.
 func checkEndpointArgs(t *testing.T, obj map[string]any) {
 	t.Helper()
-	containers, _, _ := unstructured.NestedSlice(obj, "spec", "template", "spec", "containers")
-	for _, c := range containers {
+	containers, _, _ := unstructured.NestedFieldNoCopy(obj, "spec", "template", "spec", "containers")
+	for _, c := range containers.([]any) {
 		c := c.(map[string]any)
-		args, _, _ := unstructured.NestedStringSlice(c, "args")
+		args, _ := c["args"].([]any)
 		var health string
-		for _, a := range args {
+		for _, arg := range args {
+			a, _ := arg.(string)
 			name, value, _ := strings.Cut(a, "=")
 			switch name {
 			case "--token":
