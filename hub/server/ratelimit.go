@@ -21,7 +21,7 @@ import (
 // a second.
 const (
 	DefaultRegisterLimit rate.Limit = 1
-	DefaultRegisterBurst            = 50
+	DefaultRegisterBurst int        = 50
 )
 
 // sourceLimiter is a token bucket per source IP. Buckets that refilled
