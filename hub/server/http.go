@@ -12,7 +12,7 @@ import (
 	"github.com/shoal-dev/shoal/federation/endpoint"
 )
 
-// ready is the hub's readiness: the store answers.
+// readyCheck is the hub's readiness: the store answers.
 func (s *Server) readyCheck(ctx context.Context) error {
 	if _, err := s.cfg.Store.Revision(ctx); err != nil {
 		return fmt.Errorf("store unreachable: %w", err)
