@@ -32,7 +32,7 @@ func (a *Agent) credentials(ctx context.Context, local kubernetes.Interface) (*h
 		return nil, err
 	}
 	if a.cfg.Token == "" || a.cfg.CAHash == "" {
-		return nil, errors.New("not registered yet: --token and --ca-hash are required")
+		return nil, errors.New("not registered yet: a join token (--token-file or $SHOAL_JOIN_TOKEN) and --ca-hash are required")
 	}
 	ks, err := local.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
 	if err != nil {

@@ -47,10 +47,14 @@ func newCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			metrics, health, err := opts.endpoints.listen(opts.metricsAddr)
+			if err != nil {
+				return err
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			ctx = klog.NewContext(ctx, klog.Background().WithName("shoal-agent"))
-			go serveMetrics(ctx, opts.metricsAddr)
+			serveMetrics(ctx, metrics, health)
 			return a.Run(ctx)
 		},
 	}

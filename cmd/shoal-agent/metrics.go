@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"time"
 
@@ -16,27 +17,35 @@ import (
 	"github.com/shoal-dev/shoal/agent/hubclient"
 	"github.com/shoal-dev/shoal/agent/inventory"
 	"github.com/shoal-dev/shoal/agent/podsync"
+	"github.com/shoal-dev/shoal/federation/endpoint"
 )
 
-// serveMetrics serves /metrics and /healthz until ctx ends.
-func serveMetrics(ctx context.Context, addr string) {
-	if addr == "" {
-		return
-	}
+// serveMetrics serves /metrics and /healthz on metrics, and /healthz
+// alone on health (either may be nil), until ctx ends.
+func serveMetrics(ctx context.Context, metrics, health net.Listener) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, cs := range [][]prometheus.Collector{fence.Collectors(), hubclient.Collectors(), inventory.Collectors(), podsync.Collectors()} {
 		reg.MustRegister(cs...)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	if err := srv.ListenAndServe(); err != nil && err != http.ErrServerClosed {
-		klog.FromContext(ctx).Error(err, "Metrics server stopped")
+	full := endpoint.HealthHandler(nil, true)
+	full.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	for _, s := range []struct {
+		l net.Listener
+		h http.Handler
+	}{{metrics, full}, {health, endpoint.HealthHandler(nil, false)}} {
+		if s.l == nil {
+			continue
+		}
+		srv := &http.Server{Handler: s.h, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			<-ctx.Done()
+			_ = srv.Close()
+		}()
+		go func() {
+			if err := srv.Serve(s.l); err != nil && err != http.ErrServerClosed {
+				klog.FromContext(ctx).Error(err, "Metrics server stopped", "addr", s.l.Addr().String())
+			}
+		}()
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/agent/fence"
@@ -19,7 +20,9 @@ import (
 )
 
 type options struct {
-	hub, token, caHash, cluster   string
+	hub, caHash, cluster          string
+	tok                           tokenOptions
+	endpoints                     endpointOptions
 	kubeconfig, namespace         string
 	rackKey, blockKey, zoneKey    string
 	labels                        map[string]string
@@ -39,13 +42,13 @@ func defaultOptions() *options {
 	keys := fedinv.DefaultLabelKeys()
 	return &options{namespace: "shoal-system", rackKey: keys.Rack, blockKey: keys.Block, zoneKey: keys.Zone,
 		heartbeat: 10 * time.Second, kubeletListen: ":10250", kubeletAddress: os.Getenv("POD_IP"),
-		leaseSeconds: 40, metricsAddr: ":8080", gitopsInterval: 30 * time.Second,
+		leaseSeconds: 40, metricsAddr: "127.0.0.1:8080", gitopsInterval: 30 * time.Second,
 		nodeFailureGrace: nodehealth.DefaultGrace, fenceTimeout: fence.DefaultTimeout}
 }
 
 func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hub, "hub", o.hub, "hub gRPC address, host:port")
-	fs.StringVar(&o.token, "token", o.token, "join token (first registration only; then the credentials Secret is used)")
+	o.tok.addFlags(fs)
 	fs.StringVar(&o.caHash, "ca-hash", o.caHash, "pinned hub CA hash, sha256:<hex> (first registration only)")
 	fs.StringVar(&o.cluster, "cluster-name", o.cluster, "this cluster's name in the federation")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "kubeconfig of the workload cluster (default: in-cluster)")
@@ -58,7 +61,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.kubeletListen, "kubelet-listen", o.kubeletListen, "listen address of the first virtual node's kubelet endpoint (logs, exec, attach, port-forward, /pods, /stats/summary); each further virtual node listens on the next port (port 0: kernel-chosen ports)")
 	fs.StringVar(&o.kubeletAddress, "kubelet-address", o.kubeletAddress, "IP the hub API server dials for logs/exec (default $POD_IP)")
 	fs.Int32Var(&o.leaseSeconds, "lease-duration", o.leaseSeconds, "virtual node lease duration in seconds")
-	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of /metrics and /healthz (empty: off)")
+	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of /metrics and /healthz (empty: off); plain HTTP on a loopback address, elsewhere only with --metrics-tls-cert/--metrics-tls-key/--metrics-client-ca")
+	o.endpoints.addFlags(fs)
 	fs.StringVar(&o.gitopsWorkDir, "gitops-workdir", o.gitopsWorkDir, "directory for GitOps checkouts; empty disables GitOps")
 	fs.DurationVar(&o.gitopsInterval, "gitops-report-interval", o.gitopsInterval, "time between GitOps status reports to the hub")
 	fs.DurationVar(&o.nodeFailureGrace, "node-failure-grace", o.nodeFailureGrace,
@@ -78,6 +82,13 @@ func (o *options) config() (agent.Config, error) {
 	if o.kubeletAddress == "" {
 		o.kubeletAddress = os.Getenv("POD_IP")
 	}
+	if err := o.endpoints.validate(o.metricsAddr); err != nil {
+		return agent.Config{}, err
+	}
+	token, err := o.tok.token(klog.Background().WithName("shoal-agent"))
+	if err != nil {
+		return agent.Config{}, err
+	}
 	local, err := localConfig(o.kubeconfig)
 	if err != nil {
 		return agent.Config{}, err
@@ -88,7 +99,7 @@ func (o *options) config() (agent.Config, error) {
 	}
 	return agent.Config{
 		GitOps:     gitOps,
-		HubAddress: o.hub, Token: o.token, CAHash: o.caHash, Cluster: o.cluster, Local: local,
+		HubAddress: o.hub, Token: token, CAHash: o.caHash, Cluster: o.cluster, Local: local,
 		Namespace: o.namespace, Labels: o.labels, HeartbeatInterval: o.heartbeat,
 		Keys:          fedinv.LabelKeys{Rack: o.rackKey, Block: o.blockKey, Zone: o.zoneKey},
 		KubeletListen: o.kubeletListen, KubeletAddress: o.kubeletAddress,

@@ -29,7 +29,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	c := &o.cfg
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the hub CA and the embedded etcd")
 	fs.StringVar(&c.Listen, "listen", c.Listen, "gRPC (TLS) listen address")
-	fs.StringVar(&c.HTTPListen, "http-listen", c.HTTPListen, "HTTP listen address of /healthz, /readyz and /metrics (\"\" disables it)")
+	fs.StringVar(&c.HTTPListen, "http-listen", c.HTTPListen, "HTTP listen address of /healthz, /readyz and /metrics (\"\" disables it); plain HTTP on a loopback address, elsewhere only with --http-tls-cert/--http-tls-key/--http-client-ca")
 	fs.StringVar(&c.AdvertiseAddress, "advertise-address", "", "host[:port] agents and the CLI dial; added to the serving certificate (default: the listen address, or this host's name when listening on all addresses)")
 	fs.StringSliceVar(&c.Hostnames, "hostnames", nil, "extra DNS names and IPs for the serving certificate")
 	fs.StringSliceVar(&c.Etcd.Endpoints, "etcd-endpoints", nil, "client URLs of an external etcd cluster (default: embedded etcd in --data-dir)")
@@ -46,6 +46,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.AgentCertValidity, "agent-cert-validity", 0, "lifetime of agent client certificates (default 1 year)")
 	fs.StringVar(&c.AdminConfig, "admin-config", c.AdminConfig, "shoal CLI config file to write the admin identity into (\"\" skips it)")
 	fs.StringVar(&c.AdminContext, "admin-context", c.AdminContext, "name of the context written into --admin-config")
+	addEndpointFlags(fs, c)
 }
 
 // flagNames are the flags behind the Config fields a ConfigError names.
@@ -54,6 +55,12 @@ var flagNames = map[string]string{
 	"ClusterGrace": "--cluster-grace", "FenceTimeout": "--cluster-fence-timeout",
 	"Etcd.Endpoints": "--etcd-endpoints", "Etcd.CAFile": "--etcd-ca", "Etcd.CertFile": "--etcd-cert",
 	"Etcd.KeyFile": "--etcd-key",
+}
+
+func init() {
+	for field, flag := range endpointFlagNames {
+		flagNames[field] = flag
+	}
 }
 
 // complete checks the flags, fills in defaults that depend on others and

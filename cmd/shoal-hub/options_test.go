@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/shoal-dev/shoal/federation/endpoint"
 )
 
 func TestOptionsComplete(t *testing.T) {
@@ -32,6 +34,15 @@ func TestOptionsComplete(t *testing.T) {
 			o.cfg.Etcd.Endpoints, o.cfg.Etcd.CertFile = []string{"https://e1:2379"}, "c.pem"
 		}, "", "--etcd-key"},
 		{"empty data dir", func(o *options) { o.cfg.DataDir = "" }, "", "--data-dir"},
+		{"plain http etcd", func(o *options) { o.cfg.Etcd.Endpoints = []string{"http://e1:2379"} }, "", "--etcd-insecure-allow-plaintext"},
+		{"plain http etcd allowed knowingly", func(o *options) {
+			o.cfg.Etcd.Endpoints, o.cfg.Etcd.InsecureAllowPlaintext = []string{"http://e1:2379"}, true
+		}, "127.0.0.1:7443", ""},
+		{"metrics exposed without TLS", func(o *options) { o.cfg.HTTPListen = ":7080" }, "", "--http-client-ca"},
+		{"metrics exposed with TLS", func(o *options) {
+			o.cfg.HTTPListen, o.cfg.HTTPTLS.CertFile, o.cfg.HTTPTLS.KeyFile, o.cfg.HTTPTLS.ClientCAFile = ":7080", "c", "k", "ca"
+		}, "127.0.0.1:7443", ""},
+		{"health on all addresses", func(o *options) { o.cfg.HealthListen = ":8081" }, "127.0.0.1:7443", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +87,8 @@ func TestFlagsFillConfig(t *testing.T) {
 		"--etcd-endpoints=https://e1,https://e2", "--etcd-ca=ca", "--etcd-cert=c", "--etcd-key=k", "--etcd-prefix=/p/",
 		"--kubeconfig=kc", "--cluster-grace=1s", "--cluster-fence-timeout=2s", "--agent-cert-validity=3s",
 		"--admin-config=ac", "--admin-context=ctx", "--gang-start-timeout=4s",
+		"--http-tls-cert=hc", "--http-tls-key=hk", "--http-client-ca=hca", "--health-listen=:8081",
+		"--etcd-insecure-allow-plaintext", "--register-rate=0.5", "--register-burst=7",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -83,9 +96,11 @@ func TestFlagsFillConfig(t *testing.T) {
 	c := o.cfg
 	got := []any{c.DataDir, c.Listen, c.HTTPListen, c.AdvertiseAddress, c.Hostnames, c.Etcd.Endpoints, c.Etcd.CAFile,
 		c.Etcd.CertFile, c.Etcd.KeyFile, c.Etcd.Prefix, c.Kubeconfig, c.ClusterGrace, c.FenceTimeout,
-		c.AgentCertValidity, c.AdminConfig, c.AdminContext, c.Dispatch.StartTimeout}
+		c.AgentCertValidity, c.AdminConfig, c.AdminContext, c.Dispatch.StartTimeout,
+		c.HTTPTLS, c.HealthListen, c.Etcd.InsecureAllowPlaintext, float64(c.RegisterLimit), c.RegisterBurst}
 	want := []any{"/d", "0.0.0.0:1", "", "hub:2", []string{"a", "b"}, []string{"https://e1", "https://e2"}, "ca",
-		"c", "k", "/p/", "kc", time.Second, 2 * time.Second, 3 * time.Second, "ac", "ctx", 4 * time.Second}
+		"c", "k", "/p/", "kc", time.Second, 2 * time.Second, 3 * time.Second, "ac", "ctx", 4 * time.Second,
+		endpoint.TLSFiles{CertFile: "hc", KeyFile: "hk", ClientCAFile: "hca"}, ":8081", true, 0.5, 7}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("config from flags\n%v\nwant\n%v", got, want)
 	}

@@ -92,6 +92,14 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 		{"etcd cert without key", func(c *app.Config) {
 			c.Etcd.Endpoints, c.Etcd.CertFile = []string{"https://e1:2379"}, "c.pem"
 		}, "Etcd.KeyFile"},
+		{"plain http etcd", func(c *app.Config) {
+			c.Etcd.Endpoints = []string{"https://e1:2379", "http://e2:2379"}
+		}, "Etcd.InsecureAllowPlaintext"},
+		{"metrics on all addresses without TLS", func(c *app.Config) { c.HTTPListen = "0.0.0.0:7080" }, "HTTPTLS.ClientCAFile"},
+		{"metrics TLS without client CA", func(c *app.Config) {
+			c.HTTPListen, c.HTTPTLS.CertFile, c.HTTPTLS.KeyFile = "0.0.0.0:7080", "c.pem", "k.pem"
+		}, "HTTPTLS.ClientCAFile"},
+		{"bad health listen", func(c *app.Config) { c.HealthListen = "8081" }, "HealthListen"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,7 +34,8 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving tls.Certificat
 	}
 	rollouts, gitopsServices := gitOps(h.st, h.reg, c)
 	srv, err := server.New(server.Config{
-		Listen: c.Listen, HTTPListen: c.HTTPListen, TLS: h.ca.ServerTLSConfig(serving),
+		Listen: c.Listen, HTTPListen: c.HTTPListen, HTTPTLS: c.HTTPTLS, HealthListen: c.HealthListen,
+		RegisterLimit: c.RegisterLimit, RegisterBurst: c.RegisterBurst, TLS: h.ca.ServerTLSConfig(serving),
 		Store: h.st, Registry: h.reg, Services: append(services, gitopsServices...), GitOps: true,
 	})
 	if err != nil {

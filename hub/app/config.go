@@ -7,7 +7,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"golang.org/x/time/rate"
 	"k8s.io/client-go/rest"
+
+	"github.com/shoal-dev/shoal/federation/endpoint"
 
 	"github.com/shoal-dev/shoal/hub/dispatch"
 	"github.com/shoal-dev/shoal/hub/registry"
@@ -25,7 +28,19 @@ type Config struct {
 	// Listen is the gRPC (TLS) listen address, host:port.
 	Listen string
 	// HTTPListen is the address of /healthz, /readyz and /metrics; "" disables it.
+	// It is plain HTTP only on a loopback address; any other address
+	// needs HTTPTLS (TLS requiring client certificates).
 	HTTPListen string
+	// HTTPTLS is HTTPListen's serving certificate, key and client CA.
+	HTTPTLS endpoint.TLSFiles
+	// HealthListen serves /healthz and /readyz only (no metrics, no error
+	// detail) in plain HTTP on any address, for the kubelet's probes; ""
+	// disables it.
+	HealthListen string
+	// RegisterLimit and RegisterBurst rate-limit Register per source IP
+	// (server.Config; 0: the server's defaults, negative limit: off).
+	RegisterLimit rate.Limit
+	RegisterBurst int
 	// AdvertiseAddress is the host:port agents and the CLI dial; it is put
 	// on the serving certificate. Default: Listen, or this host's name
 	// with Listen's port when Listen is on all addresses; a host without a
@@ -79,6 +94,10 @@ type Etcd struct {
 	CAFile, CertFile, KeyFile string
 	// Prefix is the key prefix (default store.DefaultPrefix).
 	Prefix string
+	// InsecureAllowPlaintext accepts http:// endpoints (no TLS: etcd
+	// traffic, every job and credential record, in the clear); without it
+	// they are refused.
+	InsecureAllowPlaintext bool
 }
 
 // Controller names a leader-elected loop of the hub.

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"k8s.io/klog/v2"
+
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -17,6 +19,10 @@ func openStore(ctx context.Context, c *Config) (*store.Store, error) {
 	tlsCfg, err := c.etcdTLS()
 	if err != nil {
 		return nil, err
+	}
+	if plain := plaintextEndpoints(c.Etcd.Endpoints); len(plain) > 0 {
+		klog.FromContext(ctx).Info("WARNING: external etcd over plain http (--etcd-insecure-allow-plaintext): its traffic, every job and credential record included, is unencrypted and unauthenticated",
+			"endpoints", plain)
 	}
 	return store.Open(ctx, store.Config{
 		DataDir:     filepath.Join(c.DataDir, "etcd"),
@@ -41,4 +47,15 @@ func (c *Config) etcdTLS() (*tls.Config, error) {
 		return nil, nil
 	}
 	return store.ClientTLS(e.CAFile, e.CertFile, e.KeyFile)
+}
+
+// plaintextEndpoints are the endpoints that are not https://.
+func plaintextEndpoints(eps []string) []string {
+	var plain []string
+	for _, ep := range eps {
+		if !strings.HasPrefix(ep, "https://") {
+			plain = append(plain, ep)
+		}
+	}
+	return plain
 }

@@ -3,9 +3,12 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
+
+	"github.com/shoal-dev/shoal/federation/endpoint"
 )
 
 // ConfigError is an invalid Config. Fields names the fields at fault (Go
@@ -49,6 +52,33 @@ func (c *Config) Validate() error {
 	}
 	if (e.CertFile == "") != (e.KeyFile == "") {
 		return &ConfigError{Fields: []string{"Etcd.CertFile", "Etcd.KeyFile"}, format: "%s and %s go together"}
+	}
+	if plain := plaintextEndpoints(e.Endpoints); len(plain) > 0 && !e.InsecureAllowPlaintext {
+		return &ConfigError{Fields: []string{"Etcd.Endpoints", "Etcd.InsecureAllowPlaintext"},
+			format: "%s: %q is not https://: etcd holds every job and credential record; use TLS (https:// with a CA, client certificate and key) or, knowingly, %s",
+			args:   []any{plain[0]}}
+	}
+	return c.validateEndpoints()
+}
+
+// validateEndpoints checks the HTTP endpoints: /metrics and /readyz's
+// detail are plain only on loopback.
+func (c *Config) validateEndpoints() error {
+	err := endpoint.Config{Addr: c.HTTPListen, TLS: c.HTTPTLS}.Validate()
+	switch {
+	case errors.Is(err, endpoint.ErrExposed):
+		return &ConfigError{Fields: []string{"HTTPListen", "HTTPTLS.CertFile", "HTTPTLS.KeyFile", "HTTPTLS.ClientCAFile", "HealthListen"},
+			format: "%s %q is not a loopback address: /metrics there needs TLS with client certificates (%s, %s, %s); for kubelet probes use %s, which serves /healthz and /readyz only",
+			args:   []any{c.HTTPListen}}
+	case errors.Is(err, endpoint.ErrIncompleteTLS):
+		return &ConfigError{Fields: []string{"HTTPTLS.CertFile", "HTTPTLS.KeyFile", "HTTPTLS.ClientCAFile"}, format: "%s, %s and %s go together"}
+	case err != nil:
+		return &ConfigError{Fields: []string{"HTTPListen"}, format: "%s: %v", args: []any{err}}
+	}
+	if c.HealthListen != "" {
+		if _, _, err := net.SplitHostPort(c.HealthListen); err != nil {
+			return &ConfigError{Fields: []string{"HealthListen"}, format: "%s %q: want host:port: %v", args: []any{c.HealthListen, err}}
+		}
 	}
 	return nil
 }

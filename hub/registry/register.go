@@ -67,7 +67,13 @@ func (r *Registry) Register(ctx context.Context, req RegisterRequest) (*Registra
 	if req.ClusterUID == "" || len(req.ClusterUID) > 128 {
 		return nil, fmt.Errorf("%w: cluster UID must be 1 to 128 characters", ErrInvalid)
 	}
-	cert, certPEM, err := r.ca.SignAgentCSR(req.CSRPEM, req.ClusterName, r.cfg.AgentCertValidity)
+	// The token is checked before the CSR is even parsed, so that a
+	// caller without a valid token never reaches the signer;
+	// commitRegistration checks it again in the transaction that consumes it.
+	if err := r.verifyToken(ctx, id, secret); err != nil {
+		return nil, err
+	}
+	cert, certPEM, err := r.signCSR(req.CSRPEM, req.ClusterName, r.cfg.AgentCertValidity)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -106,6 +112,18 @@ func (r *Registry) newCluster(req RegisterRequest, serial string) *v1alpha1.Clus
 			RegisteredTime: &now,
 		},
 	}
+}
+
+// verifyToken checks that token id exists, matches secret and may still be used.
+func (r *Registry) verifyToken(ctx context.Context, id, secret string) error {
+	tok, _, err := r.tokens.Get(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: unknown token %s.…", ErrInvalidToken, id)
+	}
+	if err != nil {
+		return err
+	}
+	return r.checkToken(tok, id, secret)
 }
 
 // commitRegistration consumes one use of token id and creates the cluster

@@ -4,6 +4,7 @@ package registry
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"time"
 
@@ -73,6 +74,9 @@ type Registry struct {
 	names       *store.Collection[*nameSet]
 	inventories *store.Collection[*InventoryRecord]
 	tokens      *store.Collection[*v1alpha1.JoinToken]
+	// signCSR is ca.SignAgentCSR (a seam for the test that a bad token
+	// never reaches the signer).
+	signCSR func(csrPEM []byte, cluster string, validity time.Duration) (*x509.Certificate, []byte, error)
 }
 
 // uidRecord indexes a cluster UID to the cluster registered with it.
@@ -120,6 +124,7 @@ func New(s *store.Store, ca *pki.CA, cfg Config) *Registry {
 		names:       store.NewCollection(s, KindClusterNames, store.JSONCodec[*nameSet]()),
 		inventories: NewInventoryCollection(s),
 		tokens:      store.NewCollection(s, KindJoinTokens, store.JSONCodec[*v1alpha1.JoinToken]()),
+		signCSR:     ca.SignAgentCSR,
 	}
 }
 

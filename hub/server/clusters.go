@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -26,9 +27,13 @@ const maxTokenTTL = 30 * 24 * time.Hour
 type clustersServer struct {
 	shoalv1.UnimplementedClustersServer
 	reg *registry.Registry
+	// register rate-limits Register per source IP.
+	register *sourceLimiter
 }
 
-func newClustersServer(reg *registry.Registry) *clustersServer { return &clustersServer{reg: reg} }
+func newClustersServer(reg *registry.Registry, register *sourceLimiter) *clustersServer {
+	return &clustersServer{reg: reg, register: register}
+}
 
 // object encodes v as an Object at revision rev.
 func object(v any, rev int64) (*shoalv1.Object, error) {
@@ -63,8 +68,10 @@ func (s *clustersServer) CreateJoinToken(ctx context.Context, req *shoalv1.Creat
 }
 
 // AgentCommand is the command that registers a workload cluster's agent.
+// The token goes in the agent's environment, not on its command line,
+// where every local user would read it in the process table.
 func AgentCommand(hub, token, caHash string) string {
-	return fmt.Sprintf("shoal-agent --hub %s --token %s --ca-hash %s --cluster-name NAME", hub, token, caHash)
+	return fmt.Sprintf("%s=%s shoal-agent --hub %s --ca-hash %s --cluster-name NAME", v1alpha1.EnvJoinToken, token, hub, caHash)
 }
 
 func (s *clustersServer) ListJoinTokens(ctx context.Context, _ *shoalv1.ListJoinTokensRequest) (*shoalv1.ListJoinTokensResponse, error) {
@@ -153,6 +160,9 @@ func (s *clustersServer) RemoveCluster(ctx context.Context, req *shoalv1.RemoveC
 }
 
 func (s *clustersServer) Register(ctx context.Context, req *shoalv1.RegisterRequest) (*shoalv1.RegisterResponse, error) {
+	if err := s.register.admit(ctx); err != nil {
+		return nil, err
+	}
 	reg, err := s.reg.Register(ctx, registry.RegisterRequest{
 		Token: req.Token, ClusterName: req.ClusterName, ClusterUID: req.ClusterUid,
 		CSRPEM: req.CsrPem, AgentVersion: req.AgentVersion, Labels: req.Labels,

@@ -25,8 +25,8 @@ type gitopsClustersServer struct {
 
 // clustersService is the Clusters service; with gitops agents' GitOps
 // reports are stored and answered with the source to sync.
-func clustersService(reg *registry.Registry, gitops bool) shoalv1.ClustersServer {
-	cs := newClustersServer(reg)
+func clustersService(reg *registry.Registry, gitops bool, register *sourceLimiter) shoalv1.ClustersServer {
+	cs := newClustersServer(reg, register)
 	if !gitops {
 		return cs
 	}

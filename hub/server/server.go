@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/keepalive"
 	"k8s.io/klog/v2"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/endpoint"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
 )
@@ -27,7 +29,19 @@ type Config struct {
 	// Listen is the gRPC address (host:port).
 	Listen string
 	// HTTPListen is the address of /healthz, /readyz and /metrics; "" disables it.
+	// Plain HTTP only on a loopback address; elsewhere HTTPTLS is required.
 	HTTPListen string
+	// HTTPTLS serves HTTPListen over TLS that requires client
+	// certificates of its client CA (endpoint.Config).
+	HTTPTLS endpoint.TLSFiles
+	// HealthListen is a plain HTTP address serving /healthz and /readyz
+	// only, for the kubelet's probes; "" disables it.
+	HealthListen string
+	// RegisterLimit and RegisterBurst rate-limit Register per source IP
+	// (a token bucket each); 0: DefaultRegisterLimit, DefaultRegisterBurst.
+	// A negative RegisterLimit disables the limit.
+	RegisterLimit rate.Limit
+	RegisterBurst int
 	// TLS is the serving configuration (pki.CA.ServerTLSConfig).
 	TLS *tls.Config
 	// Store backs readiness.
@@ -48,12 +62,13 @@ type Config struct {
 
 // Server is the hub's gRPC and HTTP servers.
 type Server struct {
-	cfg      Config
-	grpc     *grpc.Server
-	ready    chan struct{}
-	stopping chan struct{} // closed when the graceful stop begins
-	grpcLis  net.Listener
-	httpLis  net.Listener
+	cfg       Config
+	grpc      *grpc.Server
+	ready     chan struct{}
+	stopping  chan struct{} // closed when the graceful stop begins
+	grpcLis   net.Listener
+	httpLis   net.Listener
+	healthLis net.Listener
 }
 
 // New builds the servers; Run serves them.
@@ -67,6 +82,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Gatherer == nil {
 		cfg.Gatherer = prometheus.DefaultGatherer
 	}
+	if err := (endpoint.Config{Addr: cfg.HTTPListen, TLS: cfg.HTTPTLS}).Validate(); err != nil {
+		return nil, fmt.Errorf("server: HTTP endpoint: %w", err)
+	}
 	auth := authenticator{agents: cfg.Registry}
 	s := &Server{cfg: cfg, ready: make(chan struct{}), stopping: make(chan struct{})}
 	s.grpc = grpc.NewServer(
@@ -76,7 +94,7 @@ func New(cfg Config) (*Server, error) {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.MaxRecvMsgSize(16<<20),
 	)
-	shoalv1.RegisterClustersServer(s.grpc, clustersService(cfg.Registry, cfg.GitOps))
+	shoalv1.RegisterClustersServer(s.grpc, clustersService(cfg.Registry, cfg.GitOps, newSourceLimiter(cfg.RegisterLimit, cfg.RegisterBurst)))
 	for _, register := range cfg.Services {
 		register(s.grpc)
 	}
@@ -110,13 +128,20 @@ func (s *Server) Listen() error {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", s.cfg.Listen, err)
 	}
-	s.grpcLis = l
-	if s.cfg.HTTPListen != "" {
-		if s.httpLis, err = net.Listen("tcp", s.cfg.HTTPListen); err != nil {
+	if s.httpLis, err = (endpoint.Config{Addr: s.cfg.HTTPListen, TLS: s.cfg.HTTPTLS}).Listen(); err != nil {
+		_ = l.Close()
+		return fmt.Errorf("server: listen on %s: %w", s.cfg.HTTPListen, err)
+	}
+	if s.cfg.HealthListen != "" {
+		if s.healthLis, err = net.Listen("tcp", s.cfg.HealthListen); err != nil {
 			_ = l.Close()
-			return fmt.Errorf("server: listen on %s: %w", s.cfg.HTTPListen, err)
+			if s.httpLis != nil {
+				_ = s.httpLis.Close()
+			}
+			return fmt.Errorf("server: listen on %s: %w", s.cfg.HealthListen, err)
 		}
 	}
+	s.grpcLis = l
 	return nil
 }
 
@@ -131,6 +156,14 @@ func (s *Server) HTTPAddr() net.Addr {
 	return s.httpLis.Addr()
 }
 
+// HealthAddr is the health-only listener's address (after Listen), or nil.
+func (s *Server) HealthAddr() net.Addr {
+	if s.healthLis == nil {
+		return nil
+	}
+	return s.healthLis.Addr()
+}
+
 // Ready closes once the servers accept connections.
 func (s *Server) Ready() <-chan struct{} { return s.ready }
 
@@ -141,18 +174,25 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	log := klog.FromContext(ctx)
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	go func() { errc <- s.grpc.Serve(s.grpcLis) }()
-	var hs *http.Server
-	if s.httpLis != nil {
-		hs = &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 10 * time.Second}
+	var servers []*http.Server
+	serve := func(l net.Listener, h http.Handler) {
+		if l == nil {
+			return
+		}
+		hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+		servers = append(servers, hs)
 		go func() {
-			if err := hs.Serve(s.httpLis); !errors.Is(err, http.ErrServerClosed) {
+			if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 				errc <- err
 			}
 		}()
 	}
-	log.Info("Hub serving", "grpc", s.grpcLis.Addr().String(), "http", addrString(s.HTTPAddr()))
+	serve(s.httpLis, s.httpHandler())
+	serve(s.healthLis, s.healthHandler())
+	log.Info("Hub serving", "grpc", s.grpcLis.Addr().String(), "http", addrString(s.HTTPAddr()),
+		"httpTLS", s.cfg.HTTPTLS.Set(), "health", addrString(s.HealthAddr()))
 	close(s.ready)
 	var err error
 	select {
@@ -160,11 +200,11 @@ func (s *Server) Run(ctx context.Context) error {
 	case err = <-errc:
 		err = fmt.Errorf("server: %w", err)
 	}
-	s.stop(ctx, hs)
+	s.stop(ctx, servers)
 	return err
 }
 
-func (s *Server) stop(ctx context.Context, hs *http.Server) {
+func (s *Server) stop(ctx context.Context, servers []*http.Server) {
 	close(s.stopping)
 	done := make(chan struct{})
 	go func() { s.grpc.GracefulStop(); close(done) }()
@@ -175,9 +215,9 @@ func (s *Server) stop(ctx context.Context, hs *http.Server) {
 	case <-t.C:
 		s.grpc.Stop()
 	}
-	if hs != nil {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-		defer cancel()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	for _, hs := range servers {
 		_ = hs.Shutdown(ctx)
 	}
 }

@@ -148,6 +148,10 @@ func (f *Fleet) startHub(ctx context.Context, hub *Cluster) error {
 	return nil
 }
 
+// agentTokenFile is the file in a cluster's directory that holds its
+// agent's join token.
+const agentTokenFile = "agent-join-token"
+
 // startAgent creates the agent's namespace and a one-use join token, then
 // starts shoal-agent against the workload cluster's admin kubeconfig.
 func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
@@ -163,8 +167,14 @@ func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
 	if err != nil {
 		return fmt.Errorf("join token for %s: %w", c.Name, err)
 	}
+	// The token goes in a file only this user reads, never on the command
+	// line (the process table is world-readable).
+	tokenFile := filepath.Join(c.Dir, agentTokenFile)
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		return fmt.Errorf("cluster %s: join token file: %w", c.Name, err)
+	}
 	args := []string{
-		"--hub=" + f.Shoal.Address, "--token=" + token, "--ca-hash=" + caHash,
+		"--hub=" + f.Shoal.Address, "--token-file=" + tokenFile, "--ca-hash=" + caHash,
 		"--cluster-name=" + c.Name, "--kubeconfig=" + c.Kubeconfig, "--namespace=" + AgentNamespace,
 		// One kubelet endpoint per virtual node, each on a port of the
 		// kernel's choice: consecutive ports from c.Ports.Shoal would take

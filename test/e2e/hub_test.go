@@ -65,6 +65,7 @@ func (h *hub) config(endpoints []string, only ...app.Controller) (app.Config, er
 	cfg := app.DefaultConfig()
 	cfg.DataDir, cfg.Listen, cfg.HTTPListen, cfg.AdminConfig = h.dir, fmt.Sprintf("127.0.0.1:%d", port), "", ""
 	cfg.Etcd.Endpoints, cfg.ElectionTTL, cfg.Embedded.UnsafeNoFsync = endpoints, 2*time.Second, true
+	cfg.Etcd.InsecureAllowPlaintext = true // the test etcd listens on loopback, plain http
 	cfg.HubCluster, cfg.ClusterGrace, cfg.Identity = h.hubRC, 10*time.Second, "e2e"
 	// A short fence timeout, so that the partition test sees a cut-off
 	// cluster Lost (after fenceTimeout plus the registry's margin).

@@ -5,16 +5,20 @@ package agent
 import (
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"github.com/shoal-dev/shoal/federation/endpoint"
 )
 
 // TestDeployBases builds deploy/agent and deploy/hub with kustomize and
@@ -46,6 +50,9 @@ func TestDeployBases(t *testing.T) {
 				}
 				u := unstructuredFrom(m)
 				kinds[u.GetKind()] = true
+				if k := u.GetKind(); k == "Deployment" || k == "StatefulSet" {
+					checkEndpointArgs(t, u.Object)
+				}
 				gvk := u.GroupVersionKind()
 				mapping, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 				if err != nil {
@@ -68,5 +75,38 @@ func TestDeployBases(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkEndpointArgs: a shipped workload passes no join token on its
+// command line, keeps /metrics on loopback and probes the health-only
+// port.
+func checkEndpointArgs(t *testing.T, obj map[string]any) {
+	t.Helper()
+	containers, _, _ := unstructured.NestedFieldNoCopy(obj, "spec", "template", "spec", "containers")
+	for _, c := range containers.([]any) {
+		c := c.(map[string]any)
+		args, _ := c["args"].([]any)
+		var health string
+		for _, arg := range args {
+			a, _ := arg.(string)
+			name, value, _ := strings.Cut(a, "=")
+			switch name {
+			case "--token":
+				t.Errorf("container %s passes the join token on its command line: %s", c["name"], a)
+			case "--http-listen", "--metrics-addr":
+				if !endpoint.IsLoopback(value) {
+					t.Errorf("container %s serves /metrics in plain HTTP off loopback: %s", c["name"], a)
+				}
+			case "--health-listen":
+				health = value
+			}
+		}
+		for _, probe := range []string{"livenessProbe", "readinessProbe"} {
+			port, found, _ := unstructured.NestedFieldNoCopy(c, probe, "httpGet", "port")
+			if found && (port != "health" || health == "") {
+				t.Errorf("container %s: %s on port %v, want the health-only port (--health-listen %q)", c["name"], probe, port, health)
+			}
+		}
 	}
 }

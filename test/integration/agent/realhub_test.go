@@ -12,6 +12,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,6 +25,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/textlogger"
 
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/agent/hubclient"
@@ -56,7 +60,7 @@ func TestRealHub(t *testing.T) {
 	addr, httpAddr, admin := freePort(t), freePort(t), filepath.Join(dir, "admin")
 	var log bytes.Buffer
 	cmd := exec.Command(bin, "--data-dir", filepath.Join(dir, "data"), "--listen", addr, "--http-listen", httpAddr,
-		"--admin-config", admin, "--kubeconfig", kubeconfig, "--cluster-grace", "5s")
+		"--admin-config", admin, "--kubeconfig", kubeconfig, "--cluster-grace", "5s", "-v=10")
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -99,7 +103,9 @@ func TestRealHub(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	actx, cancel := context.WithCancel(ctx)
+	var agentLog lockedBuffer
+	actx, cancel := context.WithCancel(klog.NewContext(ctx,
+		textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(&agentLog), textlogger.Verbosity(10)))))
 	done := make(chan error, 1)
 	go func() { done <- a.Run(actx) }()
 	stopped := false
@@ -136,6 +142,17 @@ func TestRealHub(t *testing.T) {
 		return clusterState(ctx, adm, "real1") == v1alpha1.ClusterReady, nil
 	})
 	stopAgent() // the hub runs with --cluster-grace 5s
+	// Neither the agent's log nor the hub's, both at -v=10, holds the
+	// join token's secret.
+	_, secret, _ := strings.Cut(tok.Token, ".")
+	if agentLog.String() == "" || !strings.Contains(log.String(), "Cluster registered") {
+		t.Fatalf("agent or hub log not captured, so the check proves nothing:\nagent:\n%s\nhub:\n%s", agentLog.String(), log.String())
+	}
+	for name, text := range map[string]string{"agent": agentLog.String(), "hub": log.String()} {
+		if secret == "" || strings.Contains(text, secret) {
+			t.Errorf("the %s log holds the join token secret", name)
+		}
+	}
 	eventually(t, 30*time.Second, "cluster NotReady after the agent died", func(ctx context.Context) (bool, error) {
 		return clusterState(ctx, adm, "real1") == v1alpha1.ClusterNotReady, nil
 	})
@@ -210,4 +227,22 @@ func freePort(t *testing.T) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

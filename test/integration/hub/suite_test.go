@@ -76,7 +76,7 @@ func testRegistration(t *testing.T, h *hubProc, prefix string) *agent {
 	ctx := testCtx(t)
 	admin := h.admin(t)
 	tok := createToken(t, ctx, admin, 600, 1)
-	if !strings.Contains(tok.AgentCommand, "--token "+tok.Token) || !strings.Contains(tok.AgentCommand, "--ca-hash "+caHash(t, h)) {
+	if !strings.HasPrefix(tok.AgentCommand, v1alpha1.EnvJoinToken+"="+tok.Token+" shoal-agent ") || !strings.Contains(tok.AgentCommand, "--ca-hash "+caHash(t, h)) {
 		t.Fatalf("agent command %q lacks the token or CA hash", tok.AgentCommand)
 	}
 	a, err := register(t, ctx, h, tok.Token, prefix+"a", prefix+"uid-a")
@@ -235,7 +235,7 @@ func testMetricsAndCLI(t *testing.T, h *hubProc) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out, "shoal-agent --hub "+h.addr+" --token ") || !strings.Contains(out, "--ca-hash "+caHash(t, h)+" --cluster-name eu9") {
+	if !strings.Contains(out, v1alpha1.EnvJoinToken+"=") || !strings.Contains(out, " shoal-agent --hub "+h.addr+" --ca-hash ") || !strings.Contains(out, "--ca-hash "+caHash(t, h)+" --cluster-name eu9") {
 		t.Fatalf("token create output lacks the agent command:\n%s", out)
 	}
 	out, err = h.shoal(t, "cluster", "list", "-o", "wide")

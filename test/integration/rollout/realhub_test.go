@@ -49,7 +49,7 @@ func startRealHub(ctx context.Context, t *testing.T) *realHub {
 	}
 	cfg := app.DefaultConfig()
 	cfg.DataDir, cfg.Listen, cfg.HTTPListen, cfg.AdminConfig = t.TempDir(), fmt.Sprintf("127.0.0.1:%d", port), "", ""
-	cfg.Etcd = app.Etcd{Endpoints: []string{hubStore.ClientURL()}, Prefix: "/realhub/"}
+	cfg.Etcd = app.Etcd{Endpoints: []string{hubStore.ClientURL()}, Prefix: "/realhub/", InsecureAllowPlaintext: true} // loopback test etcd
 	cfg.ElectionTTL, cfg.ClusterGrace, cfg.Identity = 2*time.Second, 10*time.Second, "test"
 	cfg.Rollout = rollout.Config{Interval: 200 * time.Millisecond}
 	hub, err := app.New(cfg)
