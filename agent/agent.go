@@ -4,6 +4,7 @@ package agent
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -30,6 +31,8 @@ import (
 // Agent is one shoal-agent.
 type Agent struct {
 	cfg Config
+	// clientCAs verify the kubelet endpoints' clients (nil: any client).
+	clientCAs *x509.CertPool
 }
 
 // New checks cfg and returns an Agent.
@@ -37,7 +40,14 @@ func New(cfg Config) (*Agent, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	return &Agent{cfg: cfg}, nil
+	a := &Agent{cfg: cfg}
+	if cfg.KubeletClientCAFile != "" {
+		var err error
+		if a.clientCAs, err = vnode.LoadClientCAs(cfg.KubeletClientCAFile); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
 }
 
 // Run registers (or reuses stored credentials) and runs every part until
@@ -127,6 +137,7 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 		Taints: a.cfg.GPUFailureTaints, Conditions: a.cfg.GPUFailureConditions})
 	nodes := vnode.New(vnode.Config{Cluster: a.cfg.Cluster, Hub: hub, Syncer: syncer, Labels: a.cfg.Labels,
 		Address: a.cfg.KubeletAddress, Listen: a.cfg.KubeletListen, LeaseDurationSeconds: a.cfg.LeaseDurationSeconds,
+		ClientCAs: a.clientCAs, AllowAnyClient: a.cfg.KubeletInsecureAllowAnyClient,
 		Version: a.cfg.Version, Health: h.get})
 	syncer.SetRecorder(nodes.Recorder())
 	copies.SetRecorder(nodes.Recorder())

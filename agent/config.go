@@ -45,6 +45,18 @@ type Config struct {
 	KubeletListen string
 	// KubeletAddress is the IP the hub's API server dials for the kubelet API (logs, exec, attach, port-forward, /pods, stats).
 	KubeletAddress string
+	// KubeletClientCAFile is a PEM file of the CA certificates that sign the
+	// client certificate of the hub API server (its
+	// --kubelet-client-certificate; in kubeadm clusters the cluster CA).
+	// The kubelet endpoints refuse any client without a certificate it
+	// signed at the TLS handshake, and ask the hub API server by
+	// SubjectAccessReview whether the certificate's user may do each
+	// request (nodes/proxy, nodes/stats, nodes/pods as a kubelet does).
+	KubeletClientCAFile string
+	// KubeletInsecureAllowAnyClient serves any client on the kubelet
+	// endpoints, without authentication or authorization. One of it and
+	// KubeletClientCAFile must be set, not both.
+	KubeletInsecureAllowAnyClient bool
 	// LeaseDurationSeconds of the virtual nodes' leases (default 40).
 	LeaseDurationSeconds int32
 	// InventoryInterval is the least time between inventory builds (default 200 ms).
@@ -85,6 +97,13 @@ func (c *Config) defaults() error {
 	}
 	if c.KubeletListen == "" {
 		c.KubeletListen = ":10250"
+	}
+	switch {
+	case c.KubeletClientCAFile == "" && !c.KubeletInsecureAllowAnyClient:
+		return errors.New("agent: the kubelet endpoints need a client CA (--kubelet-client-ca: the CA of the hub API server's " +
+			"--kubelet-client-certificate) or, to serve any client, --kubelet-insecure-allow-any-client")
+	case c.KubeletClientCAFile != "" && c.KubeletInsecureAllowAnyClient:
+		return errors.New("agent: --kubelet-client-ca and --kubelet-insecure-allow-any-client exclude each other")
 	}
 	if c.KubeletAddress == "" {
 		c.KubeletAddress = "127.0.0.1"

@@ -46,8 +46,18 @@ type Config struct {
 	// a port of the kernel's choice when the port is 0.
 	Listen string
 	// ClientCAs, when set, must have signed the client certificate of every
-	// kubelet endpoint request (the hub API server's --kubelet-client-certificate).
+	// kubelet endpoint request (the hub API server's
+	// --kubelet-client-certificate), and the hub API server must allow the
+	// certificate's user each request by SubjectAccessReview (auth.go).
 	ClientCAs *x509.CertPool
+	// AllowAnyClient serves any client, unauthenticated and unauthorized,
+	// when ClientCAs is nil; without either the endpoints refuse to start
+	// (ErrNoClientCA).
+	AllowAnyClient bool
+	// AuthorizedTTL and UnauthorizedTTL are how long an allowed and a
+	// denied SubjectAccessReview answer is reused (defaults
+	// DefaultAuthorizedTTL, DefaultUnauthorizedTTL).
+	AuthorizedTTL, UnauthorizedTTL time.Duration
 	// LeaseDurationSeconds of the node leases (default 40).
 	LeaseDurationSeconds int32
 	// Version is the agent version shown as the kubelet version.
@@ -67,6 +77,7 @@ type Manager struct {
 	eb       record.EventBroadcaster
 	mu       sync.Mutex
 	nodes    map[string]*nodeProvider
+	auth     *Authorizer
 	wg       sync.WaitGroup
 	errs     chan error
 }
@@ -87,7 +98,11 @@ func New(cfg Config) *Manager {
 	}
 	eb := record.NewBroadcaster()
 	rec := eb.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "shoal-agent", Host: cfg.Cluster})
-	return &Manager{cfg: cfg, eb: eb, recorder: rec, nodes: map[string]*nodeProvider{}, errs: make(chan error, 1)}
+	m := &Manager{cfg: cfg, eb: eb, recorder: rec, nodes: map[string]*nodeProvider{}, errs: make(chan error, 1)}
+	if cfg.ClientCAs != nil {
+		m.auth = NewAuthorizer(cfg.Hub.AuthorizationV1().SubjectAccessReviews(), cfg.AuthorizedTTL, cfg.UnauthorizedTTL)
+	}
+	return m
 }
 
 // Recorder records events on hub objects.
@@ -98,6 +113,13 @@ func (m *Manager) Recorder() record.EventRecorder { return m.recorder }
 func (m *Manager) Run(ctx context.Context, updates <-chan fedinv.Cluster) error {
 	log := klog.FromContext(ctx).WithName("vnode")
 	ctx = klog.NewContext(ctx, log)
+	if m.cfg.ClientCAs == nil && !m.cfg.AllowAnyClient {
+		return ErrNoClientCA
+	}
+	if m.cfg.ClientCAs == nil {
+		log.Info("WARNING: the kubelet endpoints serve any client without authentication or authorization: " +
+			"anyone who reaches their ports can read logs of, exec, attach and port-forward into the members; set --kubelet-client-ca")
+	}
 	m.eb.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: m.cfg.Hub.CoreV1().Events("")})
 	defer m.eb.Shutdown()
 	defer m.wg.Wait()
@@ -169,7 +191,7 @@ func (m *Manager) start(ctx context.Context, p fedinv.Pool) (_ *nodeProvider, er
 	if err != nil {
 		return nil, err
 	}
-	l, port, err := listen(addr, m.cfg.Address, m.cfg.ClientCAs)
+	l, port, err := listen(addr, m.cfg.Address, m.cfg.ClientCAs, m.cfg.AllowAnyClient)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +232,7 @@ func (m *Manager) start(ctx context.Context, p fedinv.Pool) (_ *nodeProvider, er
 	}
 	mem := &members{node: name, lister: podInf.Core().V1().Pods().Lister()}
 	np.heldFn = func() int { return mem.held(corev1.ResourceName(p.Resource)) }
-	ep := &endpoint{node: name, members: mem, b: m.cfg.Syncer, started: time.Now()}
+	ep := &endpoint{node: name, members: mem, b: m.cfg.Syncer, started: time.Now(), auth: m.auth}
 	log := klog.FromContext(ctx).WithValues("node", name)
 	log.Info("Starting virtual node", "resource", p.Resource, "capacity", p.Capacity, "kubeletPort", port)
 	m.wg.Add(3)

@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // members are the hub pods bound to one virtual node, read from the pod
@@ -41,16 +43,41 @@ func (m *members) list() ([]*corev1.Pod, error) {
 	return out, nil
 }
 
-// check refuses (not found) a pod that is not bound to the node.
-func (m *members) check(ns, name string) error {
+// placed reports whether p is a member Shoal placed: its dispatcher labels
+// every member pod with its job (a pod someone else bound to the virtual
+// node carries no such label).
+func placed(p *corev1.Pod) bool { return p.Labels[v1alpha1.LabelJob] != "" }
+
+// served returns the members the kubelet endpoint serves: the pods bound to
+// the node that Shoal placed, sorted as list.
+func (m *members) served() ([]*corev1.Pod, error) {
+	pods, err := m.list()
+	if err != nil {
+		return nil, err
+	}
+	out := pods[:0]
+	for _, p := range pods {
+		if placed(p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// check returns the hub pod ns/name, refusing (not found) a pod that is
+// not bound to the node or that Shoal did not place.
+func (m *members) check(ns, name string) (*corev1.Pod, error) {
 	p, err := m.lister.Pods(ns).Get(name)
 	if err != nil && !apierrors.IsNotFound(err) {
-		return err
+		return nil, err
 	}
 	if err != nil || p.Spec.NodeName != m.node {
-		return errdefs.NotFound(fmt.Sprintf("pod %s/%s is not bound to node %s", ns, name, m.node))
+		return nil, errdefs.NotFound(fmt.Sprintf("pod %s/%s is not bound to node %s", ns, name, m.node))
 	}
-	return nil
+	if !placed(p) {
+		return nil, errdefs.NotFound(fmt.Sprintf("pod %s/%s is not a member Shoal placed on node %s", ns, name, m.node))
+	}
+	return p, nil
 }
 
 // held returns what the node's non-terminated pods request of resource:

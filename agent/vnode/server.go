@@ -4,21 +4,15 @@ package vnode
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -39,20 +33,26 @@ type backend interface {
 // a real kubelet's: /pods and /stats/summary say nothing of which node they
 // are asked for, so the port tells. It serves only the pods bound to its
 // node: every pod route answers 404 for any other pod, as the kubelet of a
-// node knows nothing of the pods of another.
+// node knows nothing of the pods of another, and only the members Shoal
+// placed (a pod someone else bound to the node is not found either). With
+// an authorizer, every request must come with a verified client
+// certificate whose user the hub API server allows the request (auth.go).
 type endpoint struct {
 	node    string
 	members *members
 	b       backend
 	started time.Time
+	// auth, when set, guards every route; nil serves any client
+	// (--kubelet-insecure-allow-any-client).
+	auth *Authorizer
 }
 
 // handler returns the kubelet routes of the endpoint.
 func (e *endpoint) handler() http.Handler {
-	list := func(ctx context.Context) ([]*corev1.Pod, error) { return e.members.list() }
+	list := func(ctx context.Context) ([]*corev1.Pod, error) { return e.members.served() }
 	return api.PodHandler(api.PodHandlerConfig{
 		GetContainerLogs: func(ctx context.Context, ns, pod, container string, o api.ContainerLogOpts) (io.ReadCloser, error) {
-			if err := e.members.check(ns, pod); err != nil {
+			if err := e.check(ns, pod); err != nil {
 				return nil, err
 			}
 			return e.b.Logs(ctx, ns, pod, container, o)
@@ -63,7 +63,7 @@ func (e *endpoint) handler() http.Handler {
 		GetPods:               list,
 		GetPodsFromKubernetes: list,
 		GetStatsSummary: func(ctx context.Context) (*statsv1alpha1.Summary, error) {
-			pods, err := e.members.list()
+			pods, err := e.members.served()
 			if err != nil {
 				return nil, err
 			}
@@ -73,46 +73,42 @@ func (e *endpoint) handler() http.Handler {
 	}, false)
 }
 
+// check refuses (not found) a pod that is not a member placed on the node
+// or whose local pod is not the agent's copy of it (same hub UID): the
+// streams reach the workload cluster's pod of the same namespace and name,
+// which must never be a pod the agent did not create.
+func (e *endpoint) check(ns, pod string) error {
+	hp, err := e.members.check(ns, pod)
+	if err != nil {
+		return err
+	}
+	if _, ok := e.b.LocalPodOf(hp); !ok {
+		return errdefs.NotFound(fmt.Sprintf("pod %s/%s has no local pod in the workload cluster", ns, pod))
+	}
+	return nil
+}
+
 // exec, attach and portForward reach the workload cluster for members only.
 func (e *endpoint) exec(ctx context.Context, ns, pod, container string, cmd []string, attach api.AttachIO) error {
-	if err := e.members.check(ns, pod); err != nil {
+	if err := e.check(ns, pod); err != nil {
 		return err
 	}
 	return e.b.Exec(ctx, ns, pod, container, cmd, attach)
 }
 
 func (e *endpoint) attach(ctx context.Context, ns, pod, container string, attach api.AttachIO) error {
-	if err := e.members.check(ns, pod); err != nil {
+	if err := e.check(ns, pod); err != nil {
 		return err
 	}
 	return e.b.Attach(ctx, ns, pod, container, attach)
 }
 
 func (e *endpoint) portForward(ctx context.Context, ns, pod string, port int32, stream io.ReadWriteCloser) error {
-	if err := e.members.check(ns, pod); err != nil {
+	if err := e.check(ns, pod); err != nil {
 		_ = stream.Close()
 		return err
 	}
 	return e.b.PortForward(ctx, ns, pod, port, stream)
-}
-
-// listen opens the TLS port of a kubelet endpoint. clientCAs, when set,
-// must have signed the client certificate (the API server's
-// --kubelet-client-certificate); otherwise any client is served.
-func listen(addr, certHost string, clientCAs *x509.CertPool) (net.Listener, int32, error) {
-	cert, err := selfSigned(certHost)
-	if err != nil {
-		return nil, 0, err
-	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}, ClientAuth: tls.RequestClientCert}
-	if clientCAs != nil {
-		cfg.ClientAuth, cfg.ClientCAs = tls.RequireAndVerifyClientCert, clientCAs
-	}
-	l, err := tls.Listen("tcp", addr, cfg)
-	if err != nil {
-		return nil, 0, fmt.Errorf("kubelet endpoint: %w", err)
-	}
-	return l, int32(l.Addr().(*net.TCPAddr).Port), nil
 }
 
 // nodeAddr is the listen address of the i-th virtual node (from 0): the
@@ -137,7 +133,11 @@ func nodeAddr(listen string, i int) (string, error) {
 
 // serve serves the endpoint on l until ctx ends.
 func (e *endpoint) serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{Handler: e.handler(), ReadHeaderTimeout: 30 * time.Second,
+	h := e.handler()
+	if e.auth != nil {
+		h = e.auth.guard(e.node, h)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 30 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
 	go func() {
 		<-ctx.Done()
@@ -148,28 +148,4 @@ func (e *endpoint) serve(ctx context.Context, l net.Listener) error {
 		return err
 	}
 	return nil
-}
-
-// selfSigned makes a serving certificate for host (the hub's API server does
-// not verify kubelet certificates unless --kubelet-certificate-authority is set).
-func selfSigned(host string) (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: "shoal-agent-kubelet"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().AddDate(1, 0, 0),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	if ip := net.ParseIP(host); ip != nil {
-		tmpl.IPAddresses = []net.IP{ip}
-	} else if host != "" {
-		tmpl.DNSNames = []string{host}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }

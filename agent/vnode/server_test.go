@@ -17,6 +17,8 @@ import (
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	corev1 "k8s.io/api/core/v1"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // fakeBackend records the container logs asked for.
@@ -51,10 +53,16 @@ func TestEndpoint(t *testing.T) {
 	m0, m1 := hubMember("m0"), hubMember("m1")
 	other := hubMember("x")
 	other.Spec.NodeName = "shoal-eu1-a100"
-	b := &fakeBackend{fakeStats: &fakeStats{asked: map[string]int{}, local: map[string]*corev1.Pod{"m0": localOf("m0", "n1")},
+	// Bound to the node but not placed by Shoal (no job label).
+	stray := hubMember("stray")
+	delete(stray.Labels, v1alpha1.LabelJob)
+	// Placed and bound, but no local pod of it (yet): not reachable either.
+	unsynced := hubMember("unsynced")
+	b := &fakeBackend{fakeStats: &fakeStats{asked: map[string]int{}, local: map[string]*corev1.Pod{"m0": localOf("m0", "n1"),
+		"m1": localOf("m1", "")}, // m1's local pod is not scheduled yet
 		summaries: map[string]*statsv1alpha1.Summary{"n1": {Pods: []statsv1alpha1.PodStats{
 			podStat("shoal-jobs", "m0", "local-m0", time.Now(), 1000, 10)}}}}}
-	e := &endpoint{node: node, members: &members{node: node, lister: lister(t, m1, m0, other)}, b: b, started: time.Now()}
+	e := &endpoint{node: node, members: &members{node: node, lister: lister(t, m1, m0, other, stray, unsynced)}, b: b, started: time.Now()}
 	srv := httptest.NewServer(e.handler())
 	defer srv.Close()
 	get := func(path string) (int, []byte) {
@@ -73,8 +81,9 @@ func TestEndpoint(t *testing.T) {
 	if err := json.Unmarshal(body, &list); code != http.StatusOK || err != nil {
 		t.Fatalf("/pods = %d %s (%v)", code, body, err)
 	}
-	if len(list.Items) != 2 || list.Items[0].Name != "m0" || list.Items[1].Name != "m1" || list.Items[0].UID != m0.UID {
-		t.Errorf("/pods = %+v, want the hub pods m0 and m1", list.Items)
+	if len(list.Items) != 3 || list.Items[0].Name != "m0" || list.Items[1].Name != "m1" || list.Items[2].Name != "unsynced" ||
+		list.Items[0].UID != m0.UID {
+		t.Errorf("/pods = %+v, want the hub pods m0, m1 and unsynced", list.Items)
 	}
 
 	code, body = get("/stats/summary")
@@ -89,8 +98,10 @@ func TestEndpoint(t *testing.T) {
 	if code, body = get("/containerLogs/shoal-jobs/m1/main"); code != http.StatusOK || string(body) != "log of m1" {
 		t.Errorf("member logs = %d %q", code, body)
 	}
-	// Another node's pod, and a pod of no node, are unknown here, as on a real kubelet.
-	for _, path := range []string{"/containerLogs/shoal-jobs/x/main", "/containerLogs/kube-system/coredns/main"} {
+	// Another node's pod, a pod of no node, and a pod Shoal did not place
+	// are unknown here, as on a real kubelet.
+	for _, path := range []string{"/containerLogs/shoal-jobs/x/main", "/containerLogs/kube-system/coredns/main",
+		"/containerLogs/shoal-jobs/stray/main", "/containerLogs/shoal-jobs/unsynced/main"} {
 		if code, _ = get(path); code != http.StatusNotFound {
 			t.Errorf("%s = %d, want 404", path, code)
 		}
@@ -99,12 +110,12 @@ func TestEndpoint(t *testing.T) {
 		t.Errorf("backend asked for logs %v, want only the member's", b.logs)
 	}
 	// The streaming routes: a member reaches the backend, any other pod does not.
-	for _, pod := range []string{"m1", "x"} {
+	for _, pod := range []string{"m1", "x", "stray", "unsynced"} {
 		stream := &closer{}
 		errs := []error{e.exec(t.Context(), "shoal-jobs", pod, "main", []string{"id"}, nil),
 			e.attach(t.Context(), "shoal-jobs", pod, "main", nil),
 			e.portForward(t.Context(), "shoal-jobs", pod, 8080, stream)}
-		if pod == "x" && !stream.closed {
+		if pod != "m1" && !stream.closed {
 			t.Error("a refused port-forward stream was left open")
 		}
 		for i, err := range errs {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/test/builders/testpod"
 )
 
@@ -50,7 +51,7 @@ func podStat(ns, name, uid string, at time.Time, cpu, mem uint64) statsv1alpha1.
 }
 
 func hubMember(name string) *corev1.Pod {
-	p := testpod.New(name).Namespace("shoal-jobs").Node("shoal-eu1-h100").GPUs(8).Obj()
+	p := testpod.New(name).Namespace("shoal-jobs").Node("shoal-eu1-h100").GPUs(8).Label(v1alpha1.LabelJob, "llama").Obj()
 	p.UID = types.UID("hub-" + name)
 	return p
 }

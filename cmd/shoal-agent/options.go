@@ -28,6 +28,8 @@ type options struct {
 	labels                        map[string]string
 	heartbeat                     time.Duration
 	kubeletListen, kubeletAddress string
+	kubeletClientCA               string
+	kubeletAllowAnyClient         bool
 	leaseSeconds                  int32
 	metricsAddr                   string
 	gitopsWorkDir                 string
@@ -60,6 +62,12 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.heartbeat, "heartbeat-interval", o.heartbeat, "time between heartbeats (the hub may ask for another)")
 	fs.StringVar(&o.kubeletListen, "kubelet-listen", o.kubeletListen, "listen address of the first virtual node's kubelet endpoint (logs, exec, attach, port-forward, /pods, /stats/summary); each further virtual node listens on the next port (port 0: kernel-chosen ports)")
 	fs.StringVar(&o.kubeletAddress, "kubelet-address", o.kubeletAddress, "IP the hub API server dials for logs/exec (default $POD_IP)")
+	fs.StringVar(&o.kubeletClientCA, "kubelet-client-ca", o.kubeletClientCA,
+		"PEM file of the CA that signs the hub API server's --kubelet-client-certificate (kubeadm: the cluster CA); "+
+			"the kubelet endpoints refuse clients without a certificate it signed and check each request with a SubjectAccessReview on the hub")
+	fs.BoolVar(&o.kubeletAllowAnyClient, "kubelet-insecure-allow-any-client", o.kubeletAllowAnyClient,
+		"serve any client on the kubelet endpoints, unauthenticated and unauthorized (anyone reaching the ports can exec into members); "+
+			"without it --kubelet-client-ca is required")
 	fs.Int32Var(&o.leaseSeconds, "lease-duration", o.leaseSeconds, "virtual node lease duration in seconds")
 	fs.StringVar(&o.metricsAddr, "metrics-addr", o.metricsAddr, "address of /metrics and /healthz (empty: off); plain HTTP on a loopback address, elsewhere only with --metrics-tls-cert/--metrics-tls-key/--metrics-client-ca")
 	o.endpoints.addFlags(fs)
@@ -103,6 +111,7 @@ func (o *options) config() (agent.Config, error) {
 		Namespace: o.namespace, Labels: o.labels, HeartbeatInterval: o.heartbeat,
 		Keys:          fedinv.LabelKeys{Rack: o.rackKey, Block: o.blockKey, Zone: o.zoneKey},
 		KubeletListen: o.kubeletListen, KubeletAddress: o.kubeletAddress,
+		KubeletClientCAFile: o.kubeletClientCA, KubeletInsecureAllowAnyClient: o.kubeletAllowAnyClient,
 		LeaseDurationSeconds: o.leaseSeconds, Version: version,
 		NodeFailureGrace: o.nodeFailureGrace, GPUFailureTaints: o.gpuFailureTaints, GPUFailureConditions: o.gpuFailureConditions,
 		FenceTimeout: o.fenceTimeout,

@@ -82,6 +82,9 @@ func newDevPodCommand(dir *string) *cobra.Command {
 			if node != "" {
 				pod.Spec.NodeName = node
 				pod.Spec.Tolerations = []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}}
+				// Stands in for a member Shoal placed: the agent's kubelet
+				// endpoint serves (logs, exec) only pods labelled with a job.
+				pod.Labels = map[string]string{v1alpha1.LabelJob: pod.Name}
 			}
 			if _, err := cs.CoreV1().Pods("default").Create(cmd.Context(), pod, metav1.CreateOptions{}); err != nil {
 				return err

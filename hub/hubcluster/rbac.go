@@ -31,6 +31,9 @@ func clusterRole() *rbacv1ac.ClusterRoleApplyConfiguration {
 			// agent mirrors into its workload cluster (docs/rendezvous.md).
 			rule(core, []string{"services"}, "get", "list", "watch"),
 			rule([]string{"discovery.k8s.io"}, []string{"endpointslices"}, "get", "list", "watch"),
+			// The kubelet endpoints ask whether a client may do a request,
+			// as a kubelet's webhook authorizer does (docs/security.md).
+			rule([]string{"authorization.k8s.io"}, []string{"subjectaccessreviews"}, "create"),
 		)
 }
 

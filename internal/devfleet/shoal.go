@@ -180,6 +180,9 @@ func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
 		// kernel's choice: consecutive ports from c.Ports.Shoal would take
 		// the cluster's next ports (ShoalHTTP, Kwok).
 		"--kubelet-listen=" + net.JoinHostPort(agentIP(c), "0"), "--kubelet-address=" + agentIP(c),
+		// The hub API server's --kubelet-client-certificate is the admin
+		// certificate, signed by the fleet CA.
+		"--kubelet-client-ca=" + f.KubeletClientCAFile(),
 		fmt.Sprintf("--metrics-addr=127.0.0.1:%d", c.Ports.ShoalHTTP),
 		"--labels=profile=" + c.Profile + ",region=" + c.Region,
 	}
@@ -191,6 +194,11 @@ func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
 	f.progress("cluster %s: shoal-agent started (pid %d) with a one-use join token", c.Name, p.Pid)
 	return nil
 }
+
+// KubeletClientCAFile is the CA certificate that signed the client
+// certificate the fleet's API servers present to kubelets (the admin
+// certificate): what an agent's --kubelet-client-ca must name.
+func (f *Fleet) KubeletClientCAFile() string { return filepath.Join(f.pki(), caCertFile) }
 
 // agentIP is where the agent's kubelet endpoints listen: loopback, or with
 // real nodes the cluster's first node address, because the hub API server

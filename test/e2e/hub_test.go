@@ -176,7 +176,7 @@ func (h *hub) startAgent(ctx context.Context, cluster string, local *rest.Config
 	}
 	cfg := agent.Config{HubAddress: h.addr, Token: token, CAHash: h.ca.Hash(), Cluster: cluster,
 		Local: asDeployed(local), HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0",
-		KubeletAddress: "127.0.0.1", LeaseDurationSeconds: 20, Labels: map[string]string{labelCluster: cluster}, InventoryInterval: 200 * time.Millisecond,
+		KubeletAddress: "127.0.0.1", KubeletClientCAFile: fl.KubeletClientCAFile(), LeaseDurationSeconds: 20, Labels: map[string]string{labelCluster: cluster}, InventoryInterval: 200 * time.Millisecond,
 		Version: "v0.0.0-e2e", FenceTimeout: hubFenceTimeout}
 	for _, m := range mutate {
 		m(&cfg)

@@ -49,6 +49,7 @@ func startAgent(t *testing.T, token string) *runningAgent {
 		HubAddress: hub.addr, Token: token, CAHash: hub.caHash(), Cluster: clusterName,
 		Local: restConfigCopy(workCP.Config), Labels: map[string]string{"region": "eu"},
 		HeartbeatInterval: time.Second, KubeletListen: net.JoinHostPort(ip, "0"), KubeletAddress: ip,
+		KubeletClientCAFile:  hubCP.KubeletClientCA.CAFile,
 		LeaseDurationSeconds: leaseSecs, Version: "v0.0.0-it", NodeFailureGrace: nodeFailureGrace,
 		GitOps: agent.GitOps(t.TempDir(), "shoal-system", time.Second),
 	})
@@ -215,7 +216,7 @@ func TestAgent(t *testing.T) {
 	})
 
 	t.Run("pod runs in the workload cluster", func(t *testing.T) {
-		p := hubPod("trainer", h100Node, map[string]string{v1alpha1.AnnotationTargetNode: "n1"}, 8)
+		p := placedPod("trainer", h100Node, map[string]string{v1alpha1.AnnotationTargetNode: "n1"}, 8)
 		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +335,7 @@ func TestAgent(t *testing.T) {
 	})
 
 	t.Run("kubelet API of a virtual node: pods, stats, attach, port-forward", func(t *testing.T) {
-		mig := hubPod("mig-worker", migNode, nil, 0)
+		mig := placedPod("mig-worker", migNode, nil, 0)
 		mig.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/mig-1g.10gb": *resourceQty(1)}
 		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, mig, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -397,6 +398,10 @@ func TestAgent(t *testing.T) {
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("logs of another node's pod through %s: %v, want not found", h100Node, err)
 		}
+	})
+
+	t.Run("kubelet endpoint: client certificates, authorization, placed members only", func(t *testing.T) {
+		testKubeletAuth(ctx, t)
 	})
 
 	t.Run("deleting on the hub deletes locally", func(t *testing.T) {

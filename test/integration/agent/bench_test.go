@@ -116,7 +116,8 @@ func startBench() (*benchEnv, error) {
 	}
 	hub.reported = make(chan fedinv.Cluster, 1)
 	a, err := agent.New(agent.Config{HubAddress: hub.addr, Token: hub.token, CAHash: hub.caHash(), Cluster: "bench",
-		Local: rest.CopyConfig(cp.Config), KubeletListen: "127.0.0.1:0", KubeletAddress: "127.0.0.1", Version: "bench"})
+		Local: rest.CopyConfig(cp.Config), KubeletListen: "127.0.0.1:0", KubeletAddress: "127.0.0.1",
+		KubeletClientCAFile: hubCP.KubeletClientCA.CAFile, Version: "bench"})
 	if err != nil {
 		return fail(err)
 	}

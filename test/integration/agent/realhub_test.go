@@ -99,7 +99,8 @@ func TestRealHub(t *testing.T) {
 	}
 	a, err := agent.New(agent.Config{HubAddress: addr, Token: tok.Token, CAHash: tok.CaHash, Cluster: "real1",
 		Local: rest.CopyConfig(cp.Config), KubeletListen: "127.0.0.1:0", KubeletAddress: "127.0.0.1",
-		HeartbeatInterval: time.Second, Version: "v0.0.0-it"})
+		KubeletClientCAFile: hubCP.KubeletClientCA.CAFile,
+		HeartbeatInterval:   time.Second, Version: "v0.0.0-it"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -175,6 +175,8 @@ func checkHubPodLogs(t *testing.T, hub kubernetes.Interface, node string) {
 	pod := devfleet.GPUPod("default", "hub-logs", devfleet.ResourceGPU, 8)
 	pod.Spec.NodeName = node
 	pod.Spec.Tolerations = []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}}
+	// As a member Shoal placed: the kubelet endpoint serves no other pod.
+	pod.Labels = map[string]string{v1alpha1.LabelJob: pod.Name}
 	if _, err := hub.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

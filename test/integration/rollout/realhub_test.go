@@ -29,6 +29,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/test/framework"
 )
 
 // realHub is the hub's server (mTLS gRPC), registry and rollout controller
@@ -101,9 +102,15 @@ func (h *realHub) startRealAgent(ctx context.Context, t *testing.T, cluster stri
 	if err != nil {
 		t.Fatal(err)
 	}
+	// No API server dials these agents' kubelet endpoints: any CA will do.
+	kubeletCA, err := framework.NewKubeletClientCA(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
 	a, err := shoalagent.New(shoalagent.Config{HubAddress: h.addr, Token: token, CAHash: h.ca.Hash(), Cluster: cluster,
 		Local: rest.CopyConfig(local), Namespace: "shoal-realhub", HeartbeatInterval: time.Second,
-		InventoryInterval: 200 * time.Millisecond, Version: "v0.0.0-test",
+		KubeletClientCAFile: kubeletCA.CAFile,
+		InventoryInterval:   200 * time.Millisecond, Version: "v0.0.0-test",
 		GitOps: shoalagent.GitOps(t.TempDir(), "shoal-realhub", 500*time.Millisecond)})
 	if err != nil {
 		t.Fatal(err)
