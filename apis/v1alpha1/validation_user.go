@@ -14,10 +14,10 @@ import (
 func ValidateUser(u *User) field.ErrorList {
 	var errs field.ErrorList
 	np := field.NewPath("metadata", "name")
-	switch {
-	case u.Name == "":
+	switch u.Name {
+	case "":
 		errs = append(errs, field.Required(np, "a user name"))
-	case u.Name == BootstrapAdminName:
+	case BootstrapAdminName:
 		errs = append(errs, field.Invalid(np, u.Name, "is the hub's bootstrap admin; choose another name"))
 	default:
 		for _, msg := range validation.IsDNS1123Label(u.Name) {
