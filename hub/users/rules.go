@@ -126,8 +126,7 @@ func Allowed(p Principal, r Request) Decision {
 		}
 	}
 	what := fmt.Sprintf("%s %s", r.Verb, r.Resource)
-	switch {
-	case r.Resource == Jobs && r.Owner != "" && !r.AnyOwner && r.Owner != p.Name:
+	if r.Resource == Jobs && r.Owner != "" && !r.AnyOwner && r.Owner != p.Name {
 		what += fmt.Sprintf(" of user %q", r.Owner)
 	}
 	if !r.AnyQueue && r.Queue != "" {
