@@ -92,7 +92,7 @@ func decodeJob(t *testing.T, o *shoalv1.Object) *v1alpha1.Job {
 
 // TestUsersAndRights runs the rights of users against a real hub: a
 // submitter of a/b cannot submit to a/c, cancel or read another user's
-// job; a viewer changes nothing; jobs record their owner whatever the
+// job; a viewer changes nothing; a queue-admin manages its subtree only; jobs record their owner whatever the
 // client sent; a revoked user (the bootstrap admin too) is refused at the
 // next call on a connection it already has, and reissue-admin gets the
 // admin back in; every mutating call is in the audit log.
@@ -117,6 +117,7 @@ func TestUsersAndRights(t *testing.T) {
 	alice := h.clientFor(t, create("alice", "--role", "submitter", "--queue", "a/b"))
 	bob := h.clientFor(t, create("bob", "--role", "submitter", "--queue", "a/b"))
 	vera := h.clientFor(t, create("vera", "--role", "viewer", "--queue", "a"))
+	quinn := h.clientFor(t, create("quinn", "--role", "queue-admin", "--queue", "a/b"))
 	admin := h.clientFor(t, h.configPath)
 
 	// Owners come from the hub: alice claims to be mallory.
@@ -164,6 +165,23 @@ func TestUsersAndRights(t *testing.T) {
 	wantCode(t, err, codes.PermissionDenied, "vera deletes a queue")
 	_, err = vera.users.CreateUser(ctx, &shoalv1.CreateUserRequest{Name: "eve", Bindings: []*shoalv1.RoleBinding{{Role: "admin"}}})
 	wantCode(t, err, codes.PermissionDenied, "vera creates an admin")
+
+	// The queue-admin manages queues and jobs of its subtree only.
+	queue := func(name string) *shoalv1.Object {
+		b, _ := json.Marshal(map[string]any{"apiVersion": v1alpha1.APIVersion, "kind": "Queue", "metadata": map[string]string{"name": name}})
+		return &shoalv1.Object{Json: b}
+	}
+	if _, err := quinn.queues.Create(ctx, &shoalv1.CreateQueueRequest{Queue: queue("a/b/x")}); err != nil {
+		t.Fatalf("quinn creates a/b/x: %v", err)
+	}
+	_, err = quinn.queues.Create(ctx, &shoalv1.CreateQueueRequest{Queue: queue("a/c/x")})
+	wantCode(t, err, codes.PermissionDenied, "quinn creates a/c/x")
+	if _, err := quinn.jobs.Cancel(ctx, &shoalv1.CancelJobRequest{Name: "bob-job"}); err != nil {
+		t.Fatalf("quinn cancels bob's job: %v", err)
+	}
+	if list, err := quinn.queues.List(ctx, &shoalv1.ListQueuesRequest{}); err != nil || len(list.Items) != 2 {
+		t.Fatalf("quinn lists queues: %v (%d items, want a/b and a/b/x)", err, len(list.GetItems()))
+	}
 
 	// can-i evaluates the same table.
 	if out, code := shoalAs(t, alice.config, "auth", "can-i", "create", "jobs", "--queue", "a/b"); code != 0 || !strings.HasPrefix(out, "yes") {
@@ -216,6 +234,7 @@ func TestUsersAndRights(t *testing.T) {
 		{User: "admin", Method: "Users/CreateUser", Object: "alice", Code: "OK"},
 		{User: "admin", Method: "Users/CreateUser", Object: "bob", Code: "OK"},
 		{User: "admin", Method: "Users/CreateUser", Object: "vera", Code: "OK"},
+		{User: "admin", Method: "Users/CreateUser", Object: "quinn", Code: "OK"},
 		{User: "alice", Method: "Jobs/Submit", Object: "alice-job", Queue: "a/b", Code: "OK"},
 		{User: "alice", Method: "Jobs/Submit", Object: "alice-c", Queue: "a/c", Code: "PermissionDenied"},
 		{User: "bob", Method: "Jobs/Submit", Object: "bob-job", Queue: "a/b", Code: "OK"},
@@ -225,6 +244,9 @@ func TestUsersAndRights(t *testing.T) {
 		{User: "vera", Method: "Jobs/Submit", Object: "vera-job", Queue: "a/b", Code: "PermissionDenied"},
 		{User: "vera", Method: "Queues/Delete", Object: "a/c", Queue: "a/c", Code: "PermissionDenied"},
 		{User: "vera", Method: "Users/CreateUser", Object: "eve", Code: "PermissionDenied"},
+		{User: "quinn", Method: "Queues/Create", Object: "a/b/x", Queue: "a/b/x", Code: "OK"},
+		{User: "quinn", Method: "Queues/Create", Object: "a/c/x", Queue: "a/c/x", Code: "PermissionDenied"},
+		{User: "quinn", Method: "Jobs/Cancel", Object: "bob-job", Queue: "a/b", Code: "OK"},
 		{User: "admin", Method: "Users/RevokeUser", Object: "bob", Code: "OK"},
 		{User: "admin", Method: "Users/RevokeUser", Object: "admin", Code: "OK"},
 		{User: "admin", Method: "Jobs/Cancel", Object: "alice-job", Queue: "a/b", Code: "OK"},
