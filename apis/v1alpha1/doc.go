@@ -41,6 +41,7 @@ const (
 	KindCluster   = "Cluster"
 	KindJoinToken = "JoinToken"
 	KindRollout   = "Rollout"
+	KindUser      = "User"
 )
 
 // SubmitResultHeader is the gRPC response header in which Jobs.Submit says

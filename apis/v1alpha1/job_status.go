@@ -55,6 +55,10 @@ const (
 
 // JobStatus is what the hub observed about a Job.
 type JobStatus struct {
+	// Owner is the user who submitted the job (the name in the caller's
+	// hub-issued certificate; "admin" for the bootstrap admin). Only the hub
+	// sets it: the owner a client sends is replaced at submit.
+	Owner string `json:"owner,omitempty"`
 	// Phase summarises the job's state.
 	Phase JobPhase `json:"phase,omitempty"`
 	// Conditions are the detailed, typed states with reasons and messages.

@@ -46,6 +46,7 @@ func newCommand() *cobra.Command {
 		},
 	}
 	opts.addFlags(cmd.Flags())
+	cmd.AddCommand(newReissueAdminCommand())
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	cmd.Flags().AddGoFlagSet(klogFlags)

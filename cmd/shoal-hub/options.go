@@ -47,6 +47,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.AdminConfig, "admin-config", c.AdminConfig, "shoal CLI config file to write the admin identity into (\"\" skips it)")
 	fs.StringVar(&c.AdminContext, "admin-context", c.AdminContext, "name of the context written into --admin-config")
 	addEndpointFlags(fs, c)
+	fs.StringVar(&c.AuditLog, "audit-log", c.AuditLog, "file to append one JSON line per mutating API call to (\"-\": stderr; \"\": no audit log); see docs/security.md")
 }
 
 // flagNames are the flags behind the Config fields a ConfigError names.

@@ -113,8 +113,9 @@ func (h errorHint) explain(err error) error {
 		st = status.Newf(codes.Unauthenticated, "hub at %s refused the credentials of context %q: "+
 			"is the config from this hub? (shoal-hub writes it to --admin-config): %s", h.addr, h.context, st.Message())
 	case codes.PermissionDenied:
-		st = status.Newf(codes.PermissionDenied, "the identity of context %q may not do this: "+
-			"use the admin config written by shoal-hub: %s", h.context, st.Message())
+		st = status.Newf(codes.PermissionDenied, "the identity of context %q may not do this "+
+			"(`shoal auth can-i VERB RESOURCE` says what it may do; an admin grants roles with `shoal user create`): %s",
+			h.context, st.Message())
 	}
 	return hubError{st}
 }

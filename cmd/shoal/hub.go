@@ -12,4 +12,5 @@ func addHubCommands(root *cobra.Command) {
 	addQueueCommands(root)
 	addGitOpsCommands(root)
 	addRolloutCommands(root)
+	addUserCommands(root)
 }

@@ -46,6 +46,7 @@ func describeJob(w io.Writer, j *v1alpha1.Job, now time.Time) error {
 	p := func(k, format string, a ...any) { fmt.Fprintf(tw, "%s:\t"+format+"\n", append([]any{k}, a...)...) }
 	p("Name", "%s", j.Name)
 	p("Queue", "%s", s.Queue)
+	p("Owner", "%s", outDash(j.Status.Owner))
 	prio, _ := s.PriorityClass.Value()
 	p("Priority", "%s (%d)", s.PriorityClass, prio)
 	p("Gang", "%s", jobGang(j))

@@ -53,11 +53,13 @@ func TestPrintJobTable(t *testing.T) {
 
 func TestDescribeJob(t *testing.T) {
 	var b bytes.Buffer
-	if err := describeJob(&b, sampleJobForOutput(), time.Date(2026, 1, 1, 0, 5, 0, 0, time.UTC)); err != nil {
+	j := sampleJobForOutput()
+	j.Status.Owner = "alice"
+	if err := describeJob(&b, j, time.Date(2026, 1, 1, 0, 5, 0, 0, time.UTC)); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"Priority:", "training (10000)", "max 3 restarts", "preemptible true, 30s grace",
+	for _, want := range []string{"Owner:", "alice", "Priority:", "training (10000)", "max 3 restarts", "preemptible true, 30s grace",
 		"Container t:", "Conditions:", "Admitted", "Queued", "Members:", "INDEX", "eu2", "n2"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("describe lacks %q:\n%s", want, out)

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/hubcluster"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/server"
+	"github.com/shoal-dev/shoal/hub/users"
 )
 
 // build makes the registry, the services and the server, and returns
@@ -28,7 +29,7 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving tls.Certificat
 		regCfg.Credentials = hubcluster.New(rc, hubcluster.WithMemberNamespace(c.Dispatch.Namespace))
 	}
 	h.reg = registry.New(h.st, h.ca, regCfg)
-	services, err := apiServices(h.st, rc, c.Dispatch.Namespace)
+	services, js, err := apiServices(h.st, rc, c.Dispatch.Namespace)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -37,6 +38,7 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving tls.Certificat
 		Listen: c.Listen, HTTPListen: c.HTTPListen, HTTPTLS: c.HTTPTLS, HealthListen: c.HealthListen,
 		RegisterLimit: c.RegisterLimit, RegisterBurst: c.RegisterBurst, TLS: h.ca.ServerTLSConfig(serving),
 		Store: h.st, Registry: h.reg, Services: append(services, gitopsServices...), GitOps: true,
+		Users: users.New(h.st, h.ca), CAPEM: h.ca.CertPEM, Jobs: js, Audit: h.audit,
 	})
 	if err != nil {
 		return nil, nil, err

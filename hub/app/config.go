@@ -67,6 +67,9 @@ type Config struct {
 	// AdminConfig is the shoal CLI config file that gets this hub's admin
 	// identity as context AdminContext; "" skips it.
 	AdminConfig, AdminContext string
+	// AuditLog is where every mutating API call is written as a JSON line
+	// (hub/audit): a file path, "-" for stderr, "" for no audit log.
+	AuditLog string
 	// Identity names this replica in the elections; default host-pid.
 	Identity string
 	// Disable lists the leader-elected loops this replica does not run.

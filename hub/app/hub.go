@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"k8s.io/klog/v2"
 
+	"github.com/shoal-dev/shoal/hub/audit"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -26,9 +27,10 @@ type Hub struct {
 	err     error
 
 	// Set before ready closes.
-	st  *store.Store
-	ca  *pki.CA
-	reg *registry.Registry
+	st    *store.Store
+	ca    *pki.CA
+	reg   *registry.Registry
+	audit *audit.Log
 }
 
 // Run builds a hub from cfg and runs it until ctx ends or a part fails; it
@@ -106,12 +108,16 @@ func (h *Hub) Run(ctx context.Context) (err error) {
 	}
 	defer func() { _ = st.Close() }()
 	h.st, h.ca = st, ca
+	if h.audit, err = audit.Open(c.AuditLog); err != nil {
+		return err
+	}
+	defer func() { _ = h.audit.Close() }()
 	loops, srv, err := h.build(ctx, rc, serving)
 	if err != nil {
 		return err
 	}
 	log.Info("Hub starting", "dataDir", c.DataDir, "embeddedEtcd", st.Embedded(), "advertise", c.AdvertiseAddress,
-		"caHash", ca.Hash(), "hubCluster", rc != nil, "adminConfig", c.AdminConfig, "identity", c.Identity)
+		"caHash", ca.Hash(), "hubCluster", rc != nil, "adminConfig", c.AdminConfig, "auditLog", c.AuditLog, "identity", c.Identity)
 	g, gctx := errgroup.WithContext(ctx)
 	for _, run := range loops {
 		g.Go(func() error { return run(gctx) })

@@ -50,3 +50,25 @@ func writeAdminConfig(c *Config, ca *pki.CA) error {
 	})
 	return cfg.Save(c.AdminConfig)
 }
+
+// ReissueAdmin issues a new bootstrap admin certificate from the CA in
+// cfg's DataDir (the old one, revoked or not, is no longer the hub's) and
+// writes it into AdminConfig: the way back in after `shoal user revoke
+// admin`. It needs only the CA files, so it runs on the hub's machine
+// beside a running hub; the new certificate works at the next call.
+func ReissueAdmin(cfg Config) error {
+	if err := cfg.Complete(); err != nil {
+		return err
+	}
+	ca, err := pki.LoadOrCreateCA(filepath.Join(cfg.DataDir, "pki"))
+	if err != nil {
+		return err
+	}
+	if _, _, err := ca.ReissueAdminCertificate(); err != nil {
+		return err
+	}
+	if cfg.AdminConfig == "" {
+		return errors.New("reissue-admin needs --admin-config to write the new identity to")
+	}
+	return writeAdminConfig(&cfg, ca)
+}

@@ -21,19 +21,19 @@ import (
 // cluster (rc not nil) pod templates are checked by a server-side dry-run
 // there, and the objects they reference must exist in the member namespace
 // (memberNS, the dispatcher's) there.
-func apiServices(st *store.Store, rc *rest.Config, memberNS string) ([]func(grpc.ServiceRegistrar), error) {
+func apiServices(st *store.Store, rc *rest.Config, memberNS string) ([]func(grpc.ServiceRegistrar), *jobs.Service, error) {
 	var opts []jobs.Option
 	if rc != nil {
 		cs, err := kubernetes.NewForConfig(rc)
 		if err != nil {
-			return nil, fmt.Errorf("hub cluster client: %w", err)
+			return nil, nil, fmt.Errorf("hub cluster client: %w", err)
 		}
 		opts = append(opts, jobs.WithTemplateValidator(jobs.NewDryRunValidator(cs, "")),
 			jobs.WithReferenceChecker(jobs.NewKubeReferenceChecker(cs, memberNS)))
 	}
 	js := jobs.New(st, opts...)
 	qs := queues.New(st, js)
-	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs)}, nil
+	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs)}, js, nil
 }
 
 // gitOps builds the leader-elected rollout controller (its Run must be

@@ -12,6 +12,7 @@
 //	store.ErrConflict                              → Aborted
 //	store.ErrCompacted                             → OutOfRange (list or watch again)
 //	ErrUnavailable (and *UnavailableError)         → Unavailable (try again later)
+//	ErrPermissionDenied                            → PermissionDenied
 //
 // Match them with errors.Is and errors.As, never by message.
 package errs
@@ -100,3 +101,11 @@ func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailab
 func Unavailable(dependency string, cause error) error {
 	return &UnavailableError{Dependency: dependency, Cause: cause}
 }
+
+// ErrPermissionDenied means the caller is known but its identity does not
+// allow the request (a role binding is missing, the object is another
+// user's, the user was revoked); hub/server answers PermissionDenied.
+var ErrPermissionDenied = errors.New("permission denied")
+
+// Denied returns an ErrPermissionDenied with a formatted message for people.
+func Denied(format string, args ...any) error { return Of(ErrPermissionDenied, format, args...) }

@@ -38,13 +38,21 @@ const (
 
 // Submit accepts a job into its queue as Pending and returns the stored job
 // and its revision. See the package documentation for the rules.
-func (s *Service) Submit(ctx context.Context, in *v1alpha1.Job, dryRun bool) (_ *v1alpha1.Job, _ int64, res Result, err error) {
+func (s *Service) Submit(ctx context.Context, in *v1alpha1.Job, dryRun bool) (*v1alpha1.Job, int64, Result, error) {
+	return s.SubmitAs(ctx, in, "", dryRun)
+}
+
+// SubmitAs is Submit on behalf of user owner, recorded in status.owner
+// (whatever owner the client sent is replaced). Resubmitting an existing
+// job of another owner is errs.ErrPermissionDenied.
+func (s *Service) SubmitAs(ctx context.Context, in *v1alpha1.Job, owner string, dryRun bool) (_ *v1alpha1.Job, _ int64, res Result, err error) {
 	start := time.Now()
 	defer func() { observeSubmit(start, res, err) }()
 	j, hash, err := s.admit(ctx, in)
 	if err != nil {
 		return nil, 0, "", err
 	}
+	j.Status.Owner = owner
 	if dryRun {
 		return j, 0, DryRun, nil
 	}
@@ -63,6 +71,9 @@ func (s *Service) Submit(ctx context.Context, in *v1alpha1.Job, dryRun bool) (_ 
 			return nil, 0, "", err
 		}
 		cur, curRev, gerr := s.jobs.Get(ctx, j.Name)
+		if gerr == nil && cur.Status.Owner != owner {
+			return nil, 0, "", errs.Denied("job %q exists and belongs to user %q; choose another name", cur.Name, cur.Status.Owner)
+		}
 		if gerr == nil {
 			return sameJob(cur, curRev, hash)
 		}

@@ -20,6 +20,10 @@ const (
 	AgentCommonNamePrefix = "shoal:agent:"
 	// AgentGroup is the O of agent client certificates.
 	AgentGroup = "shoal:agents"
+	// UserCommonNamePrefix precedes the user name in a user's CN.
+	UserCommonNamePrefix = "shoal:user:"
+	// UserGroup is the O of user client certificates.
+	UserGroup = "shoal:users"
 )
 
 // Role is what a client certificate allows.
@@ -33,6 +37,9 @@ const (
 	RoleAdmin
 	// RoleAgent may call the agent RPCs of its own cluster.
 	RoleAgent
+	// RoleUser is a hub-issued user: what it may do is its User record's
+	// role bindings (hub/users).
+	RoleUser
 )
 
 // String names the role.
@@ -42,6 +49,8 @@ func (r Role) String() string {
 		return "admin"
 	case RoleAgent:
 		return "agent"
+	case RoleUser:
+		return "user"
 	default:
 		return "none"
 	}
@@ -53,6 +62,8 @@ type Identity struct {
 	Role Role
 	// Cluster is the agent's cluster name (empty for admins).
 	Cluster string
+	// User is the user's name (RoleUser only).
+	User string
 	// Serial is the certificate's serial number in hex.
 	Serial string
 }
@@ -74,6 +85,12 @@ func IdentityOf(cert *x509.Certificate) (Identity, error) {
 		if id.Cluster == "" {
 			return Identity{}, fmt.Errorf("%w: agent certificate without a cluster name", ErrUnknownIdentity)
 		}
+	case strings.HasPrefix(cn, UserCommonNamePrefix) && slices.Contains(orgs, UserGroup):
+		id.Role = RoleUser
+		id.User = strings.TrimPrefix(cn, UserCommonNamePrefix)
+		if id.User == "" {
+			return Identity{}, fmt.Errorf("%w: user certificate without a user name", ErrUnknownIdentity)
+		}
 	default:
 		return Identity{}, fmt.Errorf("%w: CN=%q O=%q", ErrUnknownIdentity, cn, orgs)
 	}
@@ -82,6 +99,9 @@ func IdentityOf(cert *x509.Certificate) (Identity, error) {
 
 // AgentCommonName is the CN of the agent certificate of cluster.
 func AgentCommonName(cluster string) string { return AgentCommonNamePrefix + cluster }
+
+// UserCommonName is the CN of user name's certificate.
+func UserCommonName(name string) string { return UserCommonNamePrefix + name }
 
 // SerialString is the certificate's serial number in lower-case hex.
 func SerialString(cert *x509.Certificate) string { return cert.SerialNumber.Text(16) }

@@ -13,22 +13,11 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/audit"
+	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/pki"
-)
-
-// Methods open to callers by role (full gRPC method names).
-var (
-	// publicMethods need no client certificate.
-	publicMethods = map[string]bool{
-		shoalv1.Clusters_Register_FullMethodName: true,
-	}
-	// agentMethods need an agent certificate of a registered cluster.
-	agentMethods = map[string]bool{
-		shoalv1.Clusters_Heartbeat_FullMethodName:          true,
-		shoalv1.Clusters_ReportInventory_FullMethodName:    true,
-		shoalv1.Clusters_ReportGitOpsStatus_FullMethodName: true,
-	}
+	"github.com/shoal-dev/shoal/hub/users"
 )
 
 // AgentAuthorizer checks that an agent certificate is still current.
@@ -36,7 +25,24 @@ type AgentAuthorizer interface {
 	AuthorizeAgent(ctx context.Context, cluster, serial string) error
 }
 
+// UserAuthenticator maps a verified user certificate (or, bootstrap true,
+// the bootstrap admin certificate) to its principal, reading the user
+// record at every call so that a revocation applies at once (hub/users).
+type UserAuthenticator interface {
+	Authenticate(ctx context.Context, name, serial string, bootstrap bool) (users.Principal, error)
+}
+
+// JobReader reads the job a call names, for its queue and owner (hub/jobs).
+type JobReader interface {
+	Get(ctx context.Context, name string) (*v1alpha1.Job, int64, error)
+}
+
+// errorNoJobs means a server built without a JobReader got a job call.
+var errorNoJobs = status.Error(codes.Unimplemented, "the hub serves no jobs")
+
 type identityKey struct{}
+
+type principalKey struct{}
 
 // IdentityFrom returns the caller's identity set by the auth interceptor.
 func IdentityFrom(ctx context.Context) (pki.Identity, bool) {
@@ -44,35 +50,116 @@ func IdentityFrom(ctx context.Context) (pki.Identity, bool) {
 	return id, ok
 }
 
-// authenticator decides who may call what: Register is public, agent
-// methods need the agent certificate of a registered cluster, every other
-// method the admin certificate.
-type authenticator struct{ agents AgentAuthorizer }
+// PrincipalFrom returns the calling user (or bootstrap admin) set by the
+// auth interceptor; agents and public calls have none.
+func PrincipalFrom(ctx context.Context) (users.Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(users.Principal)
+	return p, ok
+}
 
-func (a authenticator) authorize(ctx context.Context, method string) (context.Context, error) {
-	if publicMethods[method] {
-		return ctx, nil
+// principal is PrincipalFrom for handlers: a call without one is refused
+// (the interceptor sets it for every user method, so this fails closed).
+func principal(ctx context.Context) (users.Principal, error) {
+	p, ok := PrincipalFrom(ctx)
+	if !ok {
+		return users.Principal{}, errs.Denied("this call needs a user identity")
+	}
+	return p, nil
+}
+
+// authorizer decides who may call what, in one place, from the method
+// table (methods.go): Register is public, agent methods need the agent
+// certificate of a registered cluster, every other method a user (or the
+// bootstrap admin) whose role bindings allow the method's verb on its
+// resource in the queue of the object it names. Mutating calls are written
+// to the audit log.
+type authorizer struct {
+	agents AgentAuthorizer
+	users  UserAuthenticator
+	jobs   JobReader
+	audit  *audit.Log
+}
+
+// call is what authorize learned about one call, for the audit log.
+type call struct {
+	method string
+	user   string
+	target target
+}
+
+func (a authorizer) authorize(ctx context.Context, method string, req any) (context.Context, call, error) {
+	c := call{method: method}
+	m, ok := methods[method]
+	if !ok {
+		return ctx, c, status.Errorf(codes.PermissionDenied, "%s is not in the hub's authorization table", shortMethod(method))
+	}
+	if m.access == accessPublic {
+		if m.target != nil && req != nil {
+			c.target, _ = m.target(ctx, a, req)
+		}
+		return ctx, c, nil
 	}
 	cert := peerCertificate(ctx)
 	if cert == nil {
-		return ctx, status.Error(codes.Unauthenticated, "a client certificate is required: "+
-			"use the shoal config written by shoal-hub, or register the agent with a join token")
+		return ctx, c, status.Error(codes.Unauthenticated, "a client certificate is required: "+
+			"use the shoal config written by shoal-hub or `shoal user create`, or register the agent with a join token")
 	}
 	id, err := pki.IdentityOf(cert)
 	if err != nil {
-		return ctx, status.Error(codes.PermissionDenied, err.Error())
+		return ctx, c, status.Error(codes.PermissionDenied, err.Error())
 	}
 	switch {
-	case agentMethods[method] && id.Role == pki.RoleAgent:
+	case m.access == accessAgent && id.Role == pki.RoleAgent:
+		c.user = "agent:" + id.Cluster
 		if err := a.agents.AuthorizeAgent(ctx, id.Cluster, id.Serial); err != nil {
-			return ctx, toStatus(ctx, method, err)
+			return ctx, c, toStatus(ctx, method, err)
 		}
-	case agentMethods[method]:
-		return ctx, status.Errorf(codes.PermissionDenied, "%s is for agents; %s is %s", shortMethod(method), cert.Subject.CommonName, id.Role)
-	case id.Role != pki.RoleAdmin:
-		return ctx, status.Errorf(codes.PermissionDenied, "%s needs the admin identity; %s is %s", shortMethod(method), cert.Subject.CommonName, id.Role)
+		return context.WithValue(ctx, identityKey{}, id), c, nil
+	case m.access == accessAgent:
+		return ctx, c, status.Errorf(codes.PermissionDenied, "%s is for agents; %s is %s", shortMethod(method), cert.Subject.CommonName, id.Role)
+	case id.Role == pki.RoleAgent:
+		c.user = "agent:" + id.Cluster
+		return ctx, c, status.Errorf(codes.PermissionDenied, "%s needs a user identity; %s is an agent", shortMethod(method), cert.Subject.CommonName)
 	}
-	return context.WithValue(ctx, identityKey{}, id), nil
+	c.user = id.User
+	if id.Role == pki.RoleAdmin {
+		c.user = v1alpha1.BootstrapAdminName
+	}
+	if a.users == nil {
+		return ctx, c, status.Error(codes.Internal, "the hub has no user authenticator")
+	}
+	p, err := a.users.Authenticate(ctx, id.User, id.Serial, id.Role == pki.RoleAdmin)
+	if err != nil {
+		return ctx, c, toStatus(ctx, method, err)
+	}
+	ctx = context.WithValue(context.WithValue(ctx, identityKey{}, id), principalKey{}, p)
+	if m.access == accessUser {
+		return ctx, c, nil
+	}
+	if m.target != nil && req != nil {
+		if c.target, err = m.target(ctx, a, req); err != nil {
+			return ctx, c, toStatus(ctx, method, err)
+		}
+	}
+	r := users.Request{Verb: m.verb, Resource: m.res, Queue: c.target.queue, AnyQueue: !c.target.scoped,
+		Owner: c.target.owner, AnyOwner: c.target.anyOwner}
+	if d := users.Allowed(p, r); !d.Allowed {
+		return ctx, c, toStatus(ctx, method, errs.Denied("%s: %s", shortMethod(method), d.Reason))
+	}
+	return ctx, c, nil
+}
+
+// record writes a mutating call to the audit log.
+func (a authorizer) record(c call, err error) {
+	if m, ok := methods[c.method]; !ok || !m.mutating {
+		return
+	}
+	e := audit.Entry{User: c.user, Method: shortMethod(c.method), Object: c.target.object, Queue: c.target.queue,
+		Code: status.Code(err).String()}
+	if err != nil {
+		e.Error = status.Convert(err).Message()
+	}
+	_ = a.audit.Write(e)
 }
 
 // peerCertificate is the verified client certificate of the call, or nil.
@@ -88,17 +175,22 @@ func peerCertificate(ctx context.Context) *x509.Certificate {
 	return info.State.VerifiedChains[0][0]
 }
 
-func (a authenticator) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	ctx, err := a.authorize(ctx, info.FullMethod)
+func (a authorizer) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx, c, err := a.authorize(ctx, info.FullMethod, req)
 	if err != nil {
+		a.record(c, err)
 		return nil, err
 	}
-	return handler(ctx, req)
+	resp, err := handler(ctx, req)
+	err = toStatus(ctx, info.FullMethod, err)
+	a.record(c, err)
+	return resp, err
 }
 
-func (a authenticator) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	ctx, err := a.authorize(ss.Context(), info.FullMethod)
+func (a authorizer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ctx, c, err := a.authorize(ss.Context(), info.FullMethod, nil)
 	if err != nil {
+		a.record(c, err)
 		return err
 	}
 	return handler(srv, &wrappedStream{ServerStream: ss, ctx: ctx})

@@ -16,8 +16,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/users"
 )
 
 // fakeAgents accepts the serials it holds for each cluster.
@@ -28,6 +31,20 @@ func (f fakeAgents) AuthorizeAgent(_ context.Context, cluster, serial string) er
 		return fmt.Errorf("%w: cluster %q", registry.ErrCertificateRevoked, cluster)
 	}
 	return nil
+}
+
+// fakeUsers knows the principals of user names; the bootstrap admin is admin.
+type fakeUsers map[string]users.Principal
+
+func (f fakeUsers) Authenticate(_ context.Context, name, _ string, bootstrap bool) (users.Principal, error) {
+	if bootstrap {
+		return users.Principal{Name: v1alpha1.BootstrapAdminName, Bindings: []v1alpha1.RoleBinding{{Role: v1alpha1.UserRoleAdmin}}}, nil
+	}
+	p, ok := f[name]
+	if !ok {
+		return users.Principal{}, errs.Denied("user %q unknown", name)
+	}
+	return p, nil
 }
 
 // withPeer returns a context whose peer presented cert (verified), or none.
@@ -56,7 +73,9 @@ func TestAuthorize(t *testing.T) {
 	agent := issue(pki.AgentCommonName("eu1"), pki.AgentGroup)
 	stale := issue(pki.AgentCommonName("eu1"), pki.AgentGroup)
 	nobody := issue("someone", "people")
-	auth := authenticator{agents: fakeAgents{"eu1": pki.SerialString(agent)}}
+	alice := issue(pki.UserCommonName("alice"), pki.UserGroup)
+	auth := authorizer{agents: fakeAgents{"eu1": pki.SerialString(agent)},
+		users: fakeUsers{"alice": {Name: "alice", Bindings: []v1alpha1.RoleBinding{{Role: v1alpha1.UserRoleViewer, Queue: "a"}}}}}
 
 	const (
 		register  = shoalv1.Clusters_Register_FullMethodName
@@ -81,10 +100,14 @@ func TestAuthorize(t *testing.T) {
 		{"agent submits jobs", agent, submit, codes.PermissionDenied},
 		{"revoked agent certificate", stale, heartbeat, codes.PermissionDenied},
 		{"certificate naming nobody", nobody, list, codes.PermissionDenied},
+		{"viewer lists clusters", alice, list, codes.PermissionDenied},
+		{"viewer heartbeats", alice, heartbeat, codes.PermissionDenied},
+		{"viewer asks can-i", alice, shoalv1.Users_CanI_FullMethodName, codes.OK},
+		{"unknown method", admin, "/shoal.v1alpha1.Jobs/Nothing", codes.PermissionDenied},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, err := auth.authorize(withPeer(tt.cert), tt.method)
+			ctx, _, err := auth.authorize(withPeer(tt.cert), tt.method, nil)
 			if got := status.Code(err); got != tt.want {
 				t.Fatalf("code %s (%v), want %s", got, err, tt.want)
 			}

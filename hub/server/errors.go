@@ -40,6 +40,7 @@ var errorCodes = []struct {
 	{registry.ErrNotFound, codes.NotFound},
 	{rollout.ErrNotFound, codes.NotFound},
 	{store.ErrNotFound, codes.NotFound},
+	{errs.ErrPermissionDenied, codes.PermissionDenied},
 	{errs.ErrFailedPrecondition, codes.FailedPrecondition},
 	{rollout.ErrConflict, codes.FailedPrecondition}, // a rollout's state forbids it: not a write race to retry
 	{store.ErrConflict, codes.Aborted},

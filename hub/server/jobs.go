@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/hub/users"
 )
 
 // jobsServer serves the Jobs service from the job intake.
@@ -34,11 +35,15 @@ func (s *jobsServer) Submit(ctx context.Context, req *shoalv1.SubmitJobRequest) 
 	if len(req.GetJob().GetJson()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "submit needs a job: set job.json to a Job in JSON")
 	}
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
 	j, err := v1alpha1.DecodeJob(req.Job.Json)
 	if err != nil {
 		return nil, err
 	}
-	stored, rev, res, err := s.jobs.Submit(ctx, j, req.DryRun)
+	stored, rev, res, err := s.jobs.SubmitAs(ctx, j, p.Name, req.DryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -55,6 +60,10 @@ func (s *jobsServer) Get(ctx context.Context, req *shoalv1.GetJobRequest) (*shoa
 }
 
 func (s *jobsServer) List(ctx context.Context, req *shoalv1.ListJobsRequest) (*shoalv1.ListJobsResponse, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
 	res, err := s.jobs.List(ctx, jobs.ListOptions{
 		Queue: req.Queue, Phase: v1alpha1.JobPhase(req.Phase), Cluster: req.Cluster,
 		Limit: req.GetOptions().GetLimit(), Continue: req.GetOptions().GetContinue(),
@@ -65,6 +74,9 @@ func (s *jobsServer) List(ctx context.Context, req *shoalv1.ListJobsRequest) (*s
 	out := &shoalv1.ListJobsResponse{Items: make([]*shoalv1.Object, 0, len(res.Items)),
 		Meta: &shoalv1.ListMeta{Continue: res.Continue, Revision: res.Revision}}
 	for _, j := range res.Items {
+		if !users.Filter(p, users.List, users.Jobs, j.Spec.Queue, j.Status.Owner) {
+			continue
+		}
 		o, err := object(j, revisionOf(j.ResourceVersion))
 		if err != nil {
 			return nil, err
@@ -76,9 +88,16 @@ func (s *jobsServer) List(ctx context.Context, req *shoalv1.ListJobsRequest) (*s
 
 func (s *jobsServer) Watch(req *shoalv1.WatchJobsRequest, stream grpc.ServerStreamingServer[shoalv1.WatchEvent]) error {
 	ctx := stream.Context()
+	p, err := principal(ctx)
+	if err != nil {
+		return err
+	}
 	for ev := range s.jobs.Watch(ctx, req.Revision, req.Name) {
 		if ev.Type == store.Error {
 			return ev.Err
+		}
+		if !mayWatch(p, ev.Job) {
+			continue
 		}
 		o, err := object(ev.Job, ev.Revision)
 		if err != nil {
@@ -97,6 +116,15 @@ func (s *jobsServer) Cancel(ctx context.Context, req *shoalv1.CancelJobRequest) 
 		return nil, err
 	}
 	return object(j, rev)
+}
+
+// mayWatch reports whether p sees events of job j (a deletion without the
+// last state only admins see).
+func mayWatch(p users.Principal, j *v1alpha1.Job) bool {
+	if j == nil {
+		return users.Filter(p, users.Watch, users.Jobs, "", "")
+	}
+	return users.Filter(p, users.Watch, users.Jobs, j.Spec.Queue, j.Status.Owner)
 }
 
 // eventType converts a store event type to the API's.

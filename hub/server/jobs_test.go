@@ -22,6 +22,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/hub/users"
 )
 
 // intakeClients serves Jobs and Queues on an embedded store over an
@@ -43,11 +44,11 @@ func intakeClients(t testing.TB, opts ...jobs.Option) (shoalv1.JobsClient, shoal
 	lis := bufconn.Listen(1 << 20)
 	g := grpc.NewServer(
 		grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
-			resp, err := h(ctx, req)
+			resp, err := h(asAdmin(ctx), req)
 			return resp, toStatus(ctx, info.FullMethod, err)
 		}),
 		grpc.StreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
-			return toStatus(ss.Context(), info.FullMethod, h(srv, ss))
+			return toStatus(ss.Context(), info.FullMethod, h(srv, &wrappedStream{ServerStream: ss, ctx: asAdmin(ss.Context())}))
 		}))
 	RegisterJobs(js)(g)
 	RegisterQueues(queues.New(st, js))(g)
@@ -60,6 +61,13 @@ func intakeClients(t testing.TB, opts ...jobs.Option) (shoalv1.JobsClient, shoal
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	return shoalv1.NewJobsClient(conn), shoalv1.NewQueuesClient(conn)
+}
+
+// asAdmin is ctx of a call by the bootstrap admin, as the auth
+// interceptor sets it.
+func asAdmin(ctx context.Context) context.Context {
+	return context.WithValue(ctx, principalKey{}, users.Principal{Name: v1alpha1.BootstrapAdminName,
+		Bindings: []v1alpha1.RoleBinding{{Role: v1alpha1.UserRoleAdmin}}})
 }
 
 const queueJSON = `{"apiVersion":"shoal.dev/v1alpha1","kind":"Queue","metadata":{"name":"research/nlp"},"spec":{"weight":2}}`

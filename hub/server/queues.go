@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/hub/users"
 )
 
 // queuesServer serves the Queues service.
@@ -69,6 +70,10 @@ func (s *queuesServer) Get(ctx context.Context, req *shoalv1.GetQueueRequest) (*
 }
 
 func (s *queuesServer) List(ctx context.Context, req *shoalv1.ListQueuesRequest) (*shoalv1.ListQueuesResponse, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
 	items, cont, rev, err := s.queues.List(ctx, store.ListOptions{
 		Limit: req.GetOptions().GetLimit(), Continue: req.GetOptions().GetContinue()})
 	if err != nil {
@@ -77,6 +82,9 @@ func (s *queuesServer) List(ctx context.Context, req *shoalv1.ListQueuesRequest)
 	out := &shoalv1.ListQueuesResponse{Items: make([]*shoalv1.Object, 0, len(items)),
 		Meta: &shoalv1.ListMeta{Continue: cont, Revision: rev}}
 	for _, q := range items {
+		if !users.Filter(p, users.List, users.Queues, q.Name, "") {
+			continue
+		}
 		o, err := object(q, revisionOf(q.ResourceVersion))
 		if err != nil {
 			return nil, err

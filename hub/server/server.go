@@ -20,8 +20,10 @@ import (
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/endpoint"
+	"github.com/shoal-dev/shoal/hub/audit"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/hub/users"
 )
 
 // Config assembles a Server.
@@ -52,6 +54,16 @@ type Config struct {
 	// ReportGitOpsStatus) through the Registry, from the clusters' GitOps
 	// sources and pins.
 	GitOps bool
+	// Users authenticates user certificates and serves the Users service;
+	// without it only agents and public calls are served.
+	Users *users.Service
+	// CAPEM is the hub CA certificate, handed to new users.
+	CAPEM []byte
+	// Jobs reads the job a call names, for the authorization of Get and
+	// Cancel by its queue and owner.
+	Jobs JobReader
+	// Audit receives one entry per mutating call; nil writes none.
+	Audit *audit.Log
 	// Services registers further services (jobs, queues) on the gRPC server.
 	Services []func(grpc.ServiceRegistrar)
 	// Gatherer is what /metrics exposes; default prometheus.DefaultGatherer.
@@ -85,7 +97,10 @@ func New(cfg Config) (*Server, error) {
 	if err := (endpoint.Config{Addr: cfg.HTTPListen, TLS: cfg.HTTPTLS}).Validate(); err != nil {
 		return nil, fmt.Errorf("server: HTTP endpoint: %w", err)
 	}
-	auth := authenticator{agents: cfg.Registry}
+	auth := authorizer{agents: cfg.Registry, jobs: cfg.Jobs, audit: cfg.Audit}
+	if cfg.Users != nil {
+		auth.users = cfg.Users
+	}
 	s := &Server{cfg: cfg, ready: make(chan struct{}), stopping: make(chan struct{})}
 	s.grpc = grpc.NewServer(
 		grpc.Creds(credentials.NewTLS(cfg.TLS)),
@@ -95,6 +110,9 @@ func New(cfg Config) (*Server, error) {
 		grpc.MaxRecvMsgSize(16<<20),
 	)
 	shoalv1.RegisterClustersServer(s.grpc, clustersService(cfg.Registry, cfg.GitOps, newSourceLimiter(cfg.RegisterLimit, cfg.RegisterBurst)))
+	if cfg.Users != nil {
+		shoalv1.RegisterUsersServer(s.grpc, &usersServer{users: cfg.Users, caPEM: cfg.CAPEM})
+	}
 	for _, register := range cfg.Services {
 		register(s.grpc)
 	}

@@ -34,6 +34,7 @@ var owners = map[string]string{
 	"inventories":    "hub/registry",
 	"rollouts":       "hub/rollout",
 	"fairshare":      "hub/scheduler",
+	"users":          "hub/users",
 }
 
 const module = "github.com/shoal-dev/shoal"

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package server
+
+import (
+	"context"
+
+	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/users"
+)
+
+// access is who may call a method at all.
+type access int
+
+const (
+	// accessRule: a user whose bindings allow the method's verb on its
+	// resource (in the queue of the object it names).
+	accessRule access = iota
+	// accessPublic: anyone, without a client certificate (Register).
+	accessPublic
+	// accessAgent: the agent certificate of a registered cluster.
+	accessAgent
+	// accessUser: any user (CanI answers for the caller).
+	accessUser
+)
+
+// method is one row of the authorization table.
+type method struct {
+	access access
+	verb   users.Verb
+	res    users.Resource
+	// target finds the object a request names and its queue and owner;
+	// nil: the method names no queue (admin-only resources), and lists and
+	// watches filter what they return.
+	target func(ctx context.Context, a authorizer, req any) (target, error)
+	// mutating calls are written to the audit log.
+	mutating bool
+}
+
+// target is the object a call is about.
+type target struct {
+	object, queue, owner string
+	// scoped: queue is the object's queue (else the check is "in some queue").
+	scoped bool
+	// anyOwner: the check is "some job of the queue" (a filtered list).
+	anyOwner bool
+}
+
+// methods is the authorization table: every method the hub serves, what
+// it needs, and whether the audit log records it. A method missing here is
+// refused (TestEveryMethodInTable keeps it complete); docs/security.md
+// shows the table by role.
+var methods = map[string]method{
+	// Clusters: the admin's, but Register (join token) and the agents' reports.
+	shoalv1.Clusters_CreateJoinToken_FullMethodName:    admin(users.Create, users.JoinTokens, true),
+	shoalv1.Clusters_ListJoinTokens_FullMethodName:     admin(users.List, users.JoinTokens, false),
+	shoalv1.Clusters_RevokeJoinToken_FullMethodName:    admin(users.Delete, users.JoinTokens, true),
+	shoalv1.Clusters_GetCluster_FullMethodName:         admin(users.Get, users.Clusters, false),
+	shoalv1.Clusters_GetInventory_FullMethodName:       admin(users.Get, users.Clusters, false),
+	shoalv1.Clusters_ListClusters_FullMethodName:       admin(users.List, users.Clusters, false),
+	shoalv1.Clusters_CordonCluster_FullMethodName:      admin(users.Update, users.Clusters, true),
+	shoalv1.Clusters_DrainCluster_FullMethodName:       admin(users.Update, users.Clusters, true),
+	shoalv1.Clusters_DrainNode_FullMethodName:          admin(users.Update, users.Clusters, true),
+	shoalv1.Clusters_RemoveCluster_FullMethodName:      admin(users.Delete, users.Clusters, true),
+	shoalv1.Clusters_Register_FullMethodName:           {access: accessPublic, target: registerTarget, mutating: true},
+	shoalv1.Clusters_Heartbeat_FullMethodName:          {access: accessAgent},
+	shoalv1.Clusters_ReportInventory_FullMethodName:    {access: accessAgent},
+	shoalv1.Clusters_ReportGitOpsStatus_FullMethodName: {access: accessAgent},
+
+	shoalv1.Jobs_Submit_FullMethodName: {verb: users.Create, res: users.Jobs, target: submitTarget, mutating: true},
+	shoalv1.Jobs_Get_FullMethodName:    {verb: users.Get, res: users.Jobs, target: jobTarget},
+	shoalv1.Jobs_List_FullMethodName:   {verb: users.List, res: users.Jobs, target: listJobsTarget},
+	shoalv1.Jobs_Watch_FullMethodName:  {verb: users.Watch, res: users.Jobs},
+	shoalv1.Jobs_Cancel_FullMethodName: {verb: users.Cancel, res: users.Jobs, target: jobTarget, mutating: true},
+
+	shoalv1.Queues_Create_FullMethodName: {verb: users.Create, res: users.Queues, target: queueObjectTarget, mutating: true},
+	shoalv1.Queues_Update_FullMethodName: {verb: users.Update, res: users.Queues, target: queueObjectTarget, mutating: true},
+	shoalv1.Queues_Get_FullMethodName:    {verb: users.Get, res: users.Queues, target: queueNameTarget},
+	shoalv1.Queues_List_FullMethodName:   {verb: users.List, res: users.Queues},
+	shoalv1.Queues_Delete_FullMethodName: {verb: users.Delete, res: users.Queues, target: queueNameTarget, mutating: true},
+
+	shoalv1.GitOps_SetSource_FullMethodName:  admin(users.Update, users.GitOps, true),
+	shoalv1.GitOps_ListStatus_FullMethodName: admin(users.List, users.GitOps, false),
+
+	shoalv1.Rollouts_CreateRollout_FullMethodName: admin(users.Create, users.Rollouts, true),
+	shoalv1.Rollouts_GetRollout_FullMethodName:    admin(users.Get, users.Rollouts, false),
+	shoalv1.Rollouts_ListRollouts_FullMethodName:  admin(users.List, users.Rollouts, false),
+	shoalv1.Rollouts_PauseRollout_FullMethodName:  admin(users.Update, users.Rollouts, true),
+	shoalv1.Rollouts_ResumeRollout_FullMethodName: admin(users.Update, users.Rollouts, true),
+	shoalv1.Rollouts_AbortRollout_FullMethodName:  admin(users.Update, users.Rollouts, true),
+
+	shoalv1.Users_CreateUser_FullMethodName: admin(users.Create, users.UsersRes, true),
+	shoalv1.Users_ListUsers_FullMethodName:  admin(users.List, users.UsersRes, false),
+	shoalv1.Users_RevokeUser_FullMethodName: {verb: users.Delete, res: users.UsersRes, target: revokeTarget, mutating: true},
+	shoalv1.Users_CanI_FullMethodName:       {access: accessUser},
+}
+
+// admin is a row for a resource only the admin role has: the request's
+// name (when it has one) is the audited object.
+func admin(verb users.Verb, res users.Resource, mutating bool) method {
+	return method{verb: verb, res: res, target: nameTarget, mutating: mutating}
+}
+
+// named is a request with a name field.
+type named interface{ GetName() string }
+
+func nameTarget(_ context.Context, _ authorizer, req any) (target, error) {
+	switch r := req.(type) {
+	case named:
+		return target{object: r.GetName()}, nil
+	case *shoalv1.DrainNodeRequest:
+		return target{object: r.GetCluster() + "/" + r.GetNode()}, nil
+	case *shoalv1.SetGitOpsSourceRequest:
+		return target{object: r.GetCluster()}, nil
+	case *shoalv1.RevokeJoinTokenRequest:
+		return target{object: r.GetId()}, nil
+	}
+	return target{}, nil
+}
+
+func registerTarget(_ context.Context, _ authorizer, req any) (target, error) {
+	if r, ok := req.(*shoalv1.RegisterRequest); ok {
+		return target{object: r.GetClusterName()}, nil
+	}
+	return target{}, nil
+}
+
+func revokeTarget(_ context.Context, _ authorizer, req any) (target, error) {
+	r, _ := req.(*shoalv1.RevokeUserRequest)
+	if r.GetSerial() != "" {
+		return target{object: "serial:" + r.GetSerial()}, nil
+	}
+	return target{object: r.GetName()}, nil
+}
+
+// submitTarget decodes the job to submit: its queue, owned by the caller.
+func submitTarget(ctx context.Context, _ authorizer, req any) (target, error) {
+	r, _ := req.(*shoalv1.SubmitJobRequest)
+	p, _ := PrincipalFrom(ctx)
+	if len(r.GetJob().GetJson()) == 0 {
+		return target{scoped: true, owner: p.Name}, nil // the handler refuses the empty job
+	}
+	j, err := v1alpha1.DecodeJob(r.Job.Json)
+	if err != nil {
+		return target{}, err
+	}
+	return target{object: j.Name, queue: j.Spec.Queue, owner: p.Name, scoped: true}, nil
+}
+
+// jobTarget reads the named job for its queue and owner.
+func jobTarget(ctx context.Context, a authorizer, req any) (target, error) {
+	r, _ := req.(named)
+	name := ""
+	if r != nil {
+		name = r.GetName()
+	}
+	if a.jobs == nil {
+		return target{}, errorNoJobs
+	}
+	j, _, err := a.jobs.Get(ctx, name)
+	if err != nil {
+		return target{object: name}, err
+	}
+	return target{object: name, queue: j.Spec.Queue, owner: j.Status.Owner, scoped: true}, nil
+}
+
+// listJobsTarget scopes a list to its queue filter, when it has one; the
+// handler filters the items in either case.
+func listJobsTarget(_ context.Context, _ authorizer, req any) (target, error) {
+	r, _ := req.(*shoalv1.ListJobsRequest)
+	if q := r.GetQueue(); q != "" {
+		return target{queue: q, scoped: true, anyOwner: true}, nil
+	}
+	return target{anyOwner: true}, nil
+}
+
+func queueObjectTarget(_ context.Context, _ authorizer, req any) (target, error) {
+	var o *shoalv1.Object
+	switch r := req.(type) {
+	case *shoalv1.CreateQueueRequest:
+		o = r.GetQueue()
+	case *shoalv1.UpdateQueueRequest:
+		o = r.GetQueue()
+	}
+	if len(o.GetJson()) == 0 {
+		return target{scoped: true}, nil // the handler refuses the empty queue
+	}
+	q, err := v1alpha1.DecodeQueue(o.Json)
+	if err != nil {
+		return target{}, err
+	}
+	return target{object: q.Name, queue: q.Name, scoped: true}, nil
+}
+
+func queueNameTarget(_ context.Context, _ authorizer, req any) (target, error) {
+	r, _ := req.(named)
+	if r == nil {
+		return target{scoped: true}, nil
+	}
+	return target{object: r.GetName(), queue: r.GetName(), scoped: true}, nil
+}
