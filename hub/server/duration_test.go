@@ -12,7 +12,8 @@ import (
 
 // TestSecondsDoNotWrap: 18446744074 s times 10^9 wraps around int64 to
 // 0.29 s, which used to pass the 30-day bound of CreateJoinToken and the
-// sign check of CreateRollout (found by FuzzRequests).
+// sign check of CreateRollout (found while writing FuzzRequests;
+// its corpus keeps the case).
 func TestSecondsDoNotWrap(t *testing.T) {
 	for _, n := range []int64{18446744074, 9223372037, -9223372037, 1 << 62} {
 		if d, err := tokenTTL(n); status.Code(err) != codes.InvalidArgument {
