@@ -44,8 +44,8 @@ for t in "${targets[@]}"; do
 	total=$((total + execs))
 	status=ok
 	if [ $rc -ne 0 ]; then
-		status=CRASH
-		crashed=$((crashed + 1))
+		status=FAILED
+		crashed=$((crashed + 1)) # a crash (failing input under testdata/fuzz) or a build error
 		sed 's/^/    /' "$out" | tail -40
 	fi
 	results+=("$(printf '%-24s %-18s %12d  %s' "$name" "$pkg" "$execs" "$status")")
@@ -55,5 +55,5 @@ done
 echo
 printf '%-24s %-18s %12s  %s\n' TARGET PACKAGE EXECS RESULT
 printf '%s\n' "${results[@]}"
-printf '%-24s %-18s %12d  %d crashed\n' TOTAL "" "$total" "$crashed"
+printf '%-24s %-18s %12d  %d failed\n' TOTAL "" "$total" "$crashed"
 [ "$crashed" -eq 0 ]
