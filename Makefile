@@ -47,6 +47,10 @@ test-unit: ## Run the unit tests only (no API servers).
 test-integration: k8s-bin host-deps ## Run the integration and end-to-end tests under test/.
 	@hack/test.sh $(GO_TEST_FLAGS) -p $(TEST_PARALLEL) ./test/...
 
+.PHONY: fuzz
+fuzz: ## Run every Go fuzz target for FUZZTIME (default 30s) each; fails on a crash.
+	@hack/fuzz.sh
+
 .PHONY: generate
 generate: tools ## Regenerate the gRPC/protobuf Go code and the API deepcopy functions.
 	@hack/generate.sh

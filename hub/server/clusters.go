@@ -45,9 +45,9 @@ func object(v any, rev int64) (*shoalv1.Object, error) {
 }
 
 func (s *clustersServer) CreateJoinToken(ctx context.Context, req *shoalv1.CreateJoinTokenRequest) (*shoalv1.CreateJoinTokenResponse, error) {
-	ttl := time.Duration(req.TtlSeconds) * time.Second
-	if ttl > maxTokenTTL {
-		return nil, status.Errorf(codes.InvalidArgument, "ttl %s is longer than the maximum %s", ttl, maxTokenTTL)
+	ttl, err := tokenTTL(req.TtlSeconds)
+	if err != nil {
+		return nil, err
 	}
 	token, rec, err := s.reg.CreateToken(ctx, registry.TokenOptions{TTL: ttl, Usages: req.Usages, Description: req.Description})
 	if err != nil {

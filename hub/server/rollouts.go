@@ -5,7 +5,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"time"
 
 	"google.golang.org/grpc"
 
@@ -36,9 +35,17 @@ func rolloutObject(r *v1alpha1.Rollout, err error) (*shoalv1.Object, error) {
 }
 
 func (s *rolloutsServer) CreateRollout(ctx context.Context, req *shoalv1.CreateRolloutRequest) (*shoalv1.Object, error) {
+	soak, err := requestSeconds("soak_seconds", req.SoakSeconds)
+	if err != nil {
+		return nil, err
+	}
+	waveTimeout, err := requestSeconds("wave_timeout_seconds", req.WaveTimeoutSeconds)
+	if err != nil {
+		return nil, err
+	}
 	return rolloutObject(s.ctrl.Create(ctx, rollout.CreateRequest{
 		Name: req.Name, Revision: req.Revision, Selector: req.Selector, Waves: req.Waves,
-		Soak: time.Duration(req.SoakSeconds) * time.Second, WaveTimeout: time.Duration(req.WaveTimeoutSeconds) * time.Second,
+		Soak: soak, WaveTimeout: waveTimeout,
 	}))
 }
 
