@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// Environment variables the program reads. The plain names are the torchrun
+// Environment variables the program reads (the names the hub sets,
+// apis/v1alpha1; TestEnvNamesAreTheContract keeps them equal). The plain names are the torchrun
 // and Kubeflow Trainer ones; the PET_* names are the torchrun option
 // variables Kubeflow sets; the SHOAL_* names are Shoal's own.
 const (
