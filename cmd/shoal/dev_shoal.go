@@ -19,13 +19,7 @@ import (
 // devShoalBinaries finds shoal-hub and shoal-agent next to the running shoal
 // executable (bin/ after `make build`), else on PATH.
 func devShoalBinaries() (*devfleet.ShoalOptions, error) {
-	var dirs []string
-	if exe, err := os.Executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = real
-		}
-		dirs = append(dirs, filepath.Dir(exe))
-	}
+	dirs := devBinaryDirs()
 	hub, err := devFindBinary("shoal-hub", dirs)
 	if err != nil {
 		return nil, err
@@ -37,6 +31,19 @@ func devShoalBinaries() (*devfleet.ShoalOptions, error) {
 	// shoal-gitserver is optional: without it the fleet runs without GitOps.
 	git, _ := devFindBinary("shoal-gitserver", dirs)
 	return &devfleet.ShoalOptions{HubBinary: hub, AgentBinary: agent, GitServerBinary: git}, nil
+}
+
+// devBinaryDirs is where the programs `make build` puts next to the running
+// shoal executable are looked for first.
+func devBinaryDirs() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	return []string{filepath.Dir(exe)}
 }
 
 // devFindBinary returns the first executable called name in dirs, else on PATH.
@@ -130,13 +137,7 @@ func newDevEnvCommand(dir *string) *cobra.Command {
 // devRealNodeOptions finds the programs real nodes run (shoal-pause,
 // shoal-deviceplugin, and shoal-rendezvous for its image) like devShoalBinaries.
 func devRealNodeOptions(perCluster int) (*devfleet.RealNodeOptions, error) {
-	var dirs []string
-	if exe, err := os.Executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = real
-		}
-		dirs = append(dirs, filepath.Dir(exe))
-	}
+	dirs := devBinaryDirs()
 	found := map[string]string{}
 	for _, b := range []string{"shoal-pause", "shoal-deviceplugin", "shoal-rendezvous"} {
 		p, err := devFindBinary(b, dirs)
