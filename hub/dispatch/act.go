@@ -126,11 +126,6 @@ func (d *Dispatcher) tearDown(ctx context.Context, s *scope, wrote bool) error {
 	if wrote {
 		return nil
 	}
-	if s.res == nil && s.teardown.finish == nil {
-		// Nothing left to release: a finished job whose ended members are
-		// kept passes here every pass; spare the API server the list.
-		return nil
-	}
 	var epoch int64
 	if s.res != nil {
 		epoch = s.res.Epoch
