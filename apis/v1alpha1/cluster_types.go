@@ -66,6 +66,12 @@ type ClusterStatus struct {
 	AgentVersion string `json:"agentVersion,omitempty"`
 	// LastHeartbeat is when the agent last reached the hub.
 	LastHeartbeat *metav1.Time `json:"lastHeartbeat,omitempty"`
+	// LastHubClusterContact is the last heartbeat that said the agent
+	// reaches the hub cluster (nil: none yet, or an agent that does not
+	// say). The hub force-deletes a member hanging in deletion only after
+	// such a heartbeat, or once this is older than the fence timeout plus
+	// the margin (hub/dispatch fencewait.go).
+	LastHubClusterContact *metav1.Time `json:"lastHubClusterContact,omitempty"`
 	// RegisteredTime is when the cluster registered.
 	RegisteredTime *metav1.Time `json:"registeredTime,omitempty"`
 }
@@ -85,4 +91,27 @@ type InventorySummary struct {
 	UnhealthyGPUs int32 `json:"unhealthyGPUs,omitempty"`
 	// Products maps a GPU product to its number of GPUs.
 	Products map[string]int32 `json:"products,omitempty"`
+	// Topology says which node labels the agent reads as the topology of
+	// the nodes (absent from agents that do not report it).
+	Topology *TopologySummary `json:"topology,omitempty"`
+}
+
+// TopologySummary is the topology map a cluster's agent reads its GPU
+// nodes' NVLink domain, rack, block and zone with.
+type TopologySummary struct {
+	// Source is how the map was chosen: auto (detected from the GPU nodes'
+	// labels), preset (named by --topology-preset) or map (--topology-map).
+	Source string `json:"source,omitempty"`
+	// Preset is the preset used; empty for a map or when detection found none.
+	Preset string `json:"preset,omitempty"`
+	// NVLinkKey, RackKey, BlockKey and ZoneKey are the node label keys read
+	// at each level; an empty key is a level the cluster does not state.
+	NVLinkKey string `json:"nvlinkKey,omitempty"`
+	RackKey   string `json:"rackKey,omitempty"`
+	BlockKey  string `json:"blockKey,omitempty"`
+	ZoneKey   string `json:"zoneKey,omitempty"`
+	// Message is set when the cluster has GPU nodes but none carries the
+	// keys: its topology is unknown, and placement treats every node as
+	// its own NVLink domain, rack and block.
+	Message string `json:"message,omitempty"`
 }

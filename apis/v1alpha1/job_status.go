@@ -151,6 +151,10 @@ type MemberStatus struct {
 	Cluster string `json:"cluster,omitempty"`
 	// Node is the target node (or virtual node) of the member.
 	Node string `json:"node,omitempty"`
+	// Namespace is the hub-cluster namespace of the member's hub pod
+	// (ClusterNamespace of Cluster). Records stored before it existed get
+	// it when read (hub/store/migrate, storage version 2 of jobs).
+	Namespace string `json:"namespace,omitempty"`
 	// Domain is the topology domain of the member's target.
 	Domain string `json:"domain,omitempty"`
 	// Phase of the member pod.

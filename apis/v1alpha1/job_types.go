@@ -49,6 +49,12 @@ type JobSpec struct {
 	// Template is the pod every member runs: a plain Kubernetes
 	// PodTemplateSpec. It is set with gang and left out with roles.
 	Template corev1.PodTemplateSpec `json:"template,omitzero"`
+	// TTLSecondsAfterFinished is how long the hub keeps the job once it
+	// finished (Succeeded, Failed or Cancelled) before it deletes it with
+	// its records, like the Kubernetes Job field of the same name; unset:
+	// the hub's --finished-job-ttl; 0: deleted as soon as it finished
+	// (docs/retention.md).
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
 }
 
 // Role is one kind of member of a job with roles.

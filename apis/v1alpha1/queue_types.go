@@ -38,6 +38,15 @@ type QueueSpec struct {
 	// grace period. The placement engine's preemption rules on waiting time
 	// apply. Default false (Kueue's reclaimWithinCohort: Never).
 	ReclaimBorrowed bool `json:"reclaimBorrowed,omitempty"`
+	// PodSecurity is the Pod Security Standards level (restricted, baseline
+	// or privileged) the members of this queue's jobs, and of its
+	// descendants', are held to: checked at submit, again by the agent
+	// before it creates a member, and enforced by the workload cluster's
+	// admission on the queue's namespace there. Unset inherits; a queue is
+	// never more permissive than its parent (the effective level is the
+	// strictest set along the path, EffectivePodSecurity); baseline when no
+	// queue on the path sets one.
+	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
 }
 
 // GPUQuota is a queue's share of one GPU class.

@@ -4,10 +4,14 @@ package v1alpha1
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-// User is a person or robot the hub issued a client certificate to
-// (`shoal user create`), with the roles it holds on queue subtrees. The hub
-// reads the record at every call, so a change of bindings or a revocation
-// applies to the next call.
+// User is a person or robot known to the hub (`shoal user create`), with
+// the roles it holds on queue subtrees. It authenticates with a client
+// certificate the hub CA issued (for a key the hub made, or for the user's
+// own CSR), with an OIDC ID token whose username is Spec.OIDCUsername, or
+// both. A record with Spec.OIDCGroup is a group binding instead: every
+// OIDC token carrying that group gets its roles. The hub reads the record
+// at every call, so a change of bindings or a revocation applies to the
+// next call.
 // +kubebuilder:object:root=true
 type User struct {
 	metav1.TypeMeta   `json:",inline"`
@@ -46,6 +50,16 @@ const BootstrapAdminName = "admin"
 type UserSpec struct {
 	// Bindings are the roles the user holds; at least one.
 	Bindings []RoleBinding `json:"bindings"`
+	// OIDCUsername binds the OIDC identity of this username (the hub's
+	// --oidc-username-claim of a verified ID token, with its
+	// --oidc-username-prefix) to this user: such a token acts as the user.
+	// At most one user binds a username.
+	OIDCUsername string `json:"oidcUsername,omitempty"`
+	// OIDCGroup makes the record a group binding: a verified ID token whose
+	// --oidc-groups-claim holds this group gets these bindings (on top of
+	// those of its user, if any). A group record holds no certificate and
+	// no OIDCUsername; at most one record binds a group.
+	OIDCGroup string `json:"oidcGroup,omitempty"`
 }
 
 // RoleBinding grants a role on a queue subtree.
@@ -64,13 +78,20 @@ type UserStatus struct {
 	Serial string `json:"serial,omitempty"`
 	// NotAfter is when that certificate expires.
 	NotAfter *metav1.Time `json:"notAfter,omitempty"`
+	// KeyFromCSR is true when the current certificate was signed for a
+	// CSR the user made (the hub never saw its private key).
+	KeyFromCSR bool `json:"keyFromCSR,omitempty"`
+	// RenewedTime is when the holder last renewed its certificate
+	// (`shoal user renew`); the serial before it is in RevokedSerials.
+	RenewedTime *metav1.Time `json:"renewedTime,omitempty"`
 	// Revoked is true once the user was revoked: every certificate of the
 	// user is refused.
 	Revoked bool `json:"revoked,omitempty"`
 	// RevokedTime is when the user was revoked.
 	RevokedTime *metav1.Time `json:"revokedTime,omitempty"`
-	// RevokedSerials are revoked certificate serials (for the bootstrap
-	// admin record: its revoked certificates).
+	// RevokedSerials are revoked certificate serials: the serials a user
+	// renewed away from, and for the bootstrap admin record its revoked
+	// certificates.
 	RevokedSerials []string `json:"revokedSerials,omitempty"`
 }
 

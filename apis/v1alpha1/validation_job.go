@@ -53,6 +53,9 @@ func validateJobSpec(s *JobSpec, p *field.Path) field.ErrorList {
 	}
 	errs = append(errs, validatePreemption(&s.Preemption, p.Child("preemption"))...)
 	errs = append(errs, validateRendezvous(&s.Rendezvous, p.Child("rendezvous"))...)
+	if t := s.TTLSecondsAfterFinished; t != nil && *t < 0 {
+		errs = append(errs, field.Invalid(p.Child("ttlSecondsAfterFinished"), *t, "must not be negative"))
+	}
 	if len(s.Roles) > 0 {
 		for i := range s.Roles {
 			r := &s.Roles[i]
@@ -185,6 +188,9 @@ func validateTemplate(t *corev1.PodTemplateSpec, name corev1.ResourceName, n int
 	if t.Spec.NodeName != "" {
 		errs = append(errs, field.Forbidden(sp.Child("nodeName"), "the hub places members; leave nodeName empty"))
 	}
+	if n > 0 || mig {
+		errs = append(errs, validateNodeChoice(&t.Spec, sp)...)
+	}
 	if got := TemplateResource(t, name); n > 0 && got != 0 && got != int64(n) {
 		errs = append(errs, field.Invalid(sp.Child("containers"), got, fmt.Sprintf(
 			"the containers' %s limits add up to %d but the gang asks for %d per member; "+
@@ -222,4 +228,43 @@ func templateAccelerators(t *corev1.PodTemplateSpec) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// placedByHub is what the Forbidden errors of validateNodeChoice say: the
+// hub chooses each member's node, and the member's pod is pinned to it.
+const placedByHub = "the hub chooses every member's node and pins the member's pod to it, so this constraint would not be " +
+	"taken into account when the node is chosen; choose nodes with spec.placement (gpuProducts, clusterSelector, " +
+	"clusters, topology) and tolerations"
+
+// validateNodeChoice refuses the pod-spec fields by which a pod chooses its
+// node. The hub's placement does not read them (it matches products,
+// cluster labels, taints and topology), and the workload cluster's scheduler
+// sees a pod already pinned to the node the hub chose: a node selector or a
+// required affinity that node does not meet would leave the member Pending
+// until its start deadline, a preferred one would do nothing. Refused at
+// submit rather than stored and ignored. Members of CPU-only roles are not
+// pinned (the workload cluster's scheduler chooses their node), so their
+// templates keep these fields.
+func validateNodeChoice(s *corev1.PodSpec, sp *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(s.NodeSelector) > 0 {
+		errs = append(errs, field.Forbidden(sp.Child("nodeSelector"), placedByHub))
+	}
+	if a := s.Affinity; a != nil {
+		ap := sp.Child("affinity")
+		if a.NodeAffinity != nil {
+			errs = append(errs, field.Forbidden(ap.Child("nodeAffinity"), placedByHub))
+		}
+		if a.PodAffinity != nil {
+			errs = append(errs, field.Forbidden(ap.Child("podAffinity"), placedByHub+
+				"; members of one gang are kept close by spec.placement.topology"))
+		}
+		if a.PodAntiAffinity != nil {
+			errs = append(errs, field.Forbidden(ap.Child("podAntiAffinity"), placedByHub))
+		}
+	}
+	if len(s.TopologySpreadConstraints) > 0 {
+		errs = append(errs, field.Forbidden(sp.Child("topologySpreadConstraints"), placedByHub))
+	}
+	return errs
 }

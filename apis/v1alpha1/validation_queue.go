@@ -18,6 +18,9 @@ func ValidateQueue(q *Queue) field.ErrorList {
 	if w := q.Spec.Weight; w != nil && *w <= 0 {
 		errs = append(errs, field.Invalid(p.Child("weight"), *w, "must be greater than 0"))
 	}
+	if l := q.Spec.PodSecurity; l != "" && !l.Valid() {
+		errs = append(errs, field.NotSupported(p.Child("podSecurity"), l, PodSecurityLevels()))
+	}
 	for _, class := range slices.Sorted(maps.Keys(q.Spec.Quotas)) {
 		quota := q.Spec.Quotas[class]
 		kp := p.Child("quotas").Key(class)

@@ -71,11 +71,20 @@ func TestValidateJob(t *testing.T) {
 			j.Spec.FailurePolicy.MaxRestarts = ptr[int32](-1)
 			j.Spec.Preemption.GracePeriodSeconds = ptr[int64](-5)
 		}).obj(), []string{"spec.failurePolicy.maxRestarts: Invalid value", "spec.preemption.gracePeriodSeconds: Invalid value"}},
+		{"negative TTL after finished", newJob("a").with(func(j *Job) { j.Spec.TTLSecondsAfterFinished = ptr[int32](-1) }).obj(),
+			[]string{"spec.ttlSecondsAfterFinished: Invalid value"}},
 		{"no containers", newJob("a").with(func(j *Job) { j.Spec.Template.Spec.Containers = nil }).obj(),
 			[]string{"spec.template.spec.containers: Required value"}},
 		{"nodeName set and GPU limit mismatch", newJob("a").gpus(8).gpuLimit(4).with(func(j *Job) {
 			j.Spec.Template.Spec.NodeName = "n1"
 		}).obj(), []string{"spec.template.spec.nodeName: Forbidden", "spec.template.spec.containers: Invalid value"}},
+		{"the pod chooses its node", newJob("a").with(func(j *Job) {
+			j.Spec.Template.Spec.NodeSelector = map[string]string{"pool": "a"}
+			j.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{},
+				PodAntiAffinity: &corev1.PodAntiAffinity{}}
+			j.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{MaxSkew: 1}}
+		}).obj(), []string{"spec.template.spec.nodeSelector: Forbidden", "spec.template.spec.affinity.nodeAffinity: Forbidden",
+			"spec.template.spec.affinity.podAntiAffinity: Forbidden", "spec.template.spec.topologySpreadConstraints: Forbidden"}},
 		{"MIG and GPUs both", newJob("a").gpus(1).with(func(j *Job) {
 			j.Spec.Gang.MIG = &MIGRequest{Profile: "big", PerMember: -1}
 		}).obj(), []string{"spec.gang.gpusPerMember: Forbidden", "spec.gang.mig.profile: Invalid value",

@@ -4,6 +4,7 @@ package v1alpha1
 
 import (
 	"slices"
+	"unicode"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -41,5 +42,31 @@ func ValidateUser(u *User) field.ErrorList {
 			errs = append(errs, ValidateQueueName(b.Queue, bp.Child("queue"))...)
 		}
 	}
+	errs = append(errs, validateOIDCName(u.Spec.OIDCUsername, field.NewPath("spec", "oidcUsername"))...)
+	errs = append(errs, validateOIDCName(u.Spec.OIDCGroup, field.NewPath("spec", "oidcGroup"))...)
+	if u.Spec.OIDCUsername != "" && u.Spec.OIDCGroup != "" {
+		errs = append(errs, field.Forbidden(field.NewPath("spec", "oidcGroup"),
+			"a group binding is a record of its own; give oidcUsername or oidcGroup, not both"))
+	}
 	return errs
+}
+
+// MaxOIDCNameLength bounds an OIDC username or group a record binds.
+const MaxOIDCNameLength = 256
+
+// validateOIDCName checks an OIDC username or group ("" is none): at most
+// MaxOIDCNameLength bytes, no spaces or control characters.
+func validateOIDCName(s string, p *field.Path) field.ErrorList {
+	if s == "" {
+		return nil
+	}
+	if len(s) > MaxOIDCNameLength {
+		return field.ErrorList{field.TooLong(p, "", MaxOIDCNameLength)}
+	}
+	for _, r := range s {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return field.ErrorList{field.Invalid(p, s, "may not contain spaces or control characters")}
+		}
+	}
+	return nil
 }

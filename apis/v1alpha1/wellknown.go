@@ -4,6 +4,7 @@ package v1alpha1
 
 import (
 	"fmt"
+	"time"
 )
 
 // Prefix is the prefix of every label, annotation, gate, taint and pod
@@ -58,6 +59,12 @@ const (
 	// AnnotationCommit, set to the epoch by the dispatcher, tells the agent to
 	// lift the scheduling gate of the member.
 	AnnotationCommit = Prefix + "commit"
+	// AnnotationTraceParent is the W3C traceparent of a job attempt's root
+	// span (docs/tracing.md): on a Job, written by the hub when the attempt
+	// starts (a client's value is replaced); on its member pods, copied by
+	// the dispatcher, so that the agents' member spans join the attempt's
+	// trace.
+	AnnotationTraceParent = Prefix + "traceparent"
 )
 
 // Annotations the agent writes on local pods of its workload cluster.
@@ -81,12 +88,21 @@ const (
 	AnnotationAborts = Prefix + "aborts"
 	// AnnotationPreemptedBy on a Job names the job that preempted it.
 	AnnotationPreemptedBy = Prefix + "preempted-by"
+	// AnnotationTraceStart on a Job is the RFC 3339 time its current attempt
+	// started (submit or requeue), the start of the attempt's root span; it
+	// goes with AnnotationTraceParent.
+	AnnotationTraceStart = Prefix + "trace-start"
 	// AnnotationImplicit on a Queue marks a parent queue the hub created
 	// because a child named it ("true").
 	AnnotationImplicit = Prefix + "implicit"
 	// AnnotationCertificateSerial on a Cluster is the serial number of the
 	// agent's current client certificate.
 	AnnotationCertificateSerial = Prefix + "agent-certificate-serial"
+	// AnnotationCertificateNextSerial on a Cluster is the serial number of
+	// the certificate the agent renewed to and has not used yet: the first
+	// call made with it makes it the current one (AnnotationCertificateSerial),
+	// and the old one is refused from then on.
+	AnnotationCertificateNextSerial = Prefix + "agent-certificate-next-serial"
 	// AnnotationPrune on a GitOps-applied object set to "disabled" keeps the
 	// agent from pruning it when it leaves the source.
 	AnnotationPrune = Prefix + "prune"
@@ -103,6 +119,14 @@ const TaintVirtual = Prefix + "virtual"
 // pod: True when the local pod exists behind its gate and fits, False with a
 // reason when it cannot.
 const PodConditionPrepared = Prefix + "Prepared"
+
+// PodConditionNodeReclaimed is the pod condition the agent sets, True, on
+// a member whose node is marked to go (a spot or preemptible node that
+// carries a taint or label named by the agent's --spot-node-taint or
+// --spot-node-label); the member still runs. The hub then moves the whole
+// gang with its preemption grace (SIGTERM, then the grace for a
+// checkpoint), without counting a restart: reason ReasonNodeReclaimed.
+const PodConditionNodeReclaimed = Prefix + "NodeReclaimed"
 
 // Job condition types written by the hub besides the phase conditions of
 // job_status.go.
@@ -148,7 +172,20 @@ const (
 	// Lost: silent for longer than the fence timeout plus the margin, so its
 	// agent has fenced itself (onClusterLoss decides: Reschedule or Fail).
 	ReasonClusterLost = "ClusterLost"
+	// ReasonNodeReclaimed is the cause of an abort (status.dispatch.reason,
+	// then the requeued job's Placed reason) when a member's node is marked
+	// to go (PodConditionNodeReclaimed): like a drain, the gang is stopped
+	// with its preemption grace and requeued at once, not counted as a
+	// restart. It is also the reason of that pod condition.
+	ReasonNodeReclaimed = "NodeReclaimed"
 )
+
+// HubClusterContactWindow is how recent the agent's last successful
+// request to the hub cluster must be, when a heartbeat leaves, for the
+// heartbeat to say the hub cluster is reachable (agent/hubkube.Probe). The
+// hub takes a heartbeat as proof that the agent has seen a member's
+// deletion only when it came at least this long after the deletion.
+const HubClusterContactWindow = 5 * time.Second
 
 // Cluster condition types and reasons.
 const (
@@ -158,6 +195,22 @@ const (
 	// ClusterConditionReachable says whether the agent can reach its own
 	// cluster's API server.
 	ClusterConditionReachable = "ClusterReachable"
+	// ClusterConditionHubClusterReachable says whether the agent's link to
+	// the hub cluster works (HeartbeatRequest.hub_cluster_reachable): False
+	// with ReasonHubClusterUnreachable while its heartbeats say it does not,
+	// and with ReasonHubClusterFenced once no heartbeat said it does for
+	// longer than the fence timeout plus the margin (the agent has fenced
+	// itself). It does not change the cluster's liveness (Ready).
+	ClusterConditionHubClusterReachable = "HubClusterReachable"
+	// ReasonHubClusterReachable: the latest heartbeat said the agent reaches
+	// the hub cluster.
+	ReasonHubClusterReachable = "HubClusterReachable"
+	// ReasonHubClusterUnreachable: the latest heartbeat said the agent cannot
+	// reach the hub cluster (it does not see the deletion of its members).
+	ReasonHubClusterUnreachable = "HubClusterUnreachable"
+	// ReasonHubClusterFenced: no heartbeat said the agent reaches the hub
+	// cluster for longer than the fence timeout plus the margin.
+	ReasonHubClusterFenced = "HubClusterFenceExpired"
 	// ClusterConditionDrained is set while the cluster or some of its nodes
 	// are drained (spec.drain, spec.drainedNodes): True once no gang has a
 	// member there, False (ReasonDraining) with the gangs left.

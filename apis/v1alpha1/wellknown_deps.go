@@ -28,6 +28,10 @@ const (
 	// label every copy carries.
 	ManagedByLabel = "app.kubernetes.io/managed-by"
 	ManagedByAgent = "shoal-agent"
+	// ManagedByHub is the managed-by label of the hub's copies, in each
+	// cluster's namespace of the hub cluster, of the objects jobs reference
+	// in the users' namespace (hub/dispatch copies.go).
+	ManagedByHub = "shoal-hub"
 )
 
 // Reasons of the Prepared pod condition and of events on hub member pods

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -17,18 +18,38 @@ import (
 // node name, so the same input always gives the same Cluster. Generation and
 // Labels are left for the caller.
 func Build(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys LabelKeys) Cluster {
+	return BuildDRA(cluster, nodes, pods, keys, DRA{})
+}
+
+// BuildDRA is Build for a cluster that may publish GPUs by Dynamic Resource
+// Allocation as well: a node's whole GPUs in the GPU driver's ResourceSlices
+// count as its nvidia.com/gpu when a DeviceClass maps that extended resource
+// to devices (DRA.ExtendedGPUClass), as the kube-scheduler then satisfies
+// member pods' nvidia.com/gpu requests with them. Tainted devices are
+// capacity, not allocatable; devices allocated by other ResourceClaims are used.
+func BuildDRA(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys LabelKeys, dra DRA) Cluster {
 	used := usageByNode(pods)
+	devices := dra.Nodes()
+	class, mapped := dra.ExtendedGPUClass()
 	out := Cluster{Name: cluster}
 	for _, kn := range nodes {
 		if kn == nil {
 			continue
 		}
+		d, hasDRA := devices[kn.Name]
+		hasDRA = hasDRA && d.GPUs > 0
 		n, ok := nodeFrom(kn, keys)
-		if !ok {
+		if !ok && !hasDRA {
 			continue
 		}
+		if !ok {
+			n = nodeLabels(kn, keys)
+		}
+		if hasDRA {
+			addDRA(&n, d, class, mapped)
+		}
 		u := used[n.Name]
-		n.UsedGPUs = int(u[ResourceGPU])
+		n.UsedGPUs += int(u[ResourceGPU])
 		for r, m := range n.MIG {
 			m.Used = int(u[r])
 			n.MIG[r] = m
@@ -39,15 +60,57 @@ func Build(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys LabelK
 	return out
 }
 
+// addDRA adds a node's DRA GPUs: always as DRAGPUs, and as capacity,
+// allocatable and used whole GPUs when class maps nvidia.com/gpu to devices.
+// GFD labels, where present, win over the devices' product and memory.
+func addDRA(n *Node, d DRANode, class *resourcev1.DeviceClass, mapped bool) {
+	n.DRAGPUs = d.GPUs
+	if n.Product == "" {
+		n.Product = d.Product
+	}
+	if n.MemoryMiB == 0 {
+		n.MemoryMiB = d.MemoryMiB
+	}
+	if !mapped {
+		return
+	}
+	n.DRAClass = class.Name
+	n.CapacityGPUs += d.GPUs
+	n.GPUs += d.GPUs - d.Tainted
+	n.UsedGPUs += d.Used
+}
+
 // nodeFrom converts a Kubernetes Node; ok is false for a node with no GPUs.
 func nodeFrom(kn *corev1.Node, keys LabelKeys) (Node, bool) {
+	n := nodeLabels(kn, keys)
+	if !IsGPUNode(kn) {
+		return Node{}, false
+	}
+	n.GPUs = quantity(kn.Status.Allocatable, ResourceGPU)
+	n.CapacityGPUs = quantity(kn.Status.Capacity, ResourceGPU)
+	for name, q := range kn.Status.Allocatable {
+		if strings.HasPrefix(string(name), ResourceMIGPrefix) && q.Value() > 0 {
+			if n.MIG == nil {
+				n.MIG = map[string]MIGResource{}
+			}
+			n.MIG[string(name)] = MIGResource{Allocatable: int(q.Value())}
+		}
+	}
+	return n, true
+}
+
+// nodeLabels returns the node's name, state, taints and what its labels say
+// (GFD product and memory, topology), with no GPU counts.
+func nodeLabels(kn *corev1.Node, keys LabelKeys) Node {
 	l := kn.Labels
 	n := Node{
 		Name:          kn.Name,
 		Product:       l[LabelGPUProduct],
-		Clique:        l[LabelGPUClique],
 		Unschedulable: kn.Spec.Unschedulable,
 		Ready:         nodeReady(kn),
+	}
+	if keys.NVLink != "" {
+		n.Clique = l[keys.NVLink]
 	}
 	if keys.Rack != "" {
 		n.Rack = l[keys.Rack]
@@ -61,23 +124,24 @@ func nodeFrom(kn *corev1.Node, keys LabelKeys) (Node, bool) {
 	if mem, err := strconv.ParseInt(l[LabelGPUMemory], 10, 64); err == nil {
 		n.MemoryMiB = mem
 	}
-	n.GPUs = quantity(kn.Status.Allocatable, ResourceGPU)
-	n.CapacityGPUs = quantity(kn.Status.Capacity, ResourceGPU)
-	for name, q := range kn.Status.Allocatable {
-		if strings.HasPrefix(string(name), ResourceMIGPrefix) && q.Value() > 0 {
-			if n.MIG == nil {
-				n.MIG = map[string]MIGResource{}
-			}
-			n.MIG[string(name)] = MIGResource{Allocatable: int(q.Value())}
-		}
-	}
-	if n.GPUs == 0 && n.CapacityGPUs == 0 && len(n.MIG) == 0 {
-		return Node{}, false
-	}
 	if len(kn.Spec.Taints) > 0 {
 		n.Taints = append([]corev1.Taint(nil), kn.Spec.Taints...)
 	}
-	return n, true
+	return n
+}
+
+// IsGPUNode reports whether Build keeps the node: it has whole-GPU capacity
+// or allocatable, or an allocatable MIG slice.
+func IsGPUNode(kn *corev1.Node) bool {
+	if quantity(kn.Status.Allocatable, ResourceGPU) > 0 || quantity(kn.Status.Capacity, ResourceGPU) > 0 {
+		return true
+	}
+	for name, q := range kn.Status.Allocatable {
+		if strings.HasPrefix(string(name), ResourceMIGPrefix) && q.Value() > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func quantity(rl corev1.ResourceList, name string) int {

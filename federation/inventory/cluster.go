@@ -20,6 +20,9 @@ type Cluster struct {
 	Labels map[string]string `json:"labels,omitempty"`
 	// Nodes are the cluster's GPU nodes, sorted by name.
 	Nodes []Node `json:"nodes"`
+	// Topology is the topology map the agent read the nodes' NVLink
+	// domain, rack, block and zone with (nil from agents before it).
+	Topology *Topology `json:"topology,omitempty"`
 }
 
 // Equal reports whether two inventories have the same content. Generation is
@@ -78,6 +81,15 @@ func (c Cluster) Hash() uint64 {
 		str(k)
 		str(c.Labels[k])
 	}
+	if t := c.Topology; t != nil {
+		str(t.Source)
+		str(t.Preset)
+		str(t.Keys.NVLink)
+		str(t.Keys.Rack)
+		str(t.Keys.Block)
+		str(t.Keys.Zone)
+		str(t.Message)
+	}
 	num(int64(len(c.Nodes)))
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
@@ -87,6 +99,8 @@ func (c Cluster) Hash() uint64 {
 		num(int64(n.CapacityGPUs))
 		num(int64(n.GPUs))
 		num(int64(n.UsedGPUs))
+		num(int64(n.DRAGPUs))
+		str(n.DRAClass)
 		for _, r := range sortedKeys(n.MIG) {
 			str(r)
 			num(int64(n.MIG[r].Allocatable))

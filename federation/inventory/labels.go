@@ -15,27 +15,48 @@ const (
 	LabelGPUMemory = "nvidia.com/gpu.memory"
 	// LabelGPUCount is the number of physical GPUs on the node.
 	LabelGPUCount = "nvidia.com/gpu.count"
-	// LabelGPUClique names the multi-node NVLink domain (e.g. a GB200 NVL72 rack).
+	// LabelGPUClique names the multi-node NVLink domain (e.g. a GB200 NVL72
+	// rack) as GFD writes it; the gfd topology preset reads it as the NVLink level.
 	LabelGPUClique = "nvidia.com/gpu.clique"
 )
 
-// LabelKeys says which node labels carry the rack, block and zone of a node.
-// They are configurable per cluster because there is no single convention.
+// LabelKeys says which node labels carry the NVLink domain, rack, block and
+// zone of a node: one cluster's topology map. They are configurable per
+// cluster because there is no single convention (see Presets). An empty key
+// means the cluster states nothing at that level: every node is a domain of
+// its own there.
 type LabelKeys struct {
-	// Rack is the label key naming a node's rack.
-	Rack string `json:"rack"`
+	// NVLink is the label key naming a node's multi-node NVLink domain (clique).
+	NVLink string `json:"nvlink,omitempty"`
+	// Rack is the label key naming a node's rack (leaf switch).
+	Rack string `json:"rack,omitempty"`
 	// Block is the label key naming a node's block (a group of racks under one spine).
-	Block string `json:"block"`
+	Block string `json:"block,omitempty"`
 	// Zone is the label key naming a node's zone.
-	Zone string `json:"zone"`
+	Zone string `json:"zone,omitempty"`
 }
 
-// DefaultLabelKeys returns the topology.kubernetes.io/{rack,block,zone} keys
-// the local fleet and most providers use.
+// DefaultLabelKeys returns the keys of the gfd preset: nvidia.com/gpu.clique
+// and topology.kubernetes.io/{rack,block,zone}, which the local fleet uses.
 func DefaultLabelKeys() LabelKeys {
 	return LabelKeys{
-		Rack:  "topology.kubernetes.io/rack",
-		Block: "topology.kubernetes.io/block",
-		Zone:  "topology.kubernetes.io/zone",
+		NVLink: LabelGPUClique,
+		Rack:   "topology.kubernetes.io/rack",
+		Block:  "topology.kubernetes.io/block",
+		Zone:   "topology.kubernetes.io/zone",
 	}
+}
+
+// IsZero reports whether no key is set.
+func (k LabelKeys) IsZero() bool { return k == LabelKeys{} }
+
+// list returns the set keys, tightest level first.
+func (k LabelKeys) list() []string {
+	var out []string
+	for _, s := range []string{k.NVLink, k.Rack, k.Block, k.Zone} {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

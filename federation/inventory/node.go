@@ -33,9 +33,18 @@ type Node struct {
 	// UsedGPUs is the sum of nvidia.com/gpu requests of all non-terminated pods
 	// bound to the node, whoever created them.
 	UsedGPUs int `json:"usedGPUs,omitempty"`
+	// DRAGPUs is the whole GPUs the node's ResourceSlices of the GPU DRA
+	// driver (gpu.nvidia.com) publish. They are in CapacityGPUs and GPUs
+	// only when DRAClass is set.
+	DRAGPUs int `json:"draGPUs,omitempty"`
+	// DRAClass is the DeviceClass that maps nvidia.com/gpu to the node's DRA
+	// GPUs (spec.extendedResourceName), through which the cluster's
+	// kube-scheduler gives member pods devices; "" when none does.
+	DRAClass string `json:"draClass,omitempty"`
 	// MIG maps a MIG resource name (nvidia.com/mig-1g.10gb) to its counts.
 	MIG map[string]MIGResource `json:"mig,omitempty"`
-	// Clique is the NVLink domain from nvidia.com/gpu.clique ("" if none).
+	// Clique is the multi-node NVLink domain from the cluster's NVLink key
+	// (gfd preset: nvidia.com/gpu.clique; "" if none).
 	Clique string `json:"clique,omitempty"`
 	// Rack, Block and Zone come from the cluster's LabelKeys ("" if unlabelled).
 	Rack  string `json:"rack,omitempty"`

@@ -20,7 +20,7 @@ type cycle struct {
 	preempted int
 	attempts  int
 	blocked   bool
-	running   []*allocation      // gangs holding GPUs at the start of the cycle, in map order
+	victims   []victim           // the preemptible running gangs, cheapest first (preemptible)
 	uses      map[string][]usage // candidateUses cache
 	d         Decision
 }
@@ -77,28 +77,17 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 }
 
 // chargeRunning charges every running gang to its queue and sets usage.
-// GPUs are summed by queue, MIG resource and node class first, so that the
-// tree is charged once per sum, not once per node.
+// The snapshot keeps the running gangs' GPUs summed by queue, MIG resource
+// and node class (sumRunning), so the tree is charged once per sum, not
+// once per gang or node.
 func (c *cycle) chargeRunning() {
-	c.running = make([]*allocation, 0, len(c.s.allocs))
-	type sum struct {
-		queue, mig string
-		class      int32
-	}
-	sums := map[sum]int{}
 	use := usage{}
-	for _, al := range c.s.allocs {
-		c.running = append(c.running, al)
-		for k, i := range al.nodes {
-			sums[sum{al.Gang.Queue, al.mig, c.s.nodes[i].class}] += int(al.gpus[k])
-		}
-		if al.offGPUs > 0 {
-			clear(use)
-			c.s.addOffUse(use, al)
-			c.qt.charge(al.Gang.Queue, nil, use)
-		}
+	for _, al := range c.s.offAllocs {
+		clear(use)
+		c.s.addOffUse(use, al)
+		c.qt.charge(al.Gang.Queue, nil, use)
 	}
-	for k, g := range sums {
+	for k, g := range c.s.runSums {
 		clear(use)
 		c.s.addUse(use, k.class, k.mig, g)
 		p := c.s.classes[k.class].product

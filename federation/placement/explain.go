@@ -57,24 +57,35 @@ func (s *Snapshot) explain(r *request) *Unschedulable {
 		shape += " of " + strings.Join(r.g.Products, "|")
 	}
 	var nodes, down, slots, free int32
-	for i := range s.nodes {
-		n := &s.nodes[i]
-		if !r.classOK[n.class] {
+	for c := range s.clusters {
+		cr := s.clusters[c].ranges[lvCluster]
+		if cr[0] == cr[1] {
 			continue
 		}
-		if r.mig != "" && n.mig[r.mig] == nil {
+		if n, dn, k, f, ok := s.countedMatches(r, cr[0]); ok {
+			nodes, down, slots, free = nodes+n, down+dn, slots+k, free+f
 			continue
 		}
-		nodes++
-		if !n.schedulable {
-			down++
-			continue
-		}
-		slots += s.slots(r, int32(i))
-		if r.mig == "" {
-			free += n.free
-		} else if m := n.mig[r.mig]; m != nil {
-			free += m.free()
+		dom := &s.levels[lvCluster][cr[0]]
+		for i := dom.lo; i < dom.hi; i++ {
+			n := &s.nodes[i]
+			if !r.classOK[n.class] {
+				continue
+			}
+			if r.mig != "" && n.mig[r.mig] == nil {
+				continue
+			}
+			nodes++
+			if !n.schedulable {
+				down++
+				continue
+			}
+			slots += s.slots(r, i)
+			if r.mig == "" {
+				free += n.free
+			} else if m := n.mig[r.mig]; m != nil {
+				free += m.free()
+			}
 		}
 	}
 	switch {

@@ -41,6 +41,9 @@ func (s *Snapshot) bestDomain(r *request, l int, onlyCluster int) (int, bool) {
 	if l == lvNode && r.mig == "" && !r.firstFit && r.within < 0 {
 		return s.bestNode(r, onlyCluster)
 	}
+	if onlyCluster < 0 && s.indexed(r, l) {
+		return s.bestDomainIndexed(r, l)
+	}
 	best, bestFree := -1, int32(0)
 	for c := range s.clusters {
 		if !r.clusterOK[c] || (onlyCluster >= 0 && c != onlyCluster) {
@@ -49,6 +52,9 @@ func (s *Snapshot) bestDomain(r *request, l int, onlyCluster int) (int, bool) {
 		cr := s.clusters[c].ranges[lvCluster]
 		if cr[0] == cr[1] || (r.mig == "" && s.levels[lvCluster][cr[0]].free < want) {
 			continue
+		}
+		if k, _, ok := s.countedSlots(r, lvCluster, cr[0]); ok && k < r.need {
+			continue // no domain of the cluster holds more than the cluster
 		}
 		rg := s.domainRange(r, c, l)
 		doms := s.levels[l]
@@ -75,6 +81,9 @@ func (s *Snapshot) bestDomain(r *request, l int, onlyCluster int) (int, bool) {
 // GPUs (or slices) of its eligible nodes. With stopAt > 0 it may stop
 // counting early once slots reach stopAt for first fit.
 func (s *Snapshot) domainSlots(r *request, l, d int, stopAt int32) (slots, free int32) {
+	if k, f, ok := s.countedSlots(r, l, int32(d)); ok {
+		return k, f
+	}
 	dom := &s.levels[l][d]
 	for i := dom.lo; i < dom.hi; i++ {
 		k := s.slots(r, i)

@@ -89,13 +89,17 @@ func (c *cycle) candidates(g *Gang) []victim {
 		}
 	}
 	var out []victim
-	for _, al := range c.running {
+	for _, pv := range c.preemptible() {
+		al := pv.al
+		v := &al.Gang
+		if v.Priority > g.Priority {
+			break // sorted by priority: none further may be preempted
+		}
 		id := al.Gang.ID
 		if c.s.allocs[id] != al {
 			continue // released during the cycle
 		}
-		v := &al.Gang
-		if !v.Preemptible || c.placed[id] || c.in.Terminating[id] != "" || v.ID == g.ID {
+		if c.placed[id] || c.in.Terminating[id] != "" || v.ID == g.ID {
 			continue
 		}
 		var why string
@@ -107,10 +111,27 @@ func (c *cycle) candidates(g *Gang) []victim {
 		default:
 			continue
 		}
-		out = append(out, victim{al: al, cost: c.lostHours(al), why: why})
+		out = append(out, victim{al: al, cost: pv.cost, why: why})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	return out
+}
+
+// preemptible returns the preemptible running gangs, cheapest first
+// (priority, then GPU-hours lost, then ID), listed and sorted once per
+// cycle at its first preemption search: candidates filters it in order.
+// Gangs placed earlier in the cycle are listed too; candidates skips them.
+func (c *cycle) preemptible() []victim {
+	if c.victims != nil {
+		return c.victims
+	}
+	c.victims = make([]victim, 0, len(c.s.allocs))
+	for _, al := range c.s.allocs {
+		if al.Gang.Preemptible {
+			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al)})
+		}
+	}
+	sort.Slice(c.victims, func(i, j int) bool {
+		a, b := c.victims[i], c.victims[j]
 		if a.al.Gang.Priority != b.al.Gang.Priority {
 			return a.al.Gang.Priority < b.al.Gang.Priority
 		}
@@ -119,7 +140,7 @@ func (c *cycle) candidates(g *Gang) []victim {
 		}
 		return a.al.Gang.ID < b.al.Gang.ID
 	})
-	return out
+	return c.victims
 }
 
 // lostHours estimates the GPU-hours a victim loses: GPUs × time since its

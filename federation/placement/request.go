@@ -30,6 +30,7 @@ type request struct {
 	within      int       // level of a domain the gang must stay in (-1: anywhere)
 	withinDom   int32     // that domain
 	roles       []roleReq // one per GPU role of a gang whose GPU roles differ (roles.go)
+	fit         []int8    // per cluster: how classOK takes its nodes (domainindex.go)
 }
 
 // ErrInvalidGang is wrapped by errors about a gang that cannot be placed anywhere by construction.
@@ -83,6 +84,7 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 		c := &s.classes[i]
 		r.classOK[i] = r.clusterOK[c.cluster] && productMatches(g.Products, c.product) && tolerates(g.unitTolerations(), c.taints)
 	}
+	s.classFit(r, &s.scratch.fit)
 	if len(g.Roles) > 0 {
 		s.setRoles(r)
 	}

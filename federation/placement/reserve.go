@@ -19,7 +19,10 @@ func (s *Snapshot) holdsFor() []int32 {
 }
 
 // clearHolds drops every reservation mark.
-func (s *Snapshot) clearHolds() { s.holders, s.holdStart = nil, s.holdStart[:0] }
+func (s *Snapshot) clearHolds() {
+	s.holders, s.holdStart = nil, s.holdStart[:0]
+	s.dindex.clearHeldCounts()
+}
 
 // hold marks nodes as held by a new reservation for gang (named after
 // the domain they lie in).
@@ -34,9 +37,8 @@ func (c *cycle) hold(gang string, l int, d int32, nodes []int32, backfill bool) 
 		}
 	}
 	c.s.holdStart = append(c.s.holdStart, start)
-	h := c.s.holdsFor()
 	for _, i := range nodes {
-		h[i] = rid
+		c.s.setHolder(i, rid)
 		c.held += int(c.s.nodes[i].gpus)
 	}
 	return rid
@@ -52,7 +54,7 @@ func (c *cycle) drop(rid int32) {
 	delete(c.resByGang, r.gang)
 	for _, i := range r.nodes {
 		if c.s.holders[i] == rid {
-			c.s.holders[i] = -1
+			c.s.setHolder(i, -1)
 			c.held -= int(c.s.nodes[i].gpus)
 		}
 	}
@@ -167,6 +169,9 @@ func (c *cycle) liveReservations() int {
 // capacitySlots counts the members that would fit in the domain if every
 // eligible schedulable node were empty.
 func (s *Snapshot) capacitySlots(r *request, l int, d int32) int32 {
+	if k, ok := s.countedRoom(r, l, d); ok {
+		return k
+	}
 	dom := &s.levels[l][d]
 	var k int32
 	for i := dom.lo; i < dom.hi; i++ {

@@ -64,6 +64,8 @@ func (s *Snapshot) setRoles(r *request) {
 			c := &s.classes[k]
 			sub.r.classOK[k] = r.clusterOK[c.cluster] && productMatches(g.Products, c.product) && tolerates(ro.Tolerations, c.taints)
 		}
+		var fit []int8
+		s.classFit(&sub.r, &fit)
 		r.roles = append(r.roles, sub)
 	}
 	sort.SliceStable(r.roles, func(a, b int) bool { return r.roles[a].r.gpm > r.roles[b].r.gpm })

@@ -5,9 +5,10 @@ package placement
 // scratch holds buffers reused across decisions so a decision does not
 // allocate per node or per domain.
 type scratch struct {
-	clusterOK, classOK []bool
-	slots, free        [numLevels][]int32
-	picked             []pick
+	clusterOK, classOK, seen []bool
+	fit                      []int8
+	slots, free              [numLevels][]int32
+	picked                   []pick
 	// roles[k] is the index in Gang.Roles of picked[k] after a
 	// heterogeneous gang's placement (roles.go); unused otherwise.
 	roles []int32

@@ -91,13 +91,16 @@ type Snapshot struct {
 	classes   []class
 	nodeIndex map[string]int32 // "cluster/node" → index
 	allocs    map[string]*allocation
-	trivial   [numLevels]bool // level has exactly the domains of the level below
-	maxNode   int32           // most GPUs on one node
-	holders   []int32         // per node: the reservation holding it, -1 for none (nil: no reservations)
-	holdStart []int64         // per reservation: UnixNano its held nodes are expected to be free
+	runSums   map[runKey]int         // GPUs the allocations hold by queue, MIG resource and node class
+	offAllocs map[string]*allocation // allocations with GPUs on nodes the snapshot does not know
+	trivial   [numLevels]bool        // level has exactly the domains of the level below
+	maxNode   int32                  // most GPUs on one node
+	holders   []int32                // per node: the reservation holding it, -1 for none (nil: no reservations)
+	holdStart []int64                // per reservation: UnixNano its held nodes are expected to be free
 	scratch   scratch
 	names     [numLevels]map[string]int32 // domain name → index, built on demand
 	index     freeIndex
+	dindex    domainIndex
 	maxGPUs   [numLevels]int32 // GPUs of the largest domain per level
 }
 
@@ -108,13 +111,29 @@ type allocation struct {
 	gpus    []int32 // GPUs (or slices) booked on each of nodes
 	mig     string
 	offGPUs int // GPUs (or slices) on nodes the snapshot does not know (a cluster not Ready)
+	// byClass sums gpus by node class, in order of first appearance, so a
+	// cycle charges queues without visiting every node of every gang.
+	byClass []classGPUs
+}
+
+// runKey sums the running gangs' GPUs a cycle charges to one queue.
+type runKey struct {
+	queue, mig string
+	class      int32
+}
+
+// classGPUs is GPUs (or slices) booked on nodes of one class.
+type classGPUs struct {
+	class int32
+	gpus  int32
 }
 
 // NewSnapshot lays out the clusters' inventories and subtracts the running
 // allocations not already counted in them. Allocations on unknown nodes are
 // kept (they still matter for preemption and fair share) but book nothing.
 func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
-	s := &Snapshot{nodeIndex: map[string]int32{}, allocs: map[string]*allocation{}}
+	s := &Snapshot{nodeIndex: map[string]int32{}, allocs: map[string]*allocation{},
+		runSums: map[runKey]int{}, offAllocs: map[string]*allocation{}}
 	cs := append([]inventory.Cluster(nil), clusters...)
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 	type keyed struct {
@@ -155,6 +174,7 @@ func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 			s.maxGPUs[l] = max(s.maxGPUs[l], d.gpus)
 		}
 	}
+	s.buildDomainIndex()
 	for _, a := range running {
 		s.add(a, !a.Counted)
 	}

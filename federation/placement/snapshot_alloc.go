@@ -55,11 +55,46 @@ func (s *Snapshot) add(a Allocation, book bool) {
 		}
 		al.nodes = append(al.nodes, i)
 		al.gpus = append(al.gpus, gpus)
+		al.addClass(s.nodes[i].class, gpus)
 		if book {
 			s.use(i, al.mig, gpus)
 		}
 	}
+	if old, ok := s.allocs[a.Gang.ID]; ok {
+		s.sumRunning(old, -1)
+	}
 	s.allocs[a.Gang.ID] = al
+	s.sumRunning(al, 1)
+}
+
+// sumRunning adds (sign 1) or removes (-1) an allocation's GPUs in the
+// per-queue sums a cycle charges (chargeRunning), so that a cycle does not
+// visit every running gang to charge the queues.
+func (s *Snapshot) sumRunning(al *allocation, sign int) {
+	for _, cg := range al.byClass {
+		k := runKey{al.Gang.Queue, al.mig, cg.class}
+		if s.runSums[k] += sign * int(cg.gpus); s.runSums[k] == 0 {
+			delete(s.runSums, k)
+		}
+	}
+	if al.offGPUs > 0 {
+		if sign > 0 {
+			s.offAllocs[al.Gang.ID] = al
+		} else if s.offAllocs[al.Gang.ID] == al {
+			delete(s.offAllocs, al.Gang.ID)
+		}
+	}
+}
+
+// addClass adds GPUs on a node of class c to the per-class sums.
+func (al *allocation) addClass(c, gpus int32) {
+	for k := range al.byClass {
+		if al.byClass[k].class == c {
+			al.byClass[k].gpus += gpus
+			return
+		}
+	}
+	al.byClass = append(al.byClass, classGPUs{c, gpus})
 }
 
 // use adds (or with a negative count removes) usage on a node.
@@ -82,6 +117,7 @@ func (s *Snapshot) Release(gang string) (Allocation, error) {
 		return Allocation{}, fmt.Errorf("%w: %s", ErrUnknownGang, gang)
 	}
 	s.unbook(al)
+	s.sumRunning(al, -1)
 	delete(s.allocs, gang)
 	return al.Allocation, nil
 }
@@ -105,7 +141,9 @@ func (s *Snapshot) SetNodeSchedulable(cluster, name string, ok bool) bool {
 	if !known {
 		return false
 	}
+	s.indexSchedulable(i, -1)
 	s.nodes[i].schedulable = ok
+	s.indexSchedulable(i, 1)
 	s.setFree(i, s.nodes[i].freeNow())
 	return true
 }

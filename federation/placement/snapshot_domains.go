@@ -80,6 +80,7 @@ func (s *Snapshot) setFree(i int32, free int32) {
 		return
 	}
 	s.index.move(n.cluster, n.free, free, i)
+	s.indexFree(i, n.free, free)
 	n.free = free
 	for l := range numLevels {
 		s.levels[l][n.dom[l]].free += delta

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/federation/placement"
 )
 
@@ -32,10 +33,24 @@ type Config struct {
 	// the figures then count the worst case, work since the last periodic
 	// checkpoint.
 	CheckpointOnPreempt bool
+	// Trace, when set, replays a recorded fleet and workload instead of
+	// Fleet and Workload's generated ones (Workload.Seed still seeds node
+	// failures). The scheduler then runs right after every instant at which
+	// something changed, as the hub's does (CycleEvery only paces the
+	// samples), there is no warm-up, and the run goes on after the last
+	// arrival until every job has finished or none can start any more.
+	Trace *Trace
+	// RecordStarts lists every start of a gang in Result.Starts.
+	RecordStarts bool
 }
 
 func (c *Config) defaults() {
-	if c.Warmup == 0 {
+	if c.Trace != nil {
+		c.Warmup = 0
+		if n := len(c.Trace.Jobs); n > 0 {
+			c.Workload.Horizon = c.Trace.Jobs[n-1].Arrival
+		}
+	} else if c.Warmup == 0 {
 		c.Warmup = c.Workload.Horizon / 5
 	}
 	if c.CycleEvery == 0 {
@@ -94,6 +109,7 @@ type jobState struct {
 	attempt     int
 	queuedAt    time.Duration
 	started     time.Duration
+	finished    time.Duration
 	running     bool
 	pending     bool
 	terminating bool
@@ -124,6 +140,24 @@ type engine struct {
 	rng      *rand.Rand
 	down     map[int]bool
 	nodes    []nodeRef
+	// end is when a trace replay gives up on jobs that can never start.
+	end           time.Duration
+	done, arrived int
+}
+
+// stuck reports that nothing can change any more in a replay: every job
+// arrived, none runs and no node waits for its repair, and the scheduler
+// already ran after the last change, so the gangs still waiting never start.
+func (e *engine) stuck() bool {
+	if e.arrived < len(e.jobs) || e.m.alloc > 0 || e.dirty {
+		return false
+	}
+	for _, ev := range e.ev {
+		if ev.kind == evRepair {
+			return false
+		}
+	}
+	return true
 }
 
 type nodeRef struct{ cluster, node string }
@@ -140,9 +174,20 @@ func Run(cfg Config, strategyName string) (Result, error) {
 	if !ok {
 		return Result{}, fmt.Errorf("unknown strategy %q (want one of %v)", strategyName, StrategyNames)
 	}
-	clusters, err := Fleet(cfg.Fleet)
-	if err != nil {
-		return Result{}, err
+	var clusters []inventory.Cluster
+	var jobs []Job
+	if t := cfg.Trace; t != nil {
+		if len(t.Clusters) == 0 || len(t.Jobs) == 0 {
+			return Result{}, fmt.Errorf("trace %q: %d clusters, %d jobs", t.Name, len(t.Clusters), len(t.Jobs))
+		}
+		clusters = cloneClusters(t.Clusters)
+		jobs = t.Jobs
+	} else {
+		var err error
+		if clusters, err = Fleet(cfg.Fleet); err != nil {
+			return Result{}, err
+		}
+		jobs = Generate(Fleets[cfg.Fleet], cfg.Workload)
 	}
 	e := &engine{cfg: cfg, strategy: strategy, snap: placement.NewSnapshot(clusters, nil),
 		byID: map[string]*jobState{}, term: map[string]string{}, fs: placement.NewFairShare(6 * time.Hour),
@@ -153,32 +198,66 @@ func Run(cfg Config, strategyName string) (Result, error) {
 		}
 	}
 	total, _ := e.snap.GPUs()
-	e.queues = Queues(total)
-	e.m = newMetrics(cfg, total, e.queues)
-	for i, j := range Generate(Fleets[cfg.Fleet], cfg.Workload) {
+	leaves := Leaves
+	if cfg.Trace != nil {
+		e.queues, leaves = cfg.Trace.Queues(), cfg.Trace.leaves()
+	} else {
+		e.queues = Queues(total)
+	}
+	e.m = newMetrics(cfg, total, e.queues, leaves)
+	for i, j := range jobs {
 		js := &jobState{Job: j, idx: i, remaining: j.Duration}
+		if _, dup := e.byID[j.Gang.ID]; dup {
+			return Result{}, fmt.Errorf("job %q listed twice", j.Gang.ID)
+		}
 		e.jobs = append(e.jobs, js)
 		e.byID[j.Gang.ID] = js
 		e.push(j.Arrival, evArrive, i, 0)
 		e.m.offered += float64(j.Gang.GPUs()) * j.Duration.Hours()
+		e.end = max(e.end, j.Arrival) + j.Duration
+	}
+	if cfg.Trace != nil {
+		// Every job run one after the other after the last arrival: a
+		// replay still going then waits for a gang that cannot start.
+		e.end += cfg.CycleEvery
+		e.m.to = e.end
 	}
 	e.scheduleFailure()
 	e.push(cfg.CycleEvery, evTick, 0, 0)
 	start := time.Now()
 	e.loop()
+	if cfg.Trace != nil {
+		e.m.to = e.now
+	}
 	return e.m.result(cfg, strategyName, e, time.Since(start)), nil
 }
 
+// cloneClusters copies inventories so that a run never writes a trace's.
+func cloneClusters(cs []inventory.Cluster) []inventory.Cluster {
+	out := make([]inventory.Cluster, len(cs))
+	for i, c := range cs {
+		out[i] = c
+		out[i].Nodes = append([]inventory.Node(nil), c.Nodes...)
+	}
+	return out
+}
+
 func (e *engine) loop() {
+	trace := e.cfg.Trace != nil
 	for e.ev.Len() > 0 {
 		ev := heap.Pop(&e.ev).(event)
-		if ev.at > e.cfg.Workload.Horizon {
+		if !trace && ev.at > e.cfg.Workload.Horizon {
 			e.advance(e.cfg.Workload.Horizon)
+			return
+		}
+		if trace && ev.at > e.end {
+			e.advance(e.end)
 			return
 		}
 		e.advance(ev.at)
 		switch ev.kind {
 		case evArrive:
+			e.arrived++
 			js := e.jobs[ev.job]
 			js.queuedAt, js.pending = e.now, true
 			e.pending = append(e.pending, js)
@@ -187,7 +266,9 @@ func (e *engine) loop() {
 		case evFinish:
 			if js := e.jobs[ev.job]; js.running && js.attempt == ev.attempt {
 				e.stop(js)
-				js.done = true
+				js.done, js.finished = true, e.now
+				e.done++
+				e.m.completed(js)
 			}
 		case evEvict:
 			if js := e.jobs[ev.job]; js.running && js.attempt == ev.attempt {
@@ -203,7 +284,20 @@ func (e *engine) loop() {
 				e.cycle()
 			}
 			e.m.sample(e.now)
+			e.m.fragment(e)
+			if trace && (e.done == len(e.jobs) || e.stuck()) {
+				return
+			}
 			e.push(e.now+e.cfg.CycleEvery, evTick, 0, 0)
+		}
+		// A replay decides as the hub does: as soon as the instant's events are in.
+		if trace && e.dirty && (e.ev.Len() == 0 || e.ev[0].at > e.now) {
+			e.cycle()
+		}
+		if trace && e.done == len(e.jobs) && e.ev.Len() > 0 && e.ev[0].at > e.now {
+			e.m.sample(e.now)
+			e.m.fragment(e)
+			return
 		}
 	}
 }

@@ -3,6 +3,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -74,6 +75,38 @@ type Result struct {
 	PendingAtEnd           int            `json:"pendingAtEnd"`
 	Cycles                 int            `json:"cycles"`
 	WallSeconds            float64        `json:"wallSeconds"`
+	// Fragmentation is the time-averaged share of the fleet's GPUs that were
+	// free while gangs waited but that no waiting gang could use: on nodes
+	// with fewer free GPUs than any waiting gang's member needs, or of a
+	// product none of them accepts. FreeWhileWaiting is the share of GPUs
+	// free at those samples; BackloggedSamples how many samples had a
+	// waiting gang (one per CycleEvery).
+	Fragmentation     float64 `json:"fragmentation"`
+	FreeWhileWaiting  float64 `json:"freeWhileWaiting"`
+	BackloggedSamples int     `json:"backloggedSamples"`
+	// DelayAllP50/P99 are the queueing delays of every gang started in the
+	// window (submit or requeue to start), minutes.
+	DelayAllP50 float64 `json:"delayAllP50Minutes"`
+	DelayAllP99 float64 `json:"delayAllP99Minutes"`
+	// JCT is job completion time (submit to finish, queueing and restarts
+	// included) of the jobs that arrived in the window and finished, minutes.
+	JCTP50  float64 `json:"jctP50Minutes"`
+	JCTP99  float64 `json:"jctP99Minutes"`
+	JCTMean float64 `json:"jctMeanMinutes"`
+	// Finished counts jobs that ran to their end.
+	Finished int `json:"finished"`
+	// Starts lists every gang start in order (Config.RecordStarts).
+	Starts []Start `json:"starts,omitempty"`
+}
+
+// Start is one start of a gang in a run.
+type Start struct {
+	// Job is the gang's ID.
+	Job string `json:"job"`
+	// At is when it started, since the start of the run.
+	At time.Duration `json:"at"`
+	// Clusters are the clusters its members run in, sorted.
+	Clusters []string `json:"clusters"`
 }
 
 type metrics struct {
@@ -101,24 +134,36 @@ type metrics struct {
 	byPreemptor     map[string]int
 	failures        int
 	cycles          int
+	leaves          []string
+	allDelays       []float64
+	jcts            []float64
+	finished        int
+	fragSum         float64
+	freeSum         float64
+	fragN           int
+	starts          []Start
+	record          bool
 }
 
-func newMetrics(cfg Config, total int, queues []placement.Queue) *metrics {
-	m := &metrics{from: cfg.Warmup, to: cfg.Workload.Horizon, total: total, allocByQueue: map[string]int{},
+func newMetrics(cfg Config, total int, queues []placement.Queue, leaves []LeafQueue) *metrics {
+	m := &metrics{from: cfg.Warmup, to: cfg.Workload.Horizon, total: total, record: cfg.RecordStarts, allocByQueue: map[string]int{},
 		backlogByQueue: map[string]int{}, byPreemptor: map[string]int{}, backlogAlloc: map[string]float64{}, backlogTime: map[string]float64{}, delays: map[string][]float64{}, effWeight: map[string]float64{}}
 	w := map[string]float64{}
 	for _, q := range queues {
 		w[q.Name] = q.Weight
 	}
-	for _, l := range Leaves {
-		m.effWeight[l.Name] = effectiveWeight(l.Name, w)
+	for _, l := range leaves {
+		m.leaves = append(m.leaves, l.Name)
+	}
+	for _, l := range m.leaves {
+		m.effWeight[l] = effectiveWeight(l, w, m.leaves)
 	}
 	return m
 }
 
 // effectiveWeight is the leaf's share of the fleet by the tree's weights:
 // the product over its path of weight / sum of sibling weights.
-func effectiveWeight(leaf string, w map[string]float64) float64 {
+func effectiveWeight(leaf string, w map[string]float64, leaves []string) float64 {
 	weight := func(q string) float64 {
 		if x, ok := w[q]; ok && x > 0 {
 			return x
@@ -132,8 +177,8 @@ func effectiveWeight(leaf string, w map[string]float64) float64 {
 		parent := strings.Join(parts[:i], "/")
 		sum := 0.0
 		seen := map[string]bool{}
-		for _, l := range Leaves {
-			lp := strings.Split(l.Name, "/")
+		for _, l := range leaves {
+			lp := strings.Split(l, "/")
 			if len(lp) <= i || strings.Join(lp[:i], "/") != parent {
 				continue
 			}
@@ -163,12 +208,16 @@ func (m *metrics) allocate(queue string, gpus int) {
 func (m *metrics) backlog(queue string, n int) { m.backlogByQueue[queue] += n }
 
 func (m *metrics) placed(js *jobState, p placement.Placement, now time.Duration) {
+	if m.record {
+		m.starts = append(m.starts, Start{Job: js.Gang.ID, At: now, Clusters: clustersOf(p)})
+	}
 	if now < m.from {
 		return
 	}
 	m.started++
 	c := sizeClass(js.Gang.GPUs())
 	m.delays[c] = append(m.delays[c], (now - js.queuedAt).Minutes())
+	m.allDelays = append(m.allDelays, (now - js.queuedAt).Minutes())
 	if js.Gang.Priority >= placement.PriorityProduction {
 		m.prodDelays = append(m.prodDelays, (now - js.queuedAt).Minutes())
 	}
@@ -193,8 +242,7 @@ func (m *metrics) sample(now time.Duration) {
 	m.lastSample = now
 	var sum, sq float64
 	n := 0
-	for _, l := range Leaves {
-		q := l.Name
+	for _, q := range m.leaves {
 		if m.backlogByQueue[q] <= 0 {
 			continue
 		}
@@ -227,6 +275,17 @@ func (m *metrics) result(cfg Config, name string, e *engine, wall time.Duration)
 		Preemptions: m.preemptions, PreemptionsByPreemptor: m.byPreemptor, PreemptionGPUHoursLost: m.preemptLost, NodeFailures: m.failures,
 		FailureGPUHoursLost: m.failLost, Jobs: len(e.jobs), Started: m.started, PendingAtEnd: len(e.pending),
 		Cycles: m.cycles, WallSeconds: wall.Seconds()}
+	if cfg.Trace != nil {
+		// A replay's window is the whole run, its offered load the work over
+		// the span from the first to the last arrival.
+		r.Fleet, r.Horizon = cfg.Trace.Name, (m.to - m.from).String()
+		if cfg.Workload.Horizon <= 0 {
+			r.OfferedLoad = 0
+		}
+		if hours <= 0 {
+			r.Allocation, hours = 0, 1
+		}
+	}
 	r.Bound = math.Min(1, r.OfferedLoad)
 	r.Goodput = r.Allocation - m.windowLost/(float64(m.total)*hours)
 	if m.scored > 0 {
@@ -241,6 +300,21 @@ func (m *metrics) result(cfg Config, name string, e *engine, wall time.Duration)
 		slices.Sort(ds)
 		r.ProductionDelayP50, r.ProductionDelayP99 = round(ds[len(ds)/2]), round(ds[len(ds)*99/100])
 	}
+	r.DelayAllP50, r.DelayAllP99 = percentiles(m.allDelays)
+	r.JCTP50, r.JCTP99 = percentiles(m.jcts)
+	if len(m.jcts) > 0 {
+		sum := 0.0
+		for _, x := range m.jcts {
+			sum += x
+		}
+		r.JCTMean = round(sum / float64(len(m.jcts)))
+	}
+	r.Finished, r.Starts = m.finished, m.starts
+	if m.fragN > 0 {
+		r.Fragmentation = m.fragSum / float64(m.fragN)
+		r.FreeWhileWaiting = m.freeSum / float64(m.fragN)
+	}
+	r.BackloggedSamples = m.fragN
 	for c, ds := range m.delays {
 		slices.Sort(ds)
 		r.DelayP50[c] = round(ds[len(ds)/2])
@@ -256,8 +330,8 @@ func round(x float64) float64 { return math.Round(x*10) / 10 }
 func (m *metrics) longRunJain() float64 {
 	var sum, sq float64
 	n := 0
-	for _, l := range Leaves {
-		q, t := l.Name, m.backlogTime[l.Name]
+	for _, q := range m.leaves {
+		t := m.backlogTime[q]
 		if t <= 0 {
 			continue
 		}
@@ -277,4 +351,83 @@ func (m *metrics) lost(now time.Duration, gpuHours float64) {
 	if now >= m.from && now <= m.to {
 		m.windowLost += gpuHours
 	}
+}
+
+// percentiles returns the rounded p50 and p99 of xs (0, 0 when empty), sorting xs.
+func percentiles(xs []float64) (float64, float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	slices.Sort(xs)
+	return round(xs[len(xs)/2]), round(xs[len(xs)*99/100])
+}
+
+// completed records a job that ran to its end.
+func (m *metrics) completed(js *jobState) {
+	m.finished++
+	if js.Arrival >= m.from && js.Arrival <= m.to {
+		m.jcts = append(m.jcts, (js.finished - js.Arrival).Minutes())
+	}
+}
+
+// fragment samples the free GPUs no waiting gang can use (Result.Fragmentation).
+func (m *metrics) fragment(e *engine) {
+	if e.now < m.from || e.now > m.to || len(e.pending) == 0 || m.total == 0 {
+		return
+	}
+	type need struct {
+		gpm      int
+		products []string
+	}
+	var needs []need
+	seen := map[string]bool{}
+	for _, js := range e.pending {
+		g := js.Gang
+		gpm := g.GPUsPerMember
+		for _, r := range g.Roles {
+			if r.GPUsPerMember > 0 && (gpm == 0 || r.GPUsPerMember < gpm) {
+				gpm = r.GPUsPerMember
+			}
+		}
+		if gpm == 0 {
+			continue
+		}
+		k := fmt.Sprint(gpm, g.Products)
+		if !seen[k] {
+			seen[k] = true
+			needs = append(needs, need{gpm, g.Products})
+		}
+	}
+	free, unusable := 0, 0
+	for _, n := range e.check.nodes {
+		f := n.gpus - n.used
+		if !n.up || f <= 0 {
+			continue
+		}
+		free += f
+		usable := false
+		for _, nd := range needs {
+			if nd.gpm <= f && (len(nd.products) == 0 || contains(nd.products, n.product)) {
+				usable = true
+				break
+			}
+		}
+		if !usable {
+			unusable += f
+		}
+	}
+	m.fragSum += float64(unusable) / float64(m.total)
+	m.freeSum += float64(free) / float64(m.total)
+	m.fragN++
+}
+
+func clustersOf(p placement.Placement) []string {
+	var out []string
+	for _, a := range p.Assignments {
+		if !contains(out, a.Cluster) {
+			out = append(out, a.Cluster)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

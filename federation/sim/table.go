@@ -21,3 +21,16 @@ func PrintTable(w io.Writer, rs []Result) {
 	}
 	_ = tw.Flush()
 }
+
+// PrintTraceTable writes the results of trace replays, one row per strategy.
+func PrintTraceTable(w io.Writer, rs []Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "trace\tstrategy\tGPUs\tjobs\tfinished\tpending\tρ\talloc\tfrag\tfree-waiting\tdelay p50\tdelay p99\tJCT p50\tJCT p99\tJCT mean\treq-viol\tpartial\tdouble\tpreemptions\tspan\twall s\t")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%.2f\t%.3f\t%.3f\t%.3f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%d\t%d\t%s\t%.1f\t\n",
+			r.Fleet, r.Strategy, r.GPUs, r.Jobs, r.Finished, r.PendingAtEnd, r.OfferedLoad, r.Allocation, r.Fragmentation, r.FreeWhileWaiting,
+			r.DelayAllP50, r.DelayAllP99, r.JCTP50, r.JCTP99, r.JCTMean, r.RequiredViolations, r.PartialGangs, r.DoubleBookings,
+			r.Preemptions, r.Horizon, r.WallSeconds)
+	}
+	_ = tw.Flush()
+}

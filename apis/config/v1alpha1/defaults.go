@@ -10,6 +10,10 @@ import (
 // PathEnv is the environment variable that overrides the config file's path.
 const PathEnv = "SHOAL_CONFIG"
 
+// TokenEnv is the environment variable holding an OIDC ID token for the
+// CLI to send as a bearer token (in place of a context's credentials).
+const TokenEnv = "SHOAL_TOKEN"
+
 // SetDefaults fills the config's apiVersion and kind.
 func SetDefaults(c *ClientConfig) { c.APIVersion, c.Kind = APIVersion, Kind }
 

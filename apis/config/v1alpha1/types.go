@@ -38,6 +38,14 @@ type Context struct {
 	// CertData and KeyData are the client certificate and key in PEM.
 	CertData string `json:"certData"`
 	KeyData  string `json:"keyData"`
+	// KeyFile is a file holding the client key in PEM, in place of KeyData
+	// (a key made by `shoal user csr` that never left the user's machine);
+	// a relative path is relative to the config file's directory.
+	KeyFile string `json:"keyFile,omitempty"`
+	// TokenFile is a file holding an OIDC ID token, sent as a bearer token
+	// in place of the client certificate; read at every call, so that a
+	// refreshed token is picked up. Relative as KeyFile.
+	TokenFile string `json:"tokenFile,omitempty"`
 }
 
 // Context returns the named context, or the current one when name is "".

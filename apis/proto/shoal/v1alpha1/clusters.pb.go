@@ -89,7 +89,9 @@ type CreateJoinTokenResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The secret token, shown once.
 	Token string `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
-	// sha256:<hex> of the hub CA certificate's SubjectPublicKeyInfo, for pinning.
+	// sha256:<hex> of the hub CA certificate's SubjectPublicKeyInfo, for
+	// pinning; during a CA rotation's overlap the new and the previous CA's,
+	// comma-separated (the agent accepts either).
 	CaHash string `protobuf:"bytes,2,opt,name=ca_hash,json=caHash,proto3" json:"ca_hash,omitempty"`
 	// The exact shoal-agent command to run in the workload cluster.
 	AgentCommand  string  `protobuf:"bytes,3,opt,name=agent_command,json=agentCommand,proto3" json:"agent_command,omitempty"`
@@ -798,8 +800,11 @@ type RegisterResponse struct {
 	// virtual nodes, their leases and the pods bound to them.
 	HubKubeconfig []byte  `protobuf:"bytes,3,opt,name=hub_kubeconfig,json=hubKubeconfig,proto3" json:"hub_kubeconfig,omitempty"`
 	Cluster       *Object `protobuf:"bytes,4,opt,name=cluster,proto3" json:"cluster,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// The hub's fence timeout (--cluster-fence-timeout) in seconds: the agent
+	// fences by it when its own --fence-timeout is longer (agent/fence).
+	FenceTimeoutSeconds int64 `protobuf:"varint,5,opt,name=fence_timeout_seconds,json=fenceTimeoutSeconds,proto3" json:"fence_timeout_seconds,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *RegisterResponse) Reset() {
@@ -860,14 +865,29 @@ func (x *RegisterResponse) GetCluster() *Object {
 	return nil
 }
 
+func (x *RegisterResponse) GetFenceTimeoutSeconds() int64 {
+	if x != nil {
+		return x.FenceTimeoutSeconds
+	}
+	return 0
+}
+
 type HeartbeatRequest struct {
 	state        protoimpl.MessageState `protogen:"open.v1"`
 	AgentVersion string                 `protobuf:"bytes,1,opt,name=agent_version,json=agentVersion,proto3" json:"agent_version,omitempty"`
 	// Whether the agent can reach its own cluster's API server.
 	ClusterReachable bool   `protobuf:"varint,2,opt,name=cluster_reachable,json=clusterReachable,proto3" json:"cluster_reachable,omitempty"`
 	Message          string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Whether the agent's link to the hub cluster works: a request to the
+	// hub cluster's API server succeeded within the last
+	// HubClusterContactWindow (apis/v1alpha1) before this heartbeat left.
+	// Only a heartbeat that says so counts for the agent's fence, and for the
+	// hub as proof that the agent sees the deletion of its members.
+	// Unset (an agent older than the field): the hub keeps counting every
+	// heartbeat as one with the hub cluster reachable, as before.
+	HubClusterReachable *bool `protobuf:"varint,4,opt,name=hub_cluster_reachable,json=hubClusterReachable,proto3,oneof" json:"hub_cluster_reachable,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *HeartbeatRequest) Reset() {
@@ -921,12 +941,25 @@ func (x *HeartbeatRequest) GetMessage() string {
 	return ""
 }
 
+func (x *HeartbeatRequest) GetHubClusterReachable() bool {
+	if x != nil && x.HubClusterReachable != nil {
+		return *x.HubClusterReachable
+	}
+	return false
+}
+
 type HeartbeatResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Seconds until the agent should beat again.
 	IntervalSeconds int64 `protobuf:"varint,1,opt,name=interval_seconds,json=intervalSeconds,proto3" json:"interval_seconds,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The hub's fence timeout (--cluster-fence-timeout) in seconds, as in
+	// RegisterResponse: the agent fences by it when its own is longer.
+	FenceTimeoutSeconds int64 `protobuf:"varint,2,opt,name=fence_timeout_seconds,json=fenceTimeoutSeconds,proto3" json:"fence_timeout_seconds,omitempty"`
+	// The agent's certificate was issued by a CA the hub no longer signs
+	// with (a CA rotation is under way): renew it now (RenewCertificate).
+	RenewCertificate bool `protobuf:"varint,3,opt,name=renew_certificate,json=renewCertificate,proto3" json:"renew_certificate,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *HeartbeatResponse) Reset() {
@@ -964,6 +997,20 @@ func (x *HeartbeatResponse) GetIntervalSeconds() int64 {
 		return x.IntervalSeconds
 	}
 	return 0
+}
+
+func (x *HeartbeatResponse) GetFenceTimeoutSeconds() int64 {
+	if x != nil {
+		return x.FenceTimeoutSeconds
+	}
+	return 0
+}
+
+func (x *HeartbeatResponse) GetRenewCertificate() bool {
+	if x != nil {
+		return x.RenewCertificate
+	}
+	return false
 }
 
 type ReportInventoryRequest struct {
@@ -1166,6 +1213,188 @@ func (x *ReportGitOpsStatusResponse) GetSourceJson() []byte {
 	return nil
 }
 
+type RenewCertificateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// PEM CERTIFICATE REQUEST of the agent's new key; its subject is empty
+	// or CN=shoal:agent:<cluster>.
+	CsrPem        []byte `protobuf:"bytes,1,opt,name=csr_pem,json=csrPem,proto3" json:"csr_pem,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewCertificateRequest) Reset() {
+	*x = RenewCertificateRequest{}
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewCertificateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewCertificateRequest) ProtoMessage() {}
+
+func (x *RenewCertificateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewCertificateRequest.ProtoReflect.Descriptor instead.
+func (*RenewCertificateRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *RenewCertificateRequest) GetCsrPem() []byte {
+	if x != nil {
+		return x.CsrPem
+	}
+	return nil
+}
+
+type RenewCertificateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The new client certificate (PEM).
+	CertificatePem []byte `protobuf:"bytes,1,opt,name=certificate_pem,json=certificatePem,proto3" json:"certificate_pem,omitempty"`
+	// The hub's trust bundle (PEM): the current CA, and during a CA
+	// rotation's overlap the previous one too.
+	CaPem         []byte `protobuf:"bytes,2,opt,name=ca_pem,json=caPem,proto3" json:"ca_pem,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewCertificateResponse) Reset() {
+	*x = RenewCertificateResponse{}
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewCertificateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewCertificateResponse) ProtoMessage() {}
+
+func (x *RenewCertificateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewCertificateResponse.ProtoReflect.Descriptor instead.
+func (*RenewCertificateResponse) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *RenewCertificateResponse) GetCertificatePem() []byte {
+	if x != nil {
+		return x.CertificatePem
+	}
+	return nil
+}
+
+func (x *RenewCertificateResponse) GetCaPem() []byte {
+	if x != nil {
+		return x.CaPem
+	}
+	return nil
+}
+
+type IssueHubCredentialsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IssueHubCredentialsRequest) Reset() {
+	*x = IssueHubCredentialsRequest{}
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IssueHubCredentialsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IssueHubCredentialsRequest) ProtoMessage() {}
+
+func (x *IssueHubCredentialsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IssueHubCredentialsRequest.ProtoReflect.Descriptor instead.
+func (*IssueHubCredentialsRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{24}
+}
+
+type IssueHubCredentialsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Kubeconfig for the hub management cluster, scoped like Register's.
+	HubKubeconfig []byte `protobuf:"bytes,1,opt,name=hub_kubeconfig,json=hubKubeconfig,proto3" json:"hub_kubeconfig,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IssueHubCredentialsResponse) Reset() {
+	*x = IssueHubCredentialsResponse{}
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IssueHubCredentialsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IssueHubCredentialsResponse) ProtoMessage() {}
+
+func (x *IssueHubCredentialsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IssueHubCredentialsResponse.ProtoReflect.Descriptor instead.
+func (*IssueHubCredentialsResponse) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *IssueHubCredentialsResponse) GetHubKubeconfig() []byte {
+	if x != nil {
+		return x.HubKubeconfig
+	}
+	return nil
+}
+
 var File_shoal_v1alpha1_clusters_proto protoreflect.FileDescriptor
 
 const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
@@ -1218,18 +1447,23 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"\x06labels\x18\x06 \x03(\v2+.shoal.v1alpha1.RegisterRequest.LabelsEntryR\x06labels\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xab\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xdf\x01\n" +
 	"\x10RegisterResponse\x12'\n" +
 	"\x0fcertificate_pem\x18\x01 \x01(\fR\x0ecertificatePem\x12\x15\n" +
 	"\x06ca_pem\x18\x02 \x01(\fR\x05caPem\x12%\n" +
 	"\x0ehub_kubeconfig\x18\x03 \x01(\fR\rhubKubeconfig\x120\n" +
-	"\acluster\x18\x04 \x01(\v2\x16.shoal.v1alpha1.ObjectR\acluster\"~\n" +
+	"\acluster\x18\x04 \x01(\v2\x16.shoal.v1alpha1.ObjectR\acluster\x122\n" +
+	"\x15fence_timeout_seconds\x18\x05 \x01(\x03R\x13fenceTimeoutSeconds\"\xd1\x01\n" +
 	"\x10HeartbeatRequest\x12#\n" +
 	"\ragent_version\x18\x01 \x01(\tR\fagentVersion\x12+\n" +
 	"\x11cluster_reachable\x18\x02 \x01(\bR\x10clusterReachable\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\">\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\x127\n" +
+	"\x15hub_cluster_reachable\x18\x04 \x01(\bH\x00R\x13hubClusterReachable\x88\x01\x01B\x18\n" +
+	"\x16_hub_cluster_reachable\"\x9f\x01\n" +
 	"\x11HeartbeatResponse\x12)\n" +
-	"\x10interval_seconds\x18\x01 \x01(\x03R\x0fintervalSeconds\"~\n" +
+	"\x10interval_seconds\x18\x01 \x01(\x03R\x0fintervalSeconds\x122\n" +
+	"\x15fence_timeout_seconds\x18\x02 \x01(\x03R\x13fenceTimeoutSeconds\x12+\n" +
+	"\x11renew_certificate\x18\x03 \x01(\bR\x10renewCertificate\"~\n" +
 	"\x16ReportInventoryRequest\x12\x1e\n" +
 	"\n" +
 	"generation\x18\x01 \x01(\x03R\n" +
@@ -1244,7 +1478,15 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"statusJson\"=\n" +
 	"\x1aReportGitOpsStatusResponse\x12\x1f\n" +
 	"\vsource_json\x18\x01 \x01(\fR\n" +
-	"sourceJson2\xd5\t\n" +
+	"sourceJson\"2\n" +
+	"\x17RenewCertificateRequest\x12\x17\n" +
+	"\acsr_pem\x18\x01 \x01(\fR\x06csrPem\"Z\n" +
+	"\x18RenewCertificateResponse\x12'\n" +
+	"\x0fcertificate_pem\x18\x01 \x01(\fR\x0ecertificatePem\x12\x15\n" +
+	"\x06ca_pem\x18\x02 \x01(\fR\x05caPem\"\x1c\n" +
+	"\x1aIssueHubCredentialsRequest\"D\n" +
+	"\x1bIssueHubCredentialsResponse\x12%\n" +
+	"\x0ehub_kubeconfig\x18\x01 \x01(\fR\rhubKubeconfig2\xac\v\n" +
 	"\bClusters\x12b\n" +
 	"\x0fCreateJoinToken\x12&.shoal.v1alpha1.CreateJoinTokenRequest\x1a'.shoal.v1alpha1.CreateJoinTokenResponse\x12_\n" +
 	"\x0eListJoinTokens\x12%.shoal.v1alpha1.ListJoinTokensRequest\x1a&.shoal.v1alpha1.ListJoinTokensResponse\x12b\n" +
@@ -1260,7 +1502,9 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"\bRegister\x12\x1f.shoal.v1alpha1.RegisterRequest\x1a .shoal.v1alpha1.RegisterResponse\x12P\n" +
 	"\tHeartbeat\x12 .shoal.v1alpha1.HeartbeatRequest\x1a!.shoal.v1alpha1.HeartbeatResponse\x12b\n" +
 	"\x0fReportInventory\x12&.shoal.v1alpha1.ReportInventoryRequest\x1a'.shoal.v1alpha1.ReportInventoryResponse\x12k\n" +
-	"\x12ReportGitOpsStatus\x12).shoal.v1alpha1.ReportGitOpsStatusRequest\x1a*.shoal.v1alpha1.ReportGitOpsStatusResponseBDZBgithub.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1;shoalv1alpha1b\x06proto3"
+	"\x12ReportGitOpsStatus\x12).shoal.v1alpha1.ReportGitOpsStatusRequest\x1a*.shoal.v1alpha1.ReportGitOpsStatusResponse\x12e\n" +
+	"\x10RenewCertificate\x12'.shoal.v1alpha1.RenewCertificateRequest\x1a(.shoal.v1alpha1.RenewCertificateResponse\x12n\n" +
+	"\x13IssueHubCredentials\x12*.shoal.v1alpha1.IssueHubCredentialsRequest\x1a+.shoal.v1alpha1.IssueHubCredentialsResponseBDZBgithub.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1;shoalv1alpha1b\x06proto3"
 
 var (
 	file_shoal_v1alpha1_clusters_proto_rawDescOnce sync.Once
@@ -1274,43 +1518,47 @@ func file_shoal_v1alpha1_clusters_proto_rawDescGZIP() []byte {
 	return file_shoal_v1alpha1_clusters_proto_rawDescData
 }
 
-var file_shoal_v1alpha1_clusters_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_shoal_v1alpha1_clusters_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_shoal_v1alpha1_clusters_proto_goTypes = []any{
-	(*CreateJoinTokenRequest)(nil),     // 0: shoal.v1alpha1.CreateJoinTokenRequest
-	(*CreateJoinTokenResponse)(nil),    // 1: shoal.v1alpha1.CreateJoinTokenResponse
-	(*ListJoinTokensRequest)(nil),      // 2: shoal.v1alpha1.ListJoinTokensRequest
-	(*ListJoinTokensResponse)(nil),     // 3: shoal.v1alpha1.ListJoinTokensResponse
-	(*RevokeJoinTokenRequest)(nil),     // 4: shoal.v1alpha1.RevokeJoinTokenRequest
-	(*RevokeJoinTokenResponse)(nil),    // 5: shoal.v1alpha1.RevokeJoinTokenResponse
-	(*GetClusterRequest)(nil),          // 6: shoal.v1alpha1.GetClusterRequest
-	(*ListClustersRequest)(nil),        // 7: shoal.v1alpha1.ListClustersRequest
-	(*ListClustersResponse)(nil),       // 8: shoal.v1alpha1.ListClustersResponse
-	(*CordonClusterRequest)(nil),       // 9: shoal.v1alpha1.CordonClusterRequest
-	(*DrainClusterRequest)(nil),        // 10: shoal.v1alpha1.DrainClusterRequest
-	(*DrainNodeRequest)(nil),           // 11: shoal.v1alpha1.DrainNodeRequest
-	(*RemoveClusterRequest)(nil),       // 12: shoal.v1alpha1.RemoveClusterRequest
-	(*RemoveClusterResponse)(nil),      // 13: shoal.v1alpha1.RemoveClusterResponse
-	(*RegisterRequest)(nil),            // 14: shoal.v1alpha1.RegisterRequest
-	(*RegisterResponse)(nil),           // 15: shoal.v1alpha1.RegisterResponse
-	(*HeartbeatRequest)(nil),           // 16: shoal.v1alpha1.HeartbeatRequest
-	(*HeartbeatResponse)(nil),          // 17: shoal.v1alpha1.HeartbeatResponse
-	(*ReportInventoryRequest)(nil),     // 18: shoal.v1alpha1.ReportInventoryRequest
-	(*ReportInventoryResponse)(nil),    // 19: shoal.v1alpha1.ReportInventoryResponse
-	(*ReportGitOpsStatusRequest)(nil),  // 20: shoal.v1alpha1.ReportGitOpsStatusRequest
-	(*ReportGitOpsStatusResponse)(nil), // 21: shoal.v1alpha1.ReportGitOpsStatusResponse
-	nil,                                // 22: shoal.v1alpha1.RegisterRequest.LabelsEntry
-	(*Object)(nil),                     // 23: shoal.v1alpha1.Object
-	(*ListOptions)(nil),                // 24: shoal.v1alpha1.ListOptions
-	(*ListMeta)(nil),                   // 25: shoal.v1alpha1.ListMeta
+	(*CreateJoinTokenRequest)(nil),      // 0: shoal.v1alpha1.CreateJoinTokenRequest
+	(*CreateJoinTokenResponse)(nil),     // 1: shoal.v1alpha1.CreateJoinTokenResponse
+	(*ListJoinTokensRequest)(nil),       // 2: shoal.v1alpha1.ListJoinTokensRequest
+	(*ListJoinTokensResponse)(nil),      // 3: shoal.v1alpha1.ListJoinTokensResponse
+	(*RevokeJoinTokenRequest)(nil),      // 4: shoal.v1alpha1.RevokeJoinTokenRequest
+	(*RevokeJoinTokenResponse)(nil),     // 5: shoal.v1alpha1.RevokeJoinTokenResponse
+	(*GetClusterRequest)(nil),           // 6: shoal.v1alpha1.GetClusterRequest
+	(*ListClustersRequest)(nil),         // 7: shoal.v1alpha1.ListClustersRequest
+	(*ListClustersResponse)(nil),        // 8: shoal.v1alpha1.ListClustersResponse
+	(*CordonClusterRequest)(nil),        // 9: shoal.v1alpha1.CordonClusterRequest
+	(*DrainClusterRequest)(nil),         // 10: shoal.v1alpha1.DrainClusterRequest
+	(*DrainNodeRequest)(nil),            // 11: shoal.v1alpha1.DrainNodeRequest
+	(*RemoveClusterRequest)(nil),        // 12: shoal.v1alpha1.RemoveClusterRequest
+	(*RemoveClusterResponse)(nil),       // 13: shoal.v1alpha1.RemoveClusterResponse
+	(*RegisterRequest)(nil),             // 14: shoal.v1alpha1.RegisterRequest
+	(*RegisterResponse)(nil),            // 15: shoal.v1alpha1.RegisterResponse
+	(*HeartbeatRequest)(nil),            // 16: shoal.v1alpha1.HeartbeatRequest
+	(*HeartbeatResponse)(nil),           // 17: shoal.v1alpha1.HeartbeatResponse
+	(*ReportInventoryRequest)(nil),      // 18: shoal.v1alpha1.ReportInventoryRequest
+	(*ReportInventoryResponse)(nil),     // 19: shoal.v1alpha1.ReportInventoryResponse
+	(*ReportGitOpsStatusRequest)(nil),   // 20: shoal.v1alpha1.ReportGitOpsStatusRequest
+	(*ReportGitOpsStatusResponse)(nil),  // 21: shoal.v1alpha1.ReportGitOpsStatusResponse
+	(*RenewCertificateRequest)(nil),     // 22: shoal.v1alpha1.RenewCertificateRequest
+	(*RenewCertificateResponse)(nil),    // 23: shoal.v1alpha1.RenewCertificateResponse
+	(*IssueHubCredentialsRequest)(nil),  // 24: shoal.v1alpha1.IssueHubCredentialsRequest
+	(*IssueHubCredentialsResponse)(nil), // 25: shoal.v1alpha1.IssueHubCredentialsResponse
+	nil,                                 // 26: shoal.v1alpha1.RegisterRequest.LabelsEntry
+	(*Object)(nil),                      // 27: shoal.v1alpha1.Object
+	(*ListOptions)(nil),                 // 28: shoal.v1alpha1.ListOptions
+	(*ListMeta)(nil),                    // 29: shoal.v1alpha1.ListMeta
 }
 var file_shoal_v1alpha1_clusters_proto_depIdxs = []int32{
-	23, // 0: shoal.v1alpha1.CreateJoinTokenResponse.join_token:type_name -> shoal.v1alpha1.Object
-	23, // 1: shoal.v1alpha1.ListJoinTokensResponse.items:type_name -> shoal.v1alpha1.Object
-	24, // 2: shoal.v1alpha1.ListClustersRequest.options:type_name -> shoal.v1alpha1.ListOptions
-	23, // 3: shoal.v1alpha1.ListClustersResponse.items:type_name -> shoal.v1alpha1.Object
-	25, // 4: shoal.v1alpha1.ListClustersResponse.meta:type_name -> shoal.v1alpha1.ListMeta
-	22, // 5: shoal.v1alpha1.RegisterRequest.labels:type_name -> shoal.v1alpha1.RegisterRequest.LabelsEntry
-	23, // 6: shoal.v1alpha1.RegisterResponse.cluster:type_name -> shoal.v1alpha1.Object
+	27, // 0: shoal.v1alpha1.CreateJoinTokenResponse.join_token:type_name -> shoal.v1alpha1.Object
+	27, // 1: shoal.v1alpha1.ListJoinTokensResponse.items:type_name -> shoal.v1alpha1.Object
+	28, // 2: shoal.v1alpha1.ListClustersRequest.options:type_name -> shoal.v1alpha1.ListOptions
+	27, // 3: shoal.v1alpha1.ListClustersResponse.items:type_name -> shoal.v1alpha1.Object
+	29, // 4: shoal.v1alpha1.ListClustersResponse.meta:type_name -> shoal.v1alpha1.ListMeta
+	26, // 5: shoal.v1alpha1.RegisterRequest.labels:type_name -> shoal.v1alpha1.RegisterRequest.LabelsEntry
+	27, // 6: shoal.v1alpha1.RegisterResponse.cluster:type_name -> shoal.v1alpha1.Object
 	0,  // 7: shoal.v1alpha1.Clusters.CreateJoinToken:input_type -> shoal.v1alpha1.CreateJoinTokenRequest
 	2,  // 8: shoal.v1alpha1.Clusters.ListJoinTokens:input_type -> shoal.v1alpha1.ListJoinTokensRequest
 	4,  // 9: shoal.v1alpha1.Clusters.RevokeJoinToken:input_type -> shoal.v1alpha1.RevokeJoinTokenRequest
@@ -1325,22 +1573,26 @@ var file_shoal_v1alpha1_clusters_proto_depIdxs = []int32{
 	16, // 18: shoal.v1alpha1.Clusters.Heartbeat:input_type -> shoal.v1alpha1.HeartbeatRequest
 	18, // 19: shoal.v1alpha1.Clusters.ReportInventory:input_type -> shoal.v1alpha1.ReportInventoryRequest
 	20, // 20: shoal.v1alpha1.Clusters.ReportGitOpsStatus:input_type -> shoal.v1alpha1.ReportGitOpsStatusRequest
-	1,  // 21: shoal.v1alpha1.Clusters.CreateJoinToken:output_type -> shoal.v1alpha1.CreateJoinTokenResponse
-	3,  // 22: shoal.v1alpha1.Clusters.ListJoinTokens:output_type -> shoal.v1alpha1.ListJoinTokensResponse
-	5,  // 23: shoal.v1alpha1.Clusters.RevokeJoinToken:output_type -> shoal.v1alpha1.RevokeJoinTokenResponse
-	23, // 24: shoal.v1alpha1.Clusters.GetCluster:output_type -> shoal.v1alpha1.Object
-	23, // 25: shoal.v1alpha1.Clusters.GetInventory:output_type -> shoal.v1alpha1.Object
-	8,  // 26: shoal.v1alpha1.Clusters.ListClusters:output_type -> shoal.v1alpha1.ListClustersResponse
-	23, // 27: shoal.v1alpha1.Clusters.CordonCluster:output_type -> shoal.v1alpha1.Object
-	23, // 28: shoal.v1alpha1.Clusters.DrainCluster:output_type -> shoal.v1alpha1.Object
-	23, // 29: shoal.v1alpha1.Clusters.DrainNode:output_type -> shoal.v1alpha1.Object
-	13, // 30: shoal.v1alpha1.Clusters.RemoveCluster:output_type -> shoal.v1alpha1.RemoveClusterResponse
-	15, // 31: shoal.v1alpha1.Clusters.Register:output_type -> shoal.v1alpha1.RegisterResponse
-	17, // 32: shoal.v1alpha1.Clusters.Heartbeat:output_type -> shoal.v1alpha1.HeartbeatResponse
-	19, // 33: shoal.v1alpha1.Clusters.ReportInventory:output_type -> shoal.v1alpha1.ReportInventoryResponse
-	21, // 34: shoal.v1alpha1.Clusters.ReportGitOpsStatus:output_type -> shoal.v1alpha1.ReportGitOpsStatusResponse
-	21, // [21:35] is the sub-list for method output_type
-	7,  // [7:21] is the sub-list for method input_type
+	22, // 21: shoal.v1alpha1.Clusters.RenewCertificate:input_type -> shoal.v1alpha1.RenewCertificateRequest
+	24, // 22: shoal.v1alpha1.Clusters.IssueHubCredentials:input_type -> shoal.v1alpha1.IssueHubCredentialsRequest
+	1,  // 23: shoal.v1alpha1.Clusters.CreateJoinToken:output_type -> shoal.v1alpha1.CreateJoinTokenResponse
+	3,  // 24: shoal.v1alpha1.Clusters.ListJoinTokens:output_type -> shoal.v1alpha1.ListJoinTokensResponse
+	5,  // 25: shoal.v1alpha1.Clusters.RevokeJoinToken:output_type -> shoal.v1alpha1.RevokeJoinTokenResponse
+	27, // 26: shoal.v1alpha1.Clusters.GetCluster:output_type -> shoal.v1alpha1.Object
+	27, // 27: shoal.v1alpha1.Clusters.GetInventory:output_type -> shoal.v1alpha1.Object
+	8,  // 28: shoal.v1alpha1.Clusters.ListClusters:output_type -> shoal.v1alpha1.ListClustersResponse
+	27, // 29: shoal.v1alpha1.Clusters.CordonCluster:output_type -> shoal.v1alpha1.Object
+	27, // 30: shoal.v1alpha1.Clusters.DrainCluster:output_type -> shoal.v1alpha1.Object
+	27, // 31: shoal.v1alpha1.Clusters.DrainNode:output_type -> shoal.v1alpha1.Object
+	13, // 32: shoal.v1alpha1.Clusters.RemoveCluster:output_type -> shoal.v1alpha1.RemoveClusterResponse
+	15, // 33: shoal.v1alpha1.Clusters.Register:output_type -> shoal.v1alpha1.RegisterResponse
+	17, // 34: shoal.v1alpha1.Clusters.Heartbeat:output_type -> shoal.v1alpha1.HeartbeatResponse
+	19, // 35: shoal.v1alpha1.Clusters.ReportInventory:output_type -> shoal.v1alpha1.ReportInventoryResponse
+	21, // 36: shoal.v1alpha1.Clusters.ReportGitOpsStatus:output_type -> shoal.v1alpha1.ReportGitOpsStatusResponse
+	23, // 37: shoal.v1alpha1.Clusters.RenewCertificate:output_type -> shoal.v1alpha1.RenewCertificateResponse
+	25, // 38: shoal.v1alpha1.Clusters.IssueHubCredentials:output_type -> shoal.v1alpha1.IssueHubCredentialsResponse
+	23, // [23:39] is the sub-list for method output_type
+	7,  // [7:23] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -1352,13 +1604,14 @@ func file_shoal_v1alpha1_clusters_proto_init() {
 		return
 	}
 	file_shoal_v1alpha1_common_proto_init()
+	file_shoal_v1alpha1_clusters_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_v1alpha1_clusters_proto_rawDesc), len(file_shoal_v1alpha1_clusters_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   23,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,20 +21,22 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Clusters_CreateJoinToken_FullMethodName    = "/shoal.v1alpha1.Clusters/CreateJoinToken"
-	Clusters_ListJoinTokens_FullMethodName     = "/shoal.v1alpha1.Clusters/ListJoinTokens"
-	Clusters_RevokeJoinToken_FullMethodName    = "/shoal.v1alpha1.Clusters/RevokeJoinToken"
-	Clusters_GetCluster_FullMethodName         = "/shoal.v1alpha1.Clusters/GetCluster"
-	Clusters_GetInventory_FullMethodName       = "/shoal.v1alpha1.Clusters/GetInventory"
-	Clusters_ListClusters_FullMethodName       = "/shoal.v1alpha1.Clusters/ListClusters"
-	Clusters_CordonCluster_FullMethodName      = "/shoal.v1alpha1.Clusters/CordonCluster"
-	Clusters_DrainCluster_FullMethodName       = "/shoal.v1alpha1.Clusters/DrainCluster"
-	Clusters_DrainNode_FullMethodName          = "/shoal.v1alpha1.Clusters/DrainNode"
-	Clusters_RemoveCluster_FullMethodName      = "/shoal.v1alpha1.Clusters/RemoveCluster"
-	Clusters_Register_FullMethodName           = "/shoal.v1alpha1.Clusters/Register"
-	Clusters_Heartbeat_FullMethodName          = "/shoal.v1alpha1.Clusters/Heartbeat"
-	Clusters_ReportInventory_FullMethodName    = "/shoal.v1alpha1.Clusters/ReportInventory"
-	Clusters_ReportGitOpsStatus_FullMethodName = "/shoal.v1alpha1.Clusters/ReportGitOpsStatus"
+	Clusters_CreateJoinToken_FullMethodName     = "/shoal.v1alpha1.Clusters/CreateJoinToken"
+	Clusters_ListJoinTokens_FullMethodName      = "/shoal.v1alpha1.Clusters/ListJoinTokens"
+	Clusters_RevokeJoinToken_FullMethodName     = "/shoal.v1alpha1.Clusters/RevokeJoinToken"
+	Clusters_GetCluster_FullMethodName          = "/shoal.v1alpha1.Clusters/GetCluster"
+	Clusters_GetInventory_FullMethodName        = "/shoal.v1alpha1.Clusters/GetInventory"
+	Clusters_ListClusters_FullMethodName        = "/shoal.v1alpha1.Clusters/ListClusters"
+	Clusters_CordonCluster_FullMethodName       = "/shoal.v1alpha1.Clusters/CordonCluster"
+	Clusters_DrainCluster_FullMethodName        = "/shoal.v1alpha1.Clusters/DrainCluster"
+	Clusters_DrainNode_FullMethodName           = "/shoal.v1alpha1.Clusters/DrainNode"
+	Clusters_RemoveCluster_FullMethodName       = "/shoal.v1alpha1.Clusters/RemoveCluster"
+	Clusters_Register_FullMethodName            = "/shoal.v1alpha1.Clusters/Register"
+	Clusters_Heartbeat_FullMethodName           = "/shoal.v1alpha1.Clusters/Heartbeat"
+	Clusters_ReportInventory_FullMethodName     = "/shoal.v1alpha1.Clusters/ReportInventory"
+	Clusters_ReportGitOpsStatus_FullMethodName  = "/shoal.v1alpha1.Clusters/ReportGitOpsStatus"
+	Clusters_RenewCertificate_FullMethodName    = "/shoal.v1alpha1.Clusters/RenewCertificate"
+	Clusters_IssueHubCredentials_FullMethodName = "/shoal.v1alpha1.Clusters/IssueHubCredentials"
 )
 
 // ClustersClient is the client API for Clusters service.
@@ -70,6 +72,16 @@ type ClustersClient interface {
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	ReportInventory(ctx context.Context, in *ReportInventoryRequest, opts ...grpc.CallOption) (*ReportInventoryResponse, error)
 	ReportGitOpsStatus(ctx context.Context, in *ReportGitOpsStatusRequest, opts ...grpc.CallOption) (*ReportGitOpsStatusResponse, error)
+	// RenewCertificate signs a new client certificate for the calling
+	// agent's cluster (the cluster comes from the certificate the call is
+	// made with, which must be the cluster's current one) from a CSR of a key
+	// the agent generated. The new certificate becomes the cluster's current
+	// one at its first use, and from then on the old one is refused.
+	RenewCertificate(ctx context.Context, in *RenewCertificateRequest, opts ...grpc.CallOption) (*RenewCertificateResponse, error)
+	// IssueHubCredentials hands the calling agent a fresh kubeconfig for the
+	// hub management cluster (a new token for its ServiceAccount), for when
+	// its token expired or was invalidated while it was cut off.
+	IssueHubCredentials(ctx context.Context, in *IssueHubCredentialsRequest, opts ...grpc.CallOption) (*IssueHubCredentialsResponse, error)
 }
 
 type clustersClient struct {
@@ -220,6 +232,26 @@ func (c *clustersClient) ReportGitOpsStatus(ctx context.Context, in *ReportGitOp
 	return out, nil
 }
 
+func (c *clustersClient) RenewCertificate(ctx context.Context, in *RenewCertificateRequest, opts ...grpc.CallOption) (*RenewCertificateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RenewCertificateResponse)
+	err := c.cc.Invoke(ctx, Clusters_RenewCertificate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *clustersClient) IssueHubCredentials(ctx context.Context, in *IssueHubCredentialsRequest, opts ...grpc.CallOption) (*IssueHubCredentialsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(IssueHubCredentialsResponse)
+	err := c.cc.Invoke(ctx, Clusters_IssueHubCredentials_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClustersServer is the server API for Clusters service.
 // All implementations must embed UnimplementedClustersServer
 // for forward compatibility.
@@ -253,6 +285,16 @@ type ClustersServer interface {
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	ReportInventory(context.Context, *ReportInventoryRequest) (*ReportInventoryResponse, error)
 	ReportGitOpsStatus(context.Context, *ReportGitOpsStatusRequest) (*ReportGitOpsStatusResponse, error)
+	// RenewCertificate signs a new client certificate for the calling
+	// agent's cluster (the cluster comes from the certificate the call is
+	// made with, which must be the cluster's current one) from a CSR of a key
+	// the agent generated. The new certificate becomes the cluster's current
+	// one at its first use, and from then on the old one is refused.
+	RenewCertificate(context.Context, *RenewCertificateRequest) (*RenewCertificateResponse, error)
+	// IssueHubCredentials hands the calling agent a fresh kubeconfig for the
+	// hub management cluster (a new token for its ServiceAccount), for when
+	// its token expired or was invalidated while it was cut off.
+	IssueHubCredentials(context.Context, *IssueHubCredentialsRequest) (*IssueHubCredentialsResponse, error)
 	mustEmbedUnimplementedClustersServer()
 }
 
@@ -304,6 +346,12 @@ func (UnimplementedClustersServer) ReportInventory(context.Context, *ReportInven
 }
 func (UnimplementedClustersServer) ReportGitOpsStatus(context.Context, *ReportGitOpsStatusRequest) (*ReportGitOpsStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReportGitOpsStatus not implemented")
+}
+func (UnimplementedClustersServer) RenewCertificate(context.Context, *RenewCertificateRequest) (*RenewCertificateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RenewCertificate not implemented")
+}
+func (UnimplementedClustersServer) IssueHubCredentials(context.Context, *IssueHubCredentialsRequest) (*IssueHubCredentialsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method IssueHubCredentials not implemented")
 }
 func (UnimplementedClustersServer) mustEmbedUnimplementedClustersServer() {}
 func (UnimplementedClustersServer) testEmbeddedByValue()                  {}
@@ -578,6 +626,42 @@ func _Clusters_ReportGitOpsStatus_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Clusters_RenewCertificate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenewCertificateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClustersServer).RenewCertificate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Clusters_RenewCertificate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClustersServer).RenewCertificate(ctx, req.(*RenewCertificateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Clusters_IssueHubCredentials_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(IssueHubCredentialsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClustersServer).IssueHubCredentials(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Clusters_IssueHubCredentials_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClustersServer).IssueHubCredentials(ctx, req.(*IssueHubCredentialsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Clusters_ServiceDesc is the grpc.ServiceDesc for Clusters service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -640,6 +724,14 @@ var Clusters_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportGitOpsStatus",
 			Handler:    _Clusters_ReportGitOpsStatus_Handler,
+		},
+		{
+			MethodName: "RenewCertificate",
+			Handler:    _Clusters_RenewCertificate_Handler,
+		},
+		{
+			MethodName: "IssueHubCredentials",
+			Handler:    _Clusters_IssueHubCredentials_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

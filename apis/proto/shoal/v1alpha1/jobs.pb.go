@@ -76,6 +76,224 @@ func (x *SubmitJobRequest) GetDryRun() bool {
 	return false
 }
 
+type SubmitJobBatchRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The jobs, each a Job in JSON (at most 1,000).
+	Jobs []*Object `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// Validate only; store nothing.
+	DryRun        bool `protobuf:"varint,2,opt,name=dry_run,json=dryRun,proto3" json:"dry_run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitJobBatchRequest) Reset() {
+	*x = SubmitJobBatchRequest{}
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitJobBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitJobBatchRequest) ProtoMessage() {}
+
+func (x *SubmitJobBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitJobBatchRequest.ProtoReflect.Descriptor instead.
+func (*SubmitJobBatchRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *SubmitJobBatchRequest) GetJobs() []*Object {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *SubmitJobBatchRequest) GetDryRun() bool {
+	if x != nil {
+		return x.DryRun
+	}
+	return false
+}
+
+type SubmitJobBatchResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One result per job of the request, in its order.
+	Results       []*SubmitJobResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitJobBatchResponse) Reset() {
+	*x = SubmitJobBatchResponse{}
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitJobBatchResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitJobBatchResponse) ProtoMessage() {}
+
+func (x *SubmitJobBatchResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitJobBatchResponse.ProtoReflect.Descriptor instead.
+func (*SubmitJobBatchResponse) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *SubmitJobBatchResponse) GetResults() []*SubmitJobResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// SubmitJobResult is what became of one job of a batch: job is set when it
+// was accepted, error when it was refused.
+type SubmitJobResult struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The stored job (or, with dry_run, the job as it would be stored).
+	Job *Object `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	// created, existing or dry_run (as Submit's x-shoal-submit-result header).
+	Result        string          `protobuf:"bytes,2,opt,name=result,proto3" json:"result,omitempty"`
+	Error         *SubmitJobError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitJobResult) Reset() {
+	*x = SubmitJobResult{}
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitJobResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitJobResult) ProtoMessage() {}
+
+func (x *SubmitJobResult) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitJobResult.ProtoReflect.Descriptor instead.
+func (*SubmitJobResult) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SubmitJobResult) GetJob() *Object {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *SubmitJobResult) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
+func (x *SubmitJobResult) GetError() *SubmitJobError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// SubmitJobError is why a job of a batch was refused.
+type SubmitJobError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The gRPC status code Submit would have returned (google.rpc.Code).
+	Code int32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	// The message, with the field path of each invalid field.
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubmitJobError) Reset() {
+	*x = SubmitJobError{}
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubmitJobError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubmitJobError) ProtoMessage() {}
+
+func (x *SubmitJobError) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubmitJobError.ProtoReflect.Descriptor instead.
+func (*SubmitJobError) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *SubmitJobError) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *SubmitJobError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type GetJobRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -85,7 +303,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[1]
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -97,7 +315,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[1]
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -110,7 +328,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{1}
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *GetJobRequest) GetName() string {
@@ -121,18 +339,20 @@ func (x *GetJobRequest) GetName() string {
 }
 
 type ListJobsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Options       *ListOptions           `protobuf:"bytes,1,opt,name=options,proto3" json:"options,omitempty"`
-	Queue         string                 `protobuf:"bytes,2,opt,name=queue,proto3" json:"queue,omitempty"`
-	Phase         string                 `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
-	Cluster       string                 `protobuf:"bytes,4,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Options *ListOptions           `protobuf:"bytes,1,opt,name=options,proto3" json:"options,omitempty"`
+	Queue   string                 `protobuf:"bytes,2,opt,name=queue,proto3" json:"queue,omitempty"`
+	Phase   string                 `protobuf:"bytes,3,opt,name=phase,proto3" json:"phase,omitempty"`
+	Cluster string                 `protobuf:"bytes,4,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// Only the jobs of this owner (status.owner, the submitting user).
+	Owner         string `protobuf:"bytes,5,opt,name=owner,proto3" json:"owner,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[2]
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -144,7 +364,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[2]
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -157,7 +377,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{2}
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ListJobsRequest) GetOptions() *ListOptions {
@@ -188,6 +408,13 @@ func (x *ListJobsRequest) GetCluster() string {
 	return ""
 }
 
+func (x *ListJobsRequest) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
 type ListJobsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Items         []*Object              `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
@@ -198,7 +425,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[3]
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -210,7 +437,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[3]
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -223,7 +450,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{3}
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ListJobsResponse) GetItems() []*Object {
@@ -251,7 +478,7 @@ type WatchJobsRequest struct {
 
 func (x *WatchJobsRequest) Reset() {
 	*x = WatchJobsRequest{}
-	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[4]
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -263,7 +490,7 @@ func (x *WatchJobsRequest) String() string {
 func (*WatchJobsRequest) ProtoMessage() {}
 
 func (x *WatchJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[4]
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -276,7 +503,7 @@ func (x *WatchJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobsRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobsRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{4}
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WatchJobsRequest) GetRevision() int64 {
@@ -302,7 +529,7 @@ type CancelJobRequest struct {
 
 func (x *CancelJobRequest) Reset() {
 	*x = CancelJobRequest{}
-	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[5]
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -314,7 +541,7 @@ func (x *CancelJobRequest) String() string {
 func (*CancelJobRequest) ProtoMessage() {}
 
 func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[5]
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -327,10 +554,54 @@ func (x *CancelJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CancelJobRequest.ProtoReflect.Descriptor instead.
 func (*CancelJobRequest) Descriptor() ([]byte, []int) {
-	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{5}
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CancelJobRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type DeleteJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteJobRequest) Reset() {
+	*x = DeleteJobRequest{}
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteJobRequest) ProtoMessage() {}
+
+func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
+func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *DeleteJobRequest) GetName() string {
 	if x != nil {
 		return x.Name
 	}
@@ -344,14 +615,27 @@ const file_shoal_v1alpha1_jobs_proto_rawDesc = "" +
 	"\x19shoal/v1alpha1/jobs.proto\x12\x0eshoal.v1alpha1\x1a\x1bshoal/v1alpha1/common.proto\"U\n" +
 	"\x10SubmitJobRequest\x12(\n" +
 	"\x03job\x18\x01 \x01(\v2\x16.shoal.v1alpha1.ObjectR\x03job\x12\x17\n" +
-	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"#\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"\\\n" +
+	"\x15SubmitJobBatchRequest\x12*\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x16.shoal.v1alpha1.ObjectR\x04jobs\x12\x17\n" +
+	"\adry_run\x18\x02 \x01(\bR\x06dryRun\"S\n" +
+	"\x16SubmitJobBatchResponse\x129\n" +
+	"\aresults\x18\x01 \x03(\v2\x1f.shoal.v1alpha1.SubmitJobResultR\aresults\"\x89\x01\n" +
+	"\x0fSubmitJobResult\x12(\n" +
+	"\x03job\x18\x01 \x01(\v2\x16.shoal.v1alpha1.ObjectR\x03job\x12\x16\n" +
+	"\x06result\x18\x02 \x01(\tR\x06result\x124\n" +
+	"\x05error\x18\x03 \x01(\v2\x1e.shoal.v1alpha1.SubmitJobErrorR\x05error\">\n" +
+	"\x0eSubmitJobError\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"#\n" +
 	"\rGetJobRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\"\x8e\x01\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\xa4\x01\n" +
 	"\x0fListJobsRequest\x125\n" +
 	"\aoptions\x18\x01 \x01(\v2\x1b.shoal.v1alpha1.ListOptionsR\aoptions\x12\x14\n" +
 	"\x05queue\x18\x02 \x01(\tR\x05queue\x12\x14\n" +
 	"\x05phase\x18\x03 \x01(\tR\x05phase\x12\x18\n" +
-	"\acluster\x18\x04 \x01(\tR\acluster\"n\n" +
+	"\acluster\x18\x04 \x01(\tR\acluster\x12\x14\n" +
+	"\x05owner\x18\x05 \x01(\tR\x05owner\"n\n" +
 	"\x10ListJobsResponse\x12,\n" +
 	"\x05items\x18\x01 \x03(\v2\x16.shoal.v1alpha1.ObjectR\x05items\x12,\n" +
 	"\x04meta\x18\x02 \x01(\v2\x18.shoal.v1alpha1.ListMetaR\x04meta\"B\n" +
@@ -359,13 +643,17 @@ const file_shoal_v1alpha1_jobs_proto_rawDesc = "" +
 	"\brevision\x18\x01 \x01(\x03R\brevision\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"&\n" +
 	"\x10CancelJobRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name2\xe0\x02\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"&\n" +
+	"\x10DeleteJobRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name2\x82\x04\n" +
 	"\x04Jobs\x12B\n" +
-	"\x06Submit\x12 .shoal.v1alpha1.SubmitJobRequest\x1a\x16.shoal.v1alpha1.Object\x12<\n" +
+	"\x06Submit\x12 .shoal.v1alpha1.SubmitJobRequest\x1a\x16.shoal.v1alpha1.Object\x12\\\n" +
+	"\vSubmitBatch\x12%.shoal.v1alpha1.SubmitJobBatchRequest\x1a&.shoal.v1alpha1.SubmitJobBatchResponse\x12<\n" +
 	"\x03Get\x12\x1d.shoal.v1alpha1.GetJobRequest\x1a\x16.shoal.v1alpha1.Object\x12I\n" +
 	"\x04List\x12\x1f.shoal.v1alpha1.ListJobsRequest\x1a .shoal.v1alpha1.ListJobsResponse\x12G\n" +
 	"\x05Watch\x12 .shoal.v1alpha1.WatchJobsRequest\x1a\x1a.shoal.v1alpha1.WatchEvent0\x01\x12B\n" +
-	"\x06Cancel\x12 .shoal.v1alpha1.CancelJobRequest\x1a\x16.shoal.v1alpha1.ObjectBDZBgithub.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1;shoalv1alpha1b\x06proto3"
+	"\x06Cancel\x12 .shoal.v1alpha1.CancelJobRequest\x1a\x16.shoal.v1alpha1.Object\x12B\n" +
+	"\x06Delete\x12 .shoal.v1alpha1.DeleteJobRequest\x1a\x16.shoal.v1alpha1.ObjectBDZBgithub.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1;shoalv1alpha1b\x06proto3"
 
 var (
 	file_shoal_v1alpha1_jobs_proto_rawDescOnce sync.Once
@@ -379,39 +667,52 @@ func file_shoal_v1alpha1_jobs_proto_rawDescGZIP() []byte {
 	return file_shoal_v1alpha1_jobs_proto_rawDescData
 }
 
-var file_shoal_v1alpha1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_shoal_v1alpha1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_shoal_v1alpha1_jobs_proto_goTypes = []any{
-	(*SubmitJobRequest)(nil), // 0: shoal.v1alpha1.SubmitJobRequest
-	(*GetJobRequest)(nil),    // 1: shoal.v1alpha1.GetJobRequest
-	(*ListJobsRequest)(nil),  // 2: shoal.v1alpha1.ListJobsRequest
-	(*ListJobsResponse)(nil), // 3: shoal.v1alpha1.ListJobsResponse
-	(*WatchJobsRequest)(nil), // 4: shoal.v1alpha1.WatchJobsRequest
-	(*CancelJobRequest)(nil), // 5: shoal.v1alpha1.CancelJobRequest
-	(*Object)(nil),           // 6: shoal.v1alpha1.Object
-	(*ListOptions)(nil),      // 7: shoal.v1alpha1.ListOptions
-	(*ListMeta)(nil),         // 8: shoal.v1alpha1.ListMeta
-	(*WatchEvent)(nil),       // 9: shoal.v1alpha1.WatchEvent
+	(*SubmitJobRequest)(nil),       // 0: shoal.v1alpha1.SubmitJobRequest
+	(*SubmitJobBatchRequest)(nil),  // 1: shoal.v1alpha1.SubmitJobBatchRequest
+	(*SubmitJobBatchResponse)(nil), // 2: shoal.v1alpha1.SubmitJobBatchResponse
+	(*SubmitJobResult)(nil),        // 3: shoal.v1alpha1.SubmitJobResult
+	(*SubmitJobError)(nil),         // 4: shoal.v1alpha1.SubmitJobError
+	(*GetJobRequest)(nil),          // 5: shoal.v1alpha1.GetJobRequest
+	(*ListJobsRequest)(nil),        // 6: shoal.v1alpha1.ListJobsRequest
+	(*ListJobsResponse)(nil),       // 7: shoal.v1alpha1.ListJobsResponse
+	(*WatchJobsRequest)(nil),       // 8: shoal.v1alpha1.WatchJobsRequest
+	(*CancelJobRequest)(nil),       // 9: shoal.v1alpha1.CancelJobRequest
+	(*DeleteJobRequest)(nil),       // 10: shoal.v1alpha1.DeleteJobRequest
+	(*Object)(nil),                 // 11: shoal.v1alpha1.Object
+	(*ListOptions)(nil),            // 12: shoal.v1alpha1.ListOptions
+	(*ListMeta)(nil),               // 13: shoal.v1alpha1.ListMeta
+	(*WatchEvent)(nil),             // 14: shoal.v1alpha1.WatchEvent
 }
 var file_shoal_v1alpha1_jobs_proto_depIdxs = []int32{
-	6, // 0: shoal.v1alpha1.SubmitJobRequest.job:type_name -> shoal.v1alpha1.Object
-	7, // 1: shoal.v1alpha1.ListJobsRequest.options:type_name -> shoal.v1alpha1.ListOptions
-	6, // 2: shoal.v1alpha1.ListJobsResponse.items:type_name -> shoal.v1alpha1.Object
-	8, // 3: shoal.v1alpha1.ListJobsResponse.meta:type_name -> shoal.v1alpha1.ListMeta
-	0, // 4: shoal.v1alpha1.Jobs.Submit:input_type -> shoal.v1alpha1.SubmitJobRequest
-	1, // 5: shoal.v1alpha1.Jobs.Get:input_type -> shoal.v1alpha1.GetJobRequest
-	2, // 6: shoal.v1alpha1.Jobs.List:input_type -> shoal.v1alpha1.ListJobsRequest
-	4, // 7: shoal.v1alpha1.Jobs.Watch:input_type -> shoal.v1alpha1.WatchJobsRequest
-	5, // 8: shoal.v1alpha1.Jobs.Cancel:input_type -> shoal.v1alpha1.CancelJobRequest
-	6, // 9: shoal.v1alpha1.Jobs.Submit:output_type -> shoal.v1alpha1.Object
-	6, // 10: shoal.v1alpha1.Jobs.Get:output_type -> shoal.v1alpha1.Object
-	3, // 11: shoal.v1alpha1.Jobs.List:output_type -> shoal.v1alpha1.ListJobsResponse
-	9, // 12: shoal.v1alpha1.Jobs.Watch:output_type -> shoal.v1alpha1.WatchEvent
-	6, // 13: shoal.v1alpha1.Jobs.Cancel:output_type -> shoal.v1alpha1.Object
-	9, // [9:14] is the sub-list for method output_type
-	4, // [4:9] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	11, // 0: shoal.v1alpha1.SubmitJobRequest.job:type_name -> shoal.v1alpha1.Object
+	11, // 1: shoal.v1alpha1.SubmitJobBatchRequest.jobs:type_name -> shoal.v1alpha1.Object
+	3,  // 2: shoal.v1alpha1.SubmitJobBatchResponse.results:type_name -> shoal.v1alpha1.SubmitJobResult
+	11, // 3: shoal.v1alpha1.SubmitJobResult.job:type_name -> shoal.v1alpha1.Object
+	4,  // 4: shoal.v1alpha1.SubmitJobResult.error:type_name -> shoal.v1alpha1.SubmitJobError
+	12, // 5: shoal.v1alpha1.ListJobsRequest.options:type_name -> shoal.v1alpha1.ListOptions
+	11, // 6: shoal.v1alpha1.ListJobsResponse.items:type_name -> shoal.v1alpha1.Object
+	13, // 7: shoal.v1alpha1.ListJobsResponse.meta:type_name -> shoal.v1alpha1.ListMeta
+	0,  // 8: shoal.v1alpha1.Jobs.Submit:input_type -> shoal.v1alpha1.SubmitJobRequest
+	1,  // 9: shoal.v1alpha1.Jobs.SubmitBatch:input_type -> shoal.v1alpha1.SubmitJobBatchRequest
+	5,  // 10: shoal.v1alpha1.Jobs.Get:input_type -> shoal.v1alpha1.GetJobRequest
+	6,  // 11: shoal.v1alpha1.Jobs.List:input_type -> shoal.v1alpha1.ListJobsRequest
+	8,  // 12: shoal.v1alpha1.Jobs.Watch:input_type -> shoal.v1alpha1.WatchJobsRequest
+	9,  // 13: shoal.v1alpha1.Jobs.Cancel:input_type -> shoal.v1alpha1.CancelJobRequest
+	10, // 14: shoal.v1alpha1.Jobs.Delete:input_type -> shoal.v1alpha1.DeleteJobRequest
+	11, // 15: shoal.v1alpha1.Jobs.Submit:output_type -> shoal.v1alpha1.Object
+	2,  // 16: shoal.v1alpha1.Jobs.SubmitBatch:output_type -> shoal.v1alpha1.SubmitJobBatchResponse
+	11, // 17: shoal.v1alpha1.Jobs.Get:output_type -> shoal.v1alpha1.Object
+	7,  // 18: shoal.v1alpha1.Jobs.List:output_type -> shoal.v1alpha1.ListJobsResponse
+	14, // 19: shoal.v1alpha1.Jobs.Watch:output_type -> shoal.v1alpha1.WatchEvent
+	11, // 20: shoal.v1alpha1.Jobs.Cancel:output_type -> shoal.v1alpha1.Object
+	11, // 21: shoal.v1alpha1.Jobs.Delete:output_type -> shoal.v1alpha1.Object
+	15, // [15:22] is the sub-list for method output_type
+	8,  // [8:15] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_shoal_v1alpha1_jobs_proto_init() }
@@ -426,7 +727,7 @@ func file_shoal_v1alpha1_jobs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_v1alpha1_jobs_proto_rawDesc), len(file_shoal_v1alpha1_jobs_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,11 +21,13 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Jobs_Submit_FullMethodName = "/shoal.v1alpha1.Jobs/Submit"
-	Jobs_Get_FullMethodName    = "/shoal.v1alpha1.Jobs/Get"
-	Jobs_List_FullMethodName   = "/shoal.v1alpha1.Jobs/List"
-	Jobs_Watch_FullMethodName  = "/shoal.v1alpha1.Jobs/Watch"
-	Jobs_Cancel_FullMethodName = "/shoal.v1alpha1.Jobs/Cancel"
+	Jobs_Submit_FullMethodName      = "/shoal.v1alpha1.Jobs/Submit"
+	Jobs_SubmitBatch_FullMethodName = "/shoal.v1alpha1.Jobs/SubmitBatch"
+	Jobs_Get_FullMethodName         = "/shoal.v1alpha1.Jobs/Get"
+	Jobs_List_FullMethodName        = "/shoal.v1alpha1.Jobs/List"
+	Jobs_Watch_FullMethodName       = "/shoal.v1alpha1.Jobs/Watch"
+	Jobs_Cancel_FullMethodName      = "/shoal.v1alpha1.Jobs/Cancel"
+	Jobs_Delete_FullMethodName      = "/shoal.v1alpha1.Jobs/Delete"
 )
 
 // JobsClient is the client API for Jobs service.
@@ -37,11 +39,20 @@ type JobsClient interface {
 	// Submit is idempotent: the same name and spec returns the existing job; a
 	// different spec under a taken name is refused (AlreadyExists).
 	Submit(ctx context.Context, in *SubmitJobRequest, opts ...grpc.CallOption) (*Object, error)
+	// SubmitBatch submits many jobs in one call, each accepted or refused on
+	// its own as Submit would (results in the order of the request; a refused
+	// job does not stop the others). The call itself fails only when it
+	// cannot be judged at all (no user identity, too many jobs).
+	SubmitBatch(ctx context.Context, in *SubmitJobBatchRequest, opts ...grpc.CallOption) (*SubmitJobBatchResponse, error)
 	Get(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*Object, error)
 	List(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
 	// Watch streams changes from `revision` (0 = now), resumable.
 	Watch(ctx context.Context, in *WatchJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEvent], error)
 	Cancel(ctx context.Context, in *CancelJobRequest, opts ...grpc.CallOption) (*Object, error)
+	// Delete removes a finished job (Succeeded, Failed or Cancelled) with its
+	// records and returns its last state; an unfinished job is refused
+	// (FailedPrecondition): cancel it first.
+	Delete(ctx context.Context, in *DeleteJobRequest, opts ...grpc.CallOption) (*Object, error)
 }
 
 type jobsClient struct {
@@ -56,6 +67,16 @@ func (c *jobsClient) Submit(ctx context.Context, in *SubmitJobRequest, opts ...g
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Object)
 	err := c.cc.Invoke(ctx, Jobs_Submit_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobsClient) SubmitBatch(ctx context.Context, in *SubmitJobBatchRequest, opts ...grpc.CallOption) (*SubmitJobBatchResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SubmitJobBatchResponse)
+	err := c.cc.Invoke(ctx, Jobs_SubmitBatch_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +132,16 @@ func (c *jobsClient) Cancel(ctx context.Context, in *CancelJobRequest, opts ...g
 	return out, nil
 }
 
+func (c *jobsClient) Delete(ctx context.Context, in *DeleteJobRequest, opts ...grpc.CallOption) (*Object, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Object)
+	err := c.cc.Invoke(ctx, Jobs_Delete_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobsServer is the server API for Jobs service.
 // All implementations must embed UnimplementedJobsServer
 // for forward compatibility.
@@ -120,11 +151,20 @@ type JobsServer interface {
 	// Submit is idempotent: the same name and spec returns the existing job; a
 	// different spec under a taken name is refused (AlreadyExists).
 	Submit(context.Context, *SubmitJobRequest) (*Object, error)
+	// SubmitBatch submits many jobs in one call, each accepted or refused on
+	// its own as Submit would (results in the order of the request; a refused
+	// job does not stop the others). The call itself fails only when it
+	// cannot be judged at all (no user identity, too many jobs).
+	SubmitBatch(context.Context, *SubmitJobBatchRequest) (*SubmitJobBatchResponse, error)
 	Get(context.Context, *GetJobRequest) (*Object, error)
 	List(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
 	// Watch streams changes from `revision` (0 = now), resumable.
 	Watch(*WatchJobsRequest, grpc.ServerStreamingServer[WatchEvent]) error
 	Cancel(context.Context, *CancelJobRequest) (*Object, error)
+	// Delete removes a finished job (Succeeded, Failed or Cancelled) with its
+	// records and returns its last state; an unfinished job is refused
+	// (FailedPrecondition): cancel it first.
+	Delete(context.Context, *DeleteJobRequest) (*Object, error)
 	mustEmbedUnimplementedJobsServer()
 }
 
@@ -138,6 +178,9 @@ type UnimplementedJobsServer struct{}
 func (UnimplementedJobsServer) Submit(context.Context, *SubmitJobRequest) (*Object, error) {
 	return nil, status.Error(codes.Unimplemented, "method Submit not implemented")
 }
+func (UnimplementedJobsServer) SubmitBatch(context.Context, *SubmitJobBatchRequest) (*SubmitJobBatchResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SubmitBatch not implemented")
+}
 func (UnimplementedJobsServer) Get(context.Context, *GetJobRequest) (*Object, error) {
 	return nil, status.Error(codes.Unimplemented, "method Get not implemented")
 }
@@ -149,6 +192,9 @@ func (UnimplementedJobsServer) Watch(*WatchJobsRequest, grpc.ServerStreamingServ
 }
 func (UnimplementedJobsServer) Cancel(context.Context, *CancelJobRequest) (*Object, error) {
 	return nil, status.Error(codes.Unimplemented, "method Cancel not implemented")
+}
+func (UnimplementedJobsServer) Delete(context.Context, *DeleteJobRequest) (*Object, error) {
+	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
 }
 func (UnimplementedJobsServer) mustEmbedUnimplementedJobsServer() {}
 func (UnimplementedJobsServer) testEmbeddedByValue()              {}
@@ -185,6 +231,24 @@ func _Jobs_Submit_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(JobsServer).Submit(ctx, req.(*SubmitJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Jobs_SubmitBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubmitJobBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).SubmitBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_SubmitBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).SubmitBatch(ctx, req.(*SubmitJobBatchRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -254,6 +318,24 @@ func _Jobs_Cancel_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Jobs_Delete_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).Delete(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_Delete_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).Delete(ctx, req.(*DeleteJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Jobs_ServiceDesc is the grpc.ServiceDesc for Jobs service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -266,6 +348,10 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 			Handler:    _Jobs_Submit_Handler,
 		},
 		{
+			MethodName: "SubmitBatch",
+			Handler:    _Jobs_SubmitBatch_Handler,
+		},
+		{
 			MethodName: "Get",
 			Handler:    _Jobs_Get_Handler,
 		},
@@ -276,6 +362,10 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Cancel",
 			Handler:    _Jobs_Cancel_Handler,
+		},
+		{
+			MethodName: "Delete",
+			Handler:    _Jobs_Delete_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

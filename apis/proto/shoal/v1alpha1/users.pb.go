@@ -76,11 +76,22 @@ func (x *RoleBinding) GetQueue() string {
 }
 
 type CreateUserRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Bindings      []*RoleBinding         `protobuf:"bytes,2,rep,name=bindings,proto3" json:"bindings,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Name     string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Bindings []*RoleBinding         `protobuf:"bytes,2,rep,name=bindings,proto3" json:"bindings,omitempty"`
+	// csr_pem is the user's own CSR (PEM): the hub signs it and never sees
+	// the private key. Without it and without oidc_username the hub makes
+	// the key (key_pem in the response).
+	CsrPem []byte `protobuf:"bytes,3,opt,name=csr_pem,json=csrPem,proto3" json:"csr_pem,omitempty"`
+	// oidc_username binds the OIDC identity of that username to the user.
+	OidcUsername string `protobuf:"bytes,4,opt,name=oidc_username,json=oidcUsername,proto3" json:"oidc_username,omitempty"`
+	// oidc_group makes the record a group binding for OIDC tokens of that group.
+	OidcGroup string `protobuf:"bytes,5,opt,name=oidc_group,json=oidcGroup,proto3" json:"oidc_group,omitempty"`
+	// cert_validity_seconds is the certificate's lifetime (0: the hub's
+	// --user-cert-validity, which is also the maximum).
+	CertValiditySeconds int64 `protobuf:"varint,6,opt,name=cert_validity_seconds,json=certValiditySeconds,proto3" json:"cert_validity_seconds,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *CreateUserRequest) Reset() {
@@ -127,11 +138,41 @@ func (x *CreateUserRequest) GetBindings() []*RoleBinding {
 	return nil
 }
 
+func (x *CreateUserRequest) GetCsrPem() []byte {
+	if x != nil {
+		return x.CsrPem
+	}
+	return nil
+}
+
+func (x *CreateUserRequest) GetOidcUsername() string {
+	if x != nil {
+		return x.OidcUsername
+	}
+	return ""
+}
+
+func (x *CreateUserRequest) GetOidcGroup() string {
+	if x != nil {
+		return x.OidcGroup
+	}
+	return ""
+}
+
+func (x *CreateUserRequest) GetCertValiditySeconds() int64 {
+	if x != nil {
+		return x.CertValiditySeconds
+	}
+	return 0
+}
+
 type CreateUserResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// User is the stored User.
 	User *Object `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
-	// The client certificate and key (PEM) and the hub CA certificate.
+	// The client certificate and key (PEM) and the hub CA certificate;
+	// key_pem is empty when the request carried a CSR, cert_pem too when it
+	// asked for no certificate.
 	CertPem       []byte `protobuf:"bytes,2,opt,name=cert_pem,json=certPem,proto3" json:"cert_pem,omitempty"`
 	KeyPem        []byte `protobuf:"bytes,3,opt,name=key_pem,json=keyPem,proto3" json:"key_pem,omitempty"`
 	CaPem         []byte `protobuf:"bytes,4,opt,name=ca_pem,json=caPem,proto3" json:"ca_pem,omitempty"`
@@ -452,6 +493,262 @@ func (x *CanIResponse) GetUser() string {
 	return ""
 }
 
+type WhoAmIRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoAmIRequest) Reset() {
+	*x = WhoAmIRequest{}
+	mi := &file_shoal_v1alpha1_users_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIRequest) ProtoMessage() {}
+
+func (x *WhoAmIRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_users_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIRequest.ProtoReflect.Descriptor instead.
+func (*WhoAmIRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_users_proto_rawDescGZIP(), []int{8}
+}
+
+type WhoAmIResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// User is the caller's name ("admin" for the bootstrap admin).
+	User string `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	// Method is how the caller authenticated: "certificate" or "oidc".
+	Method   string         `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	Bindings []*RoleBinding `protobuf:"bytes,3,rep,name=bindings,proto3" json:"bindings,omitempty"`
+	// Serial (hex) and not_after_unix of the client certificate (certificate only).
+	Serial       string `protobuf:"bytes,4,opt,name=serial,proto3" json:"serial,omitempty"`
+	NotAfterUnix int64  `protobuf:"varint,5,opt,name=not_after_unix,json=notAfterUnix,proto3" json:"not_after_unix,omitempty"`
+	// OIDC username and groups of the token (oidc only), and the group
+	// records whose bindings the caller holds.
+	OidcUsername  string   `protobuf:"bytes,6,opt,name=oidc_username,json=oidcUsername,proto3" json:"oidc_username,omitempty"`
+	OidcGroups    []string `protobuf:"bytes,7,rep,name=oidc_groups,json=oidcGroups,proto3" json:"oidc_groups,omitempty"`
+	GroupRecords  []string `protobuf:"bytes,8,rep,name=group_records,json=groupRecords,proto3" json:"group_records,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WhoAmIResponse) Reset() {
+	*x = WhoAmIResponse{}
+	mi := &file_shoal_v1alpha1_users_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WhoAmIResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WhoAmIResponse) ProtoMessage() {}
+
+func (x *WhoAmIResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_users_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WhoAmIResponse.ProtoReflect.Descriptor instead.
+func (*WhoAmIResponse) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_users_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *WhoAmIResponse) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetBindings() []*RoleBinding {
+	if x != nil {
+		return x.Bindings
+	}
+	return nil
+}
+
+func (x *WhoAmIResponse) GetSerial() string {
+	if x != nil {
+		return x.Serial
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetNotAfterUnix() int64 {
+	if x != nil {
+		return x.NotAfterUnix
+	}
+	return 0
+}
+
+func (x *WhoAmIResponse) GetOidcUsername() string {
+	if x != nil {
+		return x.OidcUsername
+	}
+	return ""
+}
+
+func (x *WhoAmIResponse) GetOidcGroups() []string {
+	if x != nil {
+		return x.OidcGroups
+	}
+	return nil
+}
+
+func (x *WhoAmIResponse) GetGroupRecords() []string {
+	if x != nil {
+		return x.GroupRecords
+	}
+	return nil
+}
+
+type RenewUserCertificateRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// csr_pem is a CSR (PEM) for the caller's new key.
+	CsrPem []byte `protobuf:"bytes,1,opt,name=csr_pem,json=csrPem,proto3" json:"csr_pem,omitempty"`
+	// validity_seconds is the new certificate's lifetime (0: the hub's
+	// --user-cert-validity, which is also the maximum).
+	ValiditySeconds int64 `protobuf:"varint,2,opt,name=validity_seconds,json=validitySeconds,proto3" json:"validity_seconds,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RenewUserCertificateRequest) Reset() {
+	*x = RenewUserCertificateRequest{}
+	mi := &file_shoal_v1alpha1_users_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewUserCertificateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewUserCertificateRequest) ProtoMessage() {}
+
+func (x *RenewUserCertificateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_users_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewUserCertificateRequest.ProtoReflect.Descriptor instead.
+func (*RenewUserCertificateRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_users_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RenewUserCertificateRequest) GetCsrPem() []byte {
+	if x != nil {
+		return x.CsrPem
+	}
+	return nil
+}
+
+func (x *RenewUserCertificateRequest) GetValiditySeconds() int64 {
+	if x != nil {
+		return x.ValiditySeconds
+	}
+	return 0
+}
+
+type RenewUserCertificateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	User          *Object                `protobuf:"bytes,1,opt,name=user,proto3" json:"user,omitempty"`
+	CertPem       []byte                 `protobuf:"bytes,2,opt,name=cert_pem,json=certPem,proto3" json:"cert_pem,omitempty"`
+	CaPem         []byte                 `protobuf:"bytes,3,opt,name=ca_pem,json=caPem,proto3" json:"ca_pem,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RenewUserCertificateResponse) Reset() {
+	*x = RenewUserCertificateResponse{}
+	mi := &file_shoal_v1alpha1_users_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RenewUserCertificateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RenewUserCertificateResponse) ProtoMessage() {}
+
+func (x *RenewUserCertificateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_users_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RenewUserCertificateResponse.ProtoReflect.Descriptor instead.
+func (*RenewUserCertificateResponse) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_users_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *RenewUserCertificateResponse) GetUser() *Object {
+	if x != nil {
+		return x.User
+	}
+	return nil
+}
+
+func (x *RenewUserCertificateResponse) GetCertPem() []byte {
+	if x != nil {
+		return x.CertPem
+	}
+	return nil
+}
+
+func (x *RenewUserCertificateResponse) GetCaPem() []byte {
+	if x != nil {
+		return x.CaPem
+	}
+	return nil
+}
+
 var File_shoal_v1alpha1_users_proto protoreflect.FileDescriptor
 
 const file_shoal_v1alpha1_users_proto_rawDesc = "" +
@@ -459,10 +756,15 @@ const file_shoal_v1alpha1_users_proto_rawDesc = "" +
 	"\x1ashoal/v1alpha1/users.proto\x12\x0eshoal.v1alpha1\x1a\x1bshoal/v1alpha1/common.proto\"7\n" +
 	"\vRoleBinding\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x14\n" +
-	"\x05queue\x18\x02 \x01(\tR\x05queue\"`\n" +
+	"\x05queue\x18\x02 \x01(\tR\x05queue\"\xf1\x01\n" +
 	"\x11CreateUserRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x127\n" +
-	"\bbindings\x18\x02 \x03(\v2\x1b.shoal.v1alpha1.RoleBindingR\bbindings\"\x8b\x01\n" +
+	"\bbindings\x18\x02 \x03(\v2\x1b.shoal.v1alpha1.RoleBindingR\bbindings\x12\x17\n" +
+	"\acsr_pem\x18\x03 \x01(\fR\x06csrPem\x12#\n" +
+	"\roidc_username\x18\x04 \x01(\tR\foidcUsername\x12\x1d\n" +
+	"\n" +
+	"oidc_group\x18\x05 \x01(\tR\toidcGroup\x122\n" +
+	"\x15cert_validity_seconds\x18\x06 \x01(\x03R\x13certValiditySeconds\"\x8b\x01\n" +
 	"\x12CreateUserResponse\x12*\n" +
 	"\x04user\x18\x01 \x01(\v2\x16.shoal.v1alpha1.ObjectR\x04user\x12\x19\n" +
 	"\bcert_pem\x18\x02 \x01(\fR\acertPem\x12\x17\n" +
@@ -481,14 +783,34 @@ const file_shoal_v1alpha1_users_proto_rawDesc = "" +
 	"\fCanIResponse\x12\x18\n" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n" +
-	"\x04user\x18\x03 \x01(\tR\x04user2\xba\x02\n" +
+	"\x04user\x18\x03 \x01(\tR\x04user\"\x0f\n" +
+	"\rWhoAmIRequest\"\x9e\x02\n" +
+	"\x0eWhoAmIResponse\x12\x12\n" +
+	"\x04user\x18\x01 \x01(\tR\x04user\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x127\n" +
+	"\bbindings\x18\x03 \x03(\v2\x1b.shoal.v1alpha1.RoleBindingR\bbindings\x12\x16\n" +
+	"\x06serial\x18\x04 \x01(\tR\x06serial\x12$\n" +
+	"\x0enot_after_unix\x18\x05 \x01(\x03R\fnotAfterUnix\x12#\n" +
+	"\roidc_username\x18\x06 \x01(\tR\foidcUsername\x12\x1f\n" +
+	"\voidc_groups\x18\a \x03(\tR\n" +
+	"oidcGroups\x12#\n" +
+	"\rgroup_records\x18\b \x03(\tR\fgroupRecords\"a\n" +
+	"\x1bRenewUserCertificateRequest\x12\x17\n" +
+	"\acsr_pem\x18\x01 \x01(\fR\x06csrPem\x12)\n" +
+	"\x10validity_seconds\x18\x02 \x01(\x03R\x0fvaliditySeconds\"|\n" +
+	"\x1cRenewUserCertificateResponse\x12*\n" +
+	"\x04user\x18\x01 \x01(\v2\x16.shoal.v1alpha1.ObjectR\x04user\x12\x19\n" +
+	"\bcert_pem\x18\x02 \x01(\fR\acertPem\x12\x15\n" +
+	"\x06ca_pem\x18\x03 \x01(\fR\x05caPem2\xf2\x03\n" +
 	"\x05Users\x12S\n" +
 	"\n" +
 	"CreateUser\x12!.shoal.v1alpha1.CreateUserRequest\x1a\".shoal.v1alpha1.CreateUserResponse\x12P\n" +
 	"\tListUsers\x12 .shoal.v1alpha1.ListUsersRequest\x1a!.shoal.v1alpha1.ListUsersResponse\x12G\n" +
 	"\n" +
 	"RevokeUser\x12!.shoal.v1alpha1.RevokeUserRequest\x1a\x16.shoal.v1alpha1.Object\x12A\n" +
-	"\x04CanI\x12\x1b.shoal.v1alpha1.CanIRequest\x1a\x1c.shoal.v1alpha1.CanIResponseBDZBgithub.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1;shoalv1alpha1b\x06proto3"
+	"\x04CanI\x12\x1b.shoal.v1alpha1.CanIRequest\x1a\x1c.shoal.v1alpha1.CanIResponse\x12G\n" +
+	"\x06WhoAmI\x12\x1d.shoal.v1alpha1.WhoAmIRequest\x1a\x1e.shoal.v1alpha1.WhoAmIResponse\x12m\n" +
+	"\x10RenewCertificate\x12+.shoal.v1alpha1.RenewUserCertificateRequest\x1a,.shoal.v1alpha1.RenewUserCertificateResponseBDZBgithub.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1;shoalv1alpha1b\x06proto3"
 
 var (
 	file_shoal_v1alpha1_users_proto_rawDescOnce sync.Once
@@ -502,35 +824,45 @@ func file_shoal_v1alpha1_users_proto_rawDescGZIP() []byte {
 	return file_shoal_v1alpha1_users_proto_rawDescData
 }
 
-var file_shoal_v1alpha1_users_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_shoal_v1alpha1_users_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_shoal_v1alpha1_users_proto_goTypes = []any{
-	(*RoleBinding)(nil),        // 0: shoal.v1alpha1.RoleBinding
-	(*CreateUserRequest)(nil),  // 1: shoal.v1alpha1.CreateUserRequest
-	(*CreateUserResponse)(nil), // 2: shoal.v1alpha1.CreateUserResponse
-	(*ListUsersRequest)(nil),   // 3: shoal.v1alpha1.ListUsersRequest
-	(*ListUsersResponse)(nil),  // 4: shoal.v1alpha1.ListUsersResponse
-	(*RevokeUserRequest)(nil),  // 5: shoal.v1alpha1.RevokeUserRequest
-	(*CanIRequest)(nil),        // 6: shoal.v1alpha1.CanIRequest
-	(*CanIResponse)(nil),       // 7: shoal.v1alpha1.CanIResponse
-	(*Object)(nil),             // 8: shoal.v1alpha1.Object
+	(*RoleBinding)(nil),                  // 0: shoal.v1alpha1.RoleBinding
+	(*CreateUserRequest)(nil),            // 1: shoal.v1alpha1.CreateUserRequest
+	(*CreateUserResponse)(nil),           // 2: shoal.v1alpha1.CreateUserResponse
+	(*ListUsersRequest)(nil),             // 3: shoal.v1alpha1.ListUsersRequest
+	(*ListUsersResponse)(nil),            // 4: shoal.v1alpha1.ListUsersResponse
+	(*RevokeUserRequest)(nil),            // 5: shoal.v1alpha1.RevokeUserRequest
+	(*CanIRequest)(nil),                  // 6: shoal.v1alpha1.CanIRequest
+	(*CanIResponse)(nil),                 // 7: shoal.v1alpha1.CanIResponse
+	(*WhoAmIRequest)(nil),                // 8: shoal.v1alpha1.WhoAmIRequest
+	(*WhoAmIResponse)(nil),               // 9: shoal.v1alpha1.WhoAmIResponse
+	(*RenewUserCertificateRequest)(nil),  // 10: shoal.v1alpha1.RenewUserCertificateRequest
+	(*RenewUserCertificateResponse)(nil), // 11: shoal.v1alpha1.RenewUserCertificateResponse
+	(*Object)(nil),                       // 12: shoal.v1alpha1.Object
 }
 var file_shoal_v1alpha1_users_proto_depIdxs = []int32{
-	0, // 0: shoal.v1alpha1.CreateUserRequest.bindings:type_name -> shoal.v1alpha1.RoleBinding
-	8, // 1: shoal.v1alpha1.CreateUserResponse.user:type_name -> shoal.v1alpha1.Object
-	8, // 2: shoal.v1alpha1.ListUsersResponse.items:type_name -> shoal.v1alpha1.Object
-	1, // 3: shoal.v1alpha1.Users.CreateUser:input_type -> shoal.v1alpha1.CreateUserRequest
-	3, // 4: shoal.v1alpha1.Users.ListUsers:input_type -> shoal.v1alpha1.ListUsersRequest
-	5, // 5: shoal.v1alpha1.Users.RevokeUser:input_type -> shoal.v1alpha1.RevokeUserRequest
-	6, // 6: shoal.v1alpha1.Users.CanI:input_type -> shoal.v1alpha1.CanIRequest
-	2, // 7: shoal.v1alpha1.Users.CreateUser:output_type -> shoal.v1alpha1.CreateUserResponse
-	4, // 8: shoal.v1alpha1.Users.ListUsers:output_type -> shoal.v1alpha1.ListUsersResponse
-	8, // 9: shoal.v1alpha1.Users.RevokeUser:output_type -> shoal.v1alpha1.Object
-	7, // 10: shoal.v1alpha1.Users.CanI:output_type -> shoal.v1alpha1.CanIResponse
-	7, // [7:11] is the sub-list for method output_type
-	3, // [3:7] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	0,  // 0: shoal.v1alpha1.CreateUserRequest.bindings:type_name -> shoal.v1alpha1.RoleBinding
+	12, // 1: shoal.v1alpha1.CreateUserResponse.user:type_name -> shoal.v1alpha1.Object
+	12, // 2: shoal.v1alpha1.ListUsersResponse.items:type_name -> shoal.v1alpha1.Object
+	0,  // 3: shoal.v1alpha1.WhoAmIResponse.bindings:type_name -> shoal.v1alpha1.RoleBinding
+	12, // 4: shoal.v1alpha1.RenewUserCertificateResponse.user:type_name -> shoal.v1alpha1.Object
+	1,  // 5: shoal.v1alpha1.Users.CreateUser:input_type -> shoal.v1alpha1.CreateUserRequest
+	3,  // 6: shoal.v1alpha1.Users.ListUsers:input_type -> shoal.v1alpha1.ListUsersRequest
+	5,  // 7: shoal.v1alpha1.Users.RevokeUser:input_type -> shoal.v1alpha1.RevokeUserRequest
+	6,  // 8: shoal.v1alpha1.Users.CanI:input_type -> shoal.v1alpha1.CanIRequest
+	8,  // 9: shoal.v1alpha1.Users.WhoAmI:input_type -> shoal.v1alpha1.WhoAmIRequest
+	10, // 10: shoal.v1alpha1.Users.RenewCertificate:input_type -> shoal.v1alpha1.RenewUserCertificateRequest
+	2,  // 11: shoal.v1alpha1.Users.CreateUser:output_type -> shoal.v1alpha1.CreateUserResponse
+	4,  // 12: shoal.v1alpha1.Users.ListUsers:output_type -> shoal.v1alpha1.ListUsersResponse
+	12, // 13: shoal.v1alpha1.Users.RevokeUser:output_type -> shoal.v1alpha1.Object
+	7,  // 14: shoal.v1alpha1.Users.CanI:output_type -> shoal.v1alpha1.CanIResponse
+	9,  // 15: shoal.v1alpha1.Users.WhoAmI:output_type -> shoal.v1alpha1.WhoAmIResponse
+	11, // 16: shoal.v1alpha1.Users.RenewCertificate:output_type -> shoal.v1alpha1.RenewUserCertificateResponse
+	11, // [11:17] is the sub-list for method output_type
+	5,  // [5:11] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_shoal_v1alpha1_users_proto_init() }
@@ -545,7 +877,7 @@ func file_shoal_v1alpha1_users_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_v1alpha1_users_proto_rawDesc), len(file_shoal_v1alpha1_users_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

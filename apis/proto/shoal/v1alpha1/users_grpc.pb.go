@@ -21,10 +21,12 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Users_CreateUser_FullMethodName = "/shoal.v1alpha1.Users/CreateUser"
-	Users_ListUsers_FullMethodName  = "/shoal.v1alpha1.Users/ListUsers"
-	Users_RevokeUser_FullMethodName = "/shoal.v1alpha1.Users/RevokeUser"
-	Users_CanI_FullMethodName       = "/shoal.v1alpha1.Users/CanI"
+	Users_CreateUser_FullMethodName       = "/shoal.v1alpha1.Users/CreateUser"
+	Users_ListUsers_FullMethodName        = "/shoal.v1alpha1.Users/ListUsers"
+	Users_RevokeUser_FullMethodName       = "/shoal.v1alpha1.Users/RevokeUser"
+	Users_CanI_FullMethodName             = "/shoal.v1alpha1.Users/CanI"
+	Users_WhoAmI_FullMethodName           = "/shoal.v1alpha1.Users/WhoAmI"
+	Users_RenewCertificate_FullMethodName = "/shoal.v1alpha1.Users/RenewCertificate"
 )
 
 // UsersClient is the client API for Users service.
@@ -42,6 +44,13 @@ type UsersClient interface {
 	RevokeUser(ctx context.Context, in *RevokeUserRequest, opts ...grpc.CallOption) (*Object, error)
 	// CanI says whether the caller may do verb on resource (in queue).
 	CanI(ctx context.Context, in *CanIRequest, opts ...grpc.CallOption) (*CanIResponse, error)
+	// WhoAmI says who the hub takes the caller for: its user name, how it
+	// authenticated and its role bindings.
+	WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*WhoAmIResponse, error)
+	// RenewCertificate signs a new certificate for the calling user's CSR,
+	// over the mTLS session of its current certificate, whose serial is
+	// refused from then on.
+	RenewCertificate(ctx context.Context, in *RenewUserCertificateRequest, opts ...grpc.CallOption) (*RenewUserCertificateResponse, error)
 }
 
 type usersClient struct {
@@ -92,6 +101,26 @@ func (c *usersClient) CanI(ctx context.Context, in *CanIRequest, opts ...grpc.Ca
 	return out, nil
 }
 
+func (c *usersClient) WhoAmI(ctx context.Context, in *WhoAmIRequest, opts ...grpc.CallOption) (*WhoAmIResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WhoAmIResponse)
+	err := c.cc.Invoke(ctx, Users_WhoAmI_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *usersClient) RenewCertificate(ctx context.Context, in *RenewUserCertificateRequest, opts ...grpc.CallOption) (*RenewUserCertificateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RenewUserCertificateResponse)
+	err := c.cc.Invoke(ctx, Users_RenewCertificate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // UsersServer is the server API for Users service.
 // All implementations must embed UnimplementedUsersServer
 // for forward compatibility.
@@ -107,6 +136,13 @@ type UsersServer interface {
 	RevokeUser(context.Context, *RevokeUserRequest) (*Object, error)
 	// CanI says whether the caller may do verb on resource (in queue).
 	CanI(context.Context, *CanIRequest) (*CanIResponse, error)
+	// WhoAmI says who the hub takes the caller for: its user name, how it
+	// authenticated and its role bindings.
+	WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error)
+	// RenewCertificate signs a new certificate for the calling user's CSR,
+	// over the mTLS session of its current certificate, whose serial is
+	// refused from then on.
+	RenewCertificate(context.Context, *RenewUserCertificateRequest) (*RenewUserCertificateResponse, error)
 	mustEmbedUnimplementedUsersServer()
 }
 
@@ -128,6 +164,12 @@ func (UnimplementedUsersServer) RevokeUser(context.Context, *RevokeUserRequest) 
 }
 func (UnimplementedUsersServer) CanI(context.Context, *CanIRequest) (*CanIResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method CanI not implemented")
+}
+func (UnimplementedUsersServer) WhoAmI(context.Context, *WhoAmIRequest) (*WhoAmIResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method WhoAmI not implemented")
+}
+func (UnimplementedUsersServer) RenewCertificate(context.Context, *RenewUserCertificateRequest) (*RenewUserCertificateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method RenewCertificate not implemented")
 }
 func (UnimplementedUsersServer) mustEmbedUnimplementedUsersServer() {}
 func (UnimplementedUsersServer) testEmbeddedByValue()               {}
@@ -222,6 +264,42 @@ func _Users_CanI_Handler(srv interface{}, ctx context.Context, dec func(interfac
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Users_WhoAmI_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WhoAmIRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UsersServer).WhoAmI(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Users_WhoAmI_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UsersServer).WhoAmI(ctx, req.(*WhoAmIRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Users_RenewCertificate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RenewUserCertificateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(UsersServer).RenewCertificate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Users_RenewCertificate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(UsersServer).RenewCertificate(ctx, req.(*RenewUserCertificateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Users_ServiceDesc is the grpc.ServiceDesc for Users service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -244,6 +322,14 @@ var Users_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CanI",
 			Handler:    _Users_CanI_Handler,
+		},
+		{
+			MethodName: "WhoAmI",
+			Handler:    _Users_WhoAmI_Handler,
+		},
+		{
+			MethodName: "RenewCertificate",
+			Handler:    _Users_RenewCertificate_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package inventory
+
+import (
+	"strings"
+
+	resourcev1 "k8s.io/api/resource/v1"
+)
+
+// The names of NVIDIA's DRA driver for GPUs (k8s-dra-driver-gpu) that the
+// inventory reads from ResourceSlices.
+const (
+	// DriverGPU is the driver (and DeviceClass) name of NVIDIA's GPU DRA driver.
+	DriverGPU = "gpu.nvidia.com"
+	// DRAAttrType is the device attribute telling a whole GPU ("gpu") from a
+	// MIG partition ("mig").
+	DRAAttrType = "type"
+	// DRAAttrProductName is the NVML product name ("NVIDIA H100 80GB HBM3").
+	DRAAttrProductName = "productName"
+	// DRAAttrUUID is the GPU's (or MIG device's) UUID.
+	DRAAttrUUID = "uuid"
+	// DRAAttrProfile is a MIG partition's profile ("1g.10gb").
+	DRAAttrProfile = "profile"
+	// DRACapMemory is the device capacity holding its memory in bytes.
+	DRACapMemory = "memory"
+	// DRATypeGPU and DRATypeMIG are the values of DRAAttrType.
+	DRATypeGPU = "gpu"
+	DRATypeMIG = "mig"
+	// DRAExtendedResourceClaimAnnotation marks the ResourceClaim the
+	// kube-scheduler makes for a pod whose extended resource request a
+	// DeviceClass (spec.extendedResourceName) satisfies with devices.
+	DRAExtendedResourceClaimAnnotation = resourcev1.ExtendedResourceClaimAnnotation
+)
+
+// DRA is what a cluster's Dynamic Resource Allocation objects say about its
+// GPUs: the drivers' ResourceSlices, the ResourceClaims (their allocations
+// are the devices in use) and the DeviceClasses.
+type DRA struct {
+	Slices  []*resourcev1.ResourceSlice
+	Claims  []*resourcev1.ResourceClaim
+	Classes []*resourcev1.DeviceClass
+}
+
+// DRANode is what the GPU driver's ResourceSlices publish for one node.
+type DRANode struct {
+	// Product and MemoryMiB are those of the node's first whole GPU (by device name).
+	Product   string
+	MemoryMiB int64
+	// GPUs counts the whole GPUs (type gpu), Tainted those of them with a
+	// NoSchedule or NoExecute device taint, Used those of them allocated by a
+	// ResourceClaim other than the kube-scheduler's extended-resource claims
+	// (those pods are counted by their nvidia.com/gpu requests) or sharing a
+	// counter set with an allocated device (a MIG partition of the GPU).
+	GPUs, Tainted, Used int
+	// MIG counts the MIG partitions per profile (type mig), whatever their state.
+	MIG map[string]int
+}
+
+// ExtendedGPUClass returns the DeviceClass whose spec.extendedResourceName
+// is nvidia.com/gpu: through it the kube-scheduler satisfies a pod's
+// nvidia.com/gpu request with devices, so a member pod asking for whole GPUs
+// starts on a DRA-only node. ok is false when no class maps the resource.
+// Like the kube-scheduler, the newest class wins, then the first by name.
+func (d DRA) ExtendedGPUClass() (*resourcev1.DeviceClass, bool) {
+	var best *resourcev1.DeviceClass
+	for _, c := range d.Classes {
+		if c == nil || c.DeletionTimestamp != nil || c.Spec.ExtendedResourceName == nil ||
+			*c.Spec.ExtendedResourceName != ResourceGPU {
+			continue
+		}
+		if best == nil || c.CreationTimestamp.After(best.CreationTimestamp.Time) ||
+			(c.CreationTimestamp.Equal(&best.CreationTimestamp) && c.Name < best.Name) {
+			best = c
+		}
+	}
+	return best, best != nil
+}
+
+type deviceKey struct{ driver, pool, device string }
+
+type draDevice struct {
+	node     string
+	name     string
+	gpu      bool
+	profile  string
+	product  string
+	memory   int64
+	tainted  bool
+	counters []string // counter sets the device consumes from, pool-qualified
+}
+
+// Nodes returns the GPU driver's devices per node name. Only slices of a
+// pool's newest generation count (older ones are being replaced), and only
+// slices bound to one node (spec.nodeName): network-attached devices are
+// not node GPUs.
+func (d DRA) Nodes() map[string]DRANode {
+	devices := d.devices()
+	allocated := d.allocated()
+	usedSets := map[string]bool{}
+	for k := range allocated {
+		if dev, ok := devices[k]; ok {
+			for _, s := range dev.counters {
+				usedSets[s] = true
+			}
+		}
+	}
+	out := map[string]DRANode{}
+	first := map[string]string{} // node -> name of the device Product came from
+	for k, dev := range devices {
+		n := out[dev.node]
+		if !dev.gpu {
+			if dev.profile != "" {
+				if n.MIG == nil {
+					n.MIG = map[string]int{}
+				}
+				n.MIG[dev.profile]++
+			}
+			out[dev.node] = n
+			continue
+		}
+		n.GPUs++
+		if dev.tainted {
+			n.Tainted++
+		}
+		if allocated[k] || sharesUsedSet(dev, usedSets) {
+			n.Used++
+		}
+		if f, seen := first[dev.node]; !seen || dev.name < f {
+			first[dev.node] = dev.name
+			n.Product, n.MemoryMiB = dev.product, dev.memory
+		}
+		out[dev.node] = n
+	}
+	return out
+}
+
+func sharesUsedSet(dev draDevice, used map[string]bool) bool {
+	for _, s := range dev.counters {
+		if used[s] {
+			return true
+		}
+	}
+	return false
+}
+
+// devices returns the GPU driver's node-local devices of each pool's newest generation.
+func (d DRA) devices() map[deviceKey]draDevice {
+	newest := map[string]int64{}
+	for _, s := range d.Slices {
+		if s != nil && s.Spec.Driver == DriverGPU {
+			newest[s.Spec.Pool.Name] = max(newest[s.Spec.Pool.Name], s.Spec.Pool.Generation)
+		}
+	}
+	out := map[deviceKey]draDevice{}
+	for _, s := range d.Slices {
+		if s == nil || s.Spec.Driver != DriverGPU || s.Spec.NodeName == nil || *s.Spec.NodeName == "" ||
+			s.Spec.Pool.Generation < newest[s.Spec.Pool.Name] {
+			continue
+		}
+		for i := range s.Spec.Devices {
+			dv := &s.Spec.Devices[i]
+			dev := draDevice{node: *s.Spec.NodeName, name: dv.Name}
+			switch str(dv, DRAAttrType) {
+			case DRATypeGPU:
+				dev.gpu = true
+			case DRATypeMIG:
+				dev.profile = str(dv, DRAAttrProfile)
+			default:
+				continue // vfio and other device types are not schedulable GPUs
+			}
+			dev.product = strings.ReplaceAll(strings.TrimSpace(str(dv, DRAAttrProductName)), " ", "-")
+			if q, ok := dv.Capacity[DRACapMemory]; ok {
+				dev.memory = q.Value.Value() / (1 << 20)
+			}
+			for _, t := range dv.Taints {
+				if t.Effect == resourcev1.DeviceTaintEffectNoSchedule || t.Effect == resourcev1.DeviceTaintEffectNoExecute {
+					dev.tainted = true
+				}
+			}
+			for _, c := range dv.ConsumesCounters {
+				dev.counters = append(dev.counters, s.Spec.Pool.Name+"/"+c.CounterSet)
+			}
+			out[deviceKey{DriverGPU, s.Spec.Pool.Name, dv.Name}] = dev
+		}
+	}
+	return out
+}
+
+// allocated returns the GPU driver's devices allocated by claims other than
+// the kube-scheduler's extended-resource claims.
+func (d DRA) allocated() map[deviceKey]bool {
+	out := map[deviceKey]bool{}
+	for _, c := range d.Claims {
+		if c == nil || c.Status.Allocation == nil || c.Annotations[DRAExtendedResourceClaimAnnotation] == "true" {
+			continue
+		}
+		for _, r := range c.Status.Allocation.Devices.Results {
+			if r.Driver == DriverGPU {
+				out[deviceKey{r.Driver, r.Pool, r.Device}] = true
+			}
+		}
+	}
+	return out
+}
+
+func str(dv *resourcev1.Device, name string) string {
+	a, ok := dv.Attributes[resourcev1.QualifiedName(name)]
+	if !ok {
+		a, ok = dv.Attributes[resourcev1.QualifiedName(DriverGPU+"/"+name)]
+	}
+	if !ok || a.StringValue == nil {
+		return ""
+	}
+	return *a.StringValue
+}
+
+// ExtendedGPUs returns what the node's DRA GPUs add to its nvidia.com/gpu:
+// the untainted whole GPUs (none without an ExtendedGPUClass) and how many
+// of them claims other than the kube-scheduler's extended-resource claims
+// hold. The agent's gang gate and node health checks add them to the node's
+// allocatable nvidia.com/gpu, as BuildDRA does.
+func (d DRA) ExtendedGPUs(node string) (allocatable, used int64) {
+	if _, ok := d.ExtendedGPUClass(); !ok {
+		return 0, 0
+	}
+	n := d.Nodes()[node]
+	return int64(n.GPUs - n.Tainted), int64(n.Used)
+}
