@@ -4,8 +4,10 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -34,6 +36,7 @@ func TestRunServesAndStops(t *testing.T) {
 	cfg.DataDir, cfg.Listen, cfg.HTTPListen = dir, fmt.Sprintf("127.0.0.1:%d", port), ""
 	cfg.AdminConfig, cfg.Identity = filepath.Join(dir, "config"), "hub-test"
 	cfg.ElectionTTL, cfg.Embedded.UnsafeNoFsync = time.Second, true
+	cfg.RESTListen = "127.0.0.1:0"
 	h, err := app.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -63,9 +66,10 @@ func TestRunServesAndStops(t *testing.T) {
 	if c, err := admin.Context("default"); err != nil || c.Hub != cfg.Listen || c.CAData != string(h.CA().CertPEM) {
 		t.Fatalf("admin context %+v, %v; want hub %s with this CA", c, err, cfg.Listen)
 	}
-	for _, election := range []string{scheduler.Election, rollout.Election} {
+	for _, election := range []string{app.LeaderElection, scheduler.Election, rollout.Election} {
 		waitLeader(ctx, t, h.Store(), election, "hub-test")
 	}
+	checkREST(ctx, t, h, admin)
 	stop()
 	select {
 	case <-h.Done():
@@ -100,6 +104,10 @@ func TestNewRejectsInvalidConfig(t *testing.T) {
 			c.HTTPListen, c.HTTPTLS.CertFile, c.HTTPTLS.KeyFile = "0.0.0.0:7080", "c.pem", "k.pem"
 		}, "HTTPTLS.ClientCAFile"},
 		{"bad health listen", func(c *app.Config) { c.HealthListen = "8081" }, "HealthListen"},
+		{"bad REST listen", func(c *app.Config) { c.RESTListen = "7444" }, "RESTListen"},
+		{"negative finished-job TTL", func(c *app.Config) { c.Retention.TTL = -time.Second }, "Retention.TTL"},
+		{"negative finished-job count", func(c *app.Config) { c.Retention.MaxCount = -1 }, "Retention.MaxCount"},
+		{"negative defrag interval", func(c *app.Config) { c.Defrag.Interval = -time.Hour }, "Defrag.Interval"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -129,5 +137,35 @@ func waitLeader(ctx context.Context, t *testing.T, st *store.Store, election, wa
 			t.Fatalf("%s leader %q, want %q", election, id, want)
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+}
+
+// checkREST: the REST face listens on the address RESTAddress gives and
+// knows the admin by its certificate.
+func checkREST(ctx context.Context, t *testing.T, h *app.Hub, admin *configv1alpha1.ClientConfig) {
+	t.Helper()
+	c, err := admin.Context("default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsCfg, err := c.ClientTLSConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.RESTAddress() == "" {
+		t.Fatal("RESTAddress is empty with RESTListen set")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+h.RESTAddress()+"/v1/whoami", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg}}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var who struct{ User, Method string }
+	if err := json.NewDecoder(resp.Body).Decode(&who); err != nil || resp.StatusCode != http.StatusOK || who.User != "admin" || who.Method != "certificate" {
+		t.Fatalf("GET /v1/whoami as the admin: HTTP %d %+v (%v)", resp.StatusCode, who, err)
 	}
 }

@@ -4,54 +4,75 @@ package app
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/shoal-dev/shoal/hub/hubcluster"
+	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/server"
 	"github.com/shoal-dev/shoal/hub/users"
 )
 
 // build makes the registry, the services and the server, and returns
-// every loop to run: the server, the registry's liveness loop and the
-// leader-elected loops.
-func (h *Hub) build(ctx context.Context, rc *rest.Config, serving tls.Certificate) ([]loop, *server.Server, error) {
+// every loop to run: the server, the registry's liveness loop, the job
+// list index, the embedded etcd's defragmentation and the leader-elected
+// parts (the retention sweeper runs with the scheduler's) under one leadership (leaderLoop).
+func (h *Hub) build(ctx context.Context, rc *rest.Config, serving *pki.Serving) ([]loop, *server.Server, error) {
 	c := &h.cfg
 	regCfg := registry.Config{
-		Grace: c.ClusterGrace, FenceTimeout: c.FenceTimeout, AgentCertValidity: c.AgentCertValidity,
+		Grace: c.ClusterGrace, FenceTimeout: c.FenceTimeout, FenceMargin: c.FenceMargin, AgentCertValidity: c.AgentCertValidity,
 		HubAddress: c.AdvertiseAddress,
 	}
 	if rc != nil {
-		regCfg.Credentials = hubcluster.New(rc, hubcluster.WithMemberNamespace(c.Dispatch.Namespace))
+		opts := []hubcluster.Option{hubcluster.WithMemberNamespace(c.Dispatch.Namespace)}
+		if c.HubClusterServer != "" {
+			opts = append(opts, hubcluster.WithServer(c.HubClusterServer))
+		}
+		regCfg.Credentials = hubcluster.New(rc, opts...)
 	}
 	h.reg = registry.New(h.st, h.ca, regCfg)
-	services, js, err := apiServices(h.st, rc, c.Dispatch.Namespace)
+	ix := jobs.NewListIndex(h.st)
+	services, js, err := apiServices(h.st, rc, c.Dispatch.Namespace, ix)
 	if err != nil {
 		return nil, nil, err
 	}
 	rollouts, gitopsServices := gitOps(h.st, h.reg, c)
-	srv, err := server.New(server.Config{
-		Listen: c.Listen, HTTPListen: c.HTTPListen, HTTPTLS: c.HTTPTLS, HealthListen: c.HealthListen,
-		RegisterLimit: c.RegisterLimit, RegisterBurst: c.RegisterBurst, TLS: h.ca.ServerTLSConfig(serving),
-		Store: h.st, Registry: h.reg, Services: append(services, gitopsServices...), GitOps: true,
-		Users: users.New(h.st, h.ca), CAPEM: h.ca.CertPEM, Jobs: js, Audit: h.audit,
-	})
+	parts, checks, err := schedulingParts(ctx, h.st, c, rc)
 	if err != nil {
 		return nil, nil, err
 	}
-	loops := []loop{srv.Run, h.reg.Run}
+	parts = withRetention(parts, js, ix, c.Retention)
 	if c.runs(Rollouts) {
-		loops = append(loops, rollouts.Run)
+		parts = append(parts, leaderPart{legacyElection: rollout.Election, lead: rollouts.Lead})
 	}
-	scheduling, err := schedulingLoops(ctx, h.st, c, rc)
+	scfg := server.Config{
+		Listen: c.Listen, HTTPListen: c.HTTPListen, HTTPTLS: c.HTTPTLS, HealthListen: c.HealthListen, RESTListen: c.RESTListen, RESTHandlers: c.RESTHandlers,
+		RegisterLimit: c.RegisterLimit, RegisterBurst: c.RegisterBurst, TLS: serving.TLSConfig(),
+		Store: h.st, ReadyChecks: append([]server.ReadyCheck{leaderCheck(h.st, c.Identity, primaryElection(parts))}, checks...), Registry: h.reg, Services: append(services, gitopsServices...), GitOps: true,
+		Users: users.New(h.st, h.ca, users.WithCertValidity(c.UserCertValidity)), CAPEM: h.ca.BundlePEM(), Jobs: js, Audit: h.audit,
+	}
+	if c.OIDC.IssuerURL != "" {
+		tv, err := users.NewTokenVerifier(c.OIDC)
+		if err != nil {
+			return nil, nil, err
+		}
+		scfg.Tokens = tv
+	}
+	srv, err := server.New(scfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	return append(loops, scheduling...), srv, nil
+	h.srv = srv
+	loops := []loop{srv.Run, h.reg.Run, ix.Run, func(ctx context.Context) error { return h.st.RunDefrag(ctx, c.Defrag) }}
+	if len(parts) > 0 {
+		loops = append(loops, leaderLoop(h.st, c.Identity, parts))
+	}
+	return loops, srv, nil
 }
 
 // hubCluster is the hub management cluster's client config, or nil.

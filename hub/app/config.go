@@ -3,6 +3,7 @@
 package app
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"time"
@@ -13,10 +14,12 @@ import (
 	"github.com/shoal-dev/shoal/federation/endpoint"
 
 	"github.com/shoal-dev/shoal/hub/dispatch"
+	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/scheduler"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/hub/users"
 )
 
 // Config is everything a hub replica needs. DefaultConfig gives the
@@ -33,6 +36,13 @@ type Config struct {
 	HTTPListen string
 	// HTTPTLS is HTTPListen's serving certificate, key and client CA.
 	HTTPTLS endpoint.TLSFiles
+	// RESTListen is the address of the REST/JSON face of the API (TLS
+	// with the gRPC serving certificate; the same authentication and
+	// authorization as gRPC; docs/rest.md); "" disables it.
+	RESTListen string
+	// RESTHandlers are further handlers served on RESTListen beside the
+	// API (server.Config.RESTHandlers), such as the web fleet view.
+	RESTHandlers map[string]http.Handler
 	// HealthListen serves /healthz and /readyz only (no metrics, no error
 	// detail) in plain HTTP on any address, for the kubelet's probes; ""
 	// disables it.
@@ -48,10 +58,32 @@ type Config struct {
 	AdvertiseAddress string
 	// Hostnames are extra DNS names and IPs for the serving certificate.
 	Hostnames []string
+	// ServiceName is the host name of the Service in front of the
+	// replicas (e.g. shoal-hub.shoal-system.svc); it is put on every
+	// replica's serving certificate and, without AdvertiseAddress, is the
+	// address agents and the CLI dial (with Listen's port).
+	ServiceName string
+	// Peers are every replica's host or host:port (this one's included);
+	// each host is put on the serving certificate, so that a client may
+	// dial any replica by its own name.
+	Peers []string
+	// PKIKeyFile is the file of the key that seals the hub CA and the
+	// bootstrap admin identity in the store (pki.LoadKeyFile): with it,
+	// the replicas on one etcd share them through the store (the first
+	// creates the CA, the others load it); without it the CA stays in
+	// DataDir/pki only, for a single replica, and a start is refused when
+	// the store already holds a shared CA.
+	PKIKeyFile string
 	// Etcd selects an external etcd; without Endpoints the hub embeds one.
 	Etcd Etcd
 	// Kubeconfig is the hub management cluster's kubeconfig (optional).
 	Kubeconfig string
+	// HubClusterServer is the hub management cluster's API server URL
+	// written into the agents' hub-cluster kubeconfigs, when agents reach it
+	// by another address than the hub does (in-cluster the hub's is
+	// https://kubernetes.default.svc, which no other cluster resolves);
+	// default: the server of Kubeconfig.
+	HubClusterServer string
 	// HubCluster is the hub management cluster's client config; it
 	// replaces Kubeconfig (for callers that hold a config, not a file).
 	// With a hub cluster agents get scoped credentials there, pod
@@ -61,9 +93,20 @@ type Config struct {
 	// turns NotReady; FenceTimeout how long it then stays NotReady before
 	// it turns Lost. Want 0 < ClusterGrace < FenceTimeout.
 	ClusterGrace, FenceTimeout time.Duration
+	// FenceMargin is added to FenceTimeout before a silent cluster turns
+	// Lost: it covers the agent's fence check interval (up to a second),
+	// the stop of its local pods and the registry's sweep. 0 is
+	// registry.DefaultFenceMargin; else at least a second.
+	FenceMargin time.Duration
 	// AgentCertValidity is the lifetime of agent client certificates
 	// (0: the registry's default, a year).
 	AgentCertValidity time.Duration
+	// UserCertValidity is the lifetime of user client certificates and the
+	// longest a `shoal user create`/`renew` may ask for (0: a year).
+	UserCertValidity time.Duration
+	// OIDC is the issuer whose ID tokens authenticate users without a
+	// client certificate (bearer tokens); no IssuerURL accepts none.
+	OIDC users.OIDCConfig
 	// AdminConfig is the shoal CLI config file that gets this hub's admin
 	// identity as context AdminContext; "" skips it.
 	AdminConfig, AdminContext string
@@ -86,6 +129,11 @@ type Config struct {
 	ElectionTTL time.Duration
 	// Embedded tunes the embedded etcd.
 	Embedded store.EmbeddedConfig
+	// Retention says how long finished jobs are kept (the leader deletes
+	// them); Defrag schedules the embedded etcd's defragmentation
+	// (docs/retention.md).
+	Retention jobs.RetentionConfig
+	Defrag    store.DefragConfig
 }
 
 // Etcd is an external etcd cluster.
@@ -131,8 +179,11 @@ func DefaultConfig() Config {
 		HTTPListen:   "127.0.0.1:7080",
 		ClusterGrace: registry.DefaultGrace,
 		FenceTimeout: registry.DefaultFenceTimeout,
+		FenceMargin:  registry.DefaultFenceMargin,
 		AdminConfig:  filepath.Join(home, ".shoal", "config"),
 		AdminContext: "default",
+		Retention:    jobs.RetentionConfig{TTL: DefaultFinishedJobTTL, MaxCount: DefaultFinishedJobMaxCount},
+		Defrag:       store.DefragConfig{Interval: DefaultDefragInterval},
 	}
 }
 

@@ -5,6 +5,8 @@ package app
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
@@ -13,6 +15,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/audit"
 	"github.com/shoal-dev/shoal/hub/pki"
 	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/server"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -31,6 +34,7 @@ type Hub struct {
 	ca    *pki.CA
 	reg   *registry.Registry
 	audit *audit.Log
+	srv   *server.Server
 }
 
 // Run builds a hub from cfg and runs it until ctx ends or a part fails; it
@@ -73,6 +77,18 @@ func (h *Hub) Store() *store.Store { return h.st }
 // CA is the hub CA; valid after Ready.
 func (h *Hub) CA() *pki.CA { return h.ca }
 
+// RESTAddress is the host:port of the REST face (Config.RESTListen), "" when
+// it is off; valid after Ready.
+func (h *Hub) RESTAddress() string {
+	if h.srv == nil {
+		return ""
+	}
+	if a := h.srv.RESTAddr(); a != nil {
+		return a.String()
+	}
+	return ""
+}
+
 // Registry is the cluster registry; valid after Ready.
 func (h *Hub) Registry() *registry.Registry { return h.reg }
 
@@ -88,13 +104,6 @@ func (h *Hub) Run(ctx context.Context) (err error) {
 	}()
 	c := &h.cfg
 	log := klog.FromContext(ctx)
-	ca, serving, err := loadPKI(c)
-	if err != nil {
-		return err
-	}
-	if err := writeAdminConfig(c, ca); err != nil {
-		return err
-	}
 	rc, err := hubCluster(c)
 	if err != nil {
 		return err
@@ -102,11 +111,24 @@ func (h *Hub) Run(ctx context.Context) (err error) {
 	if err := registerMetrics(); err != nil {
 		return err
 	}
-	st, err := openStore(ctx, c)
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return fmt.Errorf("create the data directory: %w", err)
+	}
+	st, err := openStore(ctx, c, true)
 	if err != nil {
 		return err
 	}
+	if n := st.RevokedSessions(); n > 0 {
+		log.Info("Revoked the election sessions of this replica's previous process: standbys or this replica lead at once", "sessions", n)
+	}
 	defer func() { _ = st.Close() }()
+	ca, serving, err := loadPKI(ctx, c, st)
+	if err != nil {
+		return err
+	}
+	if err := writeAdminConfig(c, ca); err != nil {
+		return err
+	}
 	h.st, h.ca = st, ca
 	if h.audit, err = audit.Open(c.AuditLog); err != nil {
 		return err
@@ -115,6 +137,10 @@ func (h *Hub) Run(ctx context.Context) (err error) {
 	loops, srv, err := h.build(ctx, rc, serving)
 	if err != nil {
 		return err
+	}
+	if r, ok := ca.Rotation(); ok {
+		log.Info("CA rotation in progress: certificates of the previous CA are accepted, and one of it is served, until the overlap ends",
+			"previousCAHash", ca.Hashes()[1], "overlapUntil", r.Until)
 	}
 	log.Info("Hub starting", "dataDir", c.DataDir, "embeddedEtcd", st.Embedded(), "advertise", c.AdvertiseAddress,
 		"caHash", ca.Hash(), "hubCluster", rc != nil, "adminConfig", c.AdminConfig, "auditLog", c.AuditLog, "identity", c.Identity)

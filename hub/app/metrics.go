@@ -19,12 +19,16 @@ import (
 // registerMetrics registers every hub package's collectors with the
 // default registry, once per process: a second hub in the same process
 // (tests) shares them.
-func registerMetrics() error {
+func registerMetrics() error { return RegisterMetrics(prometheus.DefaultRegisterer) }
+
+// RegisterMetrics registers every hub package's collectors with reg (a
+// collector already there is kept); docs/metrics.md lists them.
+func RegisterMetrics(reg prometheus.Registerer) error {
 	for _, register := range []func(prometheus.Registerer) error{
 		store.Register, server.RegisterMetrics, jobs.Register, rollout.Register, registry.RegisterMetrics, scheduler.Register, dispatch.Register,
 	} {
 		var are prometheus.AlreadyRegisteredError
-		if err := register(prometheus.DefaultRegisterer); err != nil && !errors.As(err, &are) {
+		if err := register(reg); err != nil && !errors.As(err, &are) {
 			return err
 		}
 	}

@@ -17,18 +17,27 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// apiServices builds the job and queue services; with a hub management
+// apiServices builds the job and queue services (filtered job lists from
+// ix, whose Run the caller runs); with a hub management
 // cluster (rc not nil) pod templates are checked by a server-side dry-run
 // there, and the objects they reference must exist in the member namespace
 // (memberNS, the dispatcher's) there.
-func apiServices(st *store.Store, rc *rest.Config, memberNS string) ([]func(grpc.ServiceRegistrar), *jobs.Service, error) {
-	var opts []jobs.Option
+func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.ListIndex) ([]func(grpc.ServiceRegistrar), *jobs.Service, error) {
+	opts := []jobs.Option{jobs.WithListIndex(ix)}
 	if rc != nil {
+		// Every submit makes a dry-run (and reads the objects its template
+		// references): client-go's default of 5 requests a second would
+		// hold submissions to about five a second per replica.
+		rc = rest.CopyConfig(rc)
+		rc.QPS, rc.Burst = 200, 400
 		cs, err := kubernetes.NewForConfig(rc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("hub cluster client: %w", err)
 		}
-		opts = append(opts, jobs.WithTemplateValidator(jobs.NewDryRunValidator(cs, "")),
+		// Identical templates reuse a verdict for jobs.DefaultVerdictTTL
+		// (docs/api.md, "Intake"): pipelines submit thousands of them.
+		dry := jobs.NewCachedValidator(jobs.NewDryRunValidator(cs, ""), 0, 0, nil)
+		opts = append(opts, jobs.WithTemplateValidator(dry),
 			jobs.WithReferenceChecker(jobs.NewKubeReferenceChecker(cs, memberNS)))
 	}
 	js := jobs.New(st, opts...)

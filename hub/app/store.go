@@ -14,8 +14,10 @@ import (
 )
 
 // openStore connects to the external etcd or starts the embedded one in
-// DataDir/etcd.
-func openStore(ctx context.Context, c *Config) (*store.Store, error) {
+// DataDir/etcd. The replica itself (replica true) records its election
+// sessions in DataDir and revokes those of its previous process; a
+// subcommand beside it (rotate-ca) must not.
+func openStore(ctx context.Context, c *Config, replica bool) (*store.Store, error) {
 	tlsCfg, err := c.etcdTLS()
 	if err != nil {
 		return nil, err
@@ -24,6 +26,10 @@ func openStore(ctx context.Context, c *Config) (*store.Store, error) {
 		klog.FromContext(ctx).Info("WARNING: external etcd over plain http (--etcd-insecure-allow-plaintext): its traffic, every job and credential record included, is unencrypted and unauthenticated",
 			"endpoints", plain)
 	}
+	sessions := ""
+	if replica {
+		sessions = filepath.Join(c.DataDir, "election-sessions")
+	}
 	return store.Open(ctx, store.Config{
 		DataDir:     filepath.Join(c.DataDir, "etcd"),
 		Endpoints:   c.Etcd.Endpoints,
@@ -31,6 +37,7 @@ func openStore(ctx context.Context, c *Config) (*store.Store, error) {
 		Prefix:      c.Etcd.Prefix,
 		ElectionTTL: c.ElectionTTL,
 		Embedded:    c.Embedded,
+		SessionFile: sessions,
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/shoal-dev/shoal/federation/endpoint"
 )
@@ -38,12 +39,19 @@ func (c *Config) Validate() error {
 	if c.DataDir == "" {
 		return &ConfigError{Fields: []string{"DataDir"}, format: "%s must not be empty"}
 	}
+	if err := c.validateRetention(); err != nil {
+		return err
+	}
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return &ConfigError{Fields: []string{"Listen"}, format: "%s %q: want host:port: %v", args: []any{c.Listen, err}}
 	}
 	if c.ClusterGrace <= 0 || c.FenceTimeout <= c.ClusterGrace {
 		return &ConfigError{Fields: []string{"ClusterGrace", "FenceTimeout"}, format: "want 0 < %[1]s (%[3]s) < %[2]s (%[4]s)",
 			args: []any{c.ClusterGrace, c.FenceTimeout}}
+	}
+	if c.FenceMargin != 0 && c.FenceMargin < time.Second {
+		return &ConfigError{Fields: []string{"FenceMargin"}, format: "%s %s: want at least 1s (it covers the agent's fence check interval, up to a second, and the stop of its pods)",
+			args: []any{c.FenceMargin}}
 	}
 	e := c.Etcd
 	if len(e.Endpoints) == 0 && (e.CAFile != "" || e.CertFile != "" || e.KeyFile != "") {
@@ -57,6 +65,16 @@ func (c *Config) Validate() error {
 		return &ConfigError{Fields: []string{"Etcd.Endpoints", "Etcd.InsecureAllowPlaintext"},
 			format: "%s: %q is not https://: etcd holds every job and credential record; use TLS (https:// with a CA, client certificate and key) or, knowingly, %s",
 			args:   []any{plain[0]}}
+	}
+	if c.PKIKeyFile != "" && len(e.Endpoints) == 0 {
+		return &ConfigError{Fields: []string{"PKIKeyFile", "Etcd.Endpoints"},
+			format: "%s shares the hub CA through an external etcd: it needs %s (an embedded etcd is one replica's)"}
+	}
+	if c.UserCertValidity < 0 {
+		return &ConfigError{Fields: []string{"UserCertValidity"}, format: "%s %s is negative", args: []any{c.UserCertValidity}}
+	}
+	if err := c.OIDC.Validate(); err != nil {
+		return &ConfigError{Fields: []string{"OIDC.IssuerURL", "OIDC.ClientID"}, format: "%s, %s: %v", args: []any{err}}
 	}
 	return c.validateEndpoints()
 }
@@ -80,6 +98,11 @@ func (c *Config) validateEndpoints() error {
 			return &ConfigError{Fields: []string{"HealthListen"}, format: "%s %q: want host:port: %v", args: []any{c.HealthListen, err}}
 		}
 	}
+	if c.RESTListen != "" {
+		if _, _, err := net.SplitHostPort(c.RESTListen); err != nil {
+			return &ConfigError{Fields: []string{"RESTListen"}, format: "%s %q: want host:port: %v", args: []any{c.RESTListen, err}}
+		}
+	}
 	return nil
 }
 
@@ -90,7 +113,9 @@ func (c *Config) Complete() error {
 		return err
 	}
 	host, port, _ := net.SplitHostPort(c.Listen)
-	if c.AdvertiseAddress == "" {
+	if c.AdvertiseAddress == "" && c.ServiceName != "" {
+		c.AdvertiseAddress = net.JoinHostPort(c.ServiceName, port)
+	} else if c.AdvertiseAddress == "" {
 		c.AdvertiseAddress = c.Listen
 		if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
 			name, err := os.Hostname()
@@ -111,10 +136,20 @@ func (c *Config) Complete() error {
 }
 
 // ServerHosts are the names and IPs the serving certificate covers:
-// Hostnames, the advertised host and the listen host unless it is the
-// unspecified address.
+// Hostnames, the Service's name, every peer's host, the advertised host and
+// the listen host unless it is the unspecified address.
 func (c *Config) ServerHosts() []string {
 	hosts := append([]string{}, c.Hostnames...)
+	if c.ServiceName != "" {
+		hosts = append(hosts, c.ServiceName)
+	}
+	for _, p := range c.Peers {
+		if h, _, err := net.SplitHostPort(p); err == nil {
+			hosts = append(hosts, h)
+		} else {
+			hosts = append(hosts, p)
+		}
+	}
 	if h, _, err := net.SplitHostPort(c.AdvertiseAddress); err == nil {
 		hosts = append(hosts, h)
 	}

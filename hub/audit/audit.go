@@ -20,6 +20,11 @@ type Entry struct {
 	// User is the caller (a user name, "admin" for the bootstrap admin,
 	// "agent:<cluster>" for an agent, "" when unauthenticated).
 	User string `json:"user"`
+	// Auth is how the caller authenticated: "certificate" or "oidc"
+	// ("" when it did not).
+	Auth string `json:"auth,omitempty"`
+	// OIDCUsername is the verified ID token's username (oidc only).
+	OIDCUsername string `json:"oidcUsername,omitempty"`
 	// Method is the gRPC method, e.g. Jobs/Submit.
 	Method string `json:"method"`
 	// Object names the object the call was about, when it names one.

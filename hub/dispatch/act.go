@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -25,11 +26,14 @@ const parallelism = 32
 // act carries out what the phases decided, once the decision is stored.
 // wrote says whether this pass already wrote the job.
 func (d *Dispatcher) act(ctx context.Context, s *scope, wrote bool) error {
-	if err := d.deletePods(ctx, s.old, 0); err != nil {
+	if err := d.deletePods(ctx, s.old, 0, s.heard); err != nil {
 		return err
 	}
 	if rendezvousDue(s) {
 		if err := d.syncRendezvous(ctx, s); err != nil {
+			return err
+		}
+		if err := d.syncCopies(ctx, s); err != nil {
 			return err
 		}
 	}
@@ -57,6 +61,21 @@ func rendezvousDue(s *scope) bool {
 	return s.teardown == nil && s.res != nil && j != nil && !j.Status.Phase.Terminal() && s.res.Epoch == j.Status.Epoch
 }
 
+// missingMembers says whether a member of the reservation's epoch has no
+// pod in s.pods.
+func missingMembers(s *scope) bool {
+	have := make(map[string]bool, len(s.pods))
+	for _, p := range s.pods {
+		have[p.Name] = true
+	}
+	for _, m := range s.res.Members {
+		if !have[v1alpha1.MemberPodName(s.name, s.res.Epoch, m.Index)] {
+			return true
+		}
+	}
+	return false
+}
+
 // createMembers creates the missing member pods and adds them to s.pods.
 func (d *Dispatcher) createMembers(ctx context.Context, s *scope) error {
 	j := s.job.Object
@@ -65,19 +84,34 @@ func (d *Dispatcher) createMembers(ctx context.Context, s *scope) error {
 		have[p.Name] = true
 	}
 	var missing []*corev1.Pod
+	var level v1alpha1.PodSecurityLevel // the queue's, read once a member is missing
 	for _, m := range s.res.Members {
 		if !have[v1alpha1.MemberPodName(j.Name, s.res.Epoch, m.Index)] {
-			missing = append(missing, d.memberPod(j, s.res, m))
+			if level == "" {
+				l, _, err := queues.PodSecurity(ctx, d.queues, j.Spec.Queue)
+				if err != nil {
+					return err
+				}
+				level = l
+			}
+			missing = append(missing, d.memberPod(j, s.res, m, level))
 		}
 	}
 	if len(missing) == 0 {
 		return nil
 	}
+	if err := d.leading(ctx); err != nil {
+		return err
+	}
+	if err := d.ensureNamespaces(ctx, clusterNamespaces(s.res)); err != nil {
+		return err
+	}
 	created := make([]*corev1.Pod, len(missing))
 	err := forEach(len(missing), func(i int) error {
-		p, err := d.hub.CoreV1().Pods(d.cfg.Namespace).Create(ctx, missing[i], metav1.CreateOptions{})
+		api := d.hub.CoreV1().Pods(missing[i].Namespace)
+		p, err := api.Create(ctx, missing[i], metav1.CreateOptions{})
 		if apierrors.IsAlreadyExists(err) { // the cache had not seen it yet
-			p, err = d.hub.CoreV1().Pods(d.cfg.Namespace).Get(ctx, missing[i].Name, metav1.GetOptions{})
+			p, err = api.Get(ctx, missing[i].Name, metav1.GetOptions{})
 		}
 		created[i] = p
 		return err
@@ -99,14 +133,24 @@ func (d *Dispatcher) stamp(ctx context.Context, s *scope) error {
 			todo = append(todo, p)
 		}
 	}
+	if len(todo) == 0 {
+		return nil
+	}
+	if err := d.leading(ctx); err != nil {
+		return err
+	}
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationCommit, epoch))
-	return forEach(len(todo), func(i int) error {
+	err := forEach(len(todo), func(i int) error {
 		_, err := d.hub.CoreV1().Pods(todo[i].Namespace).Patch(ctx, todo[i].Name, types.MergePatchType, patch, metav1.PatchOptions{})
 		if isNotFound(err) {
 			return nil // a vanished member fails the gang in follow
 		}
 		return err
 	})
+	if err == nil {
+		traceCommit(ctx, s, len(todo))
+	}
+	return err
 }
 
 // tearDown deletes every member with the teardown's grace (those on Lost
@@ -121,7 +165,7 @@ func (d *Dispatcher) tearDown(ctx context.Context, s *scope, wrote bool) error {
 	}
 	if len(pods) > 0 {
 		onLost, rest := s.lost.split(pods, s.runPolicy())
-		return errors.Join(d.forceDelete(ctx, onLost), d.deletePods(ctx, rest, s.teardown.grace))
+		return errors.Join(d.forceDelete(ctx, onLost), d.deletePods(ctx, rest, s.teardown.grace, s.heard))
 	}
 	if wrote {
 		return nil
@@ -133,7 +177,7 @@ func (d *Dispatcher) tearDown(ctx context.Context, s *scope, wrote bool) error {
 	if live, err := d.pods.anyLive(ctx, s.name, epoch, s.teardown.keepFinished); err != nil || live {
 		return err
 	}
-	var conds []store.Cond
+	conds := d.guards()
 	var ops []store.Op
 	if s.res != nil {
 		c, o := d.ledger.ReleaseGuarded(s.name, s.resRev)
@@ -166,16 +210,19 @@ func unfinished(pods []*corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-// deletePods deletes the pods not yet terminating with grace seconds, and
-// force-deletes those hanging past grace plus ForceDeleteAfter.
-func (d *Dispatcher) deletePods(ctx context.Context, pods []*corev1.Pod, grace int64) error {
+// deletePods deletes the pods not yet terminating with grace seconds (at
+// least minMemberGrace, so that their agent confirms their end), and
+// force-deletes those hanging past grace plus ForceDeleteAfter whose
+// cluster's agent has reached the hub since (fencewait.go); the others
+// wait for their cluster to turn Lost.
+func (d *Dispatcher) deletePods(ctx context.Context, pods []*corev1.Pod, grace int64, h heard) error {
 	now := d.cfg.Clock.Now()
 	var errs []error
 	for _, p := range pods {
-		g := grace
+		g := max(grace, minMemberGrace)
 		if p.DeletionTimestamp != nil {
 			limit := p.DeletionTimestamp.Add(d.cfg.ForceDeleteAfter)
-			if now.Before(limit) {
+			if now.Before(limit) || !h.sinceDeletion(p) {
 				continue
 			}
 			g = 0
@@ -192,12 +239,15 @@ func (d *Dispatcher) deletePods(ctx context.Context, pods []*corev1.Pod, grace i
 }
 
 // forEach runs fn for 0..n-1 with bounded parallelism and joins the errors.
-func forEach(n int, fn func(int) error) error {
+func forEach(n int, fn func(int) error) error { return forEachN(n, parallelism, fn) }
+
+// forEachN runs fn for 0..n-1, width at a time, and joins the errors.
+func forEachN(n, width int, fn func(int) error) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
 		errs []error
-		sem  = make(chan struct{}, parallelism)
+		sem  = make(chan struct{}, max(width, 1))
 	)
 	for i := range n {
 		wg.Add(1)

@@ -68,6 +68,30 @@ func notStarted(s *scope) []lateMember {
 	return late
 }
 
+// notPrepared returns the members of the epoch, in index order, that
+// have not reported Prepared: why is "no hub pod" for a member not created
+// yet, else its pod's scheduling reason (SchedulingGated once the workload
+// cluster's scheduler has seen the gated local pod; none before).
+func notPrepared(s *scope) []lateMember {
+	byName := make(map[string]*corev1.Pod, len(s.pods))
+	for _, p := range s.pods {
+		byName[p.Name] = p
+	}
+	var out []lateMember
+	for _, m := range s.res.Members {
+		p := byName[v1alpha1.MemberPodName(s.name, s.res.Epoch, m.Index)]
+		why := "no hub pod"
+		if p != nil {
+			if st, _ := stateOf(p); st != memberWaiting {
+				continue
+			}
+			why = schedulingReason(p)
+		}
+		out = append(out, lateMember{index: m.Index, cluster: m.Cluster, node: m.Node, why: why})
+	}
+	return out
+}
+
 // schedulingReason is the reason of a pod's PodScheduled=False condition
 // ("Unschedulable"), or "".
 func schedulingReason(p *corev1.Pod) string {

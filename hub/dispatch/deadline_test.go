@@ -48,12 +48,12 @@ func (r *rig) passWith(d *dispatch.Dispatcher) {
 // setPhase plays the agent of one member: its pod reaches phase.
 func (r *rig) setPhase(job string, member int32, phase corev1.PodPhase) {
 	r.T.Helper()
-	p, err := r.hub.CoreV1().Pods(ns).Get(r.Ctx, v1alpha1.MemberPodName(job, r.Job(job).Status.Epoch, member), metav1.GetOptions{})
+	p, err := r.hub.CoreV1().Pods(ns).Get(r.Ctx, v1alpha1.MemberPodName(job, r.Job(job).Status.Epoch, member), metav1.GetOptions{}) // eu1's
 	if err != nil {
 		r.T.Fatal(err)
 	}
 	p.Status.Phase = phase
-	if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, p, metav1.UpdateOptions{}); err != nil {
+	if _, err := r.hub.CoreV1().Pods(p.Namespace).UpdateStatus(r.Ctx, p, metav1.UpdateOptions{}); err != nil {
 		r.T.Fatal(err)
 	}
 }
@@ -62,13 +62,13 @@ func (r *rig) setPhase(job string, member int32, phase corev1.PodPhase) {
 // cluster cannot bind.
 func (r *rig) unschedulable(job string, member int32) {
 	r.T.Helper()
-	p, err := r.hub.CoreV1().Pods(ns).Get(r.Ctx, v1alpha1.MemberPodName(job, r.Job(job).Status.Epoch, member), metav1.GetOptions{})
+	p, err := r.hub.CoreV1().Pods(ns).Get(r.Ctx, v1alpha1.MemberPodName(job, r.Job(job).Status.Epoch, member), metav1.GetOptions{}) // eu1's
 	if err != nil {
 		r.T.Fatal(err)
 	}
 	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodScheduled,
 		Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable, Message: "0/16 nodes are available"})
-	if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, p, metav1.UpdateOptions{}); err != nil {
+	if _, err := r.hub.CoreV1().Pods(p.Namespace).UpdateStatus(r.Ctx, p, metav1.UpdateOptions{}); err != nil {
 		r.T.Fatal(err)
 	}
 }
@@ -125,7 +125,7 @@ func TestStartDeadlineTearsDownWholeGang(t *testing.T) {
 	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{}); err == nil {
 		t.Fatal("rendezvous service left behind")
 	}
-	if l, err := r.hub.CoreV1().Pods(ns).List(r.Ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+	if l, err := r.hub.CoreV1().Pods(metav1.NamespaceAll).List(r.Ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
 		t.Fatalf("hub cluster pods left: %v (%v)", l, err)
 	}
 }

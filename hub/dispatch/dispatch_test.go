@@ -26,7 +26,8 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-const ns = "shoal-jobs"
+// ns is the hub namespace of the members of cluster eu1.
+var ns = v1alpha1.ClusterNamespace("eu1")
 
 // rig is a scheduler and a dispatcher on one store with a fake hub cluster.
 type rig struct {
@@ -57,7 +58,7 @@ func (r *rig) dispatcher(cfg dispatch.Config) *dispatch.Dispatcher {
 func (r *rig) synced(d *dispatch.Dispatcher) {
 	r.T.Helper()
 	want := map[string]string{}
-	l, err := r.hub.CoreV1().Pods(ns).List(r.Ctx, metav1.ListOptions{})
+	l, err := r.hub.CoreV1().Pods(metav1.NamespaceAll).List(r.Ctx, metav1.ListOptions{})
 	if err != nil {
 		r.T.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func (r *rig) pass() {
 
 func (r *rig) pods(job string) []corev1.Pod {
 	r.T.Helper()
-	l, err := r.hub.CoreV1().Pods(ns).List(r.Ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
+	l, err := r.hub.CoreV1().Pods(metav1.NamespaceAll).List(r.Ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
 	if err != nil {
 		r.T.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func (r *rig) agent(job string, refuse int, phase corev1.PodPhase) {
 		if p.Annotations[v1alpha1.AnnotationCommit] != "" && phase != "" {
 			p.Status.Phase = phase
 		}
-		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+		if _, err := r.hub.CoreV1().Pods(p.Namespace).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
 			r.T.Fatal(err)
 		}
 	}
@@ -149,8 +150,9 @@ func TestGangPreparesCommitsAndRuns(t *testing.T) {
 	member, _ := strconv.Atoi(p.Labels[v1alpha1.LabelMember])
 	if p.Spec.NodeName != "shoal-eu1-h100-80gb" || p.Annotations[v1alpha1.AnnotationTargetNode] == "" ||
 		p.Annotations[v1alpha1.AnnotationEpoch] != "1" || env["SHOAL_GANG_SIZE"] != "2" || env["WORLD_SIZE"] != "16" ||
-		env["MASTER_ADDR"] != "llama-0.llama."+ns || env["RANK"] != strconv.Itoa(8*member) ||
-		env["NODE_RANK"] != p.Labels[v1alpha1.LabelMember] || p.Spec.Subdomain != "llama" {
+		env["MASTER_ADDR"] != "llama-0.llama."+v1alpha1.LocalMemberNamespace("research") || env["RANK"] != strconv.Itoa(8*member) ||
+		env["NODE_RANK"] != p.Labels[v1alpha1.LabelMember] || p.Spec.Subdomain != "llama" ||
+		p.Annotations[v1alpha1.AnnotationQueue] != "research" || p.Annotations[v1alpha1.AnnotationPodSecurity] != string(v1alpha1.DefaultPodSecurityLevel) {
 		t.Fatalf("member pod %s: node %s annotations %v env %v", p.Name, p.Spec.NodeName, p.Annotations, env)
 	}
 	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{}); err != nil {
@@ -244,7 +246,7 @@ func TestMemberFailureRestartsWholeGang(t *testing.T) {
 		}
 		p := r.pods("llama")[0]
 		p.Status.Phase = corev1.PodFailed
-		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+		if _, err := r.hub.CoreV1().Pods(p.Namespace).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		r.pass()

@@ -4,6 +4,7 @@ package dispatch
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -12,11 +13,14 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// Election is the store election dispatcher replicas campaign in.
+// Election is the store election Run campaigns in alone. The hub runs
+// Lead under its one leadership instead (hub/app), whose leader also wins
+// this election so that no older replica dispatches beside it.
 const Election = "dispatch"
 
 // DefaultFinishedRetention is shoal-hub's --finished-member-retention.
@@ -29,8 +33,12 @@ const DefaultStartTimeout = 5 * time.Minute
 type Config struct {
 	// Identity names this replica in the election.
 	Identity string
-	// Namespace of the member pods in the hub cluster; default
-	// v1alpha1.MemberNamespace ("shoal-jobs").
+	// Namespace is the users' namespace of the hub cluster, where the
+	// ConfigMaps, Secrets and ServiceAccounts jobs reference are created
+	// (docs/dependencies.md); default v1alpha1.MemberNamespace
+	// ("shoal-jobs"). Member pods live in their cluster's namespace
+	// (v1alpha1.ClusterNamespace), with their jobs' rendezvous objects and
+	// the hub's copies of those dependencies.
 	Namespace string
 	// PrepareTimeout is how long every member has to be Prepared; default 30s.
 	PrepareTimeout time.Duration
@@ -43,16 +51,23 @@ type Config struct {
 	// abort up to MaxBackoff. Defaults 2s and 5m.
 	Backoff, MaxBackoff time.Duration
 	// ForceDeleteAfter is how long past its grace period a terminating
-	// member may hang (its agent gone) before it is deleted with grace 0;
-	// default 30s.
+	// member may hang before it is deleted with grace 0, when its
+	// cluster's agent has reached the hub since the deletion was asked (the
+	// hang is then in the workload cluster); default 30s. A member on a
+	// cluster silent since waits until the cluster is Lost, when the
+	// agent's fence has stopped it (fencewait.go).
 	ForceDeleteAfter time.Duration
 	// FinishedRetention is how long a finished job keeps its ended members'
 	// pods (and their logs) on the hub and in the workload clusters; 0
 	// deletes them at once. Running members of a failed or cancelled job
 	// are stopped either way.
 	FinishedRetention time.Duration
-	// Interval is the longest time between passes; default 1s.
+	// Interval is the longest time between sweeps, each of which reads the
+	// clusters and queues every job; default 1s.
 	Interval time.Duration
+	// Workers is how many jobs are reconciled at once (never one job by
+	// two); default DefaultWorkers.
+	Workers int
 	// Clock is the time source; default the real clock.
 	Clock clock.WithTicker
 }
@@ -68,16 +83,38 @@ type Dispatcher struct {
 	ledger *ledger.Ledger
 	jobs   store.Reader[*v1alpha1.Job]
 	status *jobs.Status
+	// queues is the queue records, read for the pod-security level stamped
+	// on member pods.
+	queues store.Reader[*v1alpha1.Queue]
 	// clusters is the registry's cluster records, read for drains.
 	clusters store.Reader[*v1alpha1.Cluster]
 	// pods is the member pod cache of the current leadership (Start).
 	pods *memberPods
-	// nsReady is set once the member namespace exists (Run's goroutine only).
-	nsReady bool
+	// nsReady holds the namespaces known to exist, under nsMu.
+	nsMu    sync.Mutex
+	nsReady map[string]bool
 	// wake is the earliest deadline the last Pass found pending (zero:
-	// none); Run passes again at it.
+	// none).
 	wake time.Time
+	// wakes are the deadlines pending per job while Lead runs; it
+	// reconciles a job again at its own.
+	wakes wakes
+	// view is the clusters as the last sweep read them.
+	view clusterView
+	// memberWrites is when Lead last wrote each job's member phases
+	// (deferMembers), by job name.
+	memberWrites sync.Map
+	// held is the guard of the leadership Run holds (nil: none, Pass
+	// driven by hand): leadership.go.
+	held *store.Cond
+	// state is this replica's standing in the election, for readiness.
+	state *store.LeaderState
 }
+
+// State is the dispatcher's standing in its election: leading and synced
+// once a pass of the current leadership completed on synced member pod
+// caches (the readiness check dispatch-synced).
+func (d *Dispatcher) State() *store.LeaderState { return d.state }
 
 // New returns a dispatcher that keeps state in st and member pods in the
 // hub cluster behind hub.
@@ -103,6 +140,9 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
 	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = DefaultWorkers
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -110,12 +150,15 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 		cfg.Identity = "shoal-hub"
 	}
 	status := jobs.NewStatus(st)
-	return &Dispatcher{cfg: cfg, st: st, hub: hub, ledger: ledger.New(st), jobs: status.Reader(), status: status,
-		clusters: store.NewReader(st, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())}
+	return &Dispatcher{cfg: cfg, st: st, hub: hub, ledger: ledger.New(st), jobs: status.Reader(), status: status, nsReady: map[string]bool{},
+		queues:   store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
+		clusters: store.NewReader(st, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]()),
+		state:    store.NewLeaderState(st, Election)}
 }
 
-// Start starts the member pod cache (a shared informer on the hub pods of
-// Namespace labelled with the job), which runs until ctx ends. Run starts
+// Start starts the member pod cache (shared informers on the hub pods of
+// every namespace labelled with the job, their rendezvous objects, and the
+// dependencies in Namespace with their copies), which runs until ctx ends. Run starts
 // one per leadership; call Start before driving Pass by hand.
 func (d *Dispatcher) Start(ctx context.Context) {
 	d.pods = newMemberPods(d.hub, d.cfg.Namespace)

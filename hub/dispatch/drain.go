@@ -18,14 +18,15 @@ import (
 type drains map[string]*v1alpha1.Cluster
 
 // readClusters reads the clusters (registry records, read-only) and keeps
-// those with a drain and the states of those Lost or NotReady (loss.go).
-func (d *Dispatcher) readClusters(ctx context.Context) (drains, lostClusters, error) {
-	out, lost := drains{}, lostClusters{}
+// those with a drain, the states of those Lost or NotReady (loss.go) and
+// every cluster's link to the hub cluster (fencewait.go).
+func (d *Dispatcher) readClusters(ctx context.Context) (drains, lostClusters, heard, error) {
+	out, lost, beats := drains{}, lostClusters{}, heard{}
 	opts := store.ListOptions{Limit: 1000}
 	for {
 		res, err := d.clusters.List(ctx, opts)
 		if err != nil {
-			return nil, nil, fmt.Errorf("list clusters: %w", err)
+			return nil, nil, nil, fmt.Errorf("list clusters: %w", err)
 		}
 		for _, it := range res.Items {
 			if c := it.Object; c.Spec.Drain || len(c.Spec.DrainedNodes) > 0 {
@@ -34,19 +35,21 @@ func (d *Dispatcher) readClusters(ctx context.Context) (drains, lostClusters, er
 			if st := it.Object.Status.State; st == v1alpha1.ClusterLost || st == v1alpha1.ClusterNotReady {
 				lost[it.Name] = st
 			}
+			beats[it.Name] = linkOf(it.Object)
 		}
 		if res.Continue == "" {
-			return out, lost, nil
+			return out, lost, beats, nil
 		}
 		opts.Continue = res.Continue
 	}
 }
 
 // notifyDrains pokes when a cluster's drain (spec.drain, spec.drainedNodes)
-// changes, until ctx ends or the watch closes; the other writes to cluster
-// records (heartbeats, every few seconds per cluster) do not poke.
+// or its being Lost or NotReady changes, until ctx ends or the watch
+// closes; the other writes to cluster records (heartbeats, every few
+// seconds per cluster) do not poke.
 func notifyDrains(ctx context.Context, ch <-chan store.WatchEvent[*v1alpha1.Cluster], poke func()) {
-	seen := map[string]string{} // cluster -> drainKey; absent: no drain
+	seen := map[string]string{} // cluster -> drainKey/lossKey; absent: neither
 	for {
 		select {
 		case <-ctx.Done():
@@ -56,12 +59,25 @@ func notifyDrains(ctx context.Context, ch <-chan store.WatchEvent[*v1alpha1.Clus
 				return
 			}
 			key := drainKey(ev)
+			if st := lossKey(ev); st != "" {
+				key += "/" + st
+			}
 			if ev.Type == store.Error || key != seen[ev.Name] {
 				poke()
 			}
 			seen[ev.Name] = key
 		}
 	}
+}
+
+// lossKey is the cluster's state after ev when the dispatcher acts on it
+// (Lost, NotReady: loss.go), else "".
+func lossKey(ev store.WatchEvent[*v1alpha1.Cluster]) string {
+	if c := ev.Object; ev.Type != store.Deleted && ev.Type != store.Error && c != nil &&
+		(c.Status.State == v1alpha1.ClusterLost || c.Status.State == v1alpha1.ClusterNotReady) {
+		return string(c.Status.State)
+	}
+	return ""
 }
 
 // drainKey says what of a cluster is drained after ev ("" for nothing).

@@ -41,8 +41,9 @@ func (r *rig) running(job string) *v1alpha1.Job {
 }
 
 // live makes the rig's clusters look like clusters whose agent reports
-// (a heartbeat now and an inventory summary), so that the registry keeps
-// them Ready while it evaluates a drain.
+// (a heartbeat now, one that says the agent reaches the hub cluster, and
+// an inventory summary), so that the registry keeps them Ready while it
+// evaluates a drain.
 func (r *rig) live(names ...string) *registry.Registry {
 	r.T.Helper()
 	clusters := store.NewCollection(r.Store, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())
@@ -50,6 +51,7 @@ func (r *rig) live(names ...string) *registry.Registry {
 		_, _, err := clusters.GuaranteedUpdate(r.Ctx, name, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
 			now := metav1.NewTime(r.Clock.Now())
 			c.Status.LastHeartbeat, c.Status.Inventory = &now, &v1alpha1.InventorySummary{Generation: 1}
+			c.Status.LastHubClusterContact = &now
 			return c, nil
 		})
 		if err != nil {

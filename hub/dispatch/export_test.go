@@ -4,24 +4,26 @@ package dispatch
 
 import (
 	"encoding/json"
+	"k8s.io/apimachinery/pkg/labels"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// CachedPods returns the member pods in the dispatcher's cache, each as its
-// Fingerprint by name, for tests that wait for the cache to catch up.
-// It returns nil until the cache has its first list.
+// CachedPods returns the job-labelled pods in the dispatcher's cache (the
+// members and any others it ignores), each as its Fingerprint by name, for
+// tests that wait for the cache to catch up. It returns nil until the cache
+// has its first list.
 func CachedPods(d *Dispatcher) (map[string]string, error) {
 	if !d.pods.informer.HasSynced() {
 		return nil, nil
 	}
-	byJob, err := d.pods.byJob()
+	pods, err := d.pods.lister.List(labels.Everything())
 	out := map[string]string{}
-	for _, ps := range byJob {
-		for _, p := range ps {
-			out[p.Name] = Fingerprint(p)
-		}
+	for _, p := range pods {
+		out[p.Name] = Fingerprint(p)
 	}
 	return out, err
 }
@@ -37,11 +39,22 @@ func Fingerprint(p *corev1.Pod) string {
 var NotifyDrains = notifyDrains
 
 // CachedService says whether the dispatcher's rendezvous cache holds the
-// Service name.
+// Service name, in any cluster namespace.
 func CachedService(d *Dispatcher, name string) bool {
-	_, err := d.pods.services.services.Get(name)
-	return err == nil
+	l, err := d.pods.services.services.List(labels.Everything())
+	if err != nil {
+		return false
+	}
+	for _, s := range l {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Wake is the earliest deadline d's last pass found pending (zero: none).
 func Wake(d *Dispatcher) time.Time { return d.wake }
+
+// Lead makes d's writes carry l's Held guard, as Run does while it leads.
+func Lead(d *Dispatcher, l store.Leadership) { d.setLeadership(l) }

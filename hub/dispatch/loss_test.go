@@ -118,7 +118,7 @@ func TestFencedMemberReschedulesWithoutRestart(t *testing.T) {
 	r.running("llama")
 	p := r.pods("llama")[0]
 	p.Status.Phase, p.Status.Reason, p.Status.Message = corev1.PodFailed, v1alpha1.ReasonFenced, "cut off"
-	if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+	if _, err := r.hub.CoreV1().Pods(p.Namespace).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.pass()

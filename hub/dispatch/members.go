@@ -13,8 +13,13 @@ import (
 	"github.com/shoal-dev/shoal/hub/ledger"
 )
 
-// memberPod builds the hub pod of one member.
-func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.Member) *corev1.Pod {
+// memberPod builds the hub pod of one member, in its cluster's hub
+// namespace (v1alpha1.ClusterNamespace). level is the effective
+// pod-security level of the job's queue, stamped for the agent with the
+// queue, which names the member's local namespace in the workload cluster
+// (v1alpha1.LocalMemberNamespace): its rendezvous names are those of that
+// namespace, where the agent creates its local pod.
+func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.Member, level v1alpha1.PodSecurityLevel) *corev1.Pod {
 	t := memberTemplate(j, m).DeepCopy()
 	idx := strconv.Itoa(int(m.Index))
 	epoch := strconv.FormatInt(r.Epoch, 10)
@@ -29,14 +34,19 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 		ann[k] = v
 	}
 	ann[v1alpha1.AnnotationEpoch], ann[v1alpha1.AnnotationGangSize] = epoch, strconv.Itoa(len(r.Members))
+	ann[v1alpha1.AnnotationQueue], ann[v1alpha1.AnnotationPodSecurity] = j.Spec.Queue, string(level)
 	if m.Node != "" { // a CPU-only role's member has none: the local scheduler picks
 		ann[v1alpha1.AnnotationTargetNode] = m.Node
 	}
 	if r.Level != "" {
 		ann[v1alpha1.AnnotationTargetLevel] = r.Level
 	}
+	delete(ann, v1alpha1.AnnotationTraceParent) // only the hub's attempt trace, never the template's
+	if tp := j.Annotations[v1alpha1.AnnotationTraceParent]; tp != "" {
+		ann[v1alpha1.AnnotationTraceParent] = tp
+	}
 	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.MemberPodName(j.Name, r.Epoch, m.Index), Namespace: d.cfg.Namespace,
+		ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.MemberPodName(j.Name, r.Epoch, m.Index), Namespace: v1alpha1.ClusterNamespace(m.Cluster),
 			Labels: labels, Annotations: ann},
 		Spec: t.Spec,
 	}
@@ -47,7 +57,7 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 		p.Spec.RestartPolicy = corev1.RestartPolicyNever
 	}
 	rendezvousNames(&p.Spec, j.Name, m.Index)
-	env := rendezvousEnv(j, r, d.cfg.Namespace, m.Index)
+	env := rendezvousEnv(j, r, v1alpha1.LocalMemberNamespace(j.Spec.Queue), m.Index)
 	for i := range p.Spec.Containers {
 		p.Spec.Containers[i].Env = append(p.Spec.Containers[i].Env, env...)
 	}
@@ -118,7 +128,8 @@ func memberStatuses(s *scope) []v1alpha1.MemberStatus {
 		case memberFailed, memberUnprepared:
 			phase = v1alpha1.MemberFailed
 		}
-		out[i] = v1alpha1.MemberStatus{Index: m.Index, Role: m.Role, Cluster: m.Cluster, Node: m.Node, Domain: m.Domain, Phase: phase}
+		out[i] = v1alpha1.MemberStatus{Index: m.Index, Role: m.Role, Cluster: m.Cluster, Node: m.Node,
+			Namespace: v1alpha1.ClusterNamespace(m.Cluster), Domain: m.Domain, Phase: phase}
 	}
 	return out
 }

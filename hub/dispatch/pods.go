@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -23,36 +24,90 @@ import (
 var ErrNotStarted = errors.New("dispatch: the member pod cache is not started (call Start)")
 
 // memberPods is the cache of the hub member pods: a shared informer on the
-// pods of the member namespace that carry the job label. Passes read it
+// pods of every namespace that carry the job label (each cluster's members
+// live in its namespace, v1alpha1.ClusterNamespace). Passes read it
 // instead of listing the API server each time. The same factory caches the
 // jobs' rendezvous Services and EndpointSlices (rendezvous.go), which carry
 // the job label too.
 type memberPods struct {
-	hub       kubernetes.Interface
-	namespace string
-	factory   informers.SharedInformerFactory
-	informer  cache.SharedIndexInformer
-	lister    corelisters.PodNamespaceLister
-	services  rendezvousCache
+	hub      kubernetes.Interface
+	factory  informers.SharedInformerFactory
+	informer cache.SharedIndexInformer
+	lister   corelisters.PodLister
+	services rendezvousCache
+	copies   *copyCache
 }
 
-func newMemberPods(hub kubernetes.Interface, namespace string) *memberPods {
-	f := informers.NewSharedInformerFactoryWithOptions(hub, 0, informers.WithNamespace(namespace),
+// newMemberPods caches the member pods and rendezvous objects of every
+// namespace, and the jobs' dependencies of the users' namespace source with
+// the hub's copies of them.
+func newMemberPods(hub kubernetes.Interface, source string) *memberPods {
+	f := informers.NewSharedInformerFactoryWithOptions(hub, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.LabelJob }))
 	pods := f.Core().V1().Pods()
-	return &memberPods{hub: hub, namespace: namespace, factory: f, informer: pods.Informer(),
-		lister: pods.Lister().Pods(namespace), services: newRendezvousCache(f, namespace)}
+	inf := pods.Informer()
+	// Before the start: a pass for one job reads only that job's members.
+	_ = inf.AddIndexers(cache.Indexers{byJobIndex: jobIndex})
+	return &memberPods{hub: hub, factory: f, informer: inf,
+		lister: pods.Lister(), services: newRendezvousCache(f), copies: newCopyCache(hub, source)}
 }
 
-// start runs the informer until ctx ends.
-func (m *memberPods) start(ctx context.Context) { m.factory.Start(ctx.Done()) }
+// byJobIndex indexes the cached member pods by their job label.
+const byJobIndex = "job"
+
+// jobIndex is the byJobIndex function: a member pod's job.
+func jobIndex(o any) ([]string, error) {
+	p, ok := o.(*corev1.Pod)
+	if !ok || !isMember(p) {
+		return nil, nil
+	}
+	if job := p.Labels[v1alpha1.LabelJob]; job != "" {
+		return []string{job}, nil
+	}
+	return nil, nil
+}
+
+// ofJob returns the cached member pods of job, sorted by name. The pods are
+// the cache's: never modified.
+func (m *memberPods) ofJob(job string) ([]*corev1.Pod, error) {
+	objs, err := m.informer.GetIndexer().ByIndex(byJobIndex, job)
+	if err != nil {
+		return nil, fmt.Errorf("cached member pods of %s: %w", job, err)
+	}
+	out := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if p, ok := o.(*corev1.Pod); ok {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// jobOf is the job of a member pod informer event's object ("" when none).
+func jobOf(o any) string {
+	if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+		o = t.Obj
+	}
+	p, ok := o.(*corev1.Pod)
+	if !ok || !isMember(p) {
+		return ""
+	}
+	return p.Labels[v1alpha1.LabelJob]
+}
+
+// start runs the informers until ctx ends.
+func (m *memberPods) start(ctx context.Context) {
+	m.factory.Start(ctx.Done())
+	m.copies.start(ctx)
+}
 
 // wait blocks until the cache holds its first full list.
 func (m *memberPods) wait(ctx context.Context) error {
 	if m == nil {
 		return ErrNotStarted
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), m.informer.HasSynced, m.services.synced) {
+	if !cache.WaitForCacheSync(ctx.Done(), m.informer.HasSynced, m.services.synced, m.copies.synced) {
 		return fmt.Errorf("member pod cache not synced: %w", ctx.Err())
 	}
 	return nil
@@ -67,6 +122,9 @@ func (m *memberPods) byJob() (map[string][]*corev1.Pod, error) {
 	}
 	out := map[string][]*corev1.Pod{}
 	for _, p := range pods {
+		if !isMember(p) {
+			continue
+		}
 		if job, ok := p.Labels[v1alpha1.LabelJob]; ok {
 			out[job] = append(out[job], p)
 		}
@@ -83,18 +141,18 @@ func (m *memberPods) anyLive(ctx context.Context, job string, epoch int64, ignor
 	if epoch != 0 {
 		sel += "," + v1alpha1.LabelEpoch + "=" + strconv.FormatInt(epoch, 10)
 	}
-	opts := metav1.ListOptions{LabelSelector: sel, Limit: 1}
-	if ignoreFinished {
-		opts.Limit = 0
-	}
-	l, err := m.hub.CoreV1().Pods(m.namespace).List(ctx, opts)
+	opts := metav1.ListOptions{LabelSelector: sel}
+	l, err := m.hub.CoreV1().Pods(metav1.NamespaceAll).List(ctx, opts)
 	if err != nil {
 		return false, fmt.Errorf("list member pods of %s: %w", job, err)
 	}
-	if !ignoreFinished {
-		return len(l.Items) > 0, nil
-	}
 	for i := range l.Items {
+		if !isMember(&l.Items[i]) {
+			continue
+		}
+		if !ignoreFinished {
+			return true, nil
+		}
 		if ph := l.Items[i].Status.Phase; ph != corev1.PodSucceeded && ph != corev1.PodFailed {
 			return true, nil
 		}
@@ -102,13 +160,21 @@ func (m *memberPods) anyLive(ctx context.Context, job string, epoch int64, ignor
 	return false, nil
 }
 
-// watchPods starts this leadership's member pod cache and pokes on every
-// change of a member pod until ctx ends.
-func (d *Dispatcher) watchPods(ctx context.Context, poke func()) {
+// isMember says whether p is a member pod the dispatcher made: in the hub
+// namespace of the cluster its label names. A pod labelled with a job
+// anywhere else is not the dispatcher's, and never deleted by it.
+func isMember(p *corev1.Pod) bool {
+	c := p.Labels[v1alpha1.LabelCluster]
+	return c != "" && p.Namespace == v1alpha1.ClusterNamespace(c)
+}
+
+// watchPods starts this leadership's member pod cache and queues the job
+// of every member pod that changes until ctx ends.
+func (d *Dispatcher) watchPods(ctx context.Context, add func(job string)) {
 	d.Start(ctx)
-	h := func(any) { poke() }
+	h := func(o any) { add(jobOf(o)) }
 	reg, err := d.pods.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: h,
-		UpdateFunc: func(_, _ any) { poke() }, DeleteFunc: h})
+		UpdateFunc: func(_, o any) { h(o) }, DeleteFunc: h})
 	if err != nil {
 		return // the informer already stopped: ctx ended
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,12 +36,18 @@ type scope struct {
 	// NotReady, read once per pass.
 	drains drains
 	lost   lostClusters
+	// heard is every cluster's link to the hub cluster, read with them: a
+	// hanging member is force-deleted only when its agent reached the hub
+	// cluster since, or has fenced itself (fencewait.go).
+	heard heard
 
 	// decision is a new two-phase decision to record.
 	decision *jobs.Decision
 	// aggregate folds the member phases into the job; started is set when
-	// every member runs for the first time.
-	aggregate, started bool
+	// every member runs for the first time, finished when every member
+	// succeeded. An aggregate that is neither changes only the member
+	// phases: Lead writes those at most every memberStatusEvery (status.go).
+	aggregate, started, finished bool
 	// create and stamp create the missing members and stamp the commit.
 	create, stamp bool
 	// teardown, when set, deletes every member and then releases the
@@ -67,50 +74,79 @@ type teardown struct {
 type phase func(s *scope) (done bool)
 
 // Pass reconciles every job that holds a reservation or has member pods,
-// and keeps the earliest deadline still pending (a start deadline) for Run
-// to pass again at.
+// Config.Workers jobs at a time, and keeps the earliest deadline still
+// pending (a start deadline) for Run to pass again at. Run does not call
+// it: it sweeps (sweep) and its workers reconcile the jobs it queues, and
+// the jobs that change (queue.go).
 func (d *Dispatcher) Pass(ctx context.Context) error {
 	d.wake = time.Time{}
 	if err := d.pods.wait(ctx); err != nil {
 		return err
 	}
-	scopes, err := d.gather(ctx)
-	if err != nil {
+	scopes, err := d.sweep(ctx)
+	if scopes == nil {
 		return err
 	}
-	dr, lost, err := d.readClusters(ctx)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	live := make(map[string]bool, len(scopes))
-	for _, s := range scopes {
-		live[s.name] = true
-	}
-	if err := d.sweepRendezvous(ctx, live); err != nil {
-		errs = append(errs, err)
-	}
-	for _, s := range scopes {
-		s.drains, s.lost = dr, lost
-		if err := d.reconcile(ctx, s); err != nil && !errors.Is(err, store.ErrConflict) {
+	errs := []error{err}
+	var mu sync.Mutex
+	dr, lost, beats := d.view.get()
+	_ = forEachN(len(scopes), d.cfg.Workers, func(i int) error {
+		s := scopes[i]
+		s.drains, s.lost, s.heard = dr, lost, beats
+		err := d.reconcile(ctx, s)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil && !errors.Is(err, store.ErrConflict) {
 			errs = append(errs, fmt.Errorf("job %s: %w", s.name, err))
 		}
 		if !s.wake.IsZero() && (d.wake.IsZero() || s.wake.Before(d.wake)) {
 			d.wake = s.wake
 		}
-	}
+		return nil
+	})
 	return errors.Join(errs...)
+}
+
+// sweep reads the clusters into the view the reconciles read, gathers the
+// jobs to reconcile and removes the rendezvous objects and dependency
+// copies of jobs that have neither a reservation nor members. It returns
+// nil scopes when it could not gather them; its error joins the sweeps'.
+func (d *Dispatcher) sweep(ctx context.Context) ([]*scope, error) {
+	dr, lost, beats, err := d.readClusters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d.view.set(dr, lost, beats)
+	scopes, err := d.gather(ctx)
+	if err != nil {
+		return nil, err
+	}
+	gathered := make(map[string]bool, len(scopes))
+	for _, s := range scopes {
+		gathered[s.name] = true
+	}
+	// A job reserved since the gather (a worker may be dispatching it) is
+	// read again before anything of it is removed.
+	live := func(job string) bool {
+		if gathered[job] {
+			return true
+		}
+		s, err := d.scopeOf(ctx, job)
+		return err != nil || s != nil
+	}
+	return scopes, errors.Join(d.sweepRendezvous(ctx, live), d.sweepCopies(ctx, live))
 }
 
 // reconcile drives one job one step: read, decide in phases, write the
 // status once, act.
 func (d *Dispatcher) reconcile(ctx context.Context, s *scope) error {
+	ctx = withJob(ctx, s)
 	j, rev, err := d.jobs.Get(ctx, s.name)
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}
 	s.job, s.now = store.Item[*v1alpha1.Job]{Name: s.name, Object: j, Revision: rev}, d.cfg.Clock.Now()
-	for _, p := range []phase{d.observe, d.preemption, d.clusterLoss, d.drain, d.decide, d.prepare, d.follow, d.finish} {
+	for _, p := range []phase{d.observe, d.preemption, d.clusterLoss, d.drain, d.reclaim, d.decide, d.prepare, d.follow, d.finish} {
 		if p(s) {
 			break
 		}
@@ -170,8 +206,10 @@ func (d *Dispatcher) observe(s *scope) bool {
 	switch {
 	case j == nil:
 		s.teardown = &teardown{}
+		traceEnded(s)
 		return true
 	case j.Status.Phase.Terminal():
+		traceEnded(s)
 		// A finished job keeps its ended members for FinishedRetention
 		// after it finished (their logs), then they go too.
 		s.teardown = &teardown{keepFinished: true}
@@ -252,8 +290,8 @@ func (d *Dispatcher) prepare(s *scope) bool {
 		s.create, s.stamp = false, true
 		s.wake = s.now.Add(d.cfg.StartTimeout)
 	case disp.Time != nil && s.now.Sub(disp.Time.Time) > d.cfg.PrepareTimeout:
-		d.abort(s, "PrepareTimeout", fmt.Sprintf("%d of %d members prepared within %s",
-			prepared, len(s.res.Members), d.cfg.PrepareTimeout))
+		d.abort(s, "PrepareTimeout", fmt.Sprintf("%d of %d members prepared within %s; not prepared: %s",
+			prepared, len(s.res.Members), d.cfg.PrepareTimeout, describeLate(notPrepared(s))))
 	}
 	return true
 }
@@ -299,6 +337,7 @@ func (d *Dispatcher) follow(s *scope) bool {
 	s.aggregate = true
 	n := len(s.res.Members)
 	s.started = running+succeeded == n && succeeded < n && s.job.Object.Status.Phase != v1alpha1.JobRunning
+	s.finished = succeeded == n
 	return true
 }
 
@@ -332,7 +371,7 @@ func (d *Dispatcher) finish(s *scope) bool {
 		t := jobs.Fail(s.now)
 		s.teardown = &teardown{finish: &t, keepFinished: d.cfg.FinishedRetention > 0}
 	case v1alpha1.DispatchAborting:
-		if disp.Reason == v1alpha1.ReasonDrained || disp.Reason == v1alpha1.ReasonClusterLost {
+		if disp.Reason == v1alpha1.ReasonDrained || disp.Reason == v1alpha1.ReasonClusterLost || disp.Reason == v1alpha1.ReasonNodeReclaimed {
 			// Moved, not failed: the preemption grace, no backoff, no restart counted.
 			s.teardown = &teardown{grace: grace(s.job.Object), finish: d.requeue(disp.Reason, disp.Message, false, s.now)}
 			return true

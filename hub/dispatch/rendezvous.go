@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	discoverylisters "k8s.io/client-go/listers/discovery/v1"
@@ -21,14 +24,15 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/ledger"
 )
 
 // rendezvousCache holds the cached rendezvous Services and EndpointSlices
-// of the member namespace (docs/rendezvous.md): the dispatcher writes one
-// only when it differs from what it should be.
+// of every cluster namespace (docs/rendezvous.md): the dispatcher writes
+// one only when it differs from what it should be.
 type rendezvousCache struct {
-	services corelisters.ServiceNamespaceLister
-	slices   discoverylisters.EndpointSliceNamespaceLister
+	services corelisters.ServiceLister
+	slices   discoverylisters.EndpointSliceLister
 	// byJob indexes the slices by their job label, so that a pass reads
 	// each job's own and not every job's.
 	byJob  cache.Indexer
@@ -38,7 +42,7 @@ type rendezvousCache struct {
 // indexJob is the slice index by the job label.
 const indexJob = "job"
 
-func newRendezvousCache(f informers.SharedInformerFactory, namespace string) rendezvousCache {
+func newRendezvousCache(f informers.SharedInformerFactory) rendezvousCache {
 	svc, sl := f.Core().V1().Services(), f.Discovery().V1().EndpointSlices()
 	si, ei := svc.Informer(), sl.Informer()
 	// Cannot fail: the informer is not started yet and the index is new.
@@ -48,7 +52,7 @@ func newRendezvousCache(f informers.SharedInformerFactory, namespace string) ren
 		}
 		return nil, nil
 	}})
-	return rendezvousCache{services: svc.Lister().Services(namespace), slices: sl.Lister().EndpointSlices(namespace),
+	return rendezvousCache{services: svc.Lister(), slices: sl.Lister(),
 		byJob: ei.GetIndexer(), synced: func() bool { return si.HasSynced() && ei.HasSynced() }}
 }
 
@@ -69,48 +73,96 @@ func (rc rendezvousCache) slicesOf(job string) ([]*discoveryv1.EndpointSlice, er
 
 // syncRendezvous keeps the job's headless Service and its EndpointSlices,
 // which list every member of the current epoch, in whichever cluster, by
-// the address its agent reported. The agents mirror both into every
-// workload cluster that holds a member.
+// the address its agent reported, in the namespace of every cluster that
+// holds a member (a gang split over two clusters has the same slices in
+// both). Each agent mirrors its namespace's into its workload cluster. A
+// namespace of a cluster that no longer holds a member loses them.
 func (d *Dispatcher) syncRendezvous(ctx context.Context, s *scope) error {
-	j, ns := s.job.Object, d.cfg.Namespace
+	j := s.job.Object
 	rc := d.pods.services
-	if err := d.applyService(ctx, j, s.create); err != nil {
+	namespaces := clusterNamespaces(s.res)
+	if err := d.ensureNamespaces(ctx, namespaces); err != nil {
 		return err
 	}
 	have, err := rc.slicesOf(j.Name)
 	if err != nil {
 		return err
 	}
-	byName := map[string]*discoveryv1.EndpointSlice{}
+	byName := map[types.NamespacedName]*discoveryv1.EndpointSlice{}
 	for _, sl := range have {
-		byName[sl.Name] = sl
-	}
-	var errs []error
-	for _, want := range endpointSlices(j, ns, s.pods) {
-		cur, ok := byName[want.Name]
-		delete(byName, want.Name)
-		if err := d.applySlice(ctx, cur, ok, want); err != nil {
-			errs = append(errs, fmt.Errorf("rendezvous endpoint slice %s: %w", want.Name, err))
+		if v1alpha1.IsClusterNamespace(sl.Namespace) {
+			byName[types.NamespacedName{Namespace: sl.Namespace, Name: sl.Name}] = sl
 		}
 	}
-	for name := range byName { // the gang shrank below a slice, or changed address family
-		errs = append(errs, d.deleteSlice(ctx, name))
+	var errs []error
+	for _, ns := range namespaces {
+		if err := d.applyService(ctx, j, ns, s.create && missingMembers(s)); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, want := range endpointSlices(j, ns, s.pods) {
+			k := types.NamespacedName{Namespace: ns, Name: want.Name}
+			cur, ok := byName[k]
+			delete(byName, k)
+			if err := d.applySlice(ctx, cur, ok, want); err != nil {
+				errs = append(errs, fmt.Errorf("rendezvous endpoint slice %s: %w", k, err))
+			}
+		}
 	}
+	for k := range byName { // the gang shrank below a slice, changed address family or left a cluster
+		errs = append(errs, d.deleteSlice(ctx, k.Namespace, k.Name))
+	}
+	errs = append(errs, d.dropServices(ctx, j.Name, namespaces))
 	if n := len(s.pods); n > 0 {
-		klog.FromContext(ctx).V(4).Info("Rendezvous synced", "job", j.Name, "members", n)
+		klog.FromContext(ctx).V(4).Info("Rendezvous synced", "members", n, "namespaces", len(namespaces))
 	}
 	return errors.Join(errs...)
 }
 
-// applyService creates the job's Service when the cache has none or the
-// members are being created (create: the cache may still hold the previous
-// epoch's, deleted with it), and drops the selector and updates the ports
-// of one that has them wrong (a Service an older hub created with a
-// selector).
-func (d *Dispatcher) applyService(ctx context.Context, j *v1alpha1.Job, create bool) error {
-	want := headlessService(j, d.cfg.Namespace)
-	api := d.hub.CoreV1().Services(d.cfg.Namespace)
-	cur, err := d.pods.services.services.Get(want.Name)
+// clusterNamespaces are the hub namespaces of the clusters that hold a
+// member of r, sorted.
+func clusterNamespaces(r *ledger.Reservation) []string {
+	set := map[string]bool{}
+	for _, m := range r.Members {
+		set[v1alpha1.ClusterNamespace(m.Cluster)] = true
+	}
+	out := make([]string, 0, len(set))
+	for ns := range set {
+		out = append(out, ns)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// dropServices deletes the job's cached Services outside namespaces.
+func (d *Dispatcher) dropServices(ctx context.Context, job string, namespaces []string) error {
+	svcs, err := d.pods.services.services.List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: job}))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, svc := range svcs {
+		if v1alpha1.IsClusterNamespace(svc.Namespace) && !slices.Contains(namespaces, svc.Namespace) {
+			err := d.hub.CoreV1().Services(svc.Namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{})
+			if err != nil && !isNotFound(err) {
+				errs = append(errs, fmt.Errorf("delete rendezvous service %s/%s: %w", svc.Namespace, svc.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// applyService creates the job's Service in namespace when the cache has
+// none or members are being created (create: the cache may still hold
+// the previous epoch's, deleted with it; only while a member is missing,
+// not on every pass of a preparing gang, each of which cost the hub
+// cluster's API server a refused create per cluster), and drops the selector and
+// updates the ports of one that has them wrong (a Service an older hub
+// created with a selector).
+func (d *Dispatcher) applyService(ctx context.Context, j *v1alpha1.Job, namespace string, create bool) error {
+	want := headlessService(j, namespace)
+	api := d.hub.CoreV1().Services(namespace)
+	cur, err := d.pods.services.services.Services(namespace).Get(want.Name)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
@@ -120,7 +172,7 @@ func (d *Dispatcher) applyService(ctx context.Context, j *v1alpha1.Job, create b
 		case err == nil:
 			return nil
 		case !apierrors.IsAlreadyExists(err):
-			return fmt.Errorf("create rendezvous service: %w", err)
+			return fmt.Errorf("create rendezvous service in %s: %w", namespace, err)
 		case cur == nil:
 			return nil // not cached yet: compared next pass
 		}
@@ -131,7 +183,7 @@ func (d *Dispatcher) applyService(ctx context.Context, j *v1alpha1.Job, create b
 	next := cur.DeepCopy()
 	next.Spec.Selector, next.Spec.PublishNotReadyAddresses, next.Spec.Ports = nil, true, want.Spec.Ports
 	if _, err := api.Update(ctx, next, metav1.UpdateOptions{}); err != nil && !apierrors.IsConflict(err) && !isNotFound(err) {
-		return fmt.Errorf("update rendezvous service: %w", err)
+		return fmt.Errorf("update rendezvous service in %s: %w", namespace, err)
 	}
 	return nil
 }
@@ -194,37 +246,50 @@ func sameSlice(cur, want *discoveryv1.EndpointSlice) bool {
 		equality.Semantic.DeepEqual(cur.Ports, want.Ports) && equality.Semantic.DeepEqual(cur.Labels, want.Labels)
 }
 
-// deleteRendezvous removes the job's Service and EndpointSlices.
+// deleteRendezvous removes the job's Services and EndpointSlices, in
+// every cluster namespace.
 func (d *Dispatcher) deleteRendezvous(ctx context.Context, job string) error {
 	var errs []error
-	err := d.hub.CoreV1().Services(d.cfg.Namespace).Delete(ctx, v1alpha1.ServiceName(job), metav1.DeleteOptions{})
-	if err != nil && !isNotFound(err) {
+	sel := metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job}
+	// The API server, not the cache: what was created a moment ago must go too.
+	svcs, err := d.hub.CoreV1().Services(metav1.NamespaceAll).List(ctx, sel)
+	if err != nil {
 		errs = append(errs, err)
+	} else {
+		for _, svc := range svcs.Items {
+			if svc.Name != v1alpha1.ServiceName(job) || !v1alpha1.IsClusterNamespace(svc.Namespace) {
+				continue
+			}
+			err := d.hub.CoreV1().Services(svc.Namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{})
+			if err != nil && !isNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
 	}
-	// The API server, not the cache: a slice created a moment ago must go too.
-	l, err := d.hub.DiscoveryV1().EndpointSlices(d.cfg.Namespace).List(ctx,
-		metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
+	l, err := d.hub.DiscoveryV1().EndpointSlices(metav1.NamespaceAll).List(ctx, sel)
 	if err != nil {
 		return errors.Join(append(errs, err)...)
 	}
 	for _, sl := range l.Items {
-		errs = append(errs, d.deleteSlice(ctx, sl.Name))
+		if v1alpha1.IsClusterNamespace(sl.Namespace) {
+			errs = append(errs, d.deleteSlice(ctx, sl.Namespace, sl.Name))
+		}
 	}
 	return errors.Join(errs...)
 }
 
-func (d *Dispatcher) deleteSlice(ctx context.Context, name string) error {
-	err := d.hub.DiscoveryV1().EndpointSlices(d.cfg.Namespace).Delete(ctx, name, metav1.DeleteOptions{})
+func (d *Dispatcher) deleteSlice(ctx context.Context, namespace, name string) error {
+	err := d.hub.DiscoveryV1().EndpointSlices(namespace).Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !isNotFound(err) {
-		return fmt.Errorf("delete rendezvous endpoint slice %s: %w", name, err)
+		return fmt.Errorf("delete rendezvous endpoint slice %s/%s: %w", namespace, name, err)
 	}
 	return nil
 }
 
 // sweepRendezvous removes the cached rendezvous Services and EndpointSlices
-// of jobs that have neither a reservation nor a member pod (live names
-// those that do): what a teardown's deletion left behind when it failed.
-func (d *Dispatcher) sweepRendezvous(ctx context.Context, live map[string]bool) error {
+// of jobs that have neither a reservation nor a member pod (live says
+// which do): what a teardown's deletion left behind when it failed.
+func (d *Dispatcher) sweepRendezvous(ctx context.Context, live func(job string) bool) error {
 	rc := d.pods.services
 	orphans := map[string]bool{}
 	svcs, err := rc.services.List(labels.Everything())
@@ -232,16 +297,16 @@ func (d *Dispatcher) sweepRendezvous(ctx context.Context, live map[string]bool) 
 		return err
 	}
 	for _, s := range svcs {
-		if job := s.Labels[v1alpha1.LabelJob]; !live[job] {
+		if job := s.Labels[v1alpha1.LabelJob]; v1alpha1.IsClusterNamespace(s.Namespace) && !orphans[job] && !live(job) {
 			orphans[job] = true
 		}
 	}
-	slices, err := rc.slices.List(labels.Everything())
+	sls, err := rc.slices.List(labels.Everything())
 	if err != nil {
 		return err
 	}
-	for _, s := range slices {
-		if job := s.Labels[v1alpha1.LabelJob]; !live[job] {
+	for _, s := range sls {
+		if job := s.Labels[v1alpha1.LabelJob]; v1alpha1.IsClusterNamespace(s.Namespace) && !orphans[job] && !live(job) {
 			orphans[job] = true
 		}
 	}

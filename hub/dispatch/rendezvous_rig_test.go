@@ -16,11 +16,17 @@ import (
 	"github.com/shoal-dev/shoal/hub/dispatch"
 )
 
-// endpoints reads the job's rendezvous EndpointSlices back as host name →
-// address, failing on a slice that is not the hub's.
+// endpoints reads the job's rendezvous EndpointSlices of eu1's namespace
+// back as host name → address, failing on a slice that is not the hub's.
 func (r *rig) endpoints(job string) map[string]string {
 	r.T.Helper()
-	l, err := r.hub.DiscoveryV1().EndpointSlices(ns).List(r.Ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
+	return r.endpointsIn(ns, job)
+}
+
+// endpointsIn is endpoints in namespace.
+func (r *rig) endpointsIn(namespace, job string) map[string]string {
+	r.T.Helper()
+	l, err := r.hub.DiscoveryV1().EndpointSlices(namespace).List(r.Ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
 	if err != nil {
 		r.T.Fatal(err)
 	}
@@ -46,12 +52,15 @@ func TestRendezvousSpansClusters(t *testing.T) {
 	r.Submit("mix", 2, 8, func(j *v1alpha1.Job) { j.Spec.Placement.MaxClusters = 2 })
 	r.cycle()
 	r.pass()
-	svc, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "mix", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("rendezvous service: %v", err)
-	}
-	if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Selector != nil || !svc.Spec.PublishNotReadyAddresses {
-		t.Fatalf("service spec %+v", svc.Spec)
+	both := []string{v1alpha1.ClusterNamespace("eu1"), v1alpha1.ClusterNamespace("us1")}
+	for _, n := range both {
+		svc, err := r.hub.CoreV1().Services(n).Get(r.Ctx, "mix", metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("rendezvous service in %s: %v", n, err)
+		}
+		if svc.Spec.ClusterIP != corev1.ClusterIPNone || svc.Spec.Selector != nil || !svc.Spec.PublishNotReadyAddresses {
+			t.Fatalf("service spec %+v", svc.Spec)
+		}
 	}
 	if got := r.endpoints("mix"); len(got) != 0 {
 		t.Fatalf("endpoints before any member has an IP: %v", got)
@@ -62,7 +71,7 @@ func TestRendezvousSpansClusters(t *testing.T) {
 		clusters[p.Labels[v1alpha1.LabelCluster]] = true
 		p.Status.PodIP = "10." + map[string]string{"eu1": "1", "us1": "2"}[p.Labels[v1alpha1.LabelCluster]] + ".0." + p.Labels[v1alpha1.LabelMember]
 		ips["mix-"+p.Labels[v1alpha1.LabelMember]] = p.Status.PodIP
-		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+		if _, err := r.hub.CoreV1().Pods(p.Namespace).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,19 +79,23 @@ func TestRendezvousSpansClusters(t *testing.T) {
 		t.Fatalf("gang on %v, want two clusters", clusters)
 	}
 	r.pass()
-	if got := r.endpoints("mix"); len(got) != 2 || got["mix-0"] != ips["mix-0"] || got["mix-1"] != ips["mix-1"] {
-		t.Fatalf("endpoints %v, want %v", got, ips)
+	for _, n := range both { // each cluster's namespace lists every member
+		if got := r.endpointsIn(n, "mix"); len(got) != 2 || got["mix-0"] != ips["mix-0"] || got["mix-1"] != ips["mix-1"] {
+			t.Fatalf("endpoints in %s %v, want %v", n, got, ips)
+		}
 	}
 	if _, _, err := r.Jobs.Cancel(r.Ctx, "mix"); err != nil {
 		t.Fatal(err)
 	}
 	r.pass()
 	r.pass()
-	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "mix", metav1.GetOptions{}); err == nil {
-		t.Fatal("rendezvous service left behind")
-	}
-	if got := r.endpoints("mix"); len(got) != 0 {
-		t.Fatalf("endpoints left behind: %v", got)
+	for _, n := range both {
+		if _, err := r.hub.CoreV1().Services(n).Get(r.Ctx, "mix", metav1.GetOptions{}); err == nil {
+			t.Fatalf("rendezvous service left behind in %s", n)
+		}
+		if got := r.endpointsIn(n, "mix"); len(got) != 0 {
+			t.Fatalf("endpoints left behind in %s: %v", n, got)
+		}
 	}
 }
 
@@ -129,7 +142,7 @@ func (r *rig) reportIPs(job, prefix string) map[string]string {
 	for _, p := range r.pods(job) {
 		p.Status.PodIP = prefix + "." + p.Labels[v1alpha1.LabelMember]
 		want[job+"-"+p.Labels[v1alpha1.LabelMember]] = p.Status.PodIP
-		if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+		if _, err := r.hub.CoreV1().Pods(p.Namespace).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
 			r.T.Fatal(err)
 		}
 	}
@@ -155,7 +168,7 @@ func TestRendezvousFollowsTheEpoch(t *testing.T) {
 	}
 	p := r.pods("llama")[0]
 	p.Status.Phase = corev1.PodFailed
-	if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+	if _, err := r.hub.CoreV1().Pods(p.Namespace).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.pass() // the restart tears the gang down

@@ -93,7 +93,10 @@ func TestMemberPodNames(t *testing.T) {
 		j := testjob.New("g").Members(4).GPUs(1).With(func(j *v1alpha1.Job) { j.Spec.Template.Spec.HostNetwork = hostNet }).Obj()
 		r := reservation(2, 4, "eu1", "us1")
 		for _, m := range r.Members {
-			p := d.memberPod(j, r, m)
+			p := d.memberPod(j, r, m, v1alpha1.PodSecurityPrivileged)
+			if p.Namespace != v1alpha1.ClusterNamespace(m.Cluster) {
+				t.Errorf("member %d on %s in namespace %s", m.Index, m.Cluster, p.Namespace)
+			}
 			if p.Spec.Hostname != "g-"+strconv.Itoa(int(m.Index)) || p.Spec.Subdomain != "g" {
 				t.Errorf("member %d on %s: hostname %q subdomain %q", m.Index, m.Cluster, p.Spec.Hostname, p.Spec.Subdomain)
 			}
@@ -108,8 +111,13 @@ func TestMemberPodNames(t *testing.T) {
 			for _, e := range p.Spec.Containers[0].Env {
 				env[e.Name] = e.Value
 			}
-			if env["MASTER_ADDR"] != "g-0.g.shoal-jobs" || env["NODE_RANK"] != strconv.Itoa(int(m.Index)) {
+			// MASTER_ADDR names the queue's namespace of the workload clusters,
+			// where the agents mirror the Service, not the hub's.
+			if env["MASTER_ADDR"] != "g-0.g."+v1alpha1.LocalMemberNamespace(j.Spec.Queue) || env["NODE_RANK"] != strconv.Itoa(int(m.Index)) {
 				t.Errorf("member %d env %v", m.Index, env)
+			}
+			if p.Annotations[v1alpha1.AnnotationQueue] != j.Spec.Queue || p.Annotations[v1alpha1.AnnotationPodSecurity] != "privileged" {
+				t.Errorf("member %d annotations %v: want the queue and its pod-security level", m.Index, p.Annotations)
 			}
 		}
 	}
@@ -117,7 +125,7 @@ func TestMemberPodNames(t *testing.T) {
 		j.Spec.Template.Spec.HostNetwork, j.Spec.Template.Spec.DNSPolicy = true, corev1.DNSDefault
 	}).Obj()
 	r := reservation(1, 1, "eu1")
-	if p := d.memberPod(j, r, r.Members[0]); p.Spec.DNSPolicy != corev1.DNSDefault {
+	if p := d.memberPod(j, r, r.Members[0], v1alpha1.PodSecurityPrivileged); p.Spec.DNSPolicy != corev1.DNSDefault {
 		t.Errorf("the template's dnsPolicy was replaced: %q", p.Spec.DNSPolicy)
 	}
 }

@@ -81,7 +81,7 @@ func TestRolesMembersGetTheirRoleTemplateEnvAndLabel(t *testing.T) {
 	for _, p := range r.pods("mpi") {
 		if p.Labels[v1alpha1.LabelRole] == "launcher" {
 			p.Status.Phase = corev1.PodFailed
-			if _, err := r.hub.CoreV1().Pods(ns).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
+			if _, err := r.hub.CoreV1().Pods(p.Namespace).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -4,6 +4,8 @@ package dispatch
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,12 +22,28 @@ import (
 // interval and whenever jobs or reservations change. It returns nil when
 // ctx ends.
 func (d *Dispatcher) Run(ctx context.Context) error {
-	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("dispatch"))
-	return d.st.RunElected(ctx, Election, d.cfg.Identity, d.lead)
+	return d.st.RunElected(ctx, Election, d.cfg.Identity, d.Lead)
 }
 
-// lead runs passes until leadership or ctx ends.
-func (d *Dispatcher) lead(ctx context.Context, _ store.Leadership) error {
+// Lead dispatches, every write guarded by l.Held(), until leadership or
+// ctx ends: the term of a leadership won by Run or shared with the other
+// leader-elected parts (hub/app). Config.Workers workers reconcile the jobs
+// queued by name (queue.go): a job whose record, reservation or member pod
+// changes, and every job at each sweep, which runs on the interval, at the
+// earliest pending deadline and when a cluster's drain or state changes.
+// It returns nil when ctx ends.
+func (d *Dispatcher) Lead(ctx context.Context, l store.Leadership) error {
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("dispatch"))
+	d.setLeadership(l)
+	defer d.setLeadership(nil)
+	d.state.Lead(l.Revision())
+	defer d.state.Lost()
+	earlier, forget := d.resetWakes()
+	defer forget() // after the workers stopped
+	jq := newJobQueue(d.cfg.Interval)
+	var workers sync.WaitGroup
+	defer workers.Wait()
+	defer jq.q.ShutDown()
 	trigger := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -34,49 +52,108 @@ func (d *Dispatcher) lead(ctx context.Context, _ store.Leadership) error {
 		}
 	}
 	rev, _ := d.st.Revision(ctx)
-	go store.Notify(ctx, d.jobs.Watch(ctx, rev), poke)
-	go store.Notify(ctx, d.ledger.Reservations().Watch(ctx, rev), poke)
+	go notifyNames(ctx, d.jobs.Watch(ctx, rev), jq.add, poke)
+	go notifyNames(ctx, d.ledger.Reservations().Watch(ctx, rev), jq.add, poke)
 	go notifyDrains(ctx, d.clusters.Watch(ctx, rev), poke)
-	d.watchPods(ctx, poke)
+	d.watchPods(ctx, jq.add)
+	for range d.cfg.Workers {
+		workers.Add(1)
+		go func() {
+			defer workers.Done()
+			if d.pods.wait(ctx) == nil { // a job is never read from a cache not synced
+				d.work(ctx, jq)
+			}
+		}()
+	}
 	ticker := d.cfg.Clock.NewTicker(d.cfg.Interval)
 	defer ticker.Stop()
 	var wake clock.Timer
 	defer func() { stopTimer(wake) }()
-	for ctx.Err() == nil {
-		if err := d.ensureNamespace(ctx); err != nil && ctx.Err() == nil {
-			klog.FromContext(ctx).Error(err, "ensure the member namespace")
-		} else if err := d.Pass(ctx); err != nil && ctx.Err() == nil {
-			passes.WithLabelValues("error").Inc()
-			klog.FromContext(ctx).Error(err, "dispatch pass failed")
-		} else {
-			passes.WithLabelValues("ok").Inc()
+	for sweep := true; ctx.Err() == nil; {
+		if sweep {
+			d.sweepAll(ctx, jq)
 		}
 		stopTimer(wake)
-		wake = d.wakeTimer(poke)
+		wake = d.wakeTimer(jq)
+		sweep = false
 		select {
 		case <-ctx.Done():
 		case <-trigger:
+			sweep = true
 		case <-ticker.C():
-		case <-timerC(wake):
+			sweep = true
+		case <-timerC(wake): // the next round queues the jobs due
+		case <-earlier: // a worker found an earlier deadline: arm for it
 		}
 	}
 	return nil
 }
 
-// wakeTimer arms a timer at the earliest deadline the last pass found
-// pending (a start deadline), so the pass that acts on it runs on time and
-// not on the next interval; a deadline already passed pokes at once. It
-// returns nil when no deadline is pending.
-func (d *Dispatcher) wakeTimer(poke func()) clock.Timer {
-	if d.wake.IsZero() {
+// sweepAll is one sweep of Lead: ensure the users' namespace, sweep, and
+// queue every job gathered; its result is the dispatcher's readiness.
+func (d *Dispatcher) sweepAll(ctx context.Context, jq *jobQueue) {
+	err := d.ensureNamespace(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "ensure the member namespace")
+		}
+		d.state.Synced(err)
+		return
+	}
+	if err = d.pods.wait(ctx); err == nil {
+		var scopes []*scope
+		scopes, err = d.sweep(ctx)
+		for _, s := range scopes {
+			jq.add(s.name)
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	d.state.Synced(err)
+	if err != nil {
+		passes.WithLabelValues("error").Inc()
+		klog.FromContext(ctx).Error(err, "dispatch sweep failed")
+		return
+	}
+	passes.WithLabelValues("ok").Inc()
+}
+
+// notifyNames queues the name of every changed object on ch, and pokes
+// for a full sweep on an error (a compacted watch may have missed some),
+// until ctx ends or ch closes.
+func notifyNames[T any](ctx context.Context, ch <-chan store.WatchEvent[T], add func(string), poke func()) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-ch:
+			if !ok {
+				return
+			}
+			if ev.Type == store.Error {
+				poke()
+				continue
+			}
+			add(ev.Name)
+		}
+	}
+}
+
+// wakeTimer queues the jobs whose deadline (a start deadline, a finished
+// job's retention) has passed and arms a timer at the earliest still
+// pending, so the reconcile that acts on it runs on time and not on the next
+// interval. It returns nil when no deadline is pending.
+func (d *Dispatcher) wakeTimer(jq *jobQueue) clock.Timer {
+	now := d.cfg.Clock.Now()
+	for _, job := range d.due(now) {
+		jq.add(job)
+	}
+	at := d.earliest()
+	if at.IsZero() {
 		return nil
 	}
-	in := d.wake.Sub(d.cfg.Clock.Now())
-	if in <= 0 {
-		poke()
-		return nil
-	}
-	return d.cfg.Clock.NewTimer(in)
+	return d.cfg.Clock.NewTimer(at.Sub(now))
 }
 
 // timerC is t's channel; nil (never ready) for no timer.
@@ -93,16 +170,27 @@ func stopTimer(t clock.Timer) {
 	}
 }
 
-// ensureNamespace creates the member pods' namespace once.
+// ensureNamespace creates the users' namespace (Config.Namespace) once.
 func (d *Dispatcher) ensureNamespace(ctx context.Context) error {
-	if d.nsReady {
-		return nil
+	return d.ensureNamespaces(ctx, []string{d.cfg.Namespace})
+}
+
+// ensureNamespaces creates each namespace once: the users' and the
+// clusters' (hub/hubcluster creates a cluster's at registration, with its
+// agent's RoleBinding; the dispatcher only makes sure it exists).
+func (d *Dispatcher) ensureNamespaces(ctx context.Context, names []string) error {
+	d.nsMu.Lock()
+	defer d.nsMu.Unlock()
+	for _, ns := range names {
+		if d.nsReady[ns] {
+			continue
+		}
+		_, err := d.hub.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+			metav1.CreateOptions{})
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create namespace %s: %w", ns, err)
+		}
+		d.nsReady[ns] = true
 	}
-	_, err := d.hub.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: d.cfg.Namespace}},
-		metav1.CreateOptions{})
-	if err == nil || apierrors.IsAlreadyExists(err) {
-		d.nsReady = true
-		return nil
-	}
-	return err
+	return nil
 }

@@ -4,6 +4,7 @@ package dispatch
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -21,9 +22,12 @@ func (d *Dispatcher) writeStatus(ctx context.Context, s *scope) (bool, error) {
 	case s.decision != nil:
 		t = jobs.Decide(*s.decision)
 	case s.aggregate:
+		if d.deferMembers(s) {
+			return false, nil
+		}
 		if s.started {
 			// The ledger first: a crash before the job write marks it again.
-			if err := d.ledger.MarkStarted(ctx, s.name, s.res.Epoch, s.now); err != nil {
+			if err := d.ledger.MarkStarted(ctx, s.name, s.res.Epoch, s.now, d.guards()...); err != nil {
 				return false, err
 			}
 		}
@@ -31,25 +35,66 @@ func (d *Dispatcher) writeStatus(ctx context.Context, s *scope) (bool, error) {
 	default:
 		return false, nil
 	}
-	before := s.job.Revision
-	it, err := d.status.Apply(ctx, s.job, t)
+	before, prev := s.job.Revision, s.job.Object
+	it, err := d.status.Apply(ctx, s.job, t, d.guards()...)
 	if err != nil {
 		return false, err
 	}
 	s.job = it
+	traceStatus(ctx, s, prev)
 	switch {
 	case s.decision != nil:
 		dec := s.decision.Dispatch
-		observeDecision(string(dec.Phase))
+		observeDecision(s.job.Object, dec, s.now)
 		if dec.Phase == v1alpha1.DispatchAborting {
-			klog.FromContext(ctx).Info("Aborting a gang's dispatch", "job", s.name, "epoch", dec.Epoch,
-				"reason", dec.Reason, "message", dec.Message)
+			klog.FromContext(ctx).Info("Aborting a gang's dispatch", "reason", dec.Reason, "message", dec.Message)
 		}
 		if s.decision.Dispatch.Phase == v1alpha1.DispatchPreparing {
 			d.observeStart(s.name, s.res.Epoch, s.now)
 		}
 	case s.started:
-		d.observeRunning(s.name, s.res.Epoch, s.now)
+		d.observeRunning(s.name, s.job.Object, s.res.Epoch, s.now)
+	}
+	if it.Revision != before && s.decision == nil && s.aggregate {
+		d.membersWritten(s.name, s.now)
 	}
 	return it.Revision != before, nil
+}
+
+// memberStatusEvery is how often, at most, Lead writes a job whose member
+// phases changed while its own phase did not (members starting one by one,
+// or ending one by one). Each such write is a job record rewritten in the
+// store, and a change every watcher of jobs (the scheduler among them)
+// reacts to: a 256-member gang would otherwise be rewritten once per
+// member. The job's own transitions (every member running, every member
+// succeeded, a failure) are written at once.
+const memberStatusEvery = 500 * time.Millisecond
+
+// deferMembers says whether the member phases s would write wait: Lead
+// runs, the aggregate changes no job phase, and the job's member phases
+// were written less than memberStatusEvery ago. It then sets s.wake for the
+// reconcile that writes them. Pass, driven by hand, writes every change.
+func (d *Dispatcher) deferMembers(s *scope) bool {
+	if s.started || s.finished || !d.coalescing() {
+		return false
+	}
+	v, ok := d.memberWrites.Load(s.name)
+	if !ok {
+		return false
+	}
+	next := v.(time.Time).Add(memberStatusEvery)
+	if !s.now.Before(next) {
+		return false
+	}
+	if s.wake.IsZero() || next.Before(s.wake) {
+		s.wake = next
+	}
+	return true
+}
+
+// membersWritten records when job's member phases were written.
+func (d *Dispatcher) membersWritten(job string, at time.Time) {
+	if d.coalescing() {
+		d.memberWrites.Store(job, at)
+	}
 }

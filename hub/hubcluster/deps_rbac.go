@@ -3,15 +3,20 @@
 package hubcluster
 
 import (
-	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
+	"context"
+	"errors"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
-// WithMemberNamespace sets the hub cluster namespace of the member pods
-// (the dispatcher's; default v1alpha1.MemberNamespace), where each agent may
-// read the ConfigMaps, Secrets and ServiceAccounts it copies to its
-// workload cluster (agent/deps).
+// WithMemberNamespace sets the users' namespace of the hub cluster, where
+// jobs' dependencies are created (default v1alpha1.MemberNamespace). Agents
+// are granted nothing there; the Issuer only removes the Role and
+// RoleBinding that earlier hubs granted each agent in it (every ConfigMap,
+// Secret and ServiceAccount of the namespace).
 func WithMemberNamespace(ns string) Option {
 	return func(i *Issuer) {
 		if ns != "" {
@@ -20,16 +25,24 @@ func WithMemberNamespace(ns string) Option {
 	}
 }
 
-// depsRole lets the agent read, in the member namespace only, the objects
-// member pods reference. It is every ConfigMap, Secret and ServiceAccount
-// of that namespace, not only those of the agent's members: RBAC cannot
-// narrow list and watch by name, and a ValidatingAdmissionPolicy does not
-// see reads. So any agent can read every Secret the jobs of the fleet use
-// (docs/dependencies.md).
-func depsRole(cluster, ns string) *rbacv1ac.RoleApplyConfiguration {
-	return rbacv1ac.Role(objectName(cluster), ns).WithLabels(labels(cluster)).
-		WithRules(rule([]string{""}, []string{"configmaps", "secrets", "serviceaccounts"}, "get", "list", "watch"))
-}
-
 // defaultMemberNamespace is the Issuer's member namespace by default.
 const defaultMemberNamespace = v1alpha1.MemberNamespace
+
+// dropLegacy deletes what earlier hubs granted the cluster's agent and that
+// the cluster namespace replaces: the Role and RoleBinding of the users'
+// namespace, and the per-cluster lease Role (now the shared LeaseRoleName).
+// Objects already gone are not an error.
+func (i *Issuer) dropLegacy(ctx context.Context, cluster string) error {
+	c, name, del := i.client, objectName(cluster), metav1.DeleteOptions{}
+	var out []error
+	for _, err := range []error{
+		c.RbacV1().RoleBindings(i.memberNS).Delete(ctx, name, del),
+		c.RbacV1().Roles(i.memberNS).Delete(ctx, name, del),
+		c.RbacV1().Roles(LeaseNamespace).Delete(ctx, name, del),
+	} {
+		if err != nil && !apierrors.IsNotFound(err) {
+			out = append(out, err)
+		}
+	}
+	return errors.Join(out...)
+}

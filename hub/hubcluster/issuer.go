@@ -10,6 +10,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -66,7 +67,9 @@ func (i *Issuer) Issue(ctx context.Context, cluster string) ([]byte, error) {
 	if err := i.ensure(ctx, cluster); err != nil {
 		return nil, err
 	}
-	tr, err := i.client.CoreV1().ServiceAccounts(Namespace).CreateToken(ctx, ServiceAccountName(cluster),
+	// A quiet context: client-go logs response bodies, here the token,
+	// through the context's logger at -v≥8.
+	tr, err := i.client.CoreV1().ServiceAccounts(Namespace).CreateToken(klog.NewContext(ctx, klog.Logger{}), ServiceAccountName(cluster),
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &i.ttl}}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("request token for %s: %w", ServiceAccountName(cluster), err)
@@ -91,33 +94,26 @@ func (i *Issuer) ensure(ctx context.Context, cluster string) error {
 			_, err := c.CoreV1().ServiceAccounts(Namespace).Apply(ctx, serviceAccount(cluster), apply)
 			return err
 		}},
-		{"clusterrole", func() error { _, err := c.RbacV1().ClusterRoles().Apply(ctx, clusterRole(), apply); return err }},
+		{"clusterroles", func() error { return i.ensureClusterRoles(ctx, apply) }},
 		{"clusterrolebinding", func() error {
 			_, err := c.RbacV1().ClusterRoleBindings().Apply(ctx, clusterRoleBinding(cluster), apply)
 			return err
 		}},
-		{"lease role", func() error {
-			_, err := c.RbacV1().Roles(LeaseNamespace).Apply(ctx, leaseRole(cluster), apply)
+		{"cluster namespace", func() error {
+			_, err := c.CoreV1().Namespaces().Apply(ctx, clusterNamespace(cluster), apply)
 			return err
 		}},
+		{"member rolebinding", func() error {
+			return i.applyBinding(ctx, roleBinding(cluster, v1alpha1.ClusterNamespace(cluster), "ClusterRole", MemberRoleName))
+		}},
 		{"lease rolebinding", func() error {
-			_, err := c.RbacV1().RoleBindings(LeaseNamespace).Apply(ctx, roleBinding(cluster, LeaseNamespace), apply)
-			return err
+			return i.applyBinding(ctx, roleBinding(cluster, LeaseNamespace, "ClusterRole", LeaseRoleName))
 		}},
 		{"token role", func() error { _, err := c.RbacV1().Roles(Namespace).Apply(ctx, tokenRole(cluster), apply); return err }},
 		{"token rolebinding", func() error {
-			_, err := c.RbacV1().RoleBindings(Namespace).Apply(ctx, roleBinding(cluster, Namespace), apply)
-			return err
+			return i.applyBinding(ctx, roleBinding(cluster, Namespace, "Role", objectName(cluster)))
 		}},
-		{"member namespace", func() error { _, err := c.CoreV1().Namespaces().Apply(ctx, namespace(i.memberNS), apply); return err }},
-		{"dependency role", func() error {
-			_, err := c.RbacV1().Roles(i.memberNS).Apply(ctx, depsRole(cluster, i.memberNS), apply)
-			return err
-		}},
-		{"dependency rolebinding", func() error {
-			_, err := c.RbacV1().RoleBindings(i.memberNS).Apply(ctx, roleBinding(cluster, i.memberNS), apply)
-			return err
-		}},
+		{"earlier grants", func() error { return i.dropLegacy(ctx, cluster) }},
 		{"admission policy", func() error {
 			_, err := c.AdmissionregistrationV1().ValidatingAdmissionPolicies().Apply(ctx, policy(cluster), apply)
 			return err
@@ -135,9 +131,28 @@ func (i *Issuer) ensure(ctx context.Context, cluster string) error {
 	return nil
 }
 
+// applyBinding applies a RoleBinding; one whose roleRef differs (immutable:
+// an earlier hub bound a per-cluster Role) is deleted and applied again.
+func (i *Issuer) applyBinding(ctx context.Context, b *rbacv1ac.RoleBindingApplyConfiguration) error {
+	apply := metav1.ApplyOptions{FieldManager: FieldManager, Force: true}
+	api := i.client.RbacV1().RoleBindings(*b.Namespace)
+	_, err := api.Apply(ctx, b, apply)
+	if !apierrors.IsInvalid(err) {
+		return err
+	}
+	if err := api.Delete(ctx, *b.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	_, err = api.Apply(ctx, b, apply)
+	return err
+}
+
 // Revoke deletes the cluster's ServiceAccount (which invalidates every token
 // issued for it), its RBAC, its policy and its virtual nodes. Objects already
-// gone are not an error.
+// gone are not an error. The cluster's namespace is kept: only the hub reads
+// it once the RoleBinding is gone, and the dispatcher still removes the
+// members it holds (a namespace being deleted would refuse a registration
+// under the same name until it is gone).
 func (i *Issuer) Revoke(ctx context.Context, cluster string) error {
 	if err := validCluster(cluster); err != nil {
 		return err
@@ -149,12 +164,11 @@ func (i *Issuer) Revoke(ctx context.Context, cluster string) error {
 	errs := []error{
 		c.CoreV1().ServiceAccounts(Namespace).Delete(ctx, ServiceAccountName(cluster), del),
 		c.RbacV1().ClusterRoleBindings().Delete(ctx, name, del),
+		c.RbacV1().RoleBindings(v1alpha1.ClusterNamespace(cluster)).Delete(ctx, name, del),
 		c.RbacV1().RoleBindings(LeaseNamespace).Delete(ctx, name, del),
-		c.RbacV1().Roles(LeaseNamespace).Delete(ctx, name, del),
 		c.RbacV1().RoleBindings(Namespace).Delete(ctx, name, del),
 		c.RbacV1().Roles(Namespace).Delete(ctx, name, del),
-		c.RbacV1().RoleBindings(i.memberNS).Delete(ctx, name, del),
-		c.RbacV1().Roles(i.memberNS).Delete(ctx, name, del),
+		i.dropLegacy(ctx, cluster),
 		c.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, name, del),
 		c.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, name, del),
 		c.CoreV1().Nodes().DeleteCollection(ctx, del, metav1.ListOptions{LabelSelector: v1alpha1.LabelCluster + "=" + cluster}),

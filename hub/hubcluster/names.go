@@ -6,8 +6,15 @@ package hubcluster
 const (
 	// Namespace holds the agents' ServiceAccounts.
 	Namespace = "shoal-system"
-	// ClusterRoleName is the ClusterRole shared by every agent.
+	// ClusterRoleName is the ClusterRole shared by every agent, bound
+	// cluster-wide: virtual nodes and SubjectAccessReviews.
 	ClusterRoleName = "shoal:agent"
+	// MemberRoleName is the ClusterRole every agent is bound to in its
+	// cluster's namespace only (v1alpha1.ClusterNamespace).
+	MemberRoleName = "shoal:agent-members"
+	// LeaseRoleName is the ClusterRole every agent is bound to in
+	// LeaseNamespace only.
+	LeaseRoleName = "shoal:agent-leases"
 	// LeaseNamespace holds node leases.
 	LeaseNamespace = "kube-node-lease"
 	// DefaultTokenTTL bounds the lifetime of an issued token.

@@ -22,3 +22,7 @@ func (s *Service) UpdateStatus(ctx context.Context, name string, fn func(*v1alph
 
 var everyCondition = []string{v1alpha1.JobConditionAdmitted, v1alpha1.JobConditionPlaced, v1alpha1.JobConditionRunning,
 	v1alpha1.JobConditionFinished, v1alpha1.JobConditionDispatched, v1alpha1.JobConditionPreempted}
+
+// Fresh waits for the index to hold every change of the store, for tests
+// that check lists are served from it (not the scan fallback).
+func (ix *ListIndex) Fresh(ctx context.Context) error { return ix.fresh(ctx) }

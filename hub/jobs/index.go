@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/store"
 )
@@ -19,20 +21,40 @@ type indexed struct {
 	idx jobIndex
 }
 
-// jobIndex holds the fields List and ActiveJobs filter on.
+// jobIndex holds the fields List and ActiveJobs filter on, and those
+// retention decides on.
 type jobIndex struct {
+	Metadata struct {
+		CreationTimestamp *metav1.Time `json:"creationTimestamp"`
+	} `json:"metadata"`
 	Spec struct {
-		Queue string `json:"queue"`
+		Queue                   string `json:"queue"`
+		TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished"`
 	} `json:"spec"`
 	Status struct {
-		Phase     v1alpha1.JobPhase `json:"phase"`
-		Placement *struct {
+		Owner          string            `json:"owner"`
+		Phase          v1alpha1.JobPhase `json:"phase"`
+		CompletionTime *metav1.Time      `json:"completionTime"`
+		Placement      *struct {
 			Clusters []string `json:"clusters"`
 		} `json:"placement"`
 		Members []struct {
 			Cluster string `json:"cluster"`
 		} `json:"members"`
 	} `json:"status"`
+}
+
+// clusters lists, once each, the clusters of the job's placement and members.
+func (x *jobIndex) clusters() []string {
+	var out []string
+	if p := x.Status.Placement; p != nil {
+		out = append(out, p.Clusters...)
+	}
+	for _, m := range x.Status.Members {
+		out = append(out, m.Cluster)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // hasCluster reports whether the job has a member or placement on cluster.
@@ -66,6 +88,13 @@ func (indexCodec) Unmarshal(b []byte) (*indexed, error) {
 	x := &indexed{raw: b}
 	return x, json.Unmarshal(b, &x.idx)
 }
+
+// rawCodec reads jobs as *indexed without decoding their index: for jobs
+// picked already (from the list index) that are decoded whole anyway.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(x *indexed) ([]byte, error)   { return x.raw, nil }
+func (rawCodec) Unmarshal(b []byte) (*indexed, error) { return &indexed{raw: b}, nil }
 
 // newIndexReader is the read-only, lazily decoding view of the jobs.
 func newIndexReader(st *store.Store) store.Reader[*indexed] {

@@ -26,8 +26,9 @@ const (
 
 // ListOptions selects and pages jobs. Empty filters match everything.
 type ListOptions struct {
-	Queue, Cluster string
-	Phase          v1alpha1.JobPhase
+	// Owner is the submitting user (status.owner).
+	Queue, Cluster, Owner string
+	Phase                 v1alpha1.JobPhase
 	// Limit is the page size (DefaultListLimit when 0, at most MaxListLimit).
 	Limit int64
 	// Continue is the token of the previous page.
@@ -51,6 +52,10 @@ type cursor struct {
 	Store string `json:"c,omitempty"`
 	Batch int64  `json:"b"`
 	Skip  int    `json:"s"`
+	// Index: a page of the list index (listindexed.go), continuing after
+	// the name After.
+	Index bool   `json:"i,omitempty"`
+	After string `json:"a,omitempty"`
 }
 
 // List returns a page of jobs matching opts, sorted by name, all read at
@@ -72,6 +77,17 @@ func (s *Service) List(ctx context.Context, opts ListOptions) (ListResult, error
 		var err error
 		if cur, err = decodeCursor(opts.Continue); err != nil {
 			return ListResult{}, err
+		}
+		if cur.Index {
+			if s.listIndex == nil || !opts.filtered() {
+				return ListResult{}, fmt.Errorf("%w: job list continue token of an indexed list", store.ErrInvalidContinue)
+			}
+			return s.listIndexed(ctx, opts, limit, &cur)
+		}
+	} else if opts.filtered() && s.listIndex != nil {
+		out, err := s.listIndexed(ctx, opts, limit, nil)
+		if !notFresh(err) {
+			return out, err
 		}
 	}
 	var out ListResult
@@ -107,10 +123,15 @@ func (s *Service) List(ctx context.Context, opts ListOptions) (ListResult, error
 	}
 }
 
-func (o ListOptions) filtered() bool { return o.Queue != "" || o.Phase != "" || o.Cluster != "" }
+func (o ListOptions) filtered() bool {
+	return o.Queue != "" || o.Phase != "" || o.Cluster != "" || o.Owner != ""
+}
 
 func (o ListOptions) match(x *jobIndex) bool {
 	if o.Queue != "" && x.Spec.Queue != o.Queue {
+		return false
+	}
+	if o.Owner != "" && x.Status.Owner != o.Owner {
 		return false
 	}
 	if o.Phase != "" && x.Status.Phase != o.Phase {
@@ -142,6 +163,12 @@ func decodeCursor(s string) (cursor, error) {
 // ActiveJobs counts the queue's jobs that are not terminal (for
 // hub/queues, which refuses to delete a queue in use).
 func (s *Service) ActiveJobs(ctx context.Context, queue string) (int, error) {
+	if s.listIndex != nil {
+		n, err := s.activeJobsIndexed(ctx, queue)
+		if !notFresh(err) {
+			return n, err
+		}
+	}
 	n := 0
 	opts := store.ListOptions{Limit: scanBatch}
 	for {

@@ -38,10 +38,22 @@ func listAll(t *testing.T, js *jobs.Service, opts jobs.ListOptions) []string {
 	}
 }
 
+// TestListFiltersPageExactly runs with the store scan and with the list
+// index (listindex.go): both page the same names.
 func TestListFiltersPageExactly(t *testing.T) {
+	for _, indexed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("indexed=%v", indexed), func(t *testing.T) { testListFiltersPageExactly(t, indexed) })
+	}
+}
+
+func testListFiltersPageExactly(t *testing.T, indexed bool) {
 	ctx := testCtx(t)
 	qa, qb := uniq("qa"), uniq("qb")
-	js, _ := services(t, nil, qa, qb)
+	var opts []jobs.Option
+	if indexed {
+		opts = append(opts, jobs.WithListIndex(runIndex(t)))
+	}
+	js, _ := services(t, opts, qa, qb)
 	prefix := uniq("l")
 	var wantA, wantRunning, wantC1 []string
 	for i := range 23 {

@@ -27,7 +27,7 @@ var (
 
 // Register registers the package's metrics on reg; registering again is not an error.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{submissions, submitDuration} {
+	for _, c := range []prometheus.Collector{submissions, submitDuration, retentionDeleted} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

@@ -18,9 +18,10 @@ import (
 )
 
 // ReferenceChecker checks that the objects a job's pod template references
-// (federation/podrefs, optional ones left out) exist where its members will
-// run, in the member namespace of the hub cluster, from which the agents
-// copy them (docs/dependencies.md). It returns a field error per reference
+// (federation/podrefs, optional ones left out) exist in the users' namespace
+// of the hub cluster, from which the dispatcher copies them into the
+// namespace of each cluster that holds a member, and the agents on into
+// their workload clusters (docs/dependencies.md). It returns a field error per reference
 // that cannot be met, at the reference's path, or the error that kept it
 // from checking (errs.ErrUnavailable when the hub cluster cannot answer).
 type ReferenceChecker interface {
@@ -34,7 +35,7 @@ type KubeReferenceChecker struct {
 }
 
 // NewKubeReferenceChecker checks references in namespace (default
-// v1alpha1.MemberNamespace: until tenancy, the job's namespace on the hub)
+// v1alpha1.MemberNamespace: until tenancy, the users' namespace on the hub)
 // of the cluster cs reaches. The identity needs "get" on configmaps,
 // secrets and serviceaccounts there.
 func NewKubeReferenceChecker(cs kubernetes.Interface, namespace string) *KubeReferenceChecker {

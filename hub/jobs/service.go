@@ -36,6 +36,10 @@ type Service struct {
 	validator TemplateValidator
 	refs      ReferenceChecker
 	clock     clock.PassiveClock
+	// listIndex, when set, serves filtered lists (listindex.go), whose
+	// jobs are read through raw.
+	listIndex *ListIndex
+	raw       store.Reader[*indexed]
 }
 
 // Option configures a Service.
@@ -57,6 +61,7 @@ func New(st *store.Store, opts ...Option) *Service {
 		store:  st,
 		jobs:   newCollection(st),
 		index:  newIndexReader(st),
+		raw:    store.NewReader[*indexed](st, Kind, rawCodec{}),
 		queues: store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
 		clock:  clock.RealClock{},
 	}

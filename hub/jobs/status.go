@@ -40,11 +40,12 @@ type Transition struct {
 // as read, guarded by the revision read, so a caller that decided on a
 // stale job gets store.ErrConflict and decides again.
 type Status struct {
+	st   *store.Store
 	jobs *store.Collection[*v1alpha1.Job]
 }
 
 // NewStatus returns the Job status writer on st.
-func NewStatus(st *store.Store) *Status { return &Status{jobs: newCollection(st)} }
+func NewStatus(st *store.Store) *Status { return &Status{st: st, jobs: newCollection(st)} }
 
 // NewReader returns the read-only view of the jobs for other packages.
 func NewReader(st *store.Store) store.Reader[*v1alpha1.Job] { return newCollection(st).Reader() }
@@ -53,14 +54,22 @@ func NewReader(st *store.Store) store.Reader[*v1alpha1.Job] { return newCollecti
 func (s *Status) Reader() store.Reader[*v1alpha1.Job] { return s.jobs.Reader() }
 
 // Apply writes t to the job it was decided on, if the job is still at
-// it.Revision (store.ErrConflict otherwise), and returns the job as stored.
-// A transition with nothing to change writes nothing and returns it.
-func (s *Status) Apply(ctx context.Context, it store.Item[*v1alpha1.Job], t Transition) (store.Item[*v1alpha1.Job], error) {
+// it.Revision and every guard holds (store.ErrConflict otherwise: a leader
+// passes its leadership's store.Leadership.Held, so that a deposed one
+// cannot write), and returns the job as stored. A transition with nothing
+// to change writes nothing and returns it.
+func (s *Status) Apply(ctx context.Context, it store.Item[*v1alpha1.Job], t Transition, guards ...store.Cond) (store.Item[*v1alpha1.Job], error) {
 	next, changed, err := next(it.Object, t)
 	if err != nil || !changed {
 		return it, err
 	}
-	rev, err := s.jobs.Update(ctx, it.Name, next, it.Revision)
+	var rev int64
+	if len(guards) == 0 {
+		rev, err = s.jobs.Update(ctx, it.Name, next, it.Revision)
+	} else {
+		rev, err = s.st.Txn(ctx).If(append([]store.Cond{s.jobs.RevIs(it.Name, it.Revision)}, guards...)...).
+			Then(s.jobs.PutOp(it.Name, next)).Commit()
+	}
 	if err != nil {
 		return it, fmt.Errorf("%s job %q: %w", t.Name, it.Name, err)
 	}
@@ -73,15 +82,22 @@ func (s *Status) Apply(ctx context.Context, it store.Item[*v1alpha1.Job], t Tran
 // the transaction stores. A transition with nothing to change still guards
 // the revision and rewrites the job as it is.
 func (s *Status) Ops(it store.Item[*v1alpha1.Job], t Transition) (store.Cond, store.Op, *v1alpha1.Job, error) {
-	next, _, err := next(it.Object, t)
+	next, changed, err := next(it.Object, t)
 	if err != nil {
 		return store.Cond{}, store.Op{}, nil, err
+	}
+	if !changed {
+		next = it.Object.DeepCopy()
+		next.ResourceVersion = ""
 	}
 	return s.jobs.RevIs(it.Name, it.Revision), s.jobs.PutOp(it.Name, next), next, nil
 }
 
 // next applies t to a copy of j, checks that it kept to its conditions and
-// returns the copy (without resource version) and whether it differs.
+// returns the copy (without resource version) and whether it differs; a
+// transition with nothing to do returns no copy (nil, false): the
+// scheduler explains every waiting job each cycle, and most explanations
+// stand, so a second copy of each would be most of that cost.
 func next(j *v1alpha1.Job, t Transition) (*v1alpha1.Job, bool, error) {
 	if j == nil || t.apply == nil {
 		return nil, false, fmt.Errorf("%s: no job or no transition", t.Name)
@@ -89,9 +105,7 @@ func next(j *v1alpha1.Job, t Transition) (*v1alpha1.Job, bool, error) {
 	n := j.DeepCopy()
 	n.ResourceVersion = ""
 	if !t.apply(n) {
-		n = j.DeepCopy()
-		n.ResourceVersion = ""
-		return n, false, nil
+		return nil, false, nil
 	}
 	if typ, ok := foreignChange(j.Status.Conditions, n.Status.Conditions, t.Owns); !ok {
 		return nil, false, fmt.Errorf("%w: %s changes %s", ErrNotOwned, t.Name, typ)

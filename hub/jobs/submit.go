@@ -17,6 +17,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/internal/tracing"
 )
 
 // maxAttempts bounds the retries of a submission whose queue changed
@@ -56,6 +57,14 @@ func (s *Service) SubmitAs(ctx context.Context, in *v1alpha1.Job, owner string, 
 	if dryRun {
 		return j, 0, DryRun, nil
 	}
+	tracing.NewAttempt(start).Annotate(j.Annotations)
+	return s.put(ctx, j, hash, owner, start)
+}
+
+// put stores an admitted job, retrying while its queue changes under it;
+// a job of the same name already stored is the result when its spec hash
+// is hash and its owner owner, and a refusal otherwise.
+func (s *Service) put(ctx context.Context, j *v1alpha1.Job, hash, owner string, start time.Time) (*v1alpha1.Job, int64, Result, error) {
 	for range maxAttempts {
 		qrev, err := s.queueRevision(ctx, j.Spec.Queue)
 		if err != nil {
@@ -65,6 +74,7 @@ func (s *Service) SubmitAs(ctx context.Context, in *v1alpha1.Job, owner string, 
 			If(s.queues.RevIs(j.Spec.Queue, qrev), s.jobs.Absent(j.Name)).
 			Then(s.jobs.PutOp(j.Name, j)).Commit()
 		if err == nil {
+			traceSubmit(ctx, j, start)
 			return withRevision(j, rev), rev, Created, nil
 		}
 		if !errors.Is(err, store.ErrConflict) {
@@ -103,6 +113,7 @@ func (s *Service) admit(ctx context.Context, in *v1alpha1.Job) (*v1alpha1.Job, s
 	}
 	now := metav1.NewTime(s.clock.Now())
 	j.Annotations[v1alpha1.AnnotationSpecHash] = hash
+	tracing.Attempt{}.Annotate(j.Annotations) // the hub's own (SubmitAs), never the client's
 	j.UID, j.CreationTimestamp, j.Generation = uuid.NewUUID(), now, 1
 	j.Status = v1alpha1.JobStatus{Phase: v1alpha1.JobPending, SubmitTime: &now, Conditions: []metav1.Condition{{
 		Type: v1alpha1.JobConditionAdmitted, Status: metav1.ConditionTrue, Reason: "Queued",

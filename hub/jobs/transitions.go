@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/internal/tracing"
 )
 
 // Booking is a placement the scheduler booked for a job.
@@ -219,6 +220,7 @@ func (r Requeue) Transition() Transition {
 		if j.Annotations == nil {
 			j.Annotations = map[string]string{}
 		}
+		tracing.NewAttempt(r.At).Annotate(j.Annotations) // the next attempt's trace
 		text := r.Message
 		if r.Backoff > 0 {
 			n, _ := strconv.Atoi(j.Annotations[v1alpha1.AnnotationAborts])

@@ -13,6 +13,8 @@ import (
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/podrefs"
+	"github.com/shoal-dev/shoal/federation/podsecurity"
+	"github.com/shoal-dev/shoal/hub/queues"
 )
 
 // validate checks a defaulted job in one round: the spec (ValidateJob) and
@@ -33,16 +35,17 @@ import (
 // cannot answer refuses a job with no other error with its error.
 func (s *Service) validate(ctx context.Context, j *v1alpha1.Job) error {
 	specErrs := v1alpha1.ValidateJob(j)
+	pss, err := s.podSecurityErrs(ctx, j)
+	if err != nil {
+		return err
+	}
+	specErrs = append(specErrs, pss...)
 	var tmplErrs field.ErrorList
 	for i, r := range j.Spec.MemberRoles() {
 		if s.validator == nil || len(r.Template.Spec.Containers) == 0 {
 			continue
 		}
-		root := field.NewPath("spec", "template")
-		if len(j.Spec.Roles) > 0 {
-			root = field.NewPath("spec", "roles").Index(i).Child("template")
-		}
-		errs, err := s.validateTemplate(ctx, j, r.Template, root)
+		errs, err := s.validateTemplate(ctx, j, r.Template, templatePath(j, i))
 		if err != nil {
 			if len(specErrs) == 0 {
 				return err
@@ -62,6 +65,41 @@ func (s *Service) validate(ctx context.Context, j *v1alpha1.Job) error {
 		klog.FromContext(ctx).V(2).Info("References not checked; refusing the job for its other errors", "job", j.Name, "err", err)
 	}
 	return v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, append(all, refErrs...))
+}
+
+// templatePath is the field path of the i-th member role's pod template.
+func templatePath(j *v1alpha1.Job, i int) *field.Path {
+	if len(j.Spec.Roles) > 0 {
+		return field.NewPath("spec", "roles").Index(i).Child("template")
+	}
+	return field.NewPath("spec", "template")
+}
+
+// podSecurityErrs checks every pod template of the job (each role's) at the
+// effective pod-security level of its queue (hub/queues.PodSecurity), with
+// the upstream Pod Security Standards evaluator (federation/podsecurity):
+// each violation is a Forbidden field error at the template's container or
+// spec with the library's reason. A queue that cannot be read is an error.
+func (s *Service) podSecurityErrs(ctx context.Context, j *v1alpha1.Job) (field.ErrorList, error) {
+	level, from, err := queues.PodSecurity(ctx, s.queues, j.Spec.Queue)
+	if err != nil {
+		return nil, err
+	}
+	var errs field.ErrorList
+	for i, r := range j.Spec.MemberRoles() {
+		if r.Template == nil {
+			continue
+		}
+		p := templatePath(j, i)
+		for _, fe := range podsecurity.Check(level, &r.Template.ObjectMeta, &r.Template.Spec, p.Child("spec")) {
+			fe.Detail += fmt.Sprintf("; queue %s allows %s", j.Spec.Queue, level)
+			if from != "" && from != j.Spec.Queue {
+				fe.Detail += " (set on " + from + ")"
+			}
+			errs = append(errs, fe)
+		}
+	}
+	return errs, nil
 }
 
 // checkReferences runs the ReferenceChecker, when set, on the required

@@ -195,8 +195,24 @@ func (l *Ledger) ReleaseOps(ctx context.Context, job string, epoch int64) ([]sto
 	return []store.Op{l.res.DeleteOp(job)}, []store.Cond{l.res.RevIs(job, rev)}, nil
 }
 
-// MarkStarted records when every member of a job of epoch first ran.
-func (l *Ledger) MarkStarted(ctx context.Context, job string, epoch int64, at time.Time) error {
+// MarkStarted records when every member of a job of epoch first ran. With
+// guards (a leader's store.Leadership.Held) the write is made only while
+// they hold, store.ErrConflict otherwise.
+func (l *Ledger) MarkStarted(ctx context.Context, job string, epoch int64, at time.Time, guards ...store.Cond) error {
+	if len(guards) > 0 {
+		r, rev, err := l.res.Get(ctx, job)
+		switch {
+		case err != nil:
+			return err
+		case r.Epoch != epoch:
+			return ErrStaleEpoch
+		case !r.Started.IsZero():
+			return nil
+		}
+		r.Started = at
+		_, err = l.st.Txn(ctx).If(append([]store.Cond{l.res.RevIs(job, rev)}, guards...)...).Then(l.res.PutOp(job, r)).Commit()
+		return err
+	}
 	_, _, err := l.res.GuaranteedUpdate(ctx, job, func(r *Reservation) (*Reservation, error) {
 		if r.Epoch != epoch {
 			return r, ErrStaleEpoch
@@ -233,4 +249,19 @@ func (st *State) Booked(r *Reservation, rev int64) {
 // revision it was read at, for a caller's transaction.
 func (l *Ledger) ReleaseGuarded(job string, rev int64) (store.Cond, store.Op) {
 	return l.res.RevIs(job, rev), l.res.DeleteOp(job)
+}
+
+// ClusterVersions returns the read-only view of the booking counters, for a
+// scheduler that keeps the ledger in memory from a watch (NewState).
+func (l *Ledger) ClusterVersions() store.Reader[*ClusterVersion] { return l.versions.Reader() }
+
+// NewState returns the ledger as a caller kept it from its own list and
+// watch of the reservations and the booking counters. Book guards on the
+// counters' revisions, so its decisions are as safe as Read's when every
+// booking a counter revision of versions shows is in reservations (the
+// reservations are at least as new as the counters: a booking writes both
+// at one revision); rev is the revision the reservations are at. The maps
+// become the state's: Booked adds to them.
+func NewState(rev int64, reservations map[string]store.Item[*Reservation], versions map[string]store.Item[*ClusterVersion]) *State {
+	return &State{Revision: rev, Reservations: reservations, versions: versions}
 }

@@ -43,6 +43,9 @@ type CA struct {
 	key     crypto.Signer
 	dir     string
 	now     func() time.Time
+	// prev is the CA before Cert, set during a CA rotation's overlap
+	// (rotate.go).
+	prev *previousCA
 }
 
 // LoadOrCreateCA loads the CA kept in dir, or creates it (and dir, 0700)
@@ -72,25 +75,36 @@ func loadCA(dir string) (*CA, error) {
 	if err != nil {
 		return nil, fmt.Errorf("pki: %s: %w", filepath.Join(dir, caKeyFile), err)
 	}
-	return &CA{Cert: cert, CertPEM: certPEM, key: key, dir: dir, now: time.Now}, nil
+	if !publicKeysEqual(cert.PublicKey, key.Public()) {
+		return nil, fmt.Errorf("pki: %s and %s do not belong together (an interrupted rotate-ca?)",
+			filepath.Join(dir, caCertFile), filepath.Join(dir, caKeyFile))
+	}
+	ca := &CA{Cert: cert, CertPEM: certPEM, key: key, dir: dir, now: time.Now}
+	if err := ca.loadRotation(); err != nil {
+		return nil, err
+	}
+	return ca, nil
 }
 
 func createCA(dir string) (*CA, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("pki: create %s: %w", dir, err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, cert, certPEM, err := newCACertificate("shoal-hub-ca", time.Now())
 	if err != nil {
 		return nil, err
 	}
-	serial, err := newSerial()
-	if err != nil {
+	if err := writeCA(dir, key, certPEM); err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
+	return &CA{Cert: cert, CertPEM: certPEM, key: key, dir: dir, now: time.Now}, nil
+}
+
+// caTemplate is the template of a hub CA certificate named cn.
+func caTemplate(cn string, serial *big.Int, now time.Time) *x509.Certificate {
+	return &x509.Certificate{
 		SerialNumber:          serial,
-		Subject:               pkix.Name{CommonName: "shoal-hub-ca", Organization: []string{"shoal"}},
+		Subject:               pkix.Name{CommonName: cn, Organization: []string{"shoal"}},
 		NotBefore:             now.Add(-clockSkew),
 		NotAfter:              now.Add(CAValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature,
@@ -98,33 +112,60 @@ func createCA(dir string) (*CA, error) {
 		IsCA:                  true,
 		MaxPathLenZero:        true,
 	}
+}
+
+// newCACertificate creates a key and a self-signed CA certificate named cn.
+func newCACertificate(cn string, now time.Time) (*ecdsa.PrivateKey, *x509.Certificate, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	serial, err := newSerial()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	tmpl := caTemplate(cn, serial, now)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	if err != nil {
-		return nil, fmt.Errorf("pki: self-sign CA: %w", err)
+		return nil, nil, nil, fmt.Errorf("pki: self-sign CA: %w", err)
 	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return key, cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
+// writeCA writes the CA key and certificate into dir.
+func writeCA(dir string, key crypto.Signer, certPEM []byte) error {
 	keyPEM, err := EncodePrivateKeyPEM(key)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	// Key first: a certificate without its key would block the next start.
 	if err := writeFile(filepath.Join(dir, caKeyFile), keyPEM, 0o600); err != nil {
-		return nil, err
+		return err
 	}
-	if err := writeFile(filepath.Join(dir, caCertFile), certPEM, 0o644); err != nil {
-		return nil, err
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return &CA{Cert: cert, CertPEM: certPEM, key: key, dir: dir, now: time.Now}, nil
+	return writeFile(filepath.Join(dir, caCertFile), certPEM, 0o644)
+}
+
+// publicKeysEqual reports whether a and b are the same public key.
+func publicKeysEqual(a, b crypto.PublicKey) bool {
+	k, ok := a.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && k.Equal(b)
 }
 
 // Hash is the CA hash agents pin (see CAHash).
 func (ca *CA) Hash() string { return cahash.Of(ca.Cert) }
 
-// Pool is a certificate pool holding only the CA.
+// Pool is the pool of CAs whose client certificates the hub accepts: the
+// CA, and during a rotation's overlap the previous CA too.
 func (ca *CA) Pool() *x509.CertPool {
 	p := x509.NewCertPool()
 	p.AddCert(ca.Cert)
+	if prev := ca.overlap(); prev != nil {
+		p.AddCert(prev.cert)
+	}
 	return p
 }
 
@@ -136,7 +177,10 @@ func (ca *CA) sign(tmpl *x509.Certificate, pub crypto.PublicKey, validity time.D
 	}
 	now := ca.now()
 	tmpl.SerialNumber = serial
-	tmpl.NotBefore = now.Add(-clockSkew)
+	// Backdated for slow clocks, by at most a tenth of the lifetime so
+	// that short-lived certificates (tests, --agent-cert-validity) keep
+	// most of theirs ahead of them.
+	tmpl.NotBefore = now.Add(-min(clockSkew, validity/10))
 	tmpl.NotAfter = now.Add(validity)
 	if tmpl.NotAfter.After(ca.Cert.NotAfter) {
 		tmpl.NotAfter = ca.Cert.NotAfter

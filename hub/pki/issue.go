@@ -82,13 +82,14 @@ func (ca *CA) ClientCertificate(commonName string, orgs []string, validity time.
 }
 
 // AdminCertificate returns the admin client certificate kept beside the CA,
-// issuing it on first use (and again when it expires within 30 days).
+// issuing it on first use (and again when it expires within 30 days or
+// was issued by a CA before the current one).
 func (ca *CA) AdminCertificate() (certPEM, keyPEM []byte, err error) {
 	certPath, keyPath := filepath.Join(ca.dir, adminCertFile), filepath.Join(ca.dir, adminKeyFile)
 	certPEM, cerr := os.ReadFile(certPath)
 	keyPEM, kerr := os.ReadFile(keyPath)
 	if cerr == nil && kerr == nil {
-		if cert, err := ParseCertificatePEM(certPEM); err == nil && ca.now().Add(30*24*time.Hour).Before(cert.NotAfter) {
+		if cert, err := ParseCertificatePEM(certPEM); err == nil && ca.now().Add(30*24*time.Hour).Before(cert.NotAfter) && ca.Signed(cert) {
 			return certPEM, keyPEM, nil
 		}
 	}
@@ -109,6 +110,16 @@ func (ca *CA) AdminCertificate() (certPEM, keyPEM []byte, err error) {
 // Ed25519 key; a subject that is empty or names this cluster's agent) and
 // signs it as the agent of cluster. Problems are ErrBadCSR.
 func (ca *CA) SignAgentCSR(csrPEM []byte, cluster string, validity time.Duration) (*x509.Certificate, []byte, error) {
+	if validity <= 0 {
+		validity = DefaultAgentValidity
+	}
+	return ca.signClientCSR(csrPEM, AgentCommonName(cluster), AgentGroup, validity)
+}
+
+// signClientCSR signs a client certificate CN=commonName, O=group for the
+// key of a PEM CSR whose signature and key type check out and whose subject
+// CN is empty or commonName (whatever else it asks for is ignored).
+func (ca *CA) signClientCSR(csrPEM []byte, commonName, group string, validity time.Duration) (*x509.Certificate, []byte, error) {
 	block, _ := pem.Decode(csrPEM)
 	if block == nil || block.Type != "CERTIFICATE REQUEST" {
 		return nil, nil, fmt.Errorf("%w: no PEM CERTIFICATE REQUEST block", ErrBadCSR)
@@ -129,14 +140,10 @@ func (ca *CA) SignAgentCSR(csrPEM []byte, cluster string, validity time.Duration
 	default:
 		return nil, nil, fmt.Errorf("%w: unsupported key type %T", ErrBadCSR, k)
 	}
-	want := AgentCommonName(cluster)
-	if cn := csr.Subject.CommonName; cn != "" && cn != want {
-		return nil, nil, fmt.Errorf("%w: subject CN %q, want %q (or empty)", ErrBadCSR, cn, want)
+	if cn := csr.Subject.CommonName; cn != "" && cn != commonName {
+		return nil, nil, fmt.Errorf("%w: subject CN %q, want %q (or empty)", ErrBadCSR, cn, commonName)
 	}
-	if validity <= 0 {
-		validity = DefaultAgentValidity
-	}
-	return ca.sign(clientTemplate(want, []string{AgentGroup}), csr.PublicKey, validity)
+	return ca.sign(clientTemplate(commonName, []string{group}), csr.PublicKey, validity)
 }
 
 func clientTemplate(commonName string, orgs []string) *x509.Certificate {
@@ -147,15 +154,9 @@ func clientTemplate(commonName string, orgs []string) *x509.Certificate {
 	}
 }
 
-// ServerTLSConfig is the hub's gRPC TLS configuration: TLS 1.3 only, client
-// certificates requested and, when given, verified against the CA (Register
-// is called without one).
+// ServerTLSConfig is the hub's gRPC TLS configuration for one serving
+// certificate of the current CA (see Serving.TLSConfig; the hub itself
+// serves ServingCertificate's).
 func (ca *CA) ServerTLSConfig(serving tls.Certificate) *tls.Config {
-	return &tls.Config{
-		MinVersion:   tls.VersionTLS13,
-		Certificates: []tls.Certificate{serving},
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-		ClientCAs:    ca.Pool(),
-		NextProtos:   []string{"h2"},
-	}
+	return (&Serving{current: serving, ca: ca}).TLSConfig()
 }

@@ -10,13 +10,18 @@ import (
 	"time"
 )
 
-// UserValidity is a user client certificate's lifetime.
+// UserValidity is a user client certificate's lifetime unless configured
+// (shoal-hub --user-cert-validity).
 const UserValidity = 365 * 24 * time.Hour
 
-// UserCertificate issues a client certificate for a new key as user name;
-// it returns the parsed certificate and the certificate and key in PEM.
-func (ca *CA) UserCertificate(name string) (*x509.Certificate, []byte, []byte, error) {
-	certPEM, keyPEM, err := ca.ClientCertificate(UserCommonName(name), []string{UserGroup}, UserValidity)
+// UserCertificate issues a client certificate for a new key as user name,
+// valid for validity (0: UserValidity); it returns the parsed certificate
+// and the certificate and key in PEM.
+func (ca *CA) UserCertificate(name string, validity time.Duration) (*x509.Certificate, []byte, []byte, error) {
+	if validity <= 0 {
+		validity = UserValidity
+	}
+	certPEM, keyPEM, err := ca.ClientCertificate(UserCommonName(name), []string{UserGroup}, validity)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -25,6 +30,18 @@ func (ca *CA) UserCertificate(name string) (*x509.Certificate, []byte, []byte, e
 		return nil, nil, nil, err
 	}
 	return cert, certPEM, keyPEM, nil
+}
+
+// SignUserCSR checks a PEM CSR the user made for its own key (valid
+// signature; an ECDSA, RSA ≥2048 or Ed25519 key; a subject that is empty
+// or names this user) and signs it as user name for validity (0:
+// UserValidity). Problems are ErrBadCSR. The private key never reaches
+// the hub.
+func (ca *CA) SignUserCSR(csrPEM []byte, name string, validity time.Duration) (*x509.Certificate, []byte, error) {
+	if validity <= 0 {
+		validity = UserValidity
+	}
+	return ca.signClientCSR(csrPEM, UserCommonName(name), UserGroup, validity)
 }
 
 // AdminSerial is the serial of the bootstrap admin certificate kept beside

@@ -98,7 +98,9 @@ func (r *Registry) Remove(ctx context.Context, name string) error {
 }
 
 // AuthorizeAgent checks that serial is the current agent certificate of a
-// registered cluster.
+// registered cluster. The first call with a renewed certificate (the
+// cluster's next serial, see Renew) makes it the current one, which
+// revokes the certificate before it.
 func (r *Registry) AuthorizeAgent(ctx context.Context, cluster, serial string) error {
 	cl, _, err := r.clusters.Get(ctx, cluster)
 	if errors.Is(err, store.ErrNotFound) {
@@ -108,8 +110,12 @@ func (r *Registry) AuthorizeAgent(ctx context.Context, cluster, serial string) e
 	if err != nil {
 		return err
 	}
-	if cl.Annotations[v1alpha1.AnnotationCertificateSerial] != serial {
-		return fmt.Errorf("%w: certificate %s is no longer cluster %q's (it registered again)", ErrCertificateRevoked, serial, cluster)
+	switch serial {
+	case cl.Annotations[v1alpha1.AnnotationCertificateSerial]:
+		return nil
+	case cl.Annotations[v1alpha1.AnnotationCertificateNextSerial]:
+		return r.promote(ctx, cluster, serial)
 	}
-	return nil
+	return fmt.Errorf("%w: certificate %s is no longer cluster %q's (it renewed its certificate or registered again)",
+		ErrCertificateRevoked, serial, cluster)
 }

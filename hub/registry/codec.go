@@ -9,16 +9,23 @@ import (
 	"io"
 
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/hub/store/migrate"
 )
 
 // gzipJSON stores inventories as gzipped JSON: a 5,000-node inventory is
 // about 950 KB of JSON, close to etcd's default 1.5 MiB request limit, and
-// 25 KB gzipped. Values that are not gzipped are read as plain JSON.
+// 25 KB gzipped. Values that are not gzipped are read as plain JSON (what
+// the store hands over after migrating a gzipped record).
 type gzipJSON[T any] struct{}
 
 func (gzipJSON[T]) Marshal(v T) ([]byte, error) {
 	raw, err := json.Marshal(v)
 	if err != nil {
+		return nil, err
+	}
+	// Stamped before compressing: the store then finds the version in the
+	// first bytes instead of compressing the record again to add it.
+	if raw, err = migrate.For(KindInventories).Stamp(raw); err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer

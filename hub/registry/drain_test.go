@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/ledger"
@@ -26,7 +27,7 @@ func TestDrainState(t *testing.T) {
 	if _, err := register(t, r, ctx, token, "eu1", "uid-1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Heartbeat(ctx, "eu1", "", "v1", true, ""); err != nil {
+	if _, err := r.Heartbeat(ctx, "eu1", "", registry.Beat{AgentVersion: "v1", ClusterReachable: true, Message: "", HubClusterReachable: ptr.To(true)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.ReportInventory(ctx, "eu1", "", "s", 1, []byte(`{"nodes":[]}`)); err != nil {

@@ -127,8 +127,9 @@ func sameReport(prev, next *v1alpha1.GitOpsStatus, now time.Time) bool {
 }
 
 // PinGitOps makes cluster sync commit on behalf of rollout by; commit ""
-// lifts the pin (the cluster follows its source's ref again).
-func (r *Registry) PinGitOps(ctx context.Context, cluster, commit, by string) error {
+// lifts the pin (the cluster follows its source's ref again). Guards (the
+// rollout leader's Held) must hold for the write.
+func (r *Registry) PinGitOps(ctx context.Context, cluster, commit, by string, guards ...store.Cond) error {
 	_, _, err := r.updateCluster(ctx, cluster, func(c *v1alpha1.Cluster) {
 		if c.Status.GitOps == nil {
 			c.Status.GitOps = &v1alpha1.GitOpsStatus{}
@@ -137,7 +138,7 @@ func (r *Registry) PinGitOps(ctx context.Context, cluster, commit, by string) er
 		if commit == "" {
 			c.Status.GitOps.PinnedBy = ""
 		}
-	})
+	}, guards...)
 	return err
 }
 
@@ -157,11 +158,12 @@ func DesiredGitOpsSource(c *v1alpha1.Cluster) *v1alpha1.GitOpsSource {
 	return &src
 }
 
-func (r *Registry) updateCluster(ctx context.Context, cluster string, fn func(*v1alpha1.Cluster)) (*v1alpha1.Cluster, int64, error) {
+func (r *Registry) updateCluster(ctx context.Context, cluster string, fn func(*v1alpha1.Cluster),
+	guards ...store.Cond) (*v1alpha1.Cluster, int64, error) {
 	c, rev, err := r.clusters.GuaranteedUpdate(ctx, cluster, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
 		fn(c)
 		return c, nil
-	})
+	}, guards...)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, 0, fmt.Errorf("%w: cluster %q", ErrNotFound, cluster)
 	}

@@ -16,23 +16,43 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// Heartbeat records that cluster's agent is alive. serial is the agent
+// Beat is what one heartbeat says (HeartbeatRequest).
+type Beat struct {
+	// AgentVersion is the agent's version ("": unchanged).
+	AgentVersion string
+	// ClusterReachable says whether the agent reaches its own cluster's API
+	// server; Message says why not.
+	ClusterReachable bool
+	Message          string
+	// HubClusterReachable says whether the agent reaches the hub cluster
+	// (it sees its members' hub pods and their deletion); nil: the agent
+	// does not say (one older than the field), and the heartbeat counts as
+	// one with the hub cluster reachable, as before.
+	HubClusterReachable *bool
+}
+
+// Heartbeat records that cluster's agent is alive, and when it said it
+// reaches the hub cluster (LastHubClusterContact). serial is the agent
 // certificate's; "" skips the check that it is the cluster's current one.
-func (r *Registry) Heartbeat(ctx context.Context, cluster, serial, agentVersion string, reachable bool, message string) (*v1alpha1.Cluster, error) {
+func (r *Registry) Heartbeat(ctx context.Context, cluster, serial string, b Beat) (*v1alpha1.Cluster, error) {
 	cl, _, err := r.clusters.GuaranteedUpdate(ctx, cluster, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
 		if err := currentSerial(c, serial); err != nil {
 			return nil, err
 		}
 		now := metav1.NewTime(r.clock.Now())
 		c.Status.LastHeartbeat = &now
-		if agentVersion != "" {
-			c.Status.AgentVersion = agentVersion
+		if b.HubClusterReachable == nil || *b.HubClusterReachable {
+			c.Status.LastHubClusterContact = &now
 		}
-		cond := metav1.Condition{Type: v1alpha1.ClusterConditionReachable, Status: metav1.ConditionTrue, Reason: "APIServerReachable", Message: message}
-		if !reachable {
+		if b.AgentVersion != "" {
+			c.Status.AgentVersion = b.AgentVersion
+		}
+		cond := metav1.Condition{Type: v1alpha1.ClusterConditionReachable, Status: metav1.ConditionTrue, Reason: "APIServerReachable", Message: b.Message}
+		if !b.ClusterReachable {
 			cond.Status, cond.Reason = metav1.ConditionFalse, "APIServerUnreachable"
 		}
 		meta.SetStatusCondition(&c.Status.Conditions, cond)
+		r.hubClusterBeat(c, b.HubClusterReachable)
 		r.evaluate(c)
 		return c, nil
 	})
@@ -52,6 +72,9 @@ func (r *Registry) ReportInventory(ctx context.Context, cluster, serial, session
 	}
 	if inv.Name != "" && inv.Name != cluster {
 		return 0, fmt.Errorf("%w: inventory names cluster %q, the certificate %q", ErrInvalid, inv.Name, cluster)
+	}
+	if err := inv.Validate(); err != nil {
+		return 0, fmt.Errorf("%w: inventory: %w", ErrInvalid, err)
 	}
 	for {
 		held, invRev, err := r.inventories.Get(ctx, cluster)
@@ -148,6 +171,10 @@ func Summarize(inv inventory.Cluster, generation int64) *v1alpha1.InventorySumma
 	}
 	if len(s.Products) == 0 {
 		s.Products = nil
+	}
+	if t := inv.Topology; t != nil {
+		s.Topology = &v1alpha1.TopologySummary{Source: t.Source, Preset: t.Preset,
+			NVLinkKey: t.Keys.NVLink, RackKey: t.Keys.Rack, BlockKey: t.Keys.Block, ZoneKey: t.Keys.Zone, Message: t.Message}
 	}
 	return s
 }

@@ -64,8 +64,9 @@ func State(c *v1alpha1.Cluster, now time.Time, grace, fence, margin time.Duratio
 	return v1alpha1.ClusterReady, "HeartbeatCurrent", "the agent reports on time"
 }
 
-// evaluate sets c's state and Ready condition for the current time; it
-// reports whether they changed.
+// evaluate sets c's state and Ready condition for the current time, and
+// its HubClusterReachable condition (hubcluster.go); it reports whether
+// they changed.
 func (r *Registry) evaluate(c *v1alpha1.Cluster) bool {
 	state, reason, msg := State(c, r.clock.Now(), r.cfg.Grace, r.cfg.FenceTimeout, r.cfg.FenceMargin)
 	status := metav1.ConditionFalse
@@ -81,7 +82,7 @@ func (r *Registry) evaluate(c *v1alpha1.Cluster) bool {
 			LastTransitionTime: metav1.NewTime(r.clock.Now()),
 		})
 	}
-	return changed
+	return r.evaluateHubCluster(c) || changed
 }
 
 // Run re-evaluates every cluster's state every interval (a quarter of the

@@ -45,7 +45,7 @@ type RegisterRequest struct {
 type Registration struct {
 	// CertificatePEM is the agent's signed client certificate.
 	CertificatePEM []byte
-	// CAPEM is the hub CA.
+	// CAPEM is the hub's trust bundle (pki.CA.BundlePEM).
 	CAPEM []byte
 	// HubKubeconfig holds the agent's scoped hub-cluster credentials (nil
 	// when the hub has no management cluster).
@@ -81,7 +81,7 @@ func (r *Registry) Register(ctx context.Context, req RegisterRequest) (*Registra
 	if err := r.commitRegistration(ctx, id, secret, cl); err != nil {
 		return nil, err
 	}
-	reg := &Registration{CertificatePEM: certPEM, CAPEM: r.ca.CertPEM, Cluster: cl}
+	reg := &Registration{CertificatePEM: certPEM, CAPEM: r.ca.BundlePEM(), Cluster: cl}
 	if r.cfg.Credentials != nil {
 		kc, err := r.cfg.Credentials.Issue(ctx, req.ClusterName)
 		if err != nil {

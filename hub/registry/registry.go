@@ -134,5 +134,14 @@ func (r *Registry) CA() *pki.CA { return r.ca }
 // HeartbeatInterval is how often agents should beat: a quarter of the grace.
 func (r *Registry) HeartbeatInterval() time.Duration { return max(time.Second, r.cfg.Grace/4) }
 
+// FenceTimeout is the agents' fence timeout as the hub counts it; agents
+// are told it at registration and in every heartbeat reply, and one whose
+// own is longer fences by it (agent/fence.Fence.Limit).
+func (r *Registry) FenceTimeout() time.Duration { return r.cfg.FenceTimeout }
+
+// FenceMargin is what the hub adds to FenceTimeout before a silent
+// cluster turns Lost.
+func (r *Registry) FenceMargin() time.Duration { return r.cfg.FenceMargin }
+
 // HubAddress is the address agents are told to dial.
 func (r *Registry) HubAddress() string { return r.cfg.HubAddress }

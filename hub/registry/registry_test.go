@@ -14,6 +14,7 @@ import (
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/pki"
@@ -214,7 +215,7 @@ func TestAgentCertificateRevokedByRemove(t *testing.T) {
 	}
 	// Writes check the serial again (a certificate revoked after the
 	// interceptor authorized it).
-	if _, err := r.Heartbeat(ctx, "eu1", id.Serial, "v1", true, ""); !errors.Is(err, registry.ErrCertificateRevoked) {
+	if _, err := r.Heartbeat(ctx, "eu1", id.Serial, registry.Beat{AgentVersion: "v1", ClusterReachable: true, Message: "", HubClusterReachable: ptr.To(true)}); !errors.Is(err, registry.ErrCertificateRevoked) {
 		t.Fatalf("heartbeat with the old certificate: %v, want ErrCertificateRevoked", err)
 	}
 	if _, err := r.ReportInventory(ctx, "eu1", id.Serial, "s", 1, []byte(`{"nodes":[]}`)); !errors.Is(err, registry.ErrCertificateRevoked) {
@@ -256,6 +257,13 @@ func TestInventoryOrdering(t *testing.T) {
 	if _, err := r.ReportInventory(ctx, "eu1", "", "b", 2, []byte("{")); !errors.Is(err, registry.ErrInvalid) {
 		t.Fatalf("bad JSON: %v, want ErrInvalid", err)
 	}
+	neg := []byte(`{"nodes":[{"name":"n1","gpus":-8,"ready":true}]}`)
+	if _, err := r.ReportInventory(ctx, "eu1", "", "b", 3, neg); !errors.Is(err, registry.ErrInvalid) || !strings.Contains(err.Error(), "gpus: -8") {
+		t.Fatalf("negative GPU count: %v, want ErrInvalid naming the node's gpus", err)
+	}
+	if cl, _, err := r.GetCluster(ctx, "eu1"); err != nil || cl.Status.Inventory.GPUs != 2 {
+		t.Fatalf("after a refused report the summary is %+v, %v; want the last accepted one (2 GPUs)", cl.Status.Inventory, err)
+	}
 }
 
 func TestLiveness(t *testing.T) {
@@ -282,7 +290,7 @@ func TestLiveness(t *testing.T) {
 		}
 	}
 	expect(v1alpha1.ClusterPending)
-	if _, err := r.Heartbeat(ctx, "eu1", "", "v1", true, ""); err != nil {
+	if _, err := r.Heartbeat(ctx, "eu1", "", registry.Beat{AgentVersion: "v1", ClusterReachable: true, Message: "", HubClusterReachable: ptr.To(true)}); err != nil {
 		t.Fatal(err)
 	}
 	expect(v1alpha1.ClusterPending) // no inventory yet
@@ -301,11 +309,11 @@ func TestLiveness(t *testing.T) {
 	expect(v1alpha1.ClusterReady)
 	clk.Step(1500 * time.Millisecond)
 	expect(v1alpha1.ClusterNotReady)
-	if _, err := r.Heartbeat(ctx, "eu1", "", "v1", false, "connection refused"); err != nil {
+	if _, err := r.Heartbeat(ctx, "eu1", "", registry.Beat{AgentVersion: "v1", ClusterReachable: false, Message: "connection refused", HubClusterReachable: ptr.To(true)}); err != nil {
 		t.Fatal(err)
 	}
 	expect(v1alpha1.ClusterNotReady) // beats, but cannot reach its own cluster
-	if _, err := r.Heartbeat(ctx, "eu1", "", "v1", true, ""); err != nil {
+	if _, err := r.Heartbeat(ctx, "eu1", "", registry.Beat{AgentVersion: "v1", ClusterReachable: true, Message: "", HubClusterReachable: ptr.To(true)}); err != nil {
 		t.Fatal(err)
 	}
 	expect(v1alpha1.ClusterReady)

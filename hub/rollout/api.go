@@ -171,7 +171,7 @@ func (c *Controller) List(ctx context.Context) ([]*v1alpha1.Rollout, error) {
 
 // Pause stops ticking an active rollout; pinned clusters stay pinned.
 func (c *Controller) Pause(ctx context.Context, name string) (*v1alpha1.Rollout, error) {
-	return c.modify(ctx, name, func(r *v1alpha1.Rollout) error {
+	return c.modify(ctx, name, nil, func(r *v1alpha1.Rollout) error {
 		if !active(r) {
 			return fmt.Errorf("%w: rollout %s is %s", ErrConflict, name, r.Status.Phase)
 		}
@@ -183,7 +183,7 @@ func (c *Controller) Pause(ctx context.Context, name string) (*v1alpha1.Rollout,
 // Resume continues a paused rollout; the current wave's clock restarts (its
 // timeout and soak count from now).
 func (c *Controller) Resume(ctx context.Context, name string) (*v1alpha1.Rollout, error) {
-	return c.modify(ctx, name, func(r *v1alpha1.Rollout) error {
+	return c.modify(ctx, name, nil, func(r *v1alpha1.Rollout) error {
 		if !r.Spec.Paused {
 			return nil
 		}
@@ -197,7 +197,7 @@ func (c *Controller) Resume(ctx context.Context, name string) (*v1alpha1.Rollout
 // Abort halts an active rollout and rolls its current wave back.
 func (c *Controller) Abort(ctx context.Context, name string) (*v1alpha1.Rollout, error) {
 	var act fr.Action
-	r, err := c.modify(ctx, name, func(r *v1alpha1.Rollout) error {
+	r, err := c.modify(ctx, name, nil, func(r *v1alpha1.Rollout) error {
 		if !active(r) {
 			return fmt.Errorf("%w: rollout %s is %s", ErrConflict, name, r.Status.Phase)
 		}

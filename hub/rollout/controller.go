@@ -19,7 +19,9 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// Election is the store election whose leader ticks rollouts.
+// Election is the store election Run campaigns in alone. The hub runs
+// Lead under its one leadership instead (hub/app), whose leader also wins
+// this election so that no older replica ticks rollouts beside it.
 const Election = "rollouts"
 
 // DefaultInterval is the default time between ticks.
@@ -40,8 +42,9 @@ type Config struct {
 type Clusters interface {
 	// ListClusters returns the clusters whose labels match selector.
 	ListClusters(ctx context.Context, opts store.ListOptions, selector string) (*registry.ClusterList, error)
-	// PinGitOps makes cluster sync commit on behalf of rollout by.
-	PinGitOps(ctx context.Context, cluster, commit, by string) error
+	// PinGitOps makes cluster sync commit on behalf of rollout by, if
+	// every guard holds.
+	PinGitOps(ctx context.Context, cluster, commit, by string, guards ...store.Cond) error
 }
 
 // Controller stores rollouts and, while it leads, ticks them: it judges the
@@ -52,6 +55,11 @@ type Controller struct {
 	store    *store.Store
 	clusters Clusters
 	rollouts *store.Collection[*v1alpha1.Rollout]
+	// held is the guard of the leadership lead holds (nil: none, TickAll
+	// driven by hand): every write of a tick carries it, so that a deposed
+	// leader that has not noticed yet neither advances a rollout nor pins
+	// a cluster. Set and read on lead's goroutine only.
+	held *store.Cond
 }
 
 // NewController returns a Controller storing rollouts in s and pinning
@@ -73,14 +81,19 @@ func NewController(s *store.Store, clusters Clusters, cfg Config) *Controller {
 // Run ticks every rollout each interval while this replica leads the
 // rollouts election, until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
-	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("rollout"))
-	return c.store.RunElected(ctx, Election, c.cfg.Identity, c.lead)
+	return c.store.RunElected(ctx, Election, c.cfg.Identity, c.Lead)
 }
 
-// lead ticks until leadership or ctx ends.
-func (c *Controller) lead(ctx context.Context, _ store.Leadership) error {
+// Lead ticks, every write guarded by l.Held(), until leadership or ctx
+// ends: the term of a leadership won by Run or shared with the other
+// leader-elected parts (hub/app). It returns nil when ctx ends.
+func (c *Controller) Lead(ctx context.Context, l store.Leadership) error {
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("rollout"))
 	leader.Set(1)
 	defer leader.Set(0)
+	held := l.Held()
+	c.held = &held
+	defer func() { c.held = nil }()
 	t := c.cfg.Clock.NewTicker(c.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -147,7 +160,7 @@ func (c *Controller) repair(ctx context.Context) error {
 				continue
 			}
 			klog.FromContext(ctx).Info("Repairing a rollout pin", "rollout", r.Name, "cluster", cl.Name, "pinned", pinned, "want", commit)
-			if err := c.clusters.PinGitOps(ctx, cl.Name, commit, r.Name); err != nil {
+			if err := c.clusters.PinGitOps(ctx, cl.Name, commit, r.Name, c.guards()...); err != nil {
 				errs = append(errs, err)
 			}
 			pins.WithLabelValues("repair").Inc()
@@ -162,7 +175,7 @@ func (c *Controller) tick(ctx context.Context, name string) error {
 		return err
 	}
 	var act fr.Action
-	r, err := c.modify(ctx, name, func(r *v1alpha1.Rollout) error {
+	r, err := c.modify(ctx, name, c.guards(), func(r *v1alpha1.Rollout) error {
 		if !active(r) || r.Spec.Paused {
 			act = fr.Action{}
 			return nil
@@ -206,7 +219,7 @@ func (c *Controller) carryOut(ctx context.Context, r *v1alpha1.Rollout, act fr.A
 	log := klog.FromContext(ctx).WithValues("rollout", r.Name)
 	var errs []error
 	for _, cl := range act.Pin {
-		if err := c.clusters.PinGitOps(ctx, cl, r.Spec.Revision, r.Name); err != nil {
+		if err := c.clusters.PinGitOps(ctx, cl, r.Spec.Revision, r.Name, c.guards()...); err != nil {
 			errs = append(errs, err)
 		}
 		pins.WithLabelValues("pin").Inc()
@@ -221,7 +234,7 @@ func (c *Controller) carryOut(ctx context.Context, r *v1alpha1.Rollout, act fr.A
 	sort.Strings(names)
 	for _, cl := range names {
 		prev := act.Rollback[cl]
-		if err := c.clusters.PinGitOps(ctx, cl, prev, r.Name); err != nil {
+		if err := c.clusters.PinGitOps(ctx, cl, prev, r.Name, c.guards()...); err != nil {
 			errs = append(errs, err)
 		}
 		pins.WithLabelValues("rollback").Inc()
@@ -233,16 +246,25 @@ func (c *Controller) carryOut(ctx context.Context, r *v1alpha1.Rollout, act fr.A
 	return errors.Join(errs...)
 }
 
+// guards are the conditions of a tick's writes: the leadership's Held
+// while lead runs.
+func (c *Controller) guards() []store.Cond {
+	if c.held == nil {
+		return nil
+	}
+	return []store.Cond{*c.held}
+}
+
 // modify applies fn to the stored rollout and writes it back if nothing
-// changed in between.
-func (c *Controller) modify(ctx context.Context, name string, fn func(*v1alpha1.Rollout) error) (*v1alpha1.Rollout, error) {
+// changed in between and every guard holds.
+func (c *Controller) modify(ctx context.Context, name string, guards []store.Cond, fn func(*v1alpha1.Rollout) error) (*v1alpha1.Rollout, error) {
 	r, _, err := c.rollouts.GuaranteedUpdate(ctx, name, func(r *v1alpha1.Rollout) (*v1alpha1.Rollout, error) {
 		if err := fn(r); err != nil {
 			return nil, err
 		}
 		r.Status.LastUpdateTime = metav1.NewTime(c.cfg.Clock.Now())
 		return r, nil
-	})
+	}, guards...)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, fmt.Errorf("%w: rollout %q", ErrNotFound, name)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -28,11 +29,15 @@ type Result struct {
 	// mid-cycle; the remaining placements were dropped and the next cycle
 	// decides again on fresh data.
 	Conflict bool
+	// Revision is the store revision of the ledger the cycle decided on.
+	Revision int64
 }
 
 // Cycle runs one scheduling cycle. held, when not nil, guards every booking
 // with the caller's leadership.
 func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error) {
+	defer s.observeDuration(s.cfg.Clock.Now())
+	ctx = withCycleStart(ctx, time.Now())
 	var res Result
 	if err := s.restoreFairShare(ctx); err != nil {
 		return res, err
@@ -41,6 +46,8 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	if err != nil {
 		return res, err
 	}
+	res.Revision = f.ledger.Revision
+	klog.FromContext(ctx).V(4).Info("scheduling on a snapshot", "revisions", f.revisions, "jobs", len(f.jobs))
 	now := s.cfg.Clock.Now()
 	in, byName := s.input(f, now)
 	if err := s.saveFairShare(ctx, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
@@ -56,6 +63,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	if res.Conflict {
 		return res, nil // the snapshot holds placements not booked: no status from it
 	}
+	s.observeFleet(f, snap, in, res)
 	return res, s.writeQueueStatus(ctx, f, snap, in.Queues, res.Placed, held)
 }
 
@@ -64,9 +72,14 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapshot, in placement.Input,
 	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time, res *Result) error {
 	d := placement.Schedule(snap, in, s.cfg.Options...)
+	decided := time.Now()
 	s.holds = d.Reservations
+	if err := s.saveHolds(ctx, held); err != nil && !errors.Is(err, store.ErrConflict) {
+		return err
+	}
 	for i := range d.Placements {
 		p := &d.Placements[i]
+		booking := time.Now()
 		err := s.book(ctx, f, byName[p.Gang], p, held, now)
 		if errors.Is(err, store.ErrConflict) {
 			res.Conflict = true
@@ -75,16 +88,15 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 		if err != nil {
 			return err
 		}
+		traceBooking(ctx, byName[p.Gang], p, decided, booking, len(d.Waiting))
 		res.Placed = append(res.Placed, p.Gang)
 	}
-	for _, w := range d.Waiting {
-		if err := s.explain(ctx, byName[w.Gang], w.Why, now); err != nil && !errors.Is(err, store.ErrConflict) {
-			return err
-		}
+	if err := s.explainAll(ctx, d.Waiting, byName, held, now); err != nil {
+		return err
 	}
 	res.Waiting = len(d.Waiting)
 	for _, p := range d.Preemptions {
-		err := s.preempt(ctx, f, p, now)
+		err := s.preempt(ctx, f, p, held, now)
 		if err != nil && !errors.Is(err, store.ErrConflict) {
 			return err
 		}
@@ -153,29 +165,85 @@ func (s *Scheduler) book(ctx context.Context, f *fleet, it store.Item[*v1alpha1.
 		return fmt.Errorf("book job %q: %w", it.Name, err)
 	}
 	f.ledger.Booked(r, rev)
+	s.wroteAt(rev)
+	s.booked = max(s.booked, rev)
 	klog.FromContext(ctx).V(2).Info("placed job", "job", it.Name, "epoch", r.Epoch,
 		"clusters", r.Clusters, "domain", r.Domain, "members", len(r.Members))
 	return nil
 }
 
-// explain asks hub/jobs to record why a job waits, when that changed.
-func (s *Scheduler) explain(ctx context.Context, it store.Item[*v1alpha1.Job], why *placement.Unschedulable, now time.Time) error {
-	if it.Object == nil || why == nil {
+// explain asks hub/jobs to record why a job waits when that changed in
+// meaning (explanation.go: not when only counts did), guarded like a
+// booking by held.
+func (s *Scheduler) explain(ctx context.Context, it store.Item[*v1alpha1.Job], why *placement.Unschedulable,
+	held *store.Cond, now time.Time) error {
+	if it.Object == nil || why == nil || explained(it.Object, why) {
 		return nil
 	}
-	_, err := s.status.Apply(ctx, it, jobs.Explain(string(why.Reason), why.Message, now))
+	next, err := s.status.Apply(ctx, it, jobs.Explain(string(why.Reason), why.Message, now), guards(held)...)
+	if err == nil && next.Revision != it.Revision {
+		s.wroteAt(next.Revision)
+	}
 	return err
 }
 
-// preempt asks hub/jobs to mark a running job as preempted; hub/dispatch
-// stops it after its grace period and requeues it.
-func (s *Scheduler) preempt(ctx context.Context, f *fleet, p placement.Preemption, now time.Time) error {
+// wroteAt records that this leader wrote a job at rev.
+func (s *Scheduler) wroteAt(rev int64) {
+	s.wroteMu.Lock()
+	s.wrote = max(s.wrote, rev)
+	s.wroteMu.Unlock()
+}
+
+// explainWorkers bounds the explanations written at once. Each is its own
+// guarded transaction; one after the other, a new leader that finds
+// hundreds of jobs submitted since the last cycle spent tens of seconds on
+// them (a commit each on a 3-member etcd) before its next booking.
+const explainWorkers = 16
+
+// explainAll explains every waiting job, explainWorkers at a time; a
+// conflict (the job changed meanwhile) is left to the next cycle.
+func (s *Scheduler) explainAll(ctx context.Context, waiting []placement.Wait,
+	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(explainWorkers)
+	for _, w := range waiting {
+		g.Go(func() error {
+			if err := s.explain(gctx, byName[w.Gang], w.Why, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
+				return err
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+// guards is held as the guards of a status write (none when nil).
+func guards(held *store.Cond) []store.Cond {
+	if held == nil {
+		return nil
+	}
+	return []store.Cond{*held}
+}
+
+// preempt asks hub/jobs to mark a running job as preempted, guarded by
+// held; hub/dispatch stops it after its grace period and requeues it.
+func (s *Scheduler) preempt(ctx context.Context, f *fleet, p placement.Preemption, held *store.Cond, now time.Time) error {
 	for _, it := range f.jobs {
 		if it.Name != p.Victim {
 			continue
 		}
+		if f.partial[it.Name] { // a finished job is cached in part: write the whole
+			j, rev, err := s.jobs.Get(ctx, it.Name)
+			if err != nil {
+				return err
+			}
+			it = store.Item[*v1alpha1.Job]{Name: it.Name, Object: j, Revision: rev}
+		}
 		msg := fmt.Sprintf("preempted by job %s; %s to checkpoint. %s", p.Preemptor, p.Grace, p.Reason)
-		_, err := s.status.Apply(ctx, it, jobs.MarkPreempted(p.Preemptor, msg, now))
+		next, err := s.status.Apply(ctx, it, jobs.MarkPreempted(p.Preemptor, msg, now), guards(held)...)
+		if err == nil && next.Revision != it.Revision {
+			s.wroteAt(next.Revision)
+		}
 		return err
 	}
 	return nil

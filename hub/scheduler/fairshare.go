@@ -24,11 +24,15 @@ func fairShareCollection(st *store.Store) *store.Collection[*placement.FairShare
 	return store.NewCollection(st, KindFairShare, store.JSONCodec[*placement.FairShareState]())
 }
 
-// restoreFairShare loads the usage the last leader saved, once per
-// leadership (nothing on a new hub).
+// restoreFairShare loads the usage and the head-of-queue reservations
+// (holds.go) the last leader saved, once per leadership (nothing on a new
+// hub).
 func (s *Scheduler) restoreFairShare(ctx context.Context) error {
 	if s.fairLoaded {
 		return nil
+	}
+	if err := s.restoreHolds(ctx); err != nil {
+		return err
 	}
 	st, _, err := s.fairStore.Get(ctx, fairShareRecord)
 	switch {

@@ -4,10 +4,9 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"slices"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
@@ -18,11 +17,18 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// fleet is what one cycle decides on.
+// fleet is what one cycle decides on: a snapshot of the scheduler's caches
+// (caches.go).
 type fleet struct {
 	ledger *ledger.State
-	jobs   []store.Item[*v1alpha1.Job]
-	queues []*v1alpha1.Queue
+	// jobs are the unfinished jobs and the finished ones still holding a
+	// reservation, in name order; partial names those of them decoded in
+	// part (jobcodec.go), which are read whole before a write.
+	jobs    []store.Item[*v1alpha1.Job]
+	partial map[string]bool
+	// finished counts the other finished jobs by phase.
+	finished map[v1alpha1.JobPhase]int
+	queues   []*v1alpha1.Queue
 	// queueRevs are the revisions the queues were read at.
 	queueRevs map[string]int64
 	clusters  []inventory.Cluster
@@ -30,74 +36,35 @@ type fleet struct {
 	received map[string]time.Time
 	// nodes maps "<cluster>/<node>" to the inventory node.
 	nodes map[string]*inventory.Node
+	// registered are all clusters and unready the inventories of those not
+	// Ready, which only the metrics read (fleetmetrics.go).
+	registered []store.Item[*v1alpha1.Cluster]
+	unready    []store.Item[*registry.InventoryRecord]
+	// revisions are the store revisions each kind's cache was current to
+	// when the snapshot was taken; the ledger's is ledger.Revision.
+	revisions map[string]int64
 }
 
-// read loads the fleet. The ledger is read first: a booking made after it
-// fails its guard, so the decision never misses one.
+// read takes the fleet a cycle decides on. While the scheduler leads, from
+// its watch-fed caches (caches.snapshot says how the ledger is taken first
+// in meaning: a booking the decision misses fails its guard); otherwise
+// from a fresh list of every kind, the ledger first.
 func (s *Scheduler) read(ctx context.Context) (*fleet, error) {
-	f := &fleet{received: map[string]time.Time{}, nodes: map[string]*inventory.Node{}, queueRevs: map[string]int64{}}
-	var err error
-	if f.ledger, err = s.ledger.Read(ctx); err != nil {
-		return nil, fmt.Errorf("read ledger: %w", err)
+	c := s.caches
+	if c == nil {
+		c = s.newCaches()
+		if err := c.syncAll(ctx); err != nil {
+			return nil, err
+		}
 	}
-	if f.jobs, err = listAll(ctx, s.jobs); err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
-	}
-	qs, err := listAll(ctx, s.queues)
-	if err != nil {
-		return nil, fmt.Errorf("list queues: %w", err)
-	}
-	for _, q := range qs {
-		f.queues = append(f.queues, q.Object)
-		f.queueRevs[q.Name] = q.Revision
-	}
-	if err := s.readClusters(ctx, f); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return c.snapshot(ctx, s.wrote, s.booked)
 }
 
-// readClusters keeps the inventories of Ready clusters (a cordoned or
-// draining cluster is not Ready), with their drained nodes
-// (spec.drainedNodes) unschedulable.
-func (s *Scheduler) readClusters(ctx context.Context, f *fleet) error {
-	cls, err := listAll(ctx, s.clusters)
-	if err != nil {
-		return fmt.Errorf("list clusters: %w", err)
-	}
-	ready := map[string]bool{}
-	drained := map[string][]string{}
-	for _, c := range cls {
-		ready[c.Name] = c.Object.Status.State == v1alpha1.ClusterReady
-		drained[c.Name] = c.Object.Spec.DrainedNodes
-	}
-	invs, err := listAll(ctx, s.inventories)
-	if err != nil {
-		return fmt.Errorf("list inventories: %w", err)
-	}
-	for _, it := range invs {
-		if !ready[it.Name] {
-			continue
-		}
-		var inv inventory.Cluster
-		if err := json.Unmarshal(it.Object.Inventory, &inv); err != nil {
-			return fmt.Errorf("inventory of cluster %q: %w", it.Name, err)
-		}
-		inv.Name = it.Name
-		f.clusters = append(f.clusters, inv)
-		f.received[it.Name] = it.Object.Received
-	}
-	for ci := range f.clusters {
-		c := &f.clusters[ci]
-		for ni := range c.Nodes {
-			n := &c.Nodes[ni]
-			if slices.Contains(drained[c.Name], n.Name) {
-				n.Unschedulable = true
-			}
-			f.nodes[c.Name+"/"+n.Name] = n
-		}
-	}
-	return nil
+// clusterReady says whether the scheduler places on a cluster: Ready and
+// its agent not known to be cut off from the hub cluster.
+func clusterReady(c *v1alpha1.Cluster) bool {
+	return c.Status.State == v1alpha1.ClusterReady &&
+		!meta.IsStatusConditionFalse(c.Status.Conditions, v1alpha1.ClusterConditionHubClusterReachable)
 }
 
 // allocations turns the ledger into the snapshot's running gangs. A gang
@@ -133,22 +100,6 @@ func (f *fleet) allocations(now time.Time) []placement.Allocation {
 			Started: started, Counted: counted})
 	}
 	return out
-}
-
-func listAll[T any](ctx context.Context, c store.Reader[T]) ([]store.Item[T], error) {
-	var out []store.Item[T]
-	opts := store.ListOptions{Limit: 1000}
-	for {
-		res, err := c.List(ctx, opts)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res.Items...)
-		if res.Continue == "" {
-			return out, nil
-		}
-		opts.Continue = res.Continue
-	}
 }
 
 // registryInventories is the read-only view of the registry's inventories.

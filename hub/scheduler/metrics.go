@@ -21,11 +21,19 @@ var (
 		Name: "shoal_scheduler_leader",
 		Help: "1 while this replica leads the scheduler election.",
 	})
+	cacheEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shoal_scheduler_cache_events_total",
+		Help: "Store changes applied to the scheduler's watch-fed caches, by kind.",
+	}, []string{"kind"})
+	cacheRelists = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shoal_scheduler_cache_relists_total",
+		Help: "Lists of a kind after its cache's watch ended (compacted history, a lost store), by kind.",
+	}, []string{"kind"})
 )
 
 // Register registers the scheduler's metrics.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader} {
+	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, cacheEvents, cacheRelists, cycleDuration, admissionWait, fleetGauges} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -70,7 +70,7 @@ func booking(j *v1alpha1.Job, r *ledger.Reservation, p *placement.Placement, now
 		Members: make([]v1alpha1.MemberStatus, len(r.Members))}
 	for i, m := range r.Members {
 		b.Members[i] = v1alpha1.MemberStatus{Index: m.Index, Role: m.Role, Cluster: m.Cluster, Node: m.Node,
-			Domain: m.Domain, Phase: v1alpha1.MemberPending}
+			Namespace: v1alpha1.ClusterNamespace(m.Cluster), Domain: m.Domain, Phase: v1alpha1.MemberPending}
 	}
 	return b
 }

@@ -14,15 +14,21 @@ import (
 // interval and whenever jobs, reservations or inventories change. It
 // returns nil when ctx ends.
 func (s *Scheduler) Run(ctx context.Context) error {
-	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("scheduler"))
-	return s.st.RunElected(ctx, Election, s.cfg.Identity, s.lead)
+	return s.st.RunElected(ctx, Election, s.cfg.Identity, s.Lead)
 }
 
-// lead runs cycles until leadership or ctx ends.
-func (s *Scheduler) lead(ctx context.Context, lead store.Leadership) error {
+// Lead runs cycles, every write guarded by lead.Held(), until leadership
+// or ctx ends, on the caches it starts (caches.go: a list and a watch of
+// every kind a cycle reads, stopped when it returns): the term of a leadership won by Run or shared with the
+// other leader-elected parts (hub/app). It returns nil when ctx ends.
+func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("scheduler"))
 	leader.Set(1)
 	defer leader.Set(0)
+	defer forgetFleet()
 	held := lead.Held()
+	s.state.Lead(lead.Revision())
+	defer s.state.Lost()
 	trigger := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -30,13 +36,20 @@ func (s *Scheduler) lead(ctx context.Context, lead store.Leadership) error {
 		default:
 		}
 	}
-	s.watch(ctx, poke)
+	c := s.newCaches()
+	stop, err := c.start(ctx, poke)
+	if err != nil {
+		return nil // ctx ended before the caches listed
+	}
+	s.caches, s.wrote, s.booked = c, 0, 0
+	defer func() { s.caches = nil; stop() }()
 	ticker := s.cfg.Clock.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
 	s.holds = nil
-	s.fairLoaded = false // another leader may have advanced the usage meanwhile
+	s.fairLoaded = false // another leader may have advanced the usage and the holds meanwhile
 	for ctx.Err() == nil {
 		res, err := s.Cycle(ctx, &held)
+		s.state.Synced(err)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			cycles.WithLabelValues("error").Inc()
@@ -51,15 +64,4 @@ func (s *Scheduler) lead(ctx context.Context, lead store.Leadership) error {
 		}
 	}
 	return nil
-}
-
-// watch pokes on every change of jobs, reservations and inventories.
-func (s *Scheduler) watch(ctx context.Context, poke func()) {
-	rev, err := s.st.Revision(ctx)
-	if err != nil {
-		rev = 0
-	}
-	go store.Notify(ctx, s.jobs.Watch(ctx, rev), poke)
-	go store.Notify(ctx, s.ledger.Reservations().Watch(ctx, rev), poke)
-	go store.Notify(ctx, s.inventories.Watch(ctx, rev), poke)
 }

@@ -3,6 +3,7 @@
 package scheduler
 
 import (
+	"sync"
 	"time"
 
 	"k8s.io/utils/clock"
@@ -16,7 +17,9 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// Election is the store election the scheduler replicas campaign in.
+// Election is the store election Run campaigns in alone. The hub runs
+// Lead under its one leadership instead (hub/app), whose leader also wins
+// this election so that no older replica schedules beside it.
 const Election = "scheduler"
 
 // Config configures a Scheduler.
@@ -55,9 +58,27 @@ type Scheduler struct {
 	fairStore  *store.Collection[*placement.FairShareState]
 	fairLoaded bool
 	fairSaved  time.Time
-	// holds are the previous cycle's head-of-queue reservations (leader memory).
-	holds []placement.Reservation
+	// holds are the previous cycle's head-of-queue reservations, stored
+	// for the next leader (holds.go); holdsSaved what was stored last.
+	holds, holdsSaved []placement.Reservation
+	holdStore         *store.Collection[*holdsState]
+	// state is this replica's standing in the election, for readiness.
+	state *store.LeaderState
+	// caches are the watch-fed view of the store while this replica leads
+	// (nil otherwise: a cycle then lists the store afresh).
+	caches *caches
+	// wrote is the newest revision this leader wrote a job at, booked the
+	// newest it booked at; the next snapshot waits until the caches have
+	// them.
+	wrote, booked int64
+	// wroteMu guards wrote while explanations are written concurrently.
+	wroteMu sync.Mutex
 }
+
+// State is the scheduler's standing in its election: leading and synced
+// once a cycle of the current leadership completed (the readiness check
+// scheduler-leader).
+func (s *Scheduler) State() *store.LeaderState { return s.state }
 
 // Option adjusts a Config.
 type Option func(*Config)
@@ -91,6 +112,7 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 	return &Scheduler{
 		cfg:         cfg,
 		st:          st,
+		state:       store.NewLeaderState(st, Election),
 		ledger:      ledger.New(st),
 		jobs:        status.Reader(),
 		status:      status,
@@ -100,5 +122,6 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 		inventories: registryInventories(st),
 		fair:        placement.NewFairShare(cfg.FairShareHalfLife),
 		fairStore:   fairShareCollection(st),
+		holdStore:   holdsCollection(st),
 	}
 }

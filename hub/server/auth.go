@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
@@ -30,6 +31,13 @@ type AgentAuthorizer interface {
 // record at every call so that a revocation applies at once (hub/users).
 type UserAuthenticator interface {
 	Authenticate(ctx context.Context, name, serial string, bootstrap bool) (users.Principal, error)
+	// AuthenticateOIDC maps a verified ID token's identity to its principal.
+	AuthenticateOIDC(ctx context.Context, id users.OIDCIdentity) (users.Principal, error)
+}
+
+// TokenVerifier verifies a bearer ID token (users.TokenVerifier).
+type TokenVerifier interface {
+	Verify(ctx context.Context, raw string) (users.OIDCIdentity, error)
 }
 
 // JobReader reads the job a call names, for its queue and owner (hub/jobs).
@@ -76,6 +84,8 @@ func principal(ctx context.Context) (users.Principal, error) {
 type authorizer struct {
 	agents AgentAuthorizer
 	users  UserAuthenticator
+	// tokens verifies bearer ID tokens; nil: the hub accepts none.
+	tokens TokenVerifier
 	jobs   JobReader
 	audit  *audit.Log
 }
@@ -84,7 +94,10 @@ type authorizer struct {
 type call struct {
 	method string
 	user   string
-	target target
+	// auth is how the caller authenticated; oidcUser the token's username.
+	auth     users.Method
+	oidcUser string
+	target   target
 }
 
 func (a authorizer) authorize(ctx context.Context, method string, req any) (context.Context, call, error) {
@@ -101,13 +114,13 @@ func (a authorizer) authorize(ctx context.Context, method string, req any) (cont
 	}
 	cert := peerCertificate(ctx)
 	if cert == nil {
-		return ctx, c, status.Error(codes.Unauthenticated, "a client certificate is required: "+
-			"use the shoal config written by shoal-hub or `shoal user create`, or register the agent with a join token")
+		return a.authorizeToken(ctx, c, m, req)
 	}
 	id, err := pki.IdentityOf(cert)
 	if err != nil {
 		return ctx, c, status.Error(codes.PermissionDenied, err.Error())
 	}
+	c.auth = users.MethodCertificate
 	switch {
 	case m.access == accessAgent && id.Role == pki.RoleAgent:
 		c.user = "agent:" + id.Cluster
@@ -132,11 +145,69 @@ func (a authorizer) authorize(ctx context.Context, method string, req any) (cont
 	if err != nil {
 		return ctx, c, toStatus(ctx, method, err)
 	}
-	ctx = context.WithValue(context.WithValue(ctx, identityKey{}, id), principalKey{}, p)
-	if m.access == accessUser {
+	return a.authorizeUser(context.WithValue(ctx, identityKey{}, id), c, m, p, req)
+}
+
+// authorizeToken authenticates a call without a client certificate by its
+// bearer ID token (metadata "authorization: Bearer …"), then authorizes it
+// as authorizeUser does.
+func (a authorizer) authorizeToken(ctx context.Context, c call, m method, req any) (context.Context, call, error) {
+	raw, ok := bearerToken(ctx)
+	if !ok {
+		return ctx, c, status.Error(codes.Unauthenticated, "a client certificate or an OIDC ID token is required: "+
+			"use the shoal config written by shoal-hub or `shoal user create`, pass --token-file or SHOAL_TOKEN, "+
+			"or register the agent with a join token")
+	}
+	if a.tokens == nil || a.users == nil {
+		return ctx, c, status.Error(codes.Unauthenticated, "this hub accepts no bearer tokens (shoal-hub runs without --oidc-issuer-url)")
+	}
+	c.auth = users.MethodOIDC
+	oid, err := a.tokens.Verify(ctx, raw)
+	if err != nil {
+		return ctx, c, toStatus(ctx, c.method, err)
+	}
+	c.oidcUser, c.user = oid.Username, users.OIDCPrincipalPrefix+oid.Username
+	if m.access == accessAgent {
+		return ctx, c, status.Errorf(codes.PermissionDenied, "%s is for agents; OIDC user %q is not one", shortMethod(c.method), oid.Username)
+	}
+	p, err := a.users.AuthenticateOIDC(ctx, oid)
+	if err != nil {
+		return ctx, c, toStatus(ctx, c.method, err)
+	}
+	return a.authorizeUser(ctx, c, m, p, req)
+}
+
+// bearerToken is the call's "authorization: Bearer TOKEN" metadata.
+func bearerToken(ctx context.Context) (string, bool) {
+	md, ok := metadata.FromIncomingContext(ctx)
+	if !ok {
+		return "", false
+	}
+	for _, v := range md.Get("authorization") {
+		if scheme, tok, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "bearer") && tok != "" {
+			return strings.TrimSpace(tok), true
+		}
+	}
+	return "", false
+}
+
+// authorizeUser checks an authenticated user's principal p against the
+// method's row.
+func (a authorizer) authorizeUser(ctx context.Context, c call, m method, p users.Principal, req any) (context.Context, call, error) {
+	method := c.method
+	var err error
+	c.user = p.Name
+	ctx = context.WithValue(ctx, principalKey{}, p)
+	switch m.access {
+	case accessSelf:
+		c.target.object = p.Name // the record it changes is its own
+		return ctx, c, nil
+	case accessUser:
 		return ctx, c, nil
 	}
-	if m.target != nil && req != nil {
+	// Streams have no request here (nil): only targets that need none
+	// (watchJobsTarget) are on streaming methods.
+	if m.target != nil {
 		if c.target, err = m.target(ctx, a, req); err != nil {
 			return ctx, c, toStatus(ctx, method, err)
 		}
@@ -154,19 +225,36 @@ func (a authorizer) record(c call, err error) {
 	if m, ok := methods[c.method]; !ok || !m.mutating {
 		return
 	}
-	e := audit.Entry{User: c.user, Method: shortMethod(c.method), Object: c.target.object, Queue: c.target.queue,
-		Code: status.Code(err).String()}
+	e := audit.Entry{User: c.user, Auth: string(c.auth), OIDCUsername: c.oidcUser, Method: shortMethod(c.method),
+		Object: c.target.object, Queue: c.target.queue, Code: status.Code(err).String()}
 	if err != nil {
 		e.Error = status.Convert(err).Message()
 	}
 	_ = a.audit.Write(e)
 }
 
-// peerCertificate is the verified client certificate of the call, or nil.
+// recordBatch writes one audit entry per job of a batch call that was
+// answered (each with its own code); a call refused as a whole is one
+// entry (record).
+func (a authorizer) recordBatch(c call, b *batchAudit) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, e := range b.entries {
+		e.User, e.Auth, e.OIDCUsername, e.Method = c.user, string(c.auth), c.oidcUser, shortMethod(c.method)
+		_ = a.audit.Write(e)
+	}
+}
+
+// peerCertificate is the verified client certificate of the call, or nil:
+// the TLS peer's, or for a REST call through the in-process gateway the
+// one its TLS session verified (gateway.go).
 func peerCertificate(ctx context.Context) *x509.Certificate {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
 		return nil
+	}
+	if _, ok := p.AuthInfo.(gatewayInfo); ok {
+		return gatewayCertificate(ctx)
 	}
 	info, ok := p.AuthInfo.(credentials.TLSInfo)
 	if !ok || len(info.State.VerifiedChains) == 0 || len(info.State.VerifiedChains[0]) == 0 {
@@ -181,8 +269,17 @@ func (a authorizer) unary(ctx context.Context, req any, info *grpc.UnaryServerIn
 		a.record(c, err)
 		return nil, err
 	}
+	var batch *batchAudit
+	if methods[info.FullMethod].batch {
+		batch = &batchAudit{}
+		ctx = context.WithValue(ctx, batchAuditKey{}, batch)
+	}
 	resp, err := handler(ctx, req)
 	err = toStatus(ctx, info.FullMethod, err)
+	if batch != nil && err == nil {
+		a.recordBatch(c, batch)
+		return resp, nil
+	}
 	a.record(c, err)
 	return resp, err
 }

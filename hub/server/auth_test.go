@@ -7,11 +7,13 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
@@ -45,6 +47,30 @@ func (f fakeUsers) Authenticate(_ context.Context, name, _ string, bootstrap boo
 		return users.Principal{}, errs.Denied("user %q unknown", name)
 	}
 	return p, nil
+}
+
+// AuthenticateOIDC maps OIDC usernames to the principals of the same key.
+func (f fakeUsers) AuthenticateOIDC(_ context.Context, id users.OIDCIdentity) (users.Principal, error) {
+	p, ok := f["oidc/"+id.Username]
+	if !ok {
+		return users.Principal{}, errs.Denied("OIDC username %q unknown", id.Username)
+	}
+	p.Method = users.MethodOIDC
+	return p, nil
+}
+
+// fakeTokens verifies the tokens it knows; any other is invalid.
+type fakeTokens map[string]users.OIDCIdentity
+
+func (f fakeTokens) Verify(_ context.Context, raw string) (users.OIDCIdentity, error) {
+	if raw == "expired" {
+		return users.OIDCIdentity{}, errs.Of(users.ErrTokenExpired, "token expired at 2026-01-01T00:00:00Z")
+	}
+	id, ok := f[raw]
+	if !ok {
+		return users.OIDCIdentity{}, errs.Of(users.ErrUnauthenticated, "invalid ID token: bad signature")
+	}
+	return id, nil
 }
 
 // withPeer returns a context whose peer presented cert (verified), or none.
@@ -115,6 +141,63 @@ func TestAuthorize(t *testing.T) {
 				if id, ok := IdentityFrom(ctx); !ok || id.Serial != pki.SerialString(tt.cert) {
 					t.Fatalf("identity not in context: %+v", id)
 				}
+			}
+		})
+	}
+}
+
+func TestAuthorizeToken(t *testing.T) {
+	viewer := users.Principal{Name: "dave", Bindings: []v1alpha1.RoleBinding{{Role: v1alpha1.UserRoleViewer, Queue: "a"}}}
+	fu := fakeUsers{"oidc/dave@example.com": viewer}
+	ft := fakeTokens{"good": {Username: "dave@example.com"}, "stranger": {Username: "eve@example.com"}}
+	withToken := func(tok string) context.Context {
+		ctx := withPeer(nil)
+		if tok != "" {
+			ctx = metadata.NewIncomingContext(ctx, metadata.Pairs("authorization", "Bearer "+tok))
+		}
+		return ctx
+	}
+	const (
+		canI      = shoalv1.Users_CanI_FullMethodName
+		list      = shoalv1.Clusters_ListClusters_FullMethodName
+		heartbeat = shoalv1.Clusters_Heartbeat_FullMethodName
+	)
+	tests := []struct {
+		name, token, method string
+		tokens              TokenVerifier
+		want                codes.Code
+		msg                 string
+	}{
+		{"no token", "", canI, ft, codes.Unauthenticated, "OIDC ID token is required"},
+		{"hub without an issuer", "good", canI, nil, codes.Unauthenticated, "accepts no bearer tokens"},
+		{"valid token", "good", canI, ft, codes.OK, ""},
+		{"valid token, no right", "good", list, ft, codes.PermissionDenied, `user "dave" may not list clusters`},
+		{"valid token on an agent method", "good", heartbeat, ft, codes.PermissionDenied, "is for agents"},
+		{"bad token", "forged", canI, ft, codes.Unauthenticated, "invalid ID token"},
+		{"expired token", "expired", canI, ft, codes.Unauthenticated, "token expired"},
+		{"unknown identity", "stranger", canI, ft, codes.PermissionDenied, "eve@example.com"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			auth := authorizer{users: fu}
+			if tt.tokens != nil {
+				auth.tokens = tt.tokens
+			}
+			ctx, c, err := auth.authorize(withToken(tt.token), tt.method, nil)
+			if got := status.Code(err); got != tt.want {
+				t.Fatalf("code %s (%v), want %s", got, err, tt.want)
+			}
+			if !strings.Contains(status.Convert(err).Message(), tt.msg) {
+				t.Fatalf("message %q lacks %q", status.Convert(err).Message(), tt.msg)
+			}
+			if err != nil {
+				return
+			}
+			if p, ok := PrincipalFrom(ctx); !ok || p.Name != "dave" || p.Method != users.MethodOIDC {
+				t.Fatalf("principal %+v", p)
+			}
+			if c.user != "dave" || c.auth != users.MethodOIDC || c.oidcUser != "dave@example.com" {
+				t.Fatalf("audit call %+v", c)
 			}
 		})
 	}

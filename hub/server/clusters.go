@@ -58,7 +58,7 @@ func (s *clustersServer) CreateJoinToken(ctx context.Context, req *shoalv1.Creat
 	if err != nil {
 		return nil, err
 	}
-	hash := s.reg.CA().Hash()
+	hash := strings.Join(s.reg.CA().Hashes(), ",")
 	return &shoalv1.CreateJoinTokenResponse{
 		Token:        token,
 		CaHash:       hash,
@@ -174,7 +174,8 @@ func (s *clustersServer) Register(ctx context.Context, req *shoalv1.RegisterRequ
 	if err != nil {
 		return nil, err
 	}
-	return &shoalv1.RegisterResponse{CertificatePem: reg.CertificatePEM, CaPem: reg.CAPEM, HubKubeconfig: reg.HubKubeconfig, Cluster: obj}, nil
+	return &shoalv1.RegisterResponse{CertificatePem: reg.CertificatePEM, CaPem: reg.CAPEM, HubKubeconfig: reg.HubKubeconfig, Cluster: obj,
+		FenceTimeoutSeconds: fenceSeconds(s.reg.FenceTimeout())}, nil
 }
 
 // agentIdentity is the calling agent's identity (the auth interceptor checked it).
@@ -191,11 +192,18 @@ func (s *clustersServer) Heartbeat(ctx context.Context, req *shoalv1.HeartbeatRe
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.reg.Heartbeat(ctx, id.Cluster, id.Serial, req.AgentVersion, req.ClusterReachable, req.Message); err != nil {
+	if _, err := s.reg.Heartbeat(ctx, id.Cluster, id.Serial, registry.Beat{AgentVersion: req.AgentVersion,
+		ClusterReachable: req.ClusterReachable, Message: req.Message, HubClusterReachable: req.HubClusterReachable}); err != nil {
 		return nil, err
 	}
-	return &shoalv1.HeartbeatResponse{IntervalSeconds: int64(s.reg.HeartbeatInterval().Seconds())}, nil
+	return &shoalv1.HeartbeatResponse{IntervalSeconds: int64(s.reg.HeartbeatInterval().Seconds()),
+		FenceTimeoutSeconds: fenceSeconds(s.reg.FenceTimeout()),
+		RenewCertificate:    mustRenew(ctx, s.reg.CA())}, nil
 }
+
+// fenceSeconds is the hub's fence timeout in whole seconds, rounded down
+// (an agent told less fences sooner, which is safe), at least 1.
+func fenceSeconds(d time.Duration) int64 { return max(1, int64(d/time.Second)) }
 
 func (s *clustersServer) ReportInventory(ctx context.Context, req *shoalv1.ReportInventoryRequest) (*shoalv1.ReportInventoryResponse, error) {
 	id, err := agentIdentity(ctx)

@@ -16,6 +16,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/hub/users"
 )
 
 // errorCodes is the one table from domain errors to gRPC codes, for every
@@ -27,6 +28,8 @@ var errorCodes = []struct {
 	code codes.Code
 }{
 	{registry.ErrInvalidToken, codes.Unauthenticated},
+	{users.ErrUnauthenticated, codes.Unauthenticated},
+	{users.ErrInvalid, codes.InvalidArgument},
 	{registry.ErrCertificateRevoked, codes.PermissionDenied},
 	{pki.ErrUnknownIdentity, codes.PermissionDenied},
 	{registry.ErrInvalid, codes.InvalidArgument},
@@ -47,6 +50,7 @@ var errorCodes = []struct {
 	{store.ErrCompacted, codes.OutOfRange},
 	{registry.ErrHubCluster, codes.Unavailable},
 	{errs.ErrUnavailable, codes.Unavailable},
+	{store.ErrUnavailable, codes.Unavailable}, // etcd timed out or has no leader: the client retries, maybe on another replica
 	{context.DeadlineExceeded, codes.DeadlineExceeded},
 	{context.Canceled, codes.Canceled},
 }

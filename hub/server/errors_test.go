@@ -49,6 +49,7 @@ func TestToStatus(t *testing.T) {
 		{"precondition", wrap(errs.Precondition("queue has jobs", "delete them")), codes.FailedPrecondition},
 		{"conflict", wrap(store.ErrConflict), codes.Aborted},
 		{"compacted", errors.Join(store.ErrCompacted, errors.New("etcd")), codes.OutOfRange},
+		{"etcd timed out", errors.Join(store.ErrUnavailable, errors.New("etcdserver: request timed out")), codes.Unavailable},
 		{"hub cluster down", wrap(registry.ErrHubCluster), codes.Unavailable},
 		{"dependency unavailable", wrap(errs.Unavailable("the hub cluster", errors.New("connection refused"))), codes.Unavailable},
 		{"dependency timed out is unavailable", errs.Unavailable("the hub cluster", context.DeadlineExceeded), codes.Unavailable},

@@ -3,8 +3,6 @@
 package server
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -12,23 +10,20 @@ import (
 	"github.com/shoal-dev/shoal/federation/endpoint"
 )
 
-// readyCheck is the hub's readiness: the store answers.
-func (s *Server) readyCheck(ctx context.Context) error {
-	if _, err := s.cfg.Store.Revision(ctx); err != nil {
-		return fmt.Errorf("store unreachable: %w", err)
-	}
-	return nil
-}
-
-// httpHandler serves /healthz (the process runs), /readyz (the store
-// answers, with the error) and /metrics: the loopback or
+// httpHandler serves /healthz (the process runs), /readyz (readyz.go,
+// with the failures' detail) and /metrics: the loopback or
 // TLS-with-client-certificates endpoint.
 func (s *Server) httpHandler() http.Handler {
-	mux := endpoint.HealthHandler(s.readyCheck, true)
+	mux := endpoint.HealthHandler(nil, true)
+	mux.Handle("/readyz", s.readyHandler(true))
 	mux.Handle("/metrics", promhttp.HandlerFor(s.cfg.Gatherer, promhttp.HandlerOpts{}))
 	return mux
 }
 
 // healthHandler serves /healthz and /readyz only, without error detail:
 // the plain endpoint the kubelet probes.
-func (s *Server) healthHandler() http.Handler { return endpoint.HealthHandler(s.readyCheck, false) }
+func (s *Server) healthHandler() http.Handler {
+	mux := endpoint.HealthHandler(nil, false)
+	mux.Handle("/readyz", s.readyHandler(false))
+	return mux
+}

@@ -65,7 +65,7 @@ func (s *jobsServer) List(ctx context.Context, req *shoalv1.ListJobsRequest) (*s
 		return nil, err
 	}
 	res, err := s.jobs.List(ctx, jobs.ListOptions{
-		Queue: req.Queue, Phase: v1alpha1.JobPhase(req.Phase), Cluster: req.Cluster,
+		Queue: req.Queue, Phase: v1alpha1.JobPhase(req.Phase), Cluster: req.Cluster, Owner: req.Owner,
 		Limit: req.GetOptions().GetLimit(), Continue: req.GetOptions().GetContinue(),
 	})
 	if err != nil {
@@ -92,7 +92,13 @@ func (s *jobsServer) Watch(req *shoalv1.WatchJobsRequest, stream grpc.ServerStre
 	if err != nil {
 		return err
 	}
-	for ev := range s.jobs.Watch(ctx, req.Revision, req.Name) {
+	events := s.jobs.Watch(ctx, req.Revision, req.Name)
+	// Answer the headers now, not with the first event: a REST watch
+	// (grpc-gateway waits for them) starts its HTTP response at once.
+	if err := stream.SendHeader(metadata.MD{}); err != nil {
+		return err
+	}
+	for ev := range events {
 		if ev.Type == store.Error {
 			return ev.Err
 		}
@@ -112,6 +118,15 @@ func (s *jobsServer) Watch(req *shoalv1.WatchJobsRequest, stream grpc.ServerStre
 
 func (s *jobsServer) Cancel(ctx context.Context, req *shoalv1.CancelJobRequest) (*shoalv1.Object, error) {
 	j, rev, err := s.jobs.Cancel(ctx, req.Name)
+	if err != nil {
+		return nil, err
+	}
+	return object(j, rev)
+}
+
+// Delete removes a finished job; the last state comes back.
+func (s *jobsServer) Delete(ctx context.Context, req *shoalv1.DeleteJobRequest) (*shoalv1.Object, error) {
+	j, rev, err := s.jobs.Delete(ctx, req.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -134,9 +134,17 @@ func TestJobsAndQueuesOverGRPC(t *testing.T) {
 	}
 	_, err = qc.Delete(ctx, &shoalv1.DeleteQueueRequest{Name: "research/nlp"})
 	wantCode(t, err, codes.FailedPrecondition, "1 job")
+	_, err = jc.Delete(ctx, &shoalv1.DeleteJobRequest{Name: "llama"})
+	wantCode(t, err, codes.FailedPrecondition, `job "llama" is Pending, not finished; cancel it first`)
 	if _, err := jc.Cancel(ctx, &shoalv1.CancelJobRequest{Name: "llama"}); err != nil {
 		t.Fatal(err)
 	}
+	gone, err := jc.Delete(ctx, &shoalv1.DeleteJobRequest{Name: "llama"})
+	if err != nil || !strings.Contains(string(gone.GetJson()), `"phase":"Cancelled"`) {
+		t.Fatalf("delete of the cancelled job: %v %s", err, gone.GetJson())
+	}
+	_, err = jc.Get(ctx, &shoalv1.GetJobRequest{Name: "llama"})
+	wantCode(t, err, codes.NotFound, "llama")
 	if _, err := qc.Delete(ctx, &shoalv1.DeleteQueueRequest{Name: "research/nlp"}); err != nil {
 		t.Fatal(err)
 	}

@@ -21,8 +21,11 @@ const (
 	accessPublic
 	// accessAgent: the agent certificate of a registered cluster.
 	accessAgent
-	// accessUser: any user (CanI answers for the caller).
+	// accessUser: any user (CanI and WhoAmI answer for the caller).
 	accessUser
+	// accessSelf: any user, changing its own record only (RenewCertificate
+	// renews the certificate the call came with); audited.
+	accessSelf
 )
 
 // method is one row of the authorization table.
@@ -36,6 +39,9 @@ type method struct {
 	target func(ctx context.Context, a authorizer, req any) (target, error)
 	// mutating calls are written to the audit log.
 	mutating bool
+	// batch calls carry many objects, each authorized by its handler and
+	// written to the audit log as an entry of its own (batch.go).
+	batch bool
 }
 
 // target is the object a call is about.
@@ -67,12 +73,20 @@ var methods = map[string]method{
 	shoalv1.Clusters_Heartbeat_FullMethodName:          {access: accessAgent},
 	shoalv1.Clusters_ReportInventory_FullMethodName:    {access: accessAgent},
 	shoalv1.Clusters_ReportGitOpsStatus_FullMethodName: {access: accessAgent},
+	// Credentials of the calling agent's own cluster (the audit log's user
+	// agent:<cluster> names it).
+	shoalv1.Clusters_RenewCertificate_FullMethodName:    {access: accessAgent, mutating: true},
+	shoalv1.Clusters_IssueHubCredentials_FullMethodName: {access: accessAgent, mutating: true},
 
 	shoalv1.Jobs_Submit_FullMethodName: {verb: users.Create, res: users.Jobs, target: submitTarget, mutating: true},
-	shoalv1.Jobs_Get_FullMethodName:    {verb: users.Get, res: users.Jobs, target: jobTarget},
-	shoalv1.Jobs_List_FullMethodName:   {verb: users.List, res: users.Jobs, target: listJobsTarget},
-	shoalv1.Jobs_Watch_FullMethodName:  {verb: users.Watch, res: users.Jobs},
-	shoalv1.Jobs_Cancel_FullMethodName: {verb: users.Cancel, res: users.Jobs, target: jobTarget, mutating: true},
+	// SubmitBatch: let in for a user who may create jobs in some queue;
+	// each job is then authorized in its queue by the Submit row above.
+	shoalv1.Jobs_SubmitBatch_FullMethodName: {verb: users.Create, res: users.Jobs, target: submitBatchTarget, mutating: true, batch: true},
+	shoalv1.Jobs_Get_FullMethodName:         {verb: users.Get, res: users.Jobs, target: jobTarget},
+	shoalv1.Jobs_List_FullMethodName:        {verb: users.List, res: users.Jobs, target: listJobsTarget},
+	shoalv1.Jobs_Watch_FullMethodName:       {verb: users.Watch, res: users.Jobs, target: watchJobsTarget},
+	shoalv1.Jobs_Cancel_FullMethodName:      {verb: users.Cancel, res: users.Jobs, target: jobTarget, mutating: true},
+	shoalv1.Jobs_Delete_FullMethodName:      {verb: users.Delete, res: users.Jobs, target: jobTarget, mutating: true},
 
 	shoalv1.Queues_Create_FullMethodName: {verb: users.Create, res: users.Queues, target: queueObjectTarget, mutating: true},
 	shoalv1.Queues_Update_FullMethodName: {verb: users.Update, res: users.Queues, target: queueObjectTarget, mutating: true},
@@ -90,10 +104,12 @@ var methods = map[string]method{
 	shoalv1.Rollouts_ResumeRollout_FullMethodName: admin(users.Update, users.Rollouts, true),
 	shoalv1.Rollouts_AbortRollout_FullMethodName:  admin(users.Update, users.Rollouts, true),
 
-	shoalv1.Users_CreateUser_FullMethodName: admin(users.Create, users.UsersRes, true),
-	shoalv1.Users_ListUsers_FullMethodName:  admin(users.List, users.UsersRes, false),
-	shoalv1.Users_RevokeUser_FullMethodName: {verb: users.Delete, res: users.UsersRes, target: revokeTarget, mutating: true},
-	shoalv1.Users_CanI_FullMethodName:       {access: accessUser},
+	shoalv1.Users_CreateUser_FullMethodName:       admin(users.Create, users.UsersRes, true),
+	shoalv1.Users_ListUsers_FullMethodName:        admin(users.List, users.UsersRes, false),
+	shoalv1.Users_RevokeUser_FullMethodName:       {verb: users.Delete, res: users.UsersRes, target: revokeTarget, mutating: true},
+	shoalv1.Users_CanI_FullMethodName:             {access: accessUser},
+	shoalv1.Users_WhoAmI_FullMethodName:           {access: accessUser},
+	shoalv1.Users_RenewCertificate_FullMethodName: {access: accessSelf, mutating: true},
 }
 
 // admin is a row for a resource only the admin role has: the request's
@@ -167,6 +183,13 @@ func jobTarget(ctx context.Context, a authorizer, req any) (target, error) {
 
 // listJobsTarget scopes a list to its queue filter, when it has one; the
 // handler filters the items in either case.
+// watchJobsTarget: a watch asks for "some job in some queue" (the stream
+// interceptor has no request; the handler filters every event, mayWatch),
+// so that a submitter, who may watch only its own jobs, may watch at all.
+func watchJobsTarget(context.Context, authorizer, any) (target, error) {
+	return target{anyOwner: true}, nil
+}
+
 func listJobsTarget(_ context.Context, _ authorizer, req any) (target, error) {
 	r, _ := req.(*shoalv1.ListJobsRequest)
 	if q := r.GetQueue(); q != "" {

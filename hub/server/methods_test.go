@@ -121,9 +121,15 @@ func TestAuthorizeByRoleAndQueue(t *testing.T) {
 		{"submitter reads another's job", "sub", shoalv1.Jobs_Get_FullMethodName, &shoalv1.GetJobRequest{Name: "others"}, codes.PermissionDenied},
 		{"submitter cancels its job", "sub", shoalv1.Jobs_Cancel_FullMethodName, &shoalv1.CancelJobRequest{Name: "own"}, codes.OK},
 		{"submitter cancels another's job", "sub", shoalv1.Jobs_Cancel_FullMethodName, &shoalv1.CancelJobRequest{Name: "others"}, codes.PermissionDenied},
+		{"submitter deletes its job", "sub", shoalv1.Jobs_Delete_FullMethodName, &shoalv1.DeleteJobRequest{Name: "own"}, codes.OK},
+		{"submitter deletes another's job", "sub", shoalv1.Jobs_Delete_FullMethodName, &shoalv1.DeleteJobRequest{Name: "others"}, codes.PermissionDenied},
+		{"viewer deletes a job", "view", shoalv1.Jobs_Delete_FullMethodName, &shoalv1.DeleteJobRequest{Name: "others"}, codes.PermissionDenied},
+		{"queue-admin deletes another's job", "qa", shoalv1.Jobs_Delete_FullMethodName, &shoalv1.DeleteJobRequest{Name: "others"}, codes.OK},
 		{"cancel of a missing job", "sub", shoalv1.Jobs_Cancel_FullMethodName, &shoalv1.CancelJobRequest{Name: "nope"}, codes.NotFound},
 		{"submitter lists jobs of its queue", "sub", shoalv1.Jobs_List_FullMethodName, &shoalv1.ListJobsRequest{Queue: "a/b"}, codes.OK},
 		{"submitter lists jobs of a sibling", "sub", shoalv1.Jobs_List_FullMethodName, &shoalv1.ListJobsRequest{Queue: "a/c"}, codes.PermissionDenied},
+		{"submitter watches jobs (the stream filters them)", "sub", shoalv1.Jobs_Watch_FullMethodName, nil, codes.OK},
+		{"viewer watches jobs", "view", shoalv1.Jobs_Watch_FullMethodName, nil, codes.OK},
 		{"submitter creates a queue", "sub", shoalv1.Queues_Create_FullMethodName, queue("a/b/n"), codes.PermissionDenied},
 		{"viewer reads another's job", "view", shoalv1.Jobs_Get_FullMethodName, &shoalv1.GetJobRequest{Name: "others"}, codes.OK},
 		{"viewer cancels", "view", shoalv1.Jobs_Cancel_FullMethodName, &shoalv1.CancelJobRequest{Name: "others"}, codes.PermissionDenied},
@@ -157,10 +163,14 @@ func TestAuthorizeByRoleAndQueue(t *testing.T) {
 	}
 }
 
-// TestAuditRecordsMutatingCalls checks which calls reach the audit log.
+// TestAuditRecordsMutatingCalls checks which calls reach the audit log:
+// every user call that changes something, and of the agents' calls only
+// those that hand out credentials (not the periodic reports).
 func TestAuditRecordsMutatingCalls(t *testing.T) {
+	agentCredentials := map[string]bool{
+		shoalv1.Clusters_RenewCertificate_FullMethodName: true, shoalv1.Clusters_IssueHubCredentials_FullMethodName: true}
 	for m, row := range methods {
-		want := row.access != accessAgent && row.access != accessUser && row.verb != users.Get &&
+		want := row.access == accessSelf || (row.access != accessAgent || agentCredentials[m]) && row.access != accessUser && row.verb != users.Get &&
 			row.verb != users.List && row.verb != users.Watch
 		if row.mutating != want {
 			t.Errorf("%s: mutating = %v, want %v", m, row.mutating, want)

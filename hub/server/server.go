@@ -36,6 +36,13 @@ type Config struct {
 	// HTTPTLS serves HTTPListen over TLS that requires client
 	// certificates of its client CA (endpoint.Config).
 	HTTPTLS endpoint.TLSFiles
+	// RESTListen is the address of the REST/JSON face (hub/rest,
+	// docs/rest.md), served over TLS with TLS's configuration: the same
+	// certificates, callers and authorization as gRPC; "" disables it.
+	RESTListen string
+	// RESTHandlers are further handlers (pattern: handler, http.ServeMux
+	// syntax) served on RESTListen beside /v1/ and /openapi.json.
+	RESTHandlers map[string]http.Handler
 	// HealthListen is a plain HTTP address serving /healthz and /readyz
 	// only, for the kubelet's probes; "" disables it.
 	HealthListen string
@@ -48,6 +55,9 @@ type Config struct {
 	TLS *tls.Config
 	// Store backs readiness.
 	Store *store.Store
+	// ReadyChecks are further named checks of /readyz, after the
+	// server's own (store, api): the leader-elected parts' (readyz.go).
+	ReadyChecks []ReadyCheck
 	// Registry serves the Clusters service and authorizes agents.
 	Registry *registry.Registry
 	// GitOps, when true, serves agents' GitOps status reports (Clusters
@@ -57,6 +67,9 @@ type Config struct {
 	// Users authenticates user certificates and serves the Users service;
 	// without it only agents and public calls are served.
 	Users *users.Service
+	// Tokens verifies bearer OIDC ID tokens of callers without a client
+	// certificate (users.TokenVerifier); nil accepts none.
+	Tokens TokenVerifier
 	// CAPEM is the hub CA certificate, handed to new users.
 	CAPEM []byte
 	// Jobs reads the job a call names, for the authorization of Get and
@@ -81,6 +94,11 @@ type Server struct {
 	grpcLis   net.Listener
 	httpLis   net.Listener
 	healthLis net.Listener
+	restLis   net.Listener
+	// gwLis is the in-process listener of the REST gateway's connection
+	// (gateway.go), gwConn that connection.
+	gwLis  *gatewayListener
+	gwConn *grpc.ClientConn
 }
 
 // New builds the servers; Run serves them.
@@ -97,21 +115,21 @@ func New(cfg Config) (*Server, error) {
 	if err := (endpoint.Config{Addr: cfg.HTTPListen, TLS: cfg.HTTPTLS}).Validate(); err != nil {
 		return nil, fmt.Errorf("server: HTTP endpoint: %w", err)
 	}
-	auth := authorizer{agents: cfg.Registry, jobs: cfg.Jobs, audit: cfg.Audit}
+	auth := authorizer{agents: cfg.Registry, jobs: cfg.Jobs, audit: cfg.Audit, tokens: cfg.Tokens}
 	if cfg.Users != nil {
 		auth.users = cfg.Users
 	}
-	s := &Server{cfg: cfg, ready: make(chan struct{}), stopping: make(chan struct{})}
+	s := &Server{cfg: cfg, ready: make(chan struct{}), stopping: make(chan struct{}), gwLis: newGatewayListener()}
 	s.grpc = grpc.NewServer(
-		grpc.Creds(credentials.NewTLS(cfg.TLS)),
-		grpc.ChainUnaryInterceptor(observeUnary, auth.unary),
-		grpc.ChainStreamInterceptor(s.endOnStop, observeStream, auth.stream),
+		grpc.Creds(serverCreds{TransportCredentials: credentials.NewTLS(cfg.TLS)}),
+		grpc.ChainUnaryInterceptor(traceUnary, observeUnary, auth.unary),
+		grpc.ChainStreamInterceptor(s.endOnStop, traceStream, observeStream, auth.stream),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.MaxRecvMsgSize(16<<20),
 	)
 	shoalv1.RegisterClustersServer(s.grpc, clustersService(cfg.Registry, cfg.GitOps, newSourceLimiter(cfg.RegisterLimit, cfg.RegisterBurst)))
 	if cfg.Users != nil {
-		shoalv1.RegisterUsersServer(s.grpc, &usersServer{users: cfg.Users, caPEM: cfg.CAPEM})
+		shoalv1.RegisterUsersServer(s.grpc, &usersServer{users: cfg.Users, caPEM: cfg.CAPEM, oidc: cfg.Tokens != nil})
 	}
 	for _, register := range cfg.Services {
 		register(s.grpc)
@@ -150,14 +168,26 @@ func (s *Server) Listen() error {
 		_ = l.Close()
 		return fmt.Errorf("server: listen on %s: %w", s.cfg.HTTPListen, err)
 	}
+	closeAll := func() {
+		for _, c := range []net.Listener{l, s.httpLis, s.healthLis} {
+			if c != nil {
+				_ = c.Close()
+			}
+		}
+	}
 	if s.cfg.HealthListen != "" {
 		if s.healthLis, err = net.Listen("tcp", s.cfg.HealthListen); err != nil {
-			_ = l.Close()
-			if s.httpLis != nil {
-				_ = s.httpLis.Close()
-			}
+			closeAll()
 			return fmt.Errorf("server: listen on %s: %w", s.cfg.HealthListen, err)
 		}
+	}
+	if s.cfg.RESTListen != "" {
+		rl, err := net.Listen("tcp", s.cfg.RESTListen)
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("server: listen on %s: %w", s.cfg.RESTListen, err)
+		}
+		s.restLis = tls.NewListener(rl, restTLS(s.cfg.TLS))
 	}
 	s.grpcLis = l
 	return nil
@@ -172,6 +202,14 @@ func (s *Server) HTTPAddr() net.Addr {
 		return nil
 	}
 	return s.httpLis.Addr()
+}
+
+// RESTAddr is the REST listener's address (after Listen), or nil.
+func (s *Server) RESTAddr() net.Addr {
+	if s.restLis == nil {
+		return nil
+	}
+	return s.restLis.Addr()
 }
 
 // HealthAddr is the health-only listener's address (after Listen), or nil.
@@ -192,8 +230,22 @@ func (s *Server) Run(ctx context.Context) error {
 		return err
 	}
 	log := klog.FromContext(ctx)
-	errc := make(chan error, 3)
+	errc := make(chan error, 5)
 	go func() { errc <- s.grpc.Serve(s.grpcLis) }()
+	var restHandler http.Handler
+	if s.restLis != nil {
+		go func() { errc <- s.grpc.Serve(s.gwLis) }()
+		var err error
+		if restHandler, err = s.newGateway(ctx); err != nil {
+			s.stop(ctx, nil)
+			for _, l := range []net.Listener{s.httpLis, s.healthLis, s.restLis} {
+				if l != nil {
+					_ = l.Close()
+				}
+			}
+			return err
+		}
+	}
 	var servers []*http.Server
 	serve := func(l net.Listener, h http.Handler) {
 		if l == nil {
@@ -209,7 +261,8 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 	serve(s.httpLis, s.httpHandler())
 	serve(s.healthLis, s.healthHandler())
-	log.Info("Hub serving", "grpc", s.grpcLis.Addr().String(), "http", addrString(s.HTTPAddr()),
+	serve(s.restLis, restHandler)
+	log.Info("Hub serving", "grpc", s.grpcLis.Addr().String(), "http", addrString(s.HTTPAddr()), "rest", addrString(s.RESTAddr()),
 		"httpTLS", s.cfg.HTTPTLS.Set(), "health", addrString(s.HealthAddr()))
 	close(s.ready)
 	var err error
@@ -232,6 +285,9 @@ func (s *Server) stop(ctx context.Context, servers []*http.Server) {
 	case <-done:
 	case <-t.C:
 		s.grpc.Stop()
+	}
+	if s.gwConn != nil {
+		_ = s.gwConn.Close()
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()

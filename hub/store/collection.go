@@ -10,18 +10,23 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/shoal-dev/shoal/hub/store/migrate"
 )
 
 // electionsKind is reserved for Campaign's keys.
 const electionsKind = "elections"
 
 // Collection is the typed view of one kind of object: the keys
-// <prefix><kind>/<name>.
+// <prefix><kind>/<name>. Every record it writes carries the kind's storage
+// version and every record it reads is migrated to it first (package
+// migrate).
 type Collection[T any] struct {
-	s     *Store
-	kind  string
-	dir   string // <prefix><kind>/
-	codec Codec[T]
+	s      *Store
+	kind   string
+	dir    string // <prefix><kind>/
+	codec  Codec[T]
+	schema migrate.Schema
 }
 
 // NewCollection returns the collection of kind (a non-empty word without
@@ -30,7 +35,7 @@ func NewCollection[T any](s *Store, kind string, codec Codec[T]) *Collection[T] 
 	if kind == "" || kind == electionsKind || strings.ContainsAny(kind, "/\x00") {
 		panic(fmt.Sprintf("store: invalid kind %q", kind))
 	}
-	return &Collection[T]{s: s, kind: kind, dir: s.prefix + kind + "/", codec: codec}
+	return &Collection[T]{s: s, kind: kind, dir: s.prefix + kind + "/", codec: codec, schema: migrate.For(kind)}
 }
 
 // Kind is the collection's kind.
@@ -46,8 +51,10 @@ func (c *Collection[T]) key(name string) (string, error) {
 	return c.dir + name, nil
 }
 
-func (c *Collection[T]) decode(name string, b []byte) (T, error) {
-	obj, err := c.codec.Unmarshal(b)
+func (c *Collection[T]) decode(name string, b []byte) (obj T, err error) {
+	if b, err = c.schema.Upgrade(b); err == nil {
+		obj, err = c.codec.Unmarshal(b)
+	}
 	if err != nil {
 		return obj, fmt.Errorf("store: decode %s %q: %w", c.kind, name, err)
 	}
@@ -162,6 +169,9 @@ func (c *Collection[T]) encode(name string, obj T) (key, val string, err error) 
 		return "", "", err
 	}
 	b, err := c.codec.Marshal(obj)
+	if err == nil {
+		b, err = c.schema.Stamp(b)
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("store: encode %s %q: %w", c.kind, name, err)
 	}
@@ -171,8 +181,10 @@ func (c *Collection[T]) encode(name string, obj T) (key, val string, err error) 
 // GuaranteedUpdate reads the object, applies fn and writes the result if
 // nothing changed in between, retrying on conflicts until ctx ends. An error
 // from fn is returned as is and nothing is written; a missing object is
-// ErrNotFound (fn is not called).
-func (c *Collection[T]) GuaranteedUpdate(ctx context.Context, name string, fn func(T) (T, error)) (T, int64, error) {
+// ErrNotFound (fn is not called). Guards (a leader's Leadership.Held) must
+// hold for the write too: when one does not, ErrConflict is returned at
+// once and nothing is written.
+func (c *Collection[T]) GuaranteedUpdate(ctx context.Context, name string, fn func(T) (T, error), guards ...Cond) (T, int64, error) {
 	for {
 		cur, rev, err := c.Get(ctx, name)
 		if err != nil {
@@ -182,7 +194,7 @@ func (c *Collection[T]) GuaranteedUpdate(ctx context.Context, name string, fn fu
 		if err != nil {
 			return cur, rev, err
 		}
-		newRev, err := c.Update(ctx, name, next, rev)
+		newRev, err := c.update(ctx, name, next, rev, guards)
 		if err == nil {
 			return next, newRev, nil
 		}
@@ -190,5 +202,19 @@ func (c *Collection[T]) GuaranteedUpdate(ctx context.Context, name string, fn fu
 			var zero T
 			return zero, 0, err
 		}
+		if len(guards) > 0 {
+			if _, gerr := c.s.Txn(ctx).If(guards...).Commit(); gerr != nil {
+				var zero T
+				return zero, 0, gerr // a guard failed, not the revision: retrying cannot help
+			}
+		}
 	}
+}
+
+// update is Update with guards that must hold too (a leader's Held).
+func (c *Collection[T]) update(ctx context.Context, name string, obj T, rev int64, guards []Cond) (int64, error) {
+	if len(guards) == 0 {
+		return c.Update(ctx, name, obj, rev)
+	}
+	return c.s.Txn(ctx).If(append([]Cond{c.RevIs(name, rev)}, guards...)...).Then(c.PutOp(name, obj)).Commit()
 }

@@ -20,12 +20,24 @@
 // <prefix>elections/<election>/<lease id>, written by etcd's concurrency
 // package.
 //
+// # Versions
+//
+// Every value starts with its kind's storage version,
+// {"storageVersion":N,...}: Collection stamps it on every write and, on
+// every read, migrates an older value (one without a version is version 1)
+// with the kind's steps before its codec decodes it. The schemas and steps
+// live in package migrate; docs/upgrades.md has the rules a step keeps so
+// that replicas of two releases can share the store.
+//
 // # Leaders
 //
 // Campaign wins an election and returns a Leadership whose Held guard keeps
 // a deposed leader's writes out. RunElected is the loop every
 // leader-elected part of the hub runs in: campaign, work while leading (the
 // work's ctx ends when leadership is lost), resign, campaign again.
+// CampaignAll and RunElectedAll do the same for several elections won in
+// order on one session, fenced by the first one's guard: the hub's leader
+// wins hub-leader and the per-part elections of older releases (hub/app).
 //
 // # Concurrency
 //

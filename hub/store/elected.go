@@ -5,6 +5,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -29,9 +30,17 @@ type LeaderFunc func(ctx context.Context, l Leadership) error
 // after a second. It returns nil when ctx ends, and fn's error (after
 // resigning) when fn fails on its own while it still leads.
 func (s *Store) RunElected(ctx context.Context, election, identity string, fn LeaderFunc) error {
+	return s.RunElectedAll(ctx, identity, fn, election)
+}
+
+// RunElectedAll is RunElected for a leadership of every one of elections
+// (CampaignAll): fn runs only while identity leads them all, and its
+// writes carry the primary election's guard.
+func (s *Store) RunElectedAll(ctx context.Context, identity string, fn LeaderFunc, elections ...string) error {
+	election := strings.Join(elections, ",")
 	log := klog.FromContext(ctx).WithValues("election", election, "identity", identity)
 	for ctx.Err() == nil {
-		l, err := s.Campaign(ctx, election, identity)
+		l, err := s.CampaignAll(ctx, identity, elections...)
 		if err != nil {
 			if ctx.Err() != nil {
 				break

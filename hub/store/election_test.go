@@ -118,3 +118,70 @@ func TestCampaignStopsWithContext(t *testing.T) {
 		t.Fatalf("leader %q after a cancelled campaign", id)
 	}
 }
+
+// TestCampaignAllLeadsEveryElection: CampaignAll holds the first election
+// while it waits for a later one that another campaigner leads, returns
+// once it leads them all, and its Held guard, the first election's,
+// fails as soon as the leadership is lost, when every election is free
+// again for the next campaigner.
+func TestCampaignAllLeadsEveryElection(t *testing.T) {
+	ctx := testCtx(t)
+	primary := fmt.Sprintf("leader-%d", time.Now().UnixNano())
+	legacy := primary + "-legacy"
+	old := waitLeader(t, campaignAsync(ctx, shared, legacy, "old"), 10*time.Second)
+
+	ctxA, crashA := context.WithCancel(ctx)
+	defer crashA()
+	aCh := make(chan campaign, 1)
+	go func() {
+		l, err := shared.CampaignAll(ctxA, "hub-a", primary, legacy)
+		aCh <- campaign{l, err}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for who, _ := shared.Leader(ctx, primary); who != "hub-a"; who, _ = shared.Leader(ctx, primary) {
+		if time.Now().After(deadline) {
+			t.Fatalf("leader of %s %q; want hub-a, waiting for %s", primary, who, legacy)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	notElected(t, aCh)
+	if err := old.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	a := waitLeader(t, aCh, 5*time.Second)
+	for _, e := range []string{primary, legacy} {
+		if who, err := shared.Leader(ctx, e); err != nil || who != "hub-a" {
+			t.Fatalf("leader of %s: %q, %v; want hub-a", e, who, err)
+		}
+	}
+	ledger := collection(t, "ledger")
+	if _, err := shared.Txn(ctx).If(a.Held()).Then(ledger.PutOp("gpu", testObj{Spec: "by-a"})).Commit(); err != nil {
+		t.Fatalf("leader write guarded by Held: %v", err)
+	}
+
+	bCh := make(chan campaign, 1)
+	go func() {
+		l, err := shared.CampaignAll(ctx, "hub-b", primary, legacy)
+		bCh <- campaign{l, err}
+	}()
+	crashA() // hub-a's session is no longer kept alive: its lease expires
+	select {
+	case <-a.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Done not closed after the leader's session ended")
+	}
+	b := waitLeader(t, bCh, 15*time.Second)
+	defer func() { _ = b.Resign(ctx) }()
+	if b.Revision() <= a.Revision() {
+		t.Fatalf("new leader revision %d not after %d", b.Revision(), a.Revision())
+	}
+	for _, e := range []string{primary, legacy} {
+		if who, err := shared.Leader(ctx, e); err != nil || who != "hub-b" {
+			t.Fatalf("leader of %s: %q, %v; want hub-b", e, who, err)
+		}
+	}
+	if _, err := shared.Txn(ctx).If(a.Held()).Then(ledger.PutOp("gpu", testObj{Spec: "late-a"})).Commit(); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("deposed leader write: %v, want ErrConflict", err)
+	}
+}

@@ -5,13 +5,14 @@ package store
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/url"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/shoal-dev/shoal/internal/freeport"
 )
 
 // EmbeddedConfig tunes the embedded etcd. The zero value is a safe default.
@@ -150,12 +151,12 @@ func loopbackURL(addr string) (*url.URL, error) {
 	return url.Parse("http://" + addr)
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago, out
+// of the range the kernel gives outgoing connections (internal/freeport).
 func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := freeport.Pick("127.0.0.1")
 	if err != nil {
 		return 0, fmt.Errorf("store: find a free port: %w", err)
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return p, nil
 }

@@ -28,7 +28,21 @@ var (
 	ErrInvalidContinue = errors.New("store: invalid continue token")
 	// ErrInvalidName means an empty or malformed kind or name.
 	ErrInvalidName = errors.New("store: invalid name")
+	// ErrUnavailable means etcd could not answer in time: no leader, a
+	// leader change, or a request that timed out in raft. The operation
+	// may or may not have been applied; try again (a create then finds
+	// ErrAlreadyExists, an update ErrConflict).
+	ErrUnavailable = errors.New("store: etcd unavailable")
 )
+
+// unavailable are etcd's errors for a cluster that cannot answer now.
+var unavailable = []error{
+	rpctypes.ErrTimeout, rpctypes.ErrGRPCTimeout,
+	rpctypes.ErrTimeoutDueToLeaderFail, rpctypes.ErrGRPCTimeoutDueToLeaderFail,
+	rpctypes.ErrTimeoutDueToConnectionLost, rpctypes.ErrGRPCTimeoutDueToConnectionLost,
+	rpctypes.ErrNoLeader, rpctypes.ErrGRPCNoLeader,
+	rpctypes.ErrLeaderChanged, rpctypes.ErrGRPCLeaderChanged,
+}
 
 // mapErr converts etcd client errors into the store's typed errors.
 func mapErr(err error) error {
@@ -40,6 +54,11 @@ func mapErr(err error) error {
 	}
 	if errors.Is(err, rpctypes.ErrTooManyOps) || errors.Is(err, rpctypes.ErrRequestTooLarge) {
 		return errors.Join(ErrTxnTooLarge, err)
+	}
+	for _, u := range unavailable {
+		if errors.Is(err, u) {
+			return errors.Join(ErrUnavailable, err)
+		}
 	}
 	return err
 }

@@ -21,7 +21,8 @@ import (
 // construct a writable store.Collection of it (store.NewCollection, or an
 // exported constructor returning a *store.Collection); everyone else reads
 // through a store.Reader and asks the owner for changes
-// (docs/architecture.md, "Who owns which record").
+// (docs/architecture.md, "Who owns which record"). Each kind's storage
+// schema is in hub/store/migrate/kinds.go (TestEveryKindHasASchema).
 var owners = map[string]string{
 	"jobs":           "hub/jobs",
 	"queues":         "hub/queues",
@@ -34,7 +35,10 @@ var owners = map[string]string{
 	"inventories":    "hub/registry",
 	"rollouts":       "hub/rollout",
 	"fairshare":      "hub/scheduler",
+	"holds":          "hub/scheduler",
 	"users":          "hub/users",
+	"oidcbindings":   "hub/users",
+	"pki":            "hub/pki",
 }
 
 const module = "github.com/shoal-dev/shoal"

@@ -46,3 +46,15 @@ func (r Reader[T]) Exists(name string) Cond { return r.c.Exists(name) }
 
 // Absent is the Txn guard that holds when name does not exist.
 func (r Reader[T]) Absent(name string) Cond { return r.c.Absent(name) }
+
+// WatchProgress is Watch with Progress events on request; see
+// Collection.WatchProgress.
+func (r Reader[T]) WatchProgress(ctx context.Context, fromRevision int64) (<-chan WatchEvent[T], func() error) {
+	return r.c.WatchProgress(ctx, fromRevision)
+}
+
+// GetAt returns the named objects as they were at store revision rev; see
+// Collection.GetAt.
+func (r Reader[T]) GetAt(ctx context.Context, names []string, rev int64) ([]Item[T], error) {
+	return r.c.GetAt(ctx, names, rev)
+}

@@ -37,6 +37,12 @@ type Config struct {
 	ElectionTTL time.Duration
 	// Embedded tunes the embedded etcd; ignored with Endpoints.
 	Embedded EmbeddedConfig
+	// SessionFile, when set, is where the store records the leases of its
+	// election sessions; Open revokes the leases a previous process
+	// recorded there, so that a restarted replica does not wait out its
+	// own old leadership (sessions.go). One process per file: the file
+	// belongs in the replica's own data directory.
+	SessionFile string
 }
 
 // Store is a connection to etcd (and the embedded etcd server, when it runs
@@ -46,6 +52,8 @@ type Store struct {
 	server      *embedded
 	prefix      string
 	electionTTL time.Duration
+	sessions    *sessionFile
+	revoked     int
 }
 
 // Open connects to the external etcd cluster named by cfg.Endpoints, or
@@ -65,7 +73,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.ElectionTTL == 0 {
 		cfg.ElectionTTL = 10 * time.Second
 	}
-	s := &Store{prefix: prefix, electionTTL: cfg.ElectionTTL}
+	s := &Store{prefix: prefix, electionTTL: cfg.ElectionTTL, sessions: newSessionFile(cfg.SessionFile)}
 	endpoints, tlsCfg := cfg.Endpoints, cfg.TLS
 	if len(endpoints) == 0 {
 		if cfg.DataDir == "" {
@@ -96,8 +104,21 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("store: connect to etcd %v: %w", endpoints, err)
 	}
 	s.client = cli
+	if cfg.SessionFile != "" {
+		rctx, cancel := context.WithTimeout(ctx, cfg.DialTimeout)
+		s.revoked, err = revokeStale(rctx, cli, cfg.SessionFile)
+		cancel()
+		if err != nil {
+			_ = s.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
+
+// RevokedSessions is how many election sessions of a previous process
+// Open revoked (Config.SessionFile).
+func (s *Store) RevokedSessions() int { return s.revoked }
 
 // newClient connects to etcd: through in-process calls to the embedded
 // server (no gRPC, about half the CPU per request) unless

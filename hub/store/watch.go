@@ -23,6 +23,9 @@ const (
 	Deleted  EventType = "Deleted"
 	// Error events carry Err and are always the last event of a watch.
 	Error EventType = "Error"
+	// Progress events (only from WatchProgress) carry no object: every
+	// change up to Revision was delivered before them.
+	Progress EventType = "Progress"
 )
 
 // WatchEvent is one change of a collection.
@@ -53,6 +56,22 @@ var errWatchInterrupted = errors.New("watch interrupted")
 // compacted (ErrCompacted), a value could not be decoded, or the store was
 // closed.
 func (c *Collection[T]) Watch(ctx context.Context, fromRevision int64) <-chan WatchEvent[T] {
+	return c.watch(ctx, fromRevision, false)
+}
+
+// WatchProgress is Watch that also delivers Progress events, in order with
+// the changes, after each call of request: a cache fed by the watch knows
+// it holds every change up to a revision (as kube-apiserver's consistent
+// reads from its watch cache do). request may be called any time; a
+// request made while etcd still sends older history is answered later or
+// not at all, so callers ask again when they wait too long.
+func (c *Collection[T]) WatchProgress(ctx context.Context, fromRevision int64) (events <-chan WatchEvent[T], request func() error) {
+	return c.watch(ctx, fromRevision, true), func() error {
+		return mapErr(c.s.client.RequestProgress(clientv3.WithRequireLeader(ctx)))
+	}
+}
+
+func (c *Collection[T]) watch(ctx context.Context, fromRevision int64, progress bool) <-chan WatchEvent[T] {
 	out := make(chan WatchEvent[T], 64)
 	go func() {
 		defer close(out)
@@ -67,7 +86,7 @@ func (c *Collection[T]) Watch(ctx context.Context, fromRevision int64) <-chan Wa
 		}
 		backoff := 50 * time.Millisecond
 		for ctx.Err() == nil {
-			delivered, err := c.watchOnce(ctx, out, last)
+			delivered, err := c.watchOnce(ctx, out, last, progress)
 			if !errors.Is(err, errWatchInterrupted) {
 				if err != nil {
 					c.send(ctx, out, WatchEvent[T]{Type: Error, Revision: delivered, Err: err})
@@ -91,7 +110,7 @@ func (c *Collection[T]) Watch(ctx context.Context, fromRevision int64) <-chan Wa
 
 // watchOnce runs one etcd watch from after revision last and returns the
 // last delivered revision and why it ended (nil: ctx ended).
-func (c *Collection[T]) watchOnce(ctx context.Context, out chan<- WatchEvent[T], last int64) (int64, error) {
+func (c *Collection[T]) watchOnce(ctx context.Context, out chan<- WatchEvent[T], last int64, progress bool) (int64, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// Without a leader a member cannot tell whether it is stale: end the
@@ -107,6 +126,14 @@ func (c *Collection[T]) watchOnce(ctx context.Context, out chan<- WatchEvent[T],
 				return last, nil
 			}
 			return last, fmt.Errorf("store: watch %s: %w: %w", c.kind, errWatchInterrupted, err)
+		}
+		if progress && resp.IsProgressNotify() {
+			rev := max(last, resp.Header.Revision)
+			if !c.send(ctx, out, WatchEvent[T]{Type: Progress, Revision: rev}) {
+				return last, nil
+			}
+			last = rev
+			continue
 		}
 		for _, e := range resp.Events {
 			ev, err := c.event(e)

@@ -44,13 +44,34 @@ const (
 // Resources lists every resource.
 var Resources = []Resource{Jobs, Queues, Clusters, JoinTokens, GitOps, Rollouts, UsersRes}
 
+// Method is how a principal authenticated.
+type Method string
+
+// The authentication methods.
+const (
+	// MethodCertificate is a client certificate of the hub CA.
+	MethodCertificate Method = "certificate"
+	// MethodOIDC is an ID token of the hub's OIDC issuer.
+	MethodOIDC Method = "oidc"
+)
+
 // Principal is an authenticated user and its role bindings.
 type Principal struct {
 	// Name is the user's name (v1alpha1.BootstrapAdminName for the
-	// bootstrap admin).
+	// bootstrap admin; OIDCPrincipalPrefix + the OIDC username for a token
+	// that only group records bind).
 	Name string
 	// Bindings are the user's roles.
 	Bindings []v1alpha1.RoleBinding
+	// Method is how it authenticated.
+	Method Method
+	// Serial is the client certificate's serial (certificate only).
+	Serial string
+	// OIDCUsername and Groups are the token's (oidc only); GroupRecords
+	// are the group records whose bindings it holds.
+	OIDCUsername string
+	Groups       []string
+	GroupRecords []string
 }
 
 // Request is one thing a principal wants to do.
@@ -86,13 +107,13 @@ type grant struct {
 // its queue subtree (docs/security.md). The admin role allows everything.
 var roleGrants = map[v1alpha1.UserRole]map[Resource][]grant{
 	v1alpha1.UserRoleQueueAdmin: {
-		Jobs:   {{verbs: []Verb{Get, List, Watch, Create, Cancel}}},
+		Jobs:   {{verbs: []Verb{Get, List, Watch, Create, Cancel, Delete}}},
 		Queues: {{verbs: []Verb{Get, List, Create, Update, Delete}}},
 	},
 	v1alpha1.UserRoleSubmitter: {
 		Jobs: {
 			{verbs: []Verb{Create}},
-			{verbs: []Verb{Get, List, Watch, Cancel}, ownOnly: true},
+			{verbs: []Verb{Get, List, Watch, Cancel, Delete}, ownOnly: true},
 		},
 		Queues: {{verbs: []Verb{Get, List}}},
 	},

@@ -39,6 +39,11 @@ func TestAllowed(t *testing.T) {
 		{"submitter submits to a/bb", sub, in(users.Create, users.Jobs, "a/bb", "u"), false},
 		{"submitter cancels own", sub, in(users.Cancel, users.Jobs, "a/b", "u"), true},
 		{"submitter cancels another's", sub, in(users.Cancel, users.Jobs, "a/b", "x"), false},
+		{"submitter deletes own", sub, in(users.Delete, users.Jobs, "a/b", "u"), true},
+		{"submitter deletes another's", sub, in(users.Delete, users.Jobs, "a/b", "x"), false},
+		{"queue-admin deletes another's job below", qa, in(users.Delete, users.Jobs, "a/b/c", "x"), true},
+		{"queue-admin deletes a job above", qa, in(users.Delete, users.Jobs, "a", "x"), false},
+		{"viewer deletes a job", view, in(users.Delete, users.Jobs, "a/b", "u"), false},
 		{"submitter reads an ownerless job", sub, in(users.Get, users.Jobs, "a/b", ""), false},
 		{"submitter reads another's", sub, in(users.Get, users.Jobs, "a/b", "x"), false},
 		{"submitter reads its queue", sub, in(users.Get, users.Queues, "a/b", ""), true},
@@ -99,5 +104,30 @@ func TestValidateUser(t *testing.T) {
 	}
 	if errs := v1alpha1.ValidateUser(u("alice", v1alpha1.RoleBinding{Role: v1alpha1.UserRoleSubmitter, Queue: "a/b"})); len(errs) > 0 {
 		t.Errorf("valid user refused: %v", errs)
+	}
+	admin := v1alpha1.RoleBinding{Role: v1alpha1.UserRoleAdmin}
+	oidc := func(username, group string) *v1alpha1.User {
+		x := u("dave", admin)
+		x.Spec.OIDCUsername, x.Spec.OIDCGroup = username, group
+		return x
+	}
+	for _, tt := range []struct {
+		u    *v1alpha1.User
+		path string
+	}{
+		{oidc("dave @example.com", ""), "spec.oidcUsername"},
+		{oidc("", "ml\n"), "spec.oidcGroup"},
+		{oidc(strings.Repeat("x", v1alpha1.MaxOIDCNameLength+1), ""), "spec.oidcUsername"},
+		{oidc("dave@example.com", "ml"), "spec.oidcGroup"},
+	} {
+		errs := v1alpha1.ValidateUser(tt.u)
+		if len(errs) != 1 || errs[0].Field != tt.path {
+			t.Errorf("%+v: errors %v, want one at %s", tt.u.Spec, errs, tt.path)
+		}
+	}
+	for _, x := range []*v1alpha1.User{oidc("https://id.example.com#dave", ""), oidc("", "corp:ml-team")} {
+		if errs := v1alpha1.ValidateUser(x); len(errs) > 0 {
+			t.Errorf("valid OIDC binding %+v refused: %v", x.Spec, errs)
+		}
 	}
 }

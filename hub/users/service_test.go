@@ -44,7 +44,7 @@ func TestCreateAuthenticateRevoke(t *testing.T) {
 	s, _ := newService(t)
 	ctx := context.Background()
 	sub := v1alpha1.RoleBinding{Role: v1alpha1.UserRoleSubmitter, Queue: "a/b"}
-	u, creds, err := s.Create(ctx, user("alice", sub))
+	u, creds, err := s.Create(ctx, user("alice", sub), users.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,11 +66,11 @@ func TestCreateAuthenticateRevoke(t *testing.T) {
 	if _, err := s.Authenticate(ctx, "nobody", id.Serial, false); !errors.Is(err, errs.ErrPermissionDenied) {
 		t.Errorf("unknown user: %v, want ErrPermissionDenied", err)
 	}
-	if _, _, err := s.Create(ctx, user("alice", sub)); !errors.Is(err, store.ErrAlreadyExists) {
+	if _, _, err := s.Create(ctx, user("alice", sub), users.CreateOptions{}); !errors.Is(err, store.ErrAlreadyExists) {
 		t.Errorf("second create: %v, want ErrAlreadyExists", err)
 	}
 	var invalid *v1alpha1.InvalidError
-	if _, _, err := s.Create(ctx, user("bob", v1alpha1.RoleBinding{Role: v1alpha1.UserRoleViewer})); !errors.As(err, &invalid) {
+	if _, _, err := s.Create(ctx, user("bob", v1alpha1.RoleBinding{Role: v1alpha1.UserRoleViewer}), users.CreateOptions{}); !errors.As(err, &invalid) {
 		t.Errorf("viewer without a queue: %v, want InvalidError", err)
 	}
 	r, err := s.Revoke(ctx, "alice")
@@ -80,7 +80,7 @@ func TestCreateAuthenticateRevoke(t *testing.T) {
 	if _, err := s.Authenticate(ctx, "alice", id.Serial, false); !errors.Is(err, errs.ErrPermissionDenied) {
 		t.Errorf("revoked: %v, want ErrPermissionDenied", err)
 	}
-	if _, _, err := s.Create(ctx, user("alice", sub)); !errors.Is(err, store.ErrAlreadyExists) {
+	if _, _, err := s.Create(ctx, user("alice", sub), users.CreateOptions{}); !errors.Is(err, store.ErrAlreadyExists) {
 		t.Errorf("create over a revoked user: %v, want ErrAlreadyExists", err)
 	}
 	if _, err := s.Revoke(ctx, "nobody"); !errors.Is(err, store.ErrNotFound) {
@@ -91,7 +91,7 @@ func TestCreateAuthenticateRevoke(t *testing.T) {
 func TestRevokeBySerialAndBootstrapAdmin(t *testing.T) {
 	s, ca := newService(t)
 	ctx := context.Background()
-	u, _, err := s.Create(ctx, user("carol", v1alpha1.RoleBinding{Role: v1alpha1.UserRoleAdmin}))
+	u, _, err := s.Create(ctx, user("carol", v1alpha1.RoleBinding{Role: v1alpha1.UserRoleAdmin}), users.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package jobs
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/internal/tracing"
+)
+
+// Batch limits.
+const (
+	// MaxBatch is the most jobs one SubmitBatchAs takes.
+	MaxBatch = 1000
+	// txnJobs is the most jobs one store transaction of a batch writes
+	// (about 2 KiB each: well under etcd's 1.5 MiB request limit and the
+	// embedded store's 4,096 operations).
+	txnJobs = 100
+	// admitWorkers validate a batch's jobs concurrently (each may wait on
+	// the hub cluster's dry-run).
+	admitWorkers = 8
+)
+
+// BatchItem is one job of a batch and what became of it: Job, Revision
+// and Result as Submit returns them, or Err, the refusal Submit would
+// have returned for that job alone.
+type BatchItem struct {
+	// In is the job to submit; an item that arrives with Err set (the
+	// caller could not decode it, or may not submit it) is left as it is.
+	In       *v1alpha1.Job
+	Job      *v1alpha1.Job
+	Revision int64
+	Result   Result
+	Err      error
+}
+
+// SubmitBatchAs submits every item's job on behalf of owner, each accepted
+// or refused on its own exactly as SubmitAs would (the same defaults,
+// validation, pod-template dry-run and reference checks), and sets each
+// item's outcome. Accepted jobs are stored together, up to txnJobs per
+// store transaction, guarded as SubmitAs guards one job: each name absent,
+// each queue unchanged since it was read. When such a transaction's guard
+// fails (a name taken meanwhile, a queue changed), its jobs are stored one
+// by one as SubmitAs stores them, so that each gets its own answer. A name
+// twice in one batch is stored once; the later items get what a
+// resubmission gets (Existing, or AlreadyExists for another spec).
+func (s *Service) SubmitBatchAs(ctx context.Context, items []BatchItem, owner string, dryRun bool) {
+	start := time.Now()
+	hashes := make([]string, len(items))
+	s.admitAll(ctx, items, hashes, owner, start)
+	var pending []int
+	for i := range items {
+		it := &items[i]
+		switch {
+		case it.Err != nil: // counted by admitAll, or refused before the intake (as Submit: not counted)
+		case dryRun:
+			it.Result = DryRun
+			observeSubmit(start, DryRun, nil)
+		default:
+			tracing.NewAttempt(start).Annotate(it.Job.Annotations)
+			pending = append(pending, i)
+		}
+	}
+	for len(pending) > 0 {
+		n := min(len(pending), txnJobs)
+		s.putChunk(ctx, items, hashes, pending[:n], owner, start)
+		pending = pending[n:]
+	}
+}
+
+// admitAll admits every item without an error, admitWorkers at a time,
+// and counts each refusal as Submit does.
+func (s *Service) admitAll(ctx context.Context, items []BatchItem, hashes []string, owner string, start time.Time) {
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for range min(admitWorkers, len(items)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range work {
+				j, hash, err := s.admit(ctx, items[i].In)
+				if err != nil {
+					items[i].Err = err
+					observeSubmit(start, "", err)
+					continue
+				}
+				j.Status.Owner = owner
+				items[i].Job, hashes[i] = j, hash
+			}
+		}()
+	}
+	for i := range items {
+		if items[i].Err == nil {
+			work <- i
+		}
+	}
+
+	close(work)
+	wg.Wait()
+}
+
+// putChunk stores the admitted items idx in one transaction, or one by one
+// (put) when that transaction's guards fail or the chunk cannot go
+// together.
+func (s *Service) putChunk(ctx context.Context, items []BatchItem, hashes []string, idx []int, owner string, start time.Time) {
+	one := func(i int) {
+		it := &items[i]
+		it.Job, it.Revision, it.Result, it.Err = s.put(ctx, it.Job, hashes[i], owner, start)
+		observeSubmit(start, it.Result, it.Err)
+	}
+	var together, alone []int
+	names := make(map[string]bool, len(idx))
+	queueRevs := map[string]int64{}
+	for _, i := range idx {
+		j := items[i].Job
+		if names[j.Name] {
+			alone = append(alone, i) // after the first of its name is stored
+			continue
+		}
+		if _, ok := queueRevs[j.Spec.Queue]; !ok {
+			rev, err := s.queueRevision(ctx, j.Spec.Queue)
+			if err != nil {
+				alone = append(alone, i) // put answers with the same error
+				continue
+			}
+			queueRevs[j.Spec.Queue] = rev
+		}
+		names[j.Name] = true
+		together = append(together, i)
+	}
+	if len(together) > 0 {
+		txn := s.store.Txn(ctx)
+		for q, rev := range queueRevs {
+			txn.If(s.queues.RevIs(q, rev))
+		}
+		for _, i := range together {
+			j := items[i].Job
+			txn.If(s.jobs.Absent(j.Name)).Then(s.jobs.PutOp(j.Name, j))
+		}
+		rev, err := txn.Commit()
+		switch {
+		case err == nil:
+			for _, i := range together {
+				it := &items[i]
+				traceSubmit(ctx, it.Job, start)
+				it.Job, it.Revision, it.Result = withRevision(it.Job, rev), rev, Created
+				observeSubmit(start, Created, nil)
+			}
+		case errors.Is(err, store.ErrConflict):
+			alone = append(together, alone...)
+		default:
+			for _, i := range together {
+				items[i].Job, items[i].Err = nil, err
+				observeSubmit(start, "", err)
+			}
+		}
+	}
+	for _, i := range alone {
+		one(i)
+	}
+}

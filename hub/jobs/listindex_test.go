@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package jobs_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/jobs"
+)
+
+// runIndex runs a list index of the shared store for the test.
+func runIndex(t *testing.T) *jobs.ListIndex {
+	t.Helper()
+	ix := jobs.NewListIndex(shared)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = ix.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ix
+}
+
+// TestListIndexSeesEveryWriteAtOnce lists, filtered by the index, right
+// after each write: the first page waits for the index to hold it.
+func TestListIndexSeesEveryWriteAtOnce(t *testing.T) {
+	ctx := testCtx(t)
+	q := uniq("qi")
+	ix := runIndex(t)
+	js, _ := services(t, []jobs.Option{jobs.WithListIndex(ix)}, q)
+	owner := uniq("alice")
+	var want []string
+	for i := range 5 {
+		name := uniq("ix")
+		if _, _, _, err := js.SubmitAs(ctx, job(name, q), owner, false); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, name)
+		res, err := js.List(ctx, jobs.ListOptions{Queue: q, Owner: owner})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, j := range res.Items {
+			got = append(got, j.Name)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("after %d submissions: got %v, want %v", i+1, got, want)
+		}
+	}
+	if err := ix.Fresh(ctx); err != nil {
+		t.Fatalf("the index did not catch up (lists scanned instead): %v", err)
+	}
+	// A write of another kind moves the store's revision past every job
+	// change: only a progress event tells the index it is still fresh.
+	services(t, nil, uniq("qother"))
+	if err := ix.Fresh(ctx); err != nil {
+		t.Fatalf("fresh after a queue write: %v", err)
+	}
+	if _, _, err := js.Cancel(ctx, want[0]); err != nil {
+		t.Fatal(err)
+	}
+	res, err := js.List(ctx, jobs.ListOptions{Queue: q, Phase: v1alpha1.JobCancelled})
+	if err != nil || len(res.Items) != 1 || res.Items[0].Name != want[0] {
+		t.Fatalf("cancelled: %v %v", res.Items, err)
+	}
+	if n, err := js.ActiveJobs(ctx, q); err != nil || n != len(want)-1 {
+		t.Fatalf("active jobs %d, %v; want %d", n, err, len(want)-1)
+	}
+	if _, _, err := js.Delete(ctx, want[0]); err != nil {
+		t.Fatal(err)
+	}
+	res, err = js.List(ctx, jobs.ListOptions{Queue: q, Phase: v1alpha1.JobCancelled})
+	if err != nil || len(res.Items) != 0 {
+		t.Fatalf("after delete: %v %v", res.Items, err)
+	}
+	if res, err := js.List(ctx, jobs.ListOptions{Owner: uniq("nobody")}); err != nil || len(res.Items) != 0 {
+		t.Fatalf("unknown owner: %v %v", res.Items, err)
+	}
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package jobs_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/test/builders/testjob"
+	"github.com/shoal-dev/shoal/test/builders/testqueue"
+)
+
+// TestSubmitChecksPodSecurity: every pod template (each role's) is checked
+// at the effective pod-security level of the job's queue, the strictest
+// along its path; a violation is a Forbidden field error at the container or
+// the pod spec, with the library's reason, in the one InvalidError.
+func TestSubmitChecksPodSecurity(t *testing.T) {
+	ctx, root := testCtx(t), uniq("pss")
+	js, qs := services(t, nil)
+	for _, q := range []*v1alpha1.Queue{
+		testqueue.New(root).PodSecurity(v1alpha1.PodSecurityPrivileged).Obj(),
+		testqueue.New(root + "/open").Obj(), // inherits privileged
+		testqueue.New(root + "/base").PodSecurity(v1alpha1.PodSecurityBaseline).Obj(),
+		// asks for privileged under a baseline parent: baseline applies
+		testqueue.New(root + "/base/wants-more").PodSecurity(v1alpha1.PodSecurityPrivileged).Obj(),
+		testqueue.New(root + "/tight").PodSecurity(v1alpha1.PodSecurityRestricted).Obj(),
+	} {
+		if _, _, err := qs.Create(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	privileged := func(queue string) *v1alpha1.Job {
+		j := job(uniq("priv"), queue)
+		yes := true
+		j.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+		return j
+	}
+	if _, _, _, err := js.Submit(ctx, privileged(root+"/open"), false); err != nil {
+		t.Errorf("privileged member in a privileged queue: %v", err)
+	}
+	for _, q := range []string{root + "/base", root + "/base/wants-more", root + "/tight"} {
+		_, _, _, err := js.Submit(ctx, privileged(q), false)
+		if got := fieldsOf(t, err); !slices.Contains(got, "spec.template.spec.containers[0]: Forbidden") {
+			t.Errorf("queue %s: errors %v, want the container Forbidden", q, got)
+		}
+		var inv *v1alpha1.InvalidError
+		if errors.As(err, &inv) && !strings.Contains(inv.Error(), "privileged") {
+			t.Errorf("queue %s: %v does not give the library's reason", q, err)
+		}
+	}
+	hostNet := job(uniq("hostnet"), root+"/base")
+	hostNet.Spec.Template.Spec.HostNetwork = true
+	hostNet.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "h", VolumeSource: corev1.VolumeSource{
+		HostPath: &corev1.HostPathVolumeSource{Path: "/etc"}}}}
+	_, _, _, err := js.Submit(ctx, hostNet, false)
+	if got, want := fieldsOf(t, err), []string{"spec.template.spec: Forbidden", "spec.template.spec: Forbidden"}; !slices.Equal(got, want) {
+		t.Errorf("hostNetwork and hostPath: errors %v, want %v", got, want)
+	}
+	if err != nil && (!strings.Contains(err.Error(), "host namespaces") || !strings.Contains(err.Error(), "hostPath volumes")) {
+		t.Errorf("hostNetwork and hostPath: %v lacks the library's reasons", err)
+	}
+	// A plain container passes baseline (the default) but not restricted.
+	if _, _, _, err := js.Submit(ctx, job(uniq("plain"), root+"/base"), false); err != nil {
+		t.Errorf("plain container in a baseline queue: %v", err)
+	}
+	_, _, _, err = js.Submit(ctx, job(uniq("plain"), root+"/tight"), false)
+	if got := fieldsOf(t, err); len(got) == 0 || got[0] != "spec.template.spec.containers[0]: Forbidden" {
+		t.Errorf("plain container in a restricted queue: %v", got)
+	}
+	// Each role's template is checked, under its own path.
+	roles := testjob.New(uniq("mpi")).Queue(root+"/base").Role("launcher", 1, 0, "busybox").Role("worker", 2, 8, "busybox").Obj()
+	roles.Spec.Roles[1].Template.Spec.HostPID = true
+	_, _, _, err = js.Submit(ctx, roles, false)
+	if got, want := fieldsOf(t, err), []string{"spec.roles[1].template.spec: Forbidden"}; !slices.Equal(got, want) {
+		t.Errorf("roles: errors %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+)
+
+// TestBodyLimitAndRefusalsBeforeTheCall: a body over MaxBodyBytes and a
+// body with an unknown field are refused (400, InvalidArgument) before
+// any gRPC call (the connection here leads nowhere); unknown paths are
+// 404; /openapi.json is served.
+func TestBodyLimitAndRefusalsBeforeTheCall(t *testing.T) {
+	conn, err := grpc.NewClient("passthrough:///nowhere", grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	h, err := NewHandler(t.Context(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := `{"job": {"json": {"x": "` + strings.Repeat("a", MaxBodyBytes) + `"}}}`
+	for _, tt := range []struct {
+		name, method, path, body string
+		status                   int
+		code                     codes.Code
+		msg                      string
+	}{
+		{"too large", http.MethodPost, "/v1/jobs", big, http.StatusBadRequest, codes.InvalidArgument, "request body too large"},
+		{"unknown field", http.MethodPost, "/v1/jobs", `{"jobb": {}}`, http.StatusBadRequest, codes.InvalidArgument, `unknown field "jobb"`},
+		{"unknown path", http.MethodGet, "/v1/nothing", "", http.StatusNotFound, codes.NotFound, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(tt.method, tt.path, bytes.NewBufferString(tt.body)))
+			var e struct {
+				Code    int
+				Message string
+			}
+			if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != tt.status || e.Code != int(tt.code) ||
+				!strings.Contains(e.Message, tt.msg) {
+				t.Fatalf("HTTP %d %s, want %d code %d %q", rec.Code, rec.Body.String(), tt.status, tt.code, tt.msg)
+			}
+		})
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/openapi.json", nil))
+	if rec.Code != http.StatusOK || !bytes.Equal(rec.Body.Bytes(), OpenAPI) {
+		t.Fatalf("GET /openapi.json: HTTP %d", rec.Code)
+	}
+}

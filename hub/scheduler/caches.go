@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// caches are the scheduler's in-memory view of the store while it leads:
+// one watch-fed cache per kind a cycle reads (cache.go). A cycle decides on
+// a snapshot of them (snapshot) instead of listing and decoding every job
+// and inventory.
+type caches struct {
+	counters     *watched[*ledger.ClusterVersion]
+	reservations *watched[*ledger.Reservation]
+	jobs         *watched[*cachedJob]
+	queues       *watched[*v1alpha1.Queue]
+	clusters     *watched[*v1alpha1.Cluster]
+	inventories  *watched[*registry.InventoryRecord]
+
+	// The jobs' index (under jobs.mu): the unfinished jobs, and how many
+	// finished jobs each terminal phase has.
+	active   map[string]bool
+	finished map[v1alpha1.JobPhase]int
+	// The inventories decoded (under inventories.mu), once per report.
+	parsed map[string]parsedInventory
+	// following says the caches follow watches (start); the fresh read of a
+	// scheduler that does not lead (syncAll) lists once and follows none.
+	following bool
+}
+
+// parsedInventory is a decoded inventory report or why it did not decode.
+type parsedInventory struct {
+	inv inventory.Cluster
+	err error
+}
+
+// cacheWait bounds how long a snapshot waits for a cache to catch up with
+// a revision it must reach (its own writes, the counters' bookings).
+const cacheWait = 5 * time.Second
+
+func (s *Scheduler) newCaches() *caches {
+	c := &caches{
+		counters:     newWatched(s.ledger.ClusterVersions()),
+		reservations: newWatched(s.ledger.Reservations()),
+		jobs:         newWatched(jobReader(s.st)),
+		queues:       newWatched(s.queues),
+		clusters:     newWatched(s.clusters),
+		inventories:  newWatched(s.inventories),
+		active:       map[string]bool{},
+		finished:     map[v1alpha1.JobPhase]int{},
+		parsed:       map[string]parsedInventory{},
+	}
+	c.jobs.reset = func() { clear(c.active); clear(c.finished) }
+	c.jobs.index = c.indexJob
+	c.inventories.reset = func() { clear(c.parsed) }
+	c.inventories.index = c.parseInventory
+	return c
+}
+
+// indexJob keeps the active set and the finished counts (under jobs.mu).
+func (c *caches) indexJob(name string, old, cur *store.Item[*cachedJob]) {
+	if old != nil {
+		if p := old.Object.job.Status.Phase; p.Terminal() {
+			c.finished[p]--
+		}
+		delete(c.active, name)
+	}
+	if cur != nil {
+		if p := cur.Object.job.Status.Phase; p.Terminal() {
+			c.finished[p]++
+		} else {
+			c.active[name] = true
+		}
+	}
+}
+
+// parseInventory decodes an inventory report once, when it arrives.
+func (c *caches) parseInventory(name string, _, cur *store.Item[*registry.InventoryRecord]) {
+	if cur == nil {
+		delete(c.parsed, name)
+		return
+	}
+	var p parsedInventory
+	if err := json.Unmarshal(cur.Object.Inventory, &p.inv); err != nil {
+		p.err = fmt.Errorf("inventory of cluster %q: %w", name, err)
+	}
+	p.inv.Name = name
+	c.parsed[name] = p
+}
+
+// syncAll lists every kind once, the ledger first (the counters, then the
+// reservations at a later revision, then the rest): the fresh read of a
+// scheduler that does not lead, whose caches follow no watch.
+func (c *caches) syncAll(ctx context.Context) error {
+	if err := c.counters.sync(ctx); err != nil {
+		return err
+	}
+	if err := c.reservations.sync(ctx); err != nil {
+		return err
+	}
+	if err := c.jobs.sync(ctx); err != nil {
+		return err
+	}
+	if err := c.queues.sync(ctx); err != nil {
+		return err
+	}
+	if err := c.clusters.sync(ctx); err != nil {
+		return err
+	}
+	return c.inventories.sync(ctx)
+}
+
+// start runs every cache until ctx ends, poking on changes of jobs,
+// reservations and inventories (what a cycle decides on), and returns once
+// each has listed. stop ends them and waits.
+func (c *caches) start(ctx context.Context, poke func()) (stop func(), err error) {
+	c.jobs.poke, c.reservations.poke, c.inventories.poke = poke, poke, poke
+	c.following = true
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	ready := make(chan struct{}, 6)
+	run := func(f func(context.Context, func())) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(ctx, func() { ready <- struct{}{} })
+		}()
+	}
+	run(c.counters.run)
+	run(c.reservations.run)
+	run(c.jobs.run)
+	run(c.queues.run)
+	run(c.clusters.run)
+	run(c.inventories.run)
+	stop = func() { cancel(); wg.Wait() }
+	for range 6 {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			stop()
+			return nil, ctx.Err()
+		}
+	}
+	return stop, nil
+}
+
+// waiter is a cache a snapshot waits for.
+type waiter interface {
+	waitFor(ctx context.Context, rev int64, timeout time.Duration) error
+	relist()
+}
+
+// snapshot is what one cycle decides on, taken from the caches. The
+// ledger's rule (fleet.go) holds in meaning: the booking counters are
+// taken first, then the reservations once they are current to every
+// booking the counters show (a booking writes both at one revision), so a
+// booking the decision does not see fails its counter guard. The jobs,
+// queues, clusters and inventories are taken after; a job that changed
+// since fails its revision guard. Before that, the caches wait for this
+// leader's own writes (wrote: jobs; booked: the ledger), so a cycle does
+// not conflict with its own last bookings.
+func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (*fleet, error) {
+	// A cache that does not reach a revision it must reach in time lists
+	// again (relist), and the cycle fails: the next one decides.
+	wait := func(w waiter, rev int64) error {
+		err := w.waitFor(ctx, rev, cacheWait)
+		if err != nil && ctx.Err() == nil {
+			w.relist()
+		}
+		return err
+	}
+	if err := wait(c.counters, booked); err != nil {
+		return nil, err
+	}
+	if err := wait(c.reservations, booked); err != nil {
+		return nil, err
+	}
+	if err := wait(c.jobs, wrote); err != nil {
+		return nil, err
+	}
+	f := &fleet{received: map[string]time.Time{}, nodes: map[string]*inventory.Node{}, queueRevs: map[string]int64{},
+		revisions: map[string]int64{}}
+	c.counters.mu.RLock()
+	versions := maps.Clone(c.counters.items)
+	f.revisions[c.counters.r.Kind()] = c.counters.rev
+	c.counters.mu.RUnlock()
+	var newest int64
+	for _, v := range versions {
+		newest = max(newest, v.Revision)
+	}
+	// Every booking writes its reservation at its counters' revision, so
+	// the reservations get there.
+	if err := wait(c.reservations, newest); err != nil {
+		return nil, err
+	}
+	c.reservations.mu.RLock()
+	f.ledger = ledger.NewState(c.reservations.rev, maps.Clone(c.reservations.items), versions)
+	f.revisions[c.reservations.r.Kind()] = c.reservations.rev
+	c.reservations.mu.RUnlock()
+	// The caches follow separate watches, so a cordon or a queue change
+	// committed before the job event that started this cycle may not have
+	// reached its cache yet: the queues and clusters (small kinds) are
+	// listed, and their caches must reach the newest revision listed. (A
+	// fresh read listed them after the jobs already.)
+	for _, w := range []interface {
+		waiter
+		newestStored(context.Context) (int64, error)
+	}{c.queues, c.clusters} {
+		if !c.following {
+			break
+		}
+		rev, err := w.newestStored(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := wait(w, rev); err != nil {
+			return nil, err
+		}
+	}
+	c.snapshotJobs(f)
+	c.queues.mu.RLock()
+	for _, q := range c.queues.items {
+		f.queues = append(f.queues, q.Object)
+		f.queueRevs[q.Name] = q.Revision
+	}
+	f.revisions[c.queues.r.Kind()] = c.queues.rev
+	c.queues.mu.RUnlock()
+	slices.SortFunc(f.queues, func(a, b *v1alpha1.Queue) int { return strings.Compare(a.Name, b.Name) })
+	if err := c.snapshotClusters(f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// snapshotJobs takes the unfinished jobs and the finished ones that still
+// hold a reservation, in name order (the order a list gave), and counts
+// the other finished jobs by phase.
+func (c *caches) snapshotJobs(f *fleet) {
+	c.jobs.mu.RLock()
+	defer c.jobs.mu.RUnlock()
+	f.revisions[c.jobs.r.Kind()] = c.jobs.rev
+	f.finished = maps.Clone(c.finished)
+	f.jobs = make([]store.Item[*v1alpha1.Job], 0, len(c.active))
+	f.partial = map[string]bool{}
+	add := func(it store.Item[*cachedJob]) {
+		f.jobs = append(f.jobs, store.Item[*v1alpha1.Job]{Name: it.Name, Object: it.Object.job, Revision: it.Revision})
+	}
+	for name := range c.active {
+		add(c.jobs.items[name])
+	}
+	for name := range f.ledger.Reservations {
+		it, ok := c.jobs.items[name]
+		if !ok || c.active[name] {
+			continue
+		}
+		add(it)
+		f.finished[it.Object.job.Status.Phase]--
+		if it.Object.partial {
+			f.partial[name] = true
+		}
+	}
+	slices.SortFunc(f.jobs, func(a, b store.Item[*v1alpha1.Job]) int { return strings.Compare(a.Name, b.Name) })
+}
+
+// snapshotClusters keeps the inventories of Ready clusters (a cordoned or
+// draining cluster is not Ready) whose agent is not known to be cut off
+// from the hub cluster (a member placed there would not start: its agent
+// does not see it), with their drained nodes (spec.drainedNodes)
+// unschedulable.
+func (c *caches) snapshotClusters(f *fleet) error {
+	c.clusters.mu.RLock()
+	ready := map[string]bool{}
+	drained := map[string][]string{}
+	for _, cl := range c.clusters.items {
+		ready[cl.Name] = clusterReady(cl.Object)
+		drained[cl.Name] = cl.Object.Spec.DrainedNodes
+		f.registered = append(f.registered, cl)
+	}
+	f.revisions[c.clusters.r.Kind()] = c.clusters.rev
+	c.clusters.mu.RUnlock()
+	slices.SortFunc(f.registered, func(a, b store.Item[*v1alpha1.Cluster]) int { return strings.Compare(a.Name, b.Name) })
+
+	c.inventories.mu.RLock()
+	names := slices.Sorted(maps.Keys(c.inventories.items))
+	for _, name := range names {
+		it := c.inventories.items[name]
+		if !ready[name] {
+			f.unready = append(f.unready, it)
+			continue
+		}
+		p := c.parsed[name]
+		if p.err != nil {
+			c.inventories.mu.RUnlock()
+			return p.err
+		}
+		inv := p.inv
+		inv.Nodes = slices.Clone(inv.Nodes) // drained nodes are marked on the copy
+		f.clusters = append(f.clusters, inv)
+		f.received[name] = it.Object.Received
+	}
+	f.revisions[c.inventories.r.Kind()] = c.inventories.rev
+	c.inventories.mu.RUnlock()
+	for ci := range f.clusters {
+		cl := &f.clusters[ci]
+		for ni := range cl.Nodes {
+			n := &cl.Nodes[ni]
+			if slices.Contains(drained[cl.Name], n.Name) {
+				n.Unschedulable = true
+			}
+			f.nodes[cl.Name+"/"+n.Name] = n
+		}
+	}
+	return nil
+}
