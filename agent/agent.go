@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -25,6 +26,7 @@ import (
 	"github.com/shoal-dev/shoal/agent/podsync"
 	"github.com/shoal-dev/shoal/agent/rendezvous"
 	"github.com/shoal-dev/shoal/agent/vnode"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -55,14 +57,15 @@ func New(cfg Config) (*Agent, error) {
 func (a *Agent) Run(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithValues("cluster", a.cfg.Cluster)
 	ctx = klog.NewContext(ctx, log)
-	local, err := kubernetes.NewForConfig(gangSized(a.cfg.Local))
+	local, err := a.localClient()
 	if err != nil {
-		return fmt.Errorf("workload cluster client: %w", err)
+		return err
 	}
 	creds, err := a.credentials(ctx, local)
 	if err != nil {
 		return err
 	}
+	keeper := hubclient.NewKeeper(hubclient.SecretStore{Client: local, Namespace: a.cfg.Namespace}, creds)
 	hubAPI, err := hubclient.Dial(a.cfg.HubAddress, creds, a.cfg.Version)
 	if err != nil {
 		return err
@@ -73,8 +76,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("workload cluster cache: %w", err)
 	}
-	watcher := inventory.NewWatcher(workload, a.cfg.Cluster, a.cfg.Keys,
-		inventory.WithLabels(a.cfg.Labels), inventory.WithInterval(a.cfg.InventoryInterval))
+	spot := nodehealth.Spot{Taints: a.cfg.SpotNodeTaints, Labels: a.cfg.SpotNodeLabels}
+	watcher := inventory.NewWatcher(workload, a.cfg.Cluster, a.cfg.Topology,
+		inventory.WithLabels(a.cfg.Labels), inventory.WithInterval(a.cfg.InventoryInterval),
+		inventory.WithUnschedulable(func(n *corev1.Node) bool { _, ok := spot.Reclaimed(n); return ok }))
 	toHub := watcher.Subscribe()
 	reports := make(chan hubclient.Report, 1)
 	g, ctx := errgroup.WithContext(ctx)
@@ -82,12 +87,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	g.Go(func() error { return h.run(ctx, 5*time.Second) })
 	if len(creds.HubKubeconfig) == 0 {
 		log.Info("The hub issued no hub-cluster credentials (it runs without --kubeconfig): reporting inventory only, no virtual nodes")
-	} else if err := a.runNodes(ctx, g, creds, hubAPI, workload, watcher, h); err != nil {
+	} else if err := a.runNodes(ctx, g, keeper, hubAPI, workload, watcher, h); err != nil {
 		g.Go(func() error { return err }) // stops the parts already started
 	}
 	// The calls to the hub start after runNodes has hooked the fence to them.
 	g.Go(func() error { return encodeReports(ctx, toHub, reports) })
 	g.Go(func() error { return hubAPI.RunReports(ctx, reports) })
+	g.Go(func() error { return hubAPI.RunRenewal(ctx, keeper) })
 	g.Go(func() error {
 		return hubAPI.RunHeartbeats(ctx, a.cfg.HeartbeatInterval, hubclient.HealthFunc(h.get))
 	})
@@ -99,22 +105,40 @@ func (a *Agent) Run(ctx context.Context) error {
 	return g.Wait()
 }
 
-// runNodes starts, in g, what serves the hub cluster: the token refresher,
+// localClient is Config.LocalClient, or a client of Config.Local sized for gangs.
+func (a *Agent) localClient() (kubernetes.Interface, error) {
+	if a.cfg.LocalClient != nil {
+		return a.cfg.LocalClient, nil
+	}
+	local, err := kubernetes.NewForConfig(gangSized(a.cfg.Local))
+	if err != nil {
+		return nil, fmt.Errorf("workload cluster client: %w", err)
+	}
+	return local, nil
+}
+
+// runNodes starts, in g, what serves the hub cluster: the token refresher
+// (which asks the hub for new credentials over hubAPI when its token
+// expired or is refused),
 // the pod syncer with the gang gate, the copies of the members' ConfigMaps,
 // Secrets and ServiceAccounts (agent/deps) and the fence (fed by every successful
-// call of hubAPI), the node failure watcher, the rendezvous mirror, and the
-// virtual nodes with their kubelet endpoints (once the gate has loaded its epochs).
-func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclient.Credentials, hubAPI *hubclient.Client,
+// heartbeat sent while the hub cluster probe is answered), the node failure watcher, the rendezvous mirror, and the
+// virtual nodes with their kubelet endpoints (once the gate has loaded its
+// epochs and the hub cluster accepts the agent's credentials).
+func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclient.Keeper, hubAPI *hubclient.Client,
 	workload *cluster.Cache, watcher *inventory.Watcher, h *health) error {
-	local := workload.Client()
-	hubKube, err := hubkube.New(creds.HubKubeconfig)
+	hubKube, err := hubkube.New(keeper.Current().HubKubeconfig)
 	if err != nil {
 		return err
 	}
 	hubKube.OnRefresh = func(ctx context.Context, kc []byte) error {
-		next := *creds
-		next.HubKubeconfig = kc
-		return hubclient.SecretStore{Client: local, Namespace: a.cfg.Namespace}.Save(ctx, &next)
+		_, err := keeper.Update(ctx, func(c *hubclient.Credentials) { c.HubKubeconfig = kc })
+		return err
+	}
+	hubKube.Reissue = func(ctx context.Context) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return hubAPI.IssueHubCredentials(ctx)
 	}
 	hubCfg := hubKube.Config()
 	hubCfg.UserAgent = "shoal-agent/" + a.cfg.Version
@@ -127,27 +151,53 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 	}
 	gate := gang.New(workload, gang.WithRecord(a.cfg.Namespace))
 	syncer := podsync.New(workload, a.cfg.Local, gate, nil)
-	copies := deps.New(hub, workload)
+	self, err := podsync.SelfSubject(ctx, workload.Client())
+	if err != nil {
+		return err
+	}
+	syncer.SetMemberSubject(self) // its member rights, in each queue namespace it creates
+	copies := deps.New(hub, v1alpha1.ClusterNamespace(a.cfg.Cluster), workload)
 	syncer.SetDependencies(copies)
 	gate.SetStopper(syncer)
 	fenced := fence.New(a.cfg.FenceTimeout, syncer, nil)
+	// The hub's fence timeout as last told (kept with the credentials, so
+	// that an agent restarted inside a cut fences by it too), then from
+	// every heartbeat reply.
+	stored := keeper.Current().HubFenceTimeout // heartbeats run one at a time: no lock
+	fenced.Limit(ctx, stored)
+	hubAPI.OnHubFenceTimeout(func(d time.Duration) {
+		if fenced.Limit(ctx, d) || d != stored {
+			// Through the keeper, the one writer of the credentials Secret.
+			if _, err := keeper.Update(ctx, func(c *hubclient.Credentials) { c.HubFenceTimeout = d }); err != nil {
+				klog.FromContext(ctx).Error(err, "Recording the hub's fence timeout")
+				return
+			}
+			stored = d
+		}
+	})
 	syncer.SetCreateCheck(fenced.Allowed)
+	// A heartbeat counts for the fence only while the hub cluster answers
+	// too: cut from it alone, the agent does not see its members' deletion.
+	probe := hubkube.NewProbe(hub.Discovery().RESTClient(), nil)
+	hubAPI.OnHubCluster(probe.Reachable)
 	hubAPI.OnContact(fenced.Contact)
 	failures := nodehealth.New(workload, syncer, nodehealth.Config{Grace: a.cfg.NodeFailureGrace,
-		Taints: a.cfg.GPUFailureTaints, Conditions: a.cfg.GPUFailureConditions})
+		Taints: a.cfg.GPUFailureTaints, Conditions: a.cfg.GPUFailureConditions,
+		Spot: nodehealth.Spot{Taints: a.cfg.SpotNodeTaints, Labels: a.cfg.SpotNodeLabels}})
 	nodes := vnode.New(vnode.Config{Cluster: a.cfg.Cluster, Hub: hub, Syncer: syncer, Labels: a.cfg.Labels,
 		Address: a.cfg.KubeletAddress, Listen: a.cfg.KubeletListen, LeaseDurationSeconds: a.cfg.LeaseDurationSeconds,
 		ClientCAs: a.clientCAs, AllowAnyClient: a.cfg.KubeletInsecureAllowAnyClient,
 		Version: a.cfg.Version, Health: h.get})
 	syncer.SetRecorder(nodes.Recorder())
 	copies.SetRecorder(nodes.Recorder())
-	mirror := rendezvous.New(hub, workload)
+	mirror := rendezvous.New(hub, v1alpha1.ClusterNamespace(a.cfg.Cluster), workload)
 	toNodes := watcher.Subscribe()
 	g.Go(func() error { return hubKube.Run(ctx) })
 	g.Go(func() error { return mirror.Run(ctx) })
 	g.Go(func() error { return syncer.Run(ctx) })
 	g.Go(func() error { return copies.Run(ctx) })
 	g.Go(func() error { return fenced.Run(ctx) })
+	g.Go(func() error { return probe.Run(ctx) })
 	g.Go(func() error { return gate.Run(ctx) })
 	g.Go(func() error { return failures.Run(ctx) })
 	g.Go(func() error {
@@ -156,6 +206,7 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, creds *hubclien
 			return nil
 		case <-gate.Loaded():
 		}
+		hubKube.WaitAccepted(ctx, hub)
 		return nodes.Run(ctx, toNodes)
 	})
 	klog.FromContext(ctx).Info("Serving virtual nodes", "kubeletListen", a.cfg.KubeletListen)

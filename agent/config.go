@@ -5,6 +5,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"time"
 
@@ -31,10 +32,18 @@ type Config struct {
 	Cluster string
 	// Local reaches the workload cluster.
 	Local *rest.Config
+	// LocalClient, when set, is the workload cluster's client in place of
+	// one built from Local, which may then be nil. It is the one seam for
+	// an in-memory workload cluster (the hub load harness of test/scale
+	// passes client-go's fake clientset); everything else the agent does
+	// is unchanged. Exec, attach and port-forward stream through Local and
+	// are refused without it, and GitOps needs Local.
+	LocalClient kubernetes.Interface
 	// Namespace holds the credentials Secret (default shoal-system).
 	Namespace string
-	// Keys name the rack/block/zone labels.
-	Keys fedinv.LabelKeys
+	// Topology picks the node labels read as NVLink domain, rack, block and
+	// zone: a preset, a map, or (zero) auto-detection of a preset.
+	Topology fedinv.TopologyChoice
 	// Labels are the cluster's labels.
 	Labels map[string]string
 	// HeartbeatInterval between heartbeats (default 10 s; the hub may ask for another).
@@ -74,6 +83,11 @@ type Config struct {
 	// GPUFailureConditions are node condition types that, True, mean the
 	// node's GPUs failed.
 	GPUFailureConditions []string
+	// SpotNodeTaints are taint keys, and SpotNodeLabels labels ("key" or
+	// "key=value"), that mark a spot or preemptible node to go: its
+	// members' gangs are moved with their preemption grace, not counted as
+	// restarts, and the node is reported unschedulable (agent/nodehealth).
+	SpotNodeTaints, SpotNodeLabels []string
 	// FenceTimeout is how long the agent may go without a successful call
 	// to the hub before it stops every member itself and refuses new ones
 	// until it reaches the hub again (default fence.DefaultTimeout). It must
@@ -86,8 +100,11 @@ type Config struct {
 }
 
 func (c *Config) defaults() error {
-	if c.Cluster == "" || c.HubAddress == "" || c.Local == nil {
+	if c.Cluster == "" || c.HubAddress == "" || c.Local == nil && c.LocalClient == nil {
 		return errors.New("agent: cluster name, hub address and workload cluster config are required")
+	}
+	if c.GitOps != nil && c.Local == nil {
+		return errors.New("agent: GitOps needs the workload cluster config (Local), not only a client")
 	}
 	if c.Namespace == "" {
 		c.Namespace = "shoal-system"
@@ -108,8 +125,8 @@ func (c *Config) defaults() error {
 	if c.KubeletAddress == "" {
 		c.KubeletAddress = "127.0.0.1"
 	}
-	if c.Keys == (fedinv.LabelKeys{}) {
-		c.Keys = fedinv.DefaultLabelKeys()
+	if err := c.Topology.Validate(); err != nil {
+		return fmt.Errorf("agent: %w", err)
 	}
 	if c.NodeFailureGrace < 0 {
 		return errors.New("agent: the node failure grace must not be negative")

@@ -26,16 +26,22 @@ type Cache struct {
 	factory informers.SharedInformerFactory
 	nodes   coreinformers.NodeInformer
 	pods    coreinformers.PodInformer
-	synced  chan struct{}
+	dra     *draInformers
+	// draServed is set before synced is closed (ServesDRA).
+	draServed bool
+	synced    chan struct{}
 }
 
 // New returns the cache of the cluster client reaches. Its informers (Nodes
-// and Pods of every namespace, with the indexes of indexes.go) are declared
-// here, before Run starts them.
+// and Pods of every namespace, with the indexes of indexes.go, and the DRA
+// objects of dra.go where the cluster serves them) are declared here, before
+// Run starts them.
 func New(client kubernetes.Interface) (*Cache, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(stripManagedFields))
 	c := &Cache{client: client, factory: f, nodes: f.Core().V1().Nodes(), pods: f.Core().V1().Pods(),
 		synced: make(chan struct{})}
+	c.dra = newDRAInformers(informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithTransform(stripManagedFields)))
 	c.nodes.Informer() // registered with the factory before Start
 	if err := c.pods.Informer().AddIndexers(podIndexers); err != nil {
 		return nil, err
@@ -114,12 +120,23 @@ func (c *Cache) WaitForCacheSync(ctx context.Context, handlers ...cache.Resource
 // until ctx ends. If ctx ends before the first sync it returns ErrNotSynced
 // wrapping ctx's error.
 func (c *Cache) Run(ctx context.Context) error {
+	served, err := c.servesDRA(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSynced, err)
+	}
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.Informer().HasSynced, c.pods.Informer().HasSynced) {
+	syncs := []cache.InformerSynced{c.nodes.Informer().HasSynced, c.pods.Informer().HasSynced}
+	if served {
+		c.dra.factory.Start(ctx.Done())
+		defer c.dra.factory.Shutdown()
+		syncs = append(syncs, c.dra.synced()...)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
 		return fmt.Errorf("%w: %w", ErrNotSynced, context.Cause(ctx))
 	}
-	klog.FromContext(ctx).V(2).Info("Workload cluster cache synced")
+	c.draServed = served
+	klog.FromContext(ctx).V(2).Info("Workload cluster cache synced", "dra", served)
 	close(c.synced)
 	<-ctx.Done()
 	return nil

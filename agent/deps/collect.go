@@ -30,15 +30,9 @@ type listed struct {
 // The copies are listed before the references are read, under the write
 // lock, so that a copy created meanwhile is not taken for an orphan.
 func (s *Syncer) collect(ctx context.Context) error {
-	var copies []listed
-	for kind, k := range kinds {
-		l, err := k.list(ctx, s.local, metav1.NamespaceAll, metav1.ListOptions{LabelSelector: copySelector})
-		if err != nil {
-			return fmt.Errorf("list local %s copies: %w", kind, err)
-		}
-		for _, o := range l {
-			copies = append(copies, listed{ref{o.GetNamespace(), podrefs.Object{Kind: kind, Name: o.GetName()}}, o})
-		}
+	copies, err := s.listCopies(ctx)
+	if err != nil {
+		return err
 	}
 	s.writing.Lock()
 	defer s.writing.Unlock()
@@ -59,6 +53,31 @@ func (s *Syncer) collect(ctx context.Context) error {
 	}
 	return errors.Join(errs...)
 }
+
+// listCopies lists the local copies in every namespace Shoal manages (the
+// only ones the agent may read ConfigMaps and Secrets in).
+func (s *Syncer) listCopies(ctx context.Context) ([]listed, error) {
+	nss, err := s.local.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: managedSelector})
+	if err != nil {
+		return nil, fmt.Errorf("list the managed namespaces: %w", err)
+	}
+	var copies []listed
+	for _, ns := range nss.Items {
+		for kind, k := range kinds {
+			l, err := k.list(ctx, s.local, ns.Name, metav1.ListOptions{LabelSelector: copySelector})
+			if err != nil {
+				return nil, fmt.Errorf("list local %s copies in %s: %w", kind, ns.Name, err)
+			}
+			for _, o := range l {
+				r := ref{Namespace: o.GetNamespace(), Object: podrefs.Object{Kind: kind, Name: o.GetName()}}
+				copies = append(copies, listed{r, o})
+			}
+		}
+	}
+	return copies, nil
+}
+
+var managedSelector = labels.SelectorFromSet(labels.Set{v1alpha1.LabelManaged: "true"}).String()
 
 // wanted returns every object a claim or a managed local pod references,
 // with the jobs that reference it.
@@ -82,7 +101,7 @@ func (s *Syncer) wanted() (map[ref]map[string]bool, error) {
 		return nil, err
 	}
 	for _, p := range pods {
-		refs, _ := refsOf(p.Namespace, &p.Spec)
+		refs, _ := refsOf(p)
 		for _, r := range refs {
 			add(r, jobOf(p))
 		}

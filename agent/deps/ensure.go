@@ -17,14 +17,15 @@ import (
 	"github.com/shoal-dev/shoal/federation/podrefs"
 )
 
-// Ensure creates or updates the copy of every object local references,
-// from the hub cluster's object of the same namespace and name, before the
-// local pod is created (podsync.Dependencies). A required object missing on
-// the hub, a service-account token Secret, or a same-named object the agent
-// did not create refuses the member with a *podsync.RefusedError; an
-// optional object missing on the hub is skipped.
+// Ensure creates or updates the copy of every object local references, in
+// local's namespace (its queue's), from the hub cluster's object of the
+// same name in the cluster's hub namespace, before the local pod is created
+// (podsync.Dependencies). A required object missing on the hub, a
+// service-account token Secret, or a same-named object the agent did not
+// create refuses the member with a *podsync.RefusedError; an optional
+// object missing on the hub is skipped.
 func (s *Syncer) Ensure(ctx context.Context, hub, local *corev1.Pod) error {
-	refs, optional := refsOf(local.Namespace, &local.Spec)
+	refs, optional := refsOf(local)
 	if len(refs) == 0 {
 		return nil
 	}
@@ -54,16 +55,16 @@ func (s *Syncer) ensureOne(ctx context.Context, r ref, optional bool, job string
 	if err != nil {
 		return err
 	}
-	src, err := k.get(ctx, s.hub, r.Namespace, r.Name)
+	src, err := k.get(ctx, s.hub, s.hubNS, r.Name)
 	if apierrors.IsNotFound(err) {
 		if optional {
 			return nil
 		}
 		return &podsync.RefusedError{Reason: v1alpha1.ReasonDependencyMissing,
-			Message: fmt.Sprintf("%s %q does not exist in namespace %s of the hub cluster", r.Kind, r.Name, r.Namespace)}
+			Message: fmt.Sprintf("%s %q does not exist in namespace %s of the hub cluster", r.Kind, r.Name, s.hubNS)}
 	}
 	if err != nil {
-		return fmt.Errorf("get %s %s/%s from the hub cluster: %w", r.Kind, r.Namespace, r.Name, err)
+		return fmt.Errorf("get %s %s/%s from the hub cluster: %w", r.Kind, s.hubNS, r.Name, err)
 	}
 	if sec, ok := src.(*corev1.Secret); ok {
 		if err := podrefs.CheckSecret(sec); err != nil {
@@ -76,13 +77,31 @@ func (s *Syncer) ensureOne(ctx context.Context, r ref, optional bool, job string
 // write makes the local copy of r match src, adding job to its jobs. With
 // create false a missing copy is left missing.
 func (s *Syncer) write(ctx context.Context, k ops, r ref, src object, job string, create bool) error {
+	// Two members of one job in this cluster copy the same objects at the
+	// same time: the loser of a create (AlreadyExists) or an update
+	// (Conflict) reads the copy again and adds its job to it.
+	var err error
+	for range writeAttempts {
+		err = s.writeOnce(ctx, k, r, src, job, create)
+		if !apierrors.IsAlreadyExists(err) && !apierrors.IsConflict(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// writeAttempts bounds the retries of write after losing a race.
+const writeAttempts = 4
+
+// writeOnce is one attempt of write.
+func (s *Syncer) writeOnce(ctx context.Context, k ops, r ref, src object, job string, create bool) error {
 	cur, err := k.get(ctx, s.local, r.Namespace, r.Name)
 	if apierrors.IsNotFound(err) {
 		if !create {
 			return nil
 		}
 		cp := k.copyOf(src)
-		stamp(cp, src, job)
+		stamp(cp, src, r.Namespace, job)
 		if _, err := k.create(ctx, s.local, cp); err != nil {
 			return fmt.Errorf("create copy of %s %s/%s: %w", r.Kind, r.Namespace, r.Name, err)
 		}
@@ -104,7 +123,7 @@ func (s *Syncer) write(ctx context.Context, k ops, r ref, src object, job string
 		return nil
 	}
 	cp := k.copyOf(src)
-	stamp(cp, src, joined)
+	stamp(cp, src, r.Namespace, joined)
 	cp.SetResourceVersion(cur.GetResourceVersion())
 	_, err = k.update(ctx, s.local, cp)
 	if apierrors.IsInvalid(err) { // an immutable copy, or a Secret of another type: replace it

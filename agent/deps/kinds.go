@@ -152,16 +152,17 @@ func items[T any, P interface {
 // fieldManager owns the copies' fields.
 const fieldManager = "shoal-agent"
 
-// stamp sets the name, namespace, labels and annotations of copy cp of
-// src, owned by jobs.
-func stamp(cp, src object, jobs string) {
+// stamp sets the name, namespace (ns, of the workload cluster), labels and
+// annotations of copy cp of src, owned by jobs.
+func stamp(cp, src object, ns, jobs string) {
 	cp.SetName(src.GetName())
-	cp.SetNamespace(src.GetNamespace())
+	cp.SetNamespace(ns)
 	cp.SetLabels(map[string]string{v1alpha1.LabelCopy: "true", v1alpha1.ManagedByLabel: v1alpha1.ManagedByAgent})
 	cp.SetAnnotations(map[string]string{
 		v1alpha1.AnnotationSourceUID:     string(src.GetUID()),
 		v1alpha1.AnnotationSourceVersion: src.GetResourceVersion(),
 		v1alpha1.AnnotationCopyJobs:      jobs,
+		v1alpha1.AnnotationHubNamespace:  src.GetNamespace(),
 	})
 }
 

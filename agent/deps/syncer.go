@@ -25,7 +25,9 @@ import (
 // DefaultResync is how often Run checks every copy even without an event.
 const DefaultResync = time.Minute
 
-// ref is one referenced object in a namespace.
+// ref is one referenced object in a namespace of the workload cluster; its
+// hub object is the one of the same kind and name in the Syncer's hub
+// namespace.
 type ref struct {
 	Namespace string
 	podrefs.Object
@@ -39,7 +41,11 @@ type claim struct {
 
 // Syncer keeps the copies of the objects members reference (package doc).
 type Syncer struct {
-	hub      kubernetes.Interface
+	hub kubernetes.Interface
+	// hubNS is the cluster's namespace on the hub, where the hub keeps
+	// its copies of what the cluster's members reference: the only one
+	// the agent may read.
+	hubNS    string
 	local    kubernetes.Interface
 	cache    *cluster.Cache
 	recorder record.EventRecorder
@@ -61,10 +67,11 @@ type Option func(*Syncer)
 // WithResync sets how often every copy is checked without an event.
 func WithResync(d time.Duration) Option { return func(s *Syncer) { s.resync = d } }
 
-// New returns a Syncer that reads the hub cluster through hub and writes
-// copies into the workload cluster c caches.
-func New(hub kubernetes.Interface, c *cluster.Cache, opts ...Option) *Syncer {
-	s := &Syncer{hub: hub, local: c.Client(), cache: c, resync: DefaultResync,
+// New returns a Syncer that reads namespace hubNamespace of the hub cluster
+// (the cluster's, v1alpha1.ClusterNamespace) through hub and writes copies
+// into the workload cluster c caches.
+func New(hub kubernetes.Interface, hubNamespace string, c *cluster.Cache, opts ...Option) *Syncer {
+	s := &Syncer{hub: hub, hubNS: hubNamespace, local: c.Client(), cache: c, resync: DefaultResync,
 		claims: map[types.UID]*claim{}, watches: map[ref]*hubWatch{}, kick: make(chan struct{}, 1)}
 	for _, o := range opts {
 		o(s)
@@ -130,10 +137,11 @@ func (s *Syncer) Release(hub *corev1.Pod) {
 	}
 }
 
-// refsOf returns the distinct objects spec references in ns, with whether
+// refsOf returns the distinct objects local pod lp references, with whether
 // every reference to each is optional.
-func refsOf(ns string, spec *corev1.PodSpec) ([]ref, map[ref]bool) {
-	objs, optional := podrefs.Objects(podrefs.References(spec, field.NewPath("spec")))
+func refsOf(lp *corev1.Pod) ([]ref, map[ref]bool) {
+	ns := lp.Namespace
+	objs, optional := podrefs.Objects(podrefs.References(&lp.Spec, field.NewPath("spec")))
 	out := make([]ref, len(objs))
 	opt := make(map[ref]bool, len(objs))
 	for i, o := range objs {

@@ -62,15 +62,15 @@ func (s *Syncer) startWatch(ctx context.Context, r ref) *hubWatch {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			o.FieldSelector = sel
-			return k.listRT(ctx, s.hub, r.Namespace, o)
+			return k.listRT(ctx, s.hub, s.hubNS, o)
 		},
 		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
 			o.FieldSelector = sel
-			return k.watch(ctx, s.hub, r.Namespace, o)
+			return k.watch(ctx, s.hub, s.hubNS, o)
 		},
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	wctx = klog.NewContext(wctx, klog.FromContext(ctx).WithValues("kind", r.Kind, "object", klog.KRef(r.Namespace, r.Name)))
+	wctx = klog.NewContext(wctx, klog.FromContext(ctx).WithValues("kind", r.Kind, "object", klog.KRef(s.hubNS, r.Name)))
 	_, ctrl := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: cache.ToListWatcherWithWatchListSemantics(lw, s.hub), ObjectType: k.newObj(),
 		Handler: cache.ResourceEventHandlerFuncs{
@@ -101,7 +101,7 @@ func (s *Syncer) refresh(ctx context.Context, r ref, o any) {
 // is gone; the copy stays for the members that run.
 func (s *Syncer) deleted(ctx context.Context, r ref) {
 	msg := fmt.Sprintf("%s %q was deleted from namespace %s of the hub cluster; the workload cluster keeps its copy for the running members, new members are refused",
-		r.Kind, r.Name, r.Namespace)
+		r.Kind, r.Name, s.hubNS)
 	klog.FromContext(ctx).Info("Referenced hub object deleted", "message", msg)
 	s.mu.Lock()
 	var pods []*corev1.Pod

@@ -28,11 +28,17 @@ type Stopper interface {
 // Fence tracks the agent's last successful exchange with the hub and stops
 // the members when it is older than the timeout (see the package doc).
 type Fence struct {
-	timeout time.Duration
-	clock   clock.WithTicker
-	stopper Stopper
+	// configured is the agent's own timeout (--fence-timeout).
+	configured time.Duration
+	clock      clock.WithTicker
+	stopper    Stopper
 
 	mu sync.Mutex
+	// timeout is the timeout in force: configured, or the hub's when that
+	// is shorter (Limit).
+	timeout time.Duration
+	// hub is the hub's fence timeout last told (0: none yet).
+	hub time.Duration
 	// last is the start of the latest successful exchange (zero: none since
 	// the agent started).
 	last time.Time
@@ -54,11 +60,15 @@ func New(timeout time.Duration, s Stopper, c clock.WithTicker) *Fence {
 	if c == nil {
 		c = clock.RealClock{}
 	}
-	return &Fence{timeout: timeout, clock: c, stopper: s, start: c.Now()}
+	return &Fence{configured: timeout, timeout: timeout, clock: c, stopper: s, start: c.Now()}
 }
 
-// Timeout is the fence timeout.
-func (f *Fence) Timeout() time.Duration { return f.timeout }
+// Timeout is the fence timeout in force (see Limit).
+func (f *Fence) Timeout() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.timeout
+}
 
 // Contact records a successful exchange with the hub that started at sent
 // (the time the request left, so that the agent's count never starts after
@@ -103,7 +113,7 @@ func (e *FencedError) Error() string { return "fenced: " + e.Reason }
 // Run checks the fence every interval (a tenth of the timeout, between
 // 100 ms and a second) until ctx ends.
 func (f *Fence) Run(ctx context.Context) error {
-	t := f.clock.NewTicker(min(time.Second, max(100*time.Millisecond, f.timeout/10)))
+	t := f.clock.NewTicker(min(time.Second, max(100*time.Millisecond, f.Timeout()/10)))
 	defer t.Stop()
 	for {
 		f.Check(ctx)
@@ -124,8 +134,8 @@ func (f *Fence) Check(ctx context.Context) {
 	if since.IsZero() {
 		since = f.start
 	}
-	silent := f.clock.Since(since)
-	if silent <= f.timeout || f.stopped {
+	silent, timeout := f.clock.Since(since), f.timeout
+	if silent <= timeout || f.stopped {
 		f.mu.Unlock()
 		return
 	}
@@ -134,9 +144,9 @@ func (f *Fence) Check(ctx context.Context) {
 	f.mu.Unlock()
 	log := klog.FromContext(ctx)
 	msg := fmt.Sprintf("the agent has not reached the hub for %s, longer than the fence timeout %s; member stopped",
-		silent.Round(time.Second), f.timeout)
+		silent.Round(time.Second), timeout)
 	if first {
-		log.Info("Fenced: the hub is out of reach; stopping every member", "silent", silent.Round(time.Second), "timeout", f.timeout)
+		log.Info("Fenced: the hub is out of reach; stopping every member", "silent", silent.Round(time.Second), "timeout", timeout)
 		metricFenced.Inc()
 	}
 	if err := f.stopper.FailAll(ctx, v1alpha1.ReasonFenced, msg); err != nil {

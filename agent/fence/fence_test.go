@@ -143,3 +143,34 @@ func (s *signalStopper) FailAll(context.Context, string, string) error {
 	}
 	return nil
 }
+
+// TestLimitFencesByTheHubsShorterTimeout: an agent whose own timeout (10 s)
+// exceeds the hub's (4 s) fences by the hub's once told it, and says the
+// value changed once; a hub timeout longer than the agent's changes
+// nothing.
+func TestLimitFencesByTheHubsShorterTimeout(t *testing.T) {
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	s := &stopper{}
+	f := New(10*time.Second, s, clk)
+	if !f.Limit(ctx, 4*time.Second) || f.Limit(ctx, 4*time.Second) {
+		t.Fatal("Limit did not report the first value as a change, or reported the same value again")
+	}
+	if got := f.Timeout(); got != 4*time.Second {
+		t.Fatalf("timeout in force %s, want the hub's 4s", got)
+	}
+	f.Contact(clk.Now())
+	clk.Step(4*time.Second + time.Millisecond)
+	f.Check(ctx)
+	if s.calls != 1 || !f.Fenced() {
+		t.Fatalf("not fenced past the hub's timeout: calls=%d", s.calls)
+	}
+
+	g := New(3*time.Second, &stopper{}, clk)
+	if !g.Limit(ctx, 20*time.Second) || g.Timeout() != 3*time.Second || g.HubTimeout() != 20*time.Second {
+		t.Fatalf("a longer hub timeout: in force %s, hub %s; want 3s and 20s", g.Timeout(), g.HubTimeout())
+	}
+	if g.Limit(ctx, 0) || g.HubTimeout() != 20*time.Second {
+		t.Fatal("a reply without the hub's timeout changed it")
+	}
+}

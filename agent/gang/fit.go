@@ -22,7 +22,8 @@ const reasonTerminating = "WaitingForTerminatingPods"
 // node. Every GPU resource the member asks for (whole GPUs and each MIG
 // profile, counted by federation/inventory.PodGPURequests as the hub counts
 // them) must be free there, counting the pods bound to the node and the
-// prepared members targeting it.
+// prepared members targeting it; a node's DRA GPUs that serve nvidia.com/gpu
+// (federation/inventory DRA.ExtendedGPUs) count as allocatable.
 func (g *Gate) fit(lp *corev1.Pod) (string, string, error) {
 	target := lp.Annotations[v1alpha1.AnnotationTargetNode]
 	if target == "" {
@@ -43,10 +44,21 @@ func (g *Gate) fit(lp *corev1.Pod) (string, string, error) {
 		return "", "", err
 	}
 	used, terminating := usage(lp, target, onNode)
+	dra, err := g.cache.DRA()
+	if err != nil {
+		return "", "", err
+	}
+	// DRA GPUs behind a DeviceClass mapping nvidia.com/gpu serve the
+	// member's request too; other claims' devices are in use.
+	draAlloc, draUsed := dra.ExtendedGPUs(target)
+	used[fedinv.ResourceGPU] += draUsed
 	need := fedinv.PodGPURequests(lp)
 	wait := ""
 	for _, r := range sortedResources(need) {
 		alloc := n.Status.Allocatable.Name(corev1.ResourceName(r), "0").Value()
+		if r == fedinv.ResourceGPU {
+			alloc += draAlloc
+		}
 		if used[r]+need[r] <= alloc {
 			continue
 		}

@@ -104,7 +104,17 @@ func member(p *corev1.Pod) (job string, epoch int64, ok bool) {
 	if err != nil {
 		return "", 0, false
 	}
-	return p.Namespace + "/" + p.Labels[v1alpha1.LabelJob], e, true
+	return localNamespace(p) + "/" + p.Labels[v1alpha1.LabelJob], e, true
+}
+
+// localNamespace is the workload-cluster namespace of a member, from its
+// hub pod or its local pod (both carry the queue): the queue's namespace, or
+// the pod's own for a local pod made before queues had namespaces.
+func localNamespace(p *corev1.Pod) string {
+	if ns, ok := v1alpha1.LocalNamespaceOf(p.Annotations); ok {
+		return ns
+	}
+	return p.Namespace
 }
 
 // observe records epoch for job and reports whether it is current. A newer
@@ -188,9 +198,10 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 	if !g.observe(job, epoch) {
 		return fmt.Errorf("%w: commit of %s/%s for epoch %d", ErrStaleEpoch, hub.Namespace, hub.Name, epoch)
 	}
-	pods := g.local.CoreV1().Pods(hub.Namespace)
+	ns := localNamespace(hub)
+	pods := g.local.CoreV1().Pods(ns)
 	for attempt := range 5 {
-		lp, err := g.localPod(ctx, hub.Namespace, hub.Name, attempt == 0)
+		lp, err := g.localPod(ctx, ns, hub.Name, attempt == 0)
 		if err != nil {
 			return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
 		}

@@ -3,7 +3,6 @@
 package gitops
 
 import (
-	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -21,10 +20,8 @@ var (
 	})
 )
 
-// Register adds the package's collectors to reg; call it once per registry.
-func Register(reg prometheus.Registerer) error {
-	return errors.Join(reg.Register(syncsTotal), reg.Register(syncDuration))
-}
+// Collectors returns the package's collectors, for the agent's registry.
+func Collectors() []prometheus.Collector { return []prometheus.Collector{syncsTotal, syncDuration} }
 
 func observeSync(start, end time.Time, err error) {
 	syncDuration.Observe(sinceSeconds(start, end))

@@ -72,9 +72,17 @@ func (s *Syncer) syncOnce(ctx context.Context, src v1alpha1.GitOpsSource) (resul
 		return r, err
 	}
 	ph.mark("apply+prune")
-	s.report(func(st *v1alpha1.GitOpsStatus) {
-		st.Health, st.HealthMessage = v1alpha1.GitOpsHealthProgressing, "waiting for objects to become ready"
-	})
+	// A new revision, or drift just corrected, is Progressing until its
+	// objects are ready again. The periodic re-apply of a revision already
+	// applied that changed nothing keeps the health it had: reporting
+	// Progressing on every resync would make a healthy cluster leave a
+	// rollout's gate during the soak (TestRolloutBrokenBaseHaltsAtCanary
+	// saw its fixed rollout halt on it).
+	if !next.sameApplied(old) || len(r.drifted) > 0 {
+		s.report(func(st *v1alpha1.GitOpsStatus) {
+			st.Health, st.HealthMessage = v1alpha1.GitOpsHealthProgressing, "waiting for objects to become ready"
+		})
+	}
 	r.health = s.applier.wait(ctx, object.UnstructuredSetToObjMetadataSet(objs), src.HealthTimeoutDuration())
 	r.healthOK = r.health == nil
 	ph.mark("health")

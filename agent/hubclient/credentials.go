@@ -8,6 +8,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +27,8 @@ const (
 	keyCert       = "tls.crt"
 	keyCA         = "ca.crt"
 	keyKubeconfig = "hub.kubeconfig"
+	// keyHubFence is the hub's fence timeout as last told (a Go duration).
+	keyHubFence = "hub-fence-timeout"
 )
 
 // ErrNoCredentials means the agent has not registered yet.
@@ -40,6 +43,10 @@ type Credentials struct {
 	CertPEM       []byte
 	CAPEM         []byte
 	HubKubeconfig []byte
+	// HubFenceTimeout is the hub's fence timeout as last told, at
+	// registration or in a heartbeat reply (0: unknown); the agent fences by
+	// it when its own is longer (agent/fence.Fence.Limit).
+	HubFenceTimeout time.Duration
 }
 
 // TLSConfig returns the mutual-TLS configuration to call the hub.
@@ -71,7 +78,7 @@ func (s SecretStore) name() string {
 
 // Load returns the stored credentials, or ErrNoCredentials.
 func (s SecretStore) Load(ctx context.Context) (*Credentials, error) {
-	sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(ctx, s.name(), metav1.GetOptions{})
+	sec, err := s.Client.CoreV1().Secrets(s.Namespace).Get(Quiet(ctx), s.name(), metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, ErrNoCredentials
 	}
@@ -82,7 +89,13 @@ func (s SecretStore) Load(ctx context.Context) (*Credentials, error) {
 	if len(d[keyKey]) == 0 || len(d[keyCert]) == 0 || len(d[keyCA]) == 0 {
 		return nil, ErrNoCredentials
 	}
-	return &Credentials{Cluster: string(d[keyCluster]), KeyPEM: d[keyKey], CertPEM: d[keyCert], CAPEM: d[keyCA], HubKubeconfig: d[keyKubeconfig]}, nil
+	c := &Credentials{Cluster: string(d[keyCluster]), KeyPEM: d[keyKey], CertPEM: d[keyCert], CAPEM: d[keyCA], HubKubeconfig: d[keyKubeconfig]}
+	if v := d[keyHubFence]; len(v) > 0 {
+		if t, err := time.ParseDuration(string(v)); err == nil && t > 0 {
+			c.HubFenceTimeout = t
+		}
+	}
+	return c, nil
 }
 
 // Save creates or replaces the credentials Secret.
@@ -93,7 +106,11 @@ func (s SecretStore) Save(ctx context.Context, c *Credentials) error {
 		Type: corev1.SecretTypeOpaque,
 		Data: map[string][]byte{keyCluster: []byte(c.Cluster), keyKey: c.KeyPEM, keyCert: c.CertPEM, keyCA: c.CAPEM, keyKubeconfig: c.HubKubeconfig},
 	}
+	if c.HubFenceTimeout > 0 {
+		sec.Data[keyHubFence] = []byte(c.HubFenceTimeout.String())
+	}
 	secrets := s.Client.CoreV1().Secrets(s.Namespace)
+	ctx = Quiet(ctx) // the bodies hold the key
 	_, err := secrets.Create(ctx, sec, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		_, err = secrets.Update(ctx, sec, metav1.UpdateOptions{})

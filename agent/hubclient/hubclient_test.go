@@ -14,6 +14,7 @@ import (
 	"errors"
 	"math/big"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,6 +58,12 @@ func newCert(t *testing.T, tmpl *x509.Certificate, pub any, parent *x509.Certifi
 
 func startHub(t *testing.T, sendCA bool) (*testHub, string) {
 	t.Helper()
+	return startHubServing(t, sendCA, func(h *testHub) shoalv1alpha1.ClustersServer { return h })
+}
+
+// startHubServing starts a hub whose Clusters server is serve(h).
+func startHubServing(t *testing.T, sendCA bool, serve func(*testHub) shoalv1alpha1.ClustersServer) (*testHub, string) {
+	t.Helper()
 	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	ca := newCert(t, &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test-ca"}, IsCA: true,
 		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)},
@@ -80,7 +87,7 @@ func startHub(t *testing.T, sendCA bool) (*testHub, string) {
 		t.Fatal(err)
 	}
 	s := grpc.NewServer(grpc.Creds(credentials.NewTLS(tlsCfg)))
-	shoalv1alpha1.RegisterClustersServer(s, h)
+	shoalv1alpha1.RegisterClustersServer(s, serve(h))
 	go func() { _ = s.Serve(lis) }()
 	t.Cleanup(s.Stop)
 	return h, "localhost:" + portOf(lis.Addr())
@@ -107,7 +114,7 @@ func (h *testHub) Register(_ context.Context, r *shoalv1alpha1.RegisterRequest) 
 		return nil, err
 	}
 	return &shoalv1alpha1.RegisterResponse{CertificatePem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert}),
-		CaPem: h.caPEM, HubKubeconfig: []byte("kubeconfig")}, nil
+		CaPem: h.caPEM, HubKubeconfig: []byte("kubeconfig"), FenceTimeoutSeconds: 120}, nil
 }
 
 func agentCN(ctx context.Context) (string, error) {
@@ -127,7 +134,7 @@ func (h *testHub) Heartbeat(ctx context.Context, _ *shoalv1alpha1.HeartbeatReque
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.beats = append(h.beats, cn)
-	return &shoalv1alpha1.HeartbeatResponse{}, nil
+	return &shoalv1alpha1.HeartbeatResponse{FenceTimeoutSeconds: 120}, nil
 }
 
 func (h *testHub) ReportInventory(ctx context.Context, r *shoalv1alpha1.ReportInventoryRequest) (*shoalv1alpha1.ReportInventoryResponse, error) {
@@ -151,6 +158,7 @@ func TestRegisterPinsCA(t *testing.T) {
 		wantSent          bool
 	}{
 		{"pinned", "good", good, nil, true},
+		{"one of several pins (a CA rotation)", "good", "sha256:00, " + strings.ToUpper(good), nil, true},
 		{"wrong hash never sends the token", "good", "sha256:00", ErrCAHashMismatch, false},
 		{"bad token", "bad", good, nil, true},
 	}
@@ -226,14 +234,39 @@ func TestMutualTLSCallsAndStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	if creds.HubFenceTimeout != 2*time.Minute || back.HubFenceTimeout != 2*time.Minute {
+		t.Fatalf("the hub's fence timeout from registration %s, stored and loaded %s; want 2m", creds.HubFenceTimeout, back.HubFenceTimeout)
+	}
 	var contacts []time.Time
+	var fences []time.Duration
 	c.OnContact(func(sent time.Time) { contacts = append(contacts, sent) })
+	c.OnHubFenceTimeout(func(d time.Duration) { fences = append(fences, d) })
+	// A heartbeat while the hub cluster is out of reach is no contact.
+	hubCluster := false
+	c.OnHubCluster(func(time.Time) bool { return hubCluster })
+	if _, err := c.Heartbeat(ctx, true, ""); err != nil {
+		t.Fatal(err)
+	}
+	if len(contacts) != 0 {
+		t.Fatalf("contacts after a heartbeat without the hub cluster = %v, want none", contacts)
+	}
+	hubCluster = true
 	before := time.Now()
 	if _, err := c.Heartbeat(ctx, true, ""); err != nil {
 		t.Fatal(err)
 	}
 	if len(contacts) != 1 || contacts[0].Before(before) || contacts[0].After(time.Now()) {
 		t.Fatalf("contacts after one heartbeat = %v, want one at its start", contacts)
+	}
+	if len(fences) != 2 || fences[0] != 2*time.Minute || fences[1] != 2*time.Minute {
+		t.Fatalf("the hub's fence timeout from the heartbeat replies: %v, want [2m 2m]", fences)
+	}
+	keeper := NewKeeper(store, back)
+	if _, err := keeper.Update(ctx, func(c *Credentials) { c.HubFenceTimeout = 90 * time.Second }); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := store.Load(ctx); err != nil || again.HubFenceTimeout != 90*time.Second || string(again.HubKubeconfig) != "kubeconfig" {
+		t.Fatalf("after recording 90s through the keeper: %+v, %v; want 90s and the rest kept", again, err)
 	}
 	reports := make(chan Report, 1)
 	rctx, rcancel := context.WithCancel(ctx)

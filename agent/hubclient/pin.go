@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -17,12 +18,25 @@ import (
 // the pinned hash: it is not the hub the join token was made for.
 var ErrCAHashMismatch = errors.New("hub CA does not match the pinned CA hash")
 
-// pinnedTLSConfig trusts exactly the CA with the given hash. The hub must
-// send its CA certificate in the serving chain: the leaf is verified against
-// the chain certificate whose key matches the pin, before any request (and so
-// the join token) is sent.
+// pins splits a --ca-hash value: one hash, or several comma-separated
+// (during a hub CA rotation the new and the previous CA's; as kubeadm
+// accepts several --discovery-token-ca-cert-hash).
+func pins(caHash string) []string {
+	var out []string
+	for _, h := range strings.Split(caHash, ",") {
+		if h = strings.ToLower(strings.TrimSpace(h)); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// pinnedTLSConfig trusts exactly the CAs with the given hashes. The hub
+// must send its CA certificate in the serving chain: the leaf is verified
+// against a chain certificate whose key matches a pin, before any request
+// (and so the join token) is sent.
 func pinnedTLSConfig(serverName, caHash string, failed *atomic.Bool) *tls.Config {
-	want := strings.ToLower(strings.TrimSpace(caHash))
+	want := pins(caHash)
 	return &tls.Config{
 		MinVersion:         tls.VersionTLS13,
 		ServerName:         serverName,
@@ -36,8 +50,9 @@ func pinnedTLSConfig(serverName, caHash string, failed *atomic.Bool) *tls.Config
 			if len(cs.PeerCertificates) == 0 {
 				return fmt.Errorf("%w: no certificate", ErrCAHashMismatch)
 			}
+			var lastErr error
 			for _, c := range cs.PeerCertificates {
-				if cahash.Of(c) != want {
+				if !slices.Contains(want, cahash.Of(c)) {
 					continue
 				}
 				roots := x509.NewCertPool()
@@ -50,12 +65,15 @@ func pinnedTLSConfig(serverName, caHash string, failed *atomic.Bool) *tls.Config
 					Roots: roots, Intermediates: inter, DNSName: serverName,
 					KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 				})
-				if err != nil {
-					return fmt.Errorf("%w: %v", ErrCAHashMismatch, err)
+				if err == nil {
+					return nil
 				}
-				return nil
+				lastErr = err
 			}
-			return fmt.Errorf("%w: the hub's chain holds no certificate with hash %s", ErrCAHashMismatch, want)
+			if lastErr != nil {
+				return fmt.Errorf("%w: %v", ErrCAHashMismatch, lastErr)
+			}
+			return fmt.Errorf("%w: the hub's chain holds no certificate with hash %s", ErrCAHashMismatch, strings.Join(want, ","))
 		},
 	}
 }

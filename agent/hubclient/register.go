@@ -12,8 +12,10 @@ import (
 	"encoding/pem"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -80,25 +82,35 @@ func Register(ctx context.Context, r Registration) (*Credentials, error) {
 	}
 	return &Credentials{
 		Cluster: r.Cluster, CertPEM: resp.GetCertificatePem(), CAPEM: resp.GetCaPem(),
-		KeyPEM:        pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
-		HubKubeconfig: resp.GetHubKubeconfig(),
+		KeyPEM:          pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+		HubKubeconfig:   resp.GetHubKubeconfig(),
+		HubFenceTimeout: time.Duration(resp.GetFenceTimeoutSeconds()) * time.Second,
 	}, nil
 }
 
-// checkCA makes sure the CA the hub returned is the pinned one.
+// checkCA makes sure the trust bundle the hub returned holds a pinned CA.
 func checkCA(caPEM []byte, caHash string) error {
-	block, _ := pem.Decode(caPEM)
-	if block == nil {
+	want := pins(caHash)
+	var got []string
+	for rest := caPEM; ; {
+		var block *pem.Block
+		block, rest = pem.Decode(rest)
+		if block == nil {
+			break
+		}
+		ca, err := x509.ParseCertificate(block.Bytes)
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrCAHashMismatch, err)
+		}
+		if slices.Contains(want, cahash.Of(ca)) {
+			return nil
+		}
+		got = append(got, cahash.Of(ca))
+	}
+	if len(got) == 0 {
 		return fmt.Errorf("%w: no CA in the registration response", ErrCAHashMismatch)
 	}
-	ca, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		return fmt.Errorf("%w: %v", ErrCAHashMismatch, err)
-	}
-	if cahash.Of(ca) != strings.ToLower(strings.TrimSpace(caHash)) {
-		return fmt.Errorf("%w: registration returned CA %s", ErrCAHashMismatch, cahash.Of(ca))
-	}
-	return nil
+	return fmt.Errorf("%w: registration returned CA %s", ErrCAHashMismatch, strings.Join(got, ","))
 }
 
 // serverName is the host part of a host:port address.

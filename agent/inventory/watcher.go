@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -21,12 +22,15 @@ const DefaultInterval = 200 * time.Millisecond
 
 // Watcher publishes the cluster's GPU inventory whenever it changes.
 type Watcher struct {
-	cache    *cluster.Cache
-	cluster  string
-	keys     fedinv.LabelKeys
-	labels   map[string]string
+	cache   *cluster.Cache
+	cluster string
+	topo    fedinv.TopologyChoice
+	labels  map[string]string
+	// gone marks nodes to report unschedulable (nil: none).
+	gone     func(*corev1.Node) bool
 	interval time.Duration
 	settle   time.Duration
+	log      klog.Logger
 
 	dirty  chan struct{}
 	mu     sync.Mutex
@@ -52,10 +56,18 @@ func WithInterval(d time.Duration) Option {
 // WithLabels sets the cluster labels carried in every report.
 func WithLabels(l map[string]string) Option { return func(w *Watcher) { w.labels = l } }
 
+// WithUnschedulable reports the nodes for which gone returns true as
+// unschedulable, so that the hub places no gang there (spot nodes marked to
+// go: agent/nodehealth.Spot).
+func WithUnschedulable(gone func(*corev1.Node) bool) Option {
+	return func(w *Watcher) { w.gone = gone }
+}
+
 // NewWatcher returns a Watcher of the cluster c caches, reported under its
-// federation name.
-func NewWatcher(c *cluster.Cache, name string, keys fedinv.LabelKeys, opts ...Option) *Watcher {
-	w := &Watcher{cache: c, cluster: name, keys: keys, interval: DefaultInterval,
+// federation name. topo picks the topology map; auto-detection runs again on
+// every build, so a cluster labelled later is picked up.
+func NewWatcher(c *cluster.Cache, name string, topo fedinv.TopologyChoice, opts ...Option) *Watcher {
+	w := &Watcher{cache: c, cluster: name, topo: topo, interval: DefaultInterval, log: klog.Background(),
 		dirty: make(chan struct{}, 1), synced: make(chan struct{}),
 		// Generations start at the start time so they keep rising across restarts.
 		gen: time.Now().UnixMilli() * 1000}
@@ -90,9 +102,11 @@ func (w *Watcher) Latest() (fedinv.Cluster, bool) {
 }
 
 // Run publishes the inventory until ctx ends: once the cache has synced, and
-// after every node or pod change (at most once per interval).
+// after every node or pod change, and where the cluster serves DRA every
+// ResourceSlice, ResourceClaim or DeviceClass change (at most once per interval).
 func (w *Watcher) Run(ctx context.Context) error {
 	log := klog.FromContext(ctx).WithName("inventory")
+	w.log = log
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { w.markDirty() },
 		UpdateFunc: func(any, any) { w.markDirty() },
@@ -109,7 +123,16 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if !w.cache.WaitForCacheSync(ctx, nodes, pods) {
 		return ctx.Err()
 	}
-	log.Info("Inventory caches synced", "cluster", w.cluster)
+	if w.cache.ServesDRA() { // GPUs published as ResourceSlices (agent/cluster dra.go)
+		regs, err := w.cache.AddDRAHandler(h)
+		if err != nil {
+			return err
+		}
+		if !w.cache.WaitForCacheSync(ctx, regs...) {
+			return ctx.Err()
+		}
+	}
+	log.Info("Inventory caches synced", "cluster", w.cluster, "dra", w.cache.ServesDRA())
 	w.markDirty()
 	return w.loop(ctx)
 }
@@ -158,11 +181,50 @@ func (w *Watcher) build() error {
 	if err != nil {
 		return fmt.Errorf("list pods from cache: %w", err)
 	}
-	c := fedinv.Build(w.cluster, ns, ps, w.keys)
+	dra, err := w.cache.DRA()
+	if err != nil {
+		return err
+	}
+	draNodes := dra.Nodes()
+	topo := w.topo.ResolveWith(ns, func(n *corev1.Node) bool {
+		return fedinv.IsGPUNode(n) || draNodes[n.Name].GPUs > 0
+	})
+	c := fedinv.BuildDRA(w.cluster, ns, ps, topo.Keys, dra)
 	c.Labels = w.labels
+	c.Topology = &topo
+	w.logTopology(topo)
+	if w.gone != nil {
+		goneNodes := map[string]bool{}
+		for _, n := range ns {
+			if w.gone(n) {
+				goneNodes[n.Name] = true
+			}
+		}
+		for i := range c.Nodes {
+			if goneNodes[c.Nodes[i].Name] {
+				c.Nodes[i].Unschedulable = true
+			}
+		}
+	}
 	metricBuildSeconds.Observe(time.Since(start).Seconds())
 	w.publish(c)
 	return nil
+}
+
+// logTopology logs the topology map when it differs from the last one published.
+func (w *Watcher) logTopology(t fedinv.Topology) {
+	w.mu.Lock()
+	last := w.last
+	w.mu.Unlock()
+	if last != nil && last.Topology != nil && *last.Topology == t {
+		return
+	}
+	if t.Message != "" {
+		w.log.Info("Topology labels not found", "cluster", w.cluster, "source", t.Source, "preset", t.Preset, "message", t.Message)
+		return
+	}
+	w.log.Info("Topology map", "cluster", w.cluster, "source", t.Source, "preset", t.Preset,
+		"nvlink", t.Keys.NVLink, "rack", t.Keys.Rack, "block", t.Keys.Block, "zone", t.Keys.Zone)
 }
 
 func (w *Watcher) publish(c fedinv.Cluster) {

@@ -41,7 +41,8 @@ func TestWatcherPublishesChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	go func() { _ = c.Run(ctx) }()
-	w := NewWatcher(c, "eu1", fedinv.DefaultLabelKeys(), WithInterval(20*time.Millisecond), WithLabels(map[string]string{"region": "eu"}))
+	keys := fedinv.DefaultLabelKeys()
+	w := NewWatcher(c, "eu1", fedinv.TopologyChoice{Map: &keys}, WithInterval(20*time.Millisecond), WithLabels(map[string]string{"region": "eu"}))
 	ch := w.Subscribe()
 	go func() { _ = w.Run(ctx) }()
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
@@ -47,15 +48,23 @@ func (w *Watcher) nodeFailures(n *corev1.Node, bound []*corev1.Pod) map[string]f
 				message: fmt.Sprintf("node %s has the GPU failure condition %s: %s", n.Name, c.Type, c.Message)}
 		}
 	}
-	if short, msg := gpuShortage(n, bound); len(short) > 0 {
+	dra, err := w.cache.DRA()
+	if err != nil {
+		klog.Background().Error(err, "DRA objects unreadable, GPU loss check skipped", "node", n.Name)
+		return out
+	}
+	draAlloc, draUsed := dra.ExtendedGPUs(n.Name)
+	if short, msg := gpuShortage(n, bound, max(0, draAlloc-draUsed)); len(short) > 0 {
 		out["gpus/"+strings.Join(short, ",")] = failure{reason: v1alpha1.ReasonGPUUnhealthy, message: msg, resources: short}
 	}
 	return out
 }
 
 // gpuShortage returns the GPU resources whose allocatable on n is below
-// what the non-terminated pods bound to n hold.
-func gpuShortage(n *corev1.Node, bound []*corev1.Pod) ([]string, string) {
+// what the non-terminated pods bound to n hold; draGPUs are the node's DRA
+// GPUs free for nvidia.com/gpu requests (in no other claim), part of its
+// allocatable nvidia.com/gpu.
+func gpuShortage(n *corev1.Node, bound []*corev1.Pod, draGPUs int64) ([]string, string) {
 	used := map[string]int64{}
 	for _, p := range bound {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -68,6 +77,9 @@ func gpuShortage(n *corev1.Node, bound []*corev1.Pod) ([]string, string) {
 	var short, parts []string
 	for r, v := range used {
 		alloc := n.Status.Allocatable.Name(corev1.ResourceName(r), "0").Value()
+		if r == fedinv.ResourceGPU {
+			alloc += draGPUs
+		}
 		if v > 0 && alloc < v {
 			short = append(short, r)
 			parts = append(parts, fmt.Sprintf("%s: %d allocatable, %d bound", r, alloc, v))

@@ -38,6 +38,10 @@ type Config struct {
 	// Conditions are node condition types that, True, mean the node's GPUs
 	// failed.
 	Conditions []string
+	// Spot names the taints and labels that mark a node to go (spot.go):
+	// its members are marked NodeReclaimed at once and keep running until
+	// the hub moves their gangs with their preemption grace.
+	Spot Spot
 	// Clock is the time source (default: real time).
 	Clock clock.WithDelayedExecution
 }
@@ -160,6 +164,11 @@ func (w *Watcher) check(ctx context.Context, name string) error {
 	for _, p := range append(bound, targeting...) {
 		if isMember(p) {
 			members = append(members, p)
+		}
+	}
+	if msg, ok := w.cfg.Spot.Reclaimed(n); ok {
+		if err := w.markReclaimed(ctx, members, msg); err != nil {
+			return err
 		}
 	}
 	due, wait := w.due(name, w.nodeFailures(n, bound), n == nil && len(members) == 0)

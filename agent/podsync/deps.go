@@ -61,8 +61,8 @@ func (s *Syncer) ensureDeps(ctx context.Context, vnode string, hub, local *corev
 		s.refuse(ctx, vnode, hub, re)
 		return true, nil
 	}
-	klog.FromContext(ctx).Info("Dependencies of a running member cannot be copied; it keeps its local pod", "pod", klog.KObj(hub),
-		"reason", re.Reason, "message", re.Message)
+	klog.FromContext(ctx).Info("Dependencies of a running member cannot be copied; it keeps its local pod",
+		append(podKeys(hub), "reason", re.Reason, "message", re.Message)...)
 	if s.recorder != nil {
 		s.recorder.Event(hub, corev1.EventTypeWarning, re.Reason, re.Message)
 	}
@@ -85,7 +85,7 @@ func (s *Syncer) refuse(ctx context.Context, vnode string, hub *corev1.Pod, re *
 	s.lost[hub.UID] = true
 	view := e.hubView()
 	s.mu.Unlock()
-	klog.FromContext(ctx).Info("Member refused: its dependencies cannot be copied", "pod", klog.KObj(hub), "reason", re.Reason, "message", re.Message)
+	klog.FromContext(ctx).Info("Member refused: its dependencies cannot be copied", append(podKeys(hub), "reason", re.Reason, "message", re.Message)...)
 	if s.recorder != nil {
 		s.recorder.Event(view, corev1.EventTypeWarning, re.Reason, fmt.Sprintf("the member is not started: %s", re.Message))
 	}
@@ -94,6 +94,25 @@ func (s *Syncer) refuse(ctx context.Context, vnode string, hub *corev1.Pod, re *
 
 // hasLocal reports whether the cache holds the local pod of hub.
 func (s *Syncer) hasLocal(hub *corev1.Pod) bool {
-	lp, ok := s.localPod(hub.Namespace, hub.Name)
-	return ok && hubUID(lp) == string(hub.UID)
+	_, ok := s.LocalPodOf(hub)
+	return ok
+}
+
+// reject reports a member the agent refuses to run at all (its pod names
+// no queue, or violates its pod-security level): Failed with reason and
+// msg, with an event, and tracked as having no local pod, so that it is
+// never created and its deletion ends it at once.
+func (s *Syncer) reject(ctx context.Context, vnode string, hub *corev1.Pod, reason, msg string) {
+	e := &entry{vnode: vnode, hub: hub.DeepCopy(), lost: true, status: failedStatus(hub.Status, reason, msg)}
+	s.mu.Lock()
+	s.pods[key(hub.Namespace, hub.Name)] = e
+	s.lost[hub.UID] = true
+	view := e.hubView()
+	s.mu.Unlock()
+	klog.FromContext(ctx).Info("Member refused", append(podKeys(hub), "reason", reason, "message", msg)...)
+	metricFailed.WithLabelValues(reason).Inc()
+	if s.recorder != nil {
+		s.recorder.Event(view, corev1.EventTypeWarning, reason, msg)
+	}
+	s.send(vnode, view)
 }

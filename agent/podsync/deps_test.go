@@ -68,7 +68,7 @@ func TestRefusedDependenciesReportUnprepared(t *testing.T) {
 	if ev := <-rec.Events; ev == "" {
 		t.Error("no event")
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); err == nil {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); err == nil {
 		t.Error("a refused member got a local pod")
 	}
 	if err := s.CreatePod(ctx, "v1", hub); err != nil || len(d.ensured) != 1 {
@@ -94,7 +94,7 @@ func TestDependencyErrorsAreRetried(t *testing.T) {
 	if err := s.CreatePod(ctx, "v1", hub); err == nil {
 		t.Fatal("CreatePod succeeded without its dependencies")
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); err == nil {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); err == nil {
 		t.Error("local pod created without its dependencies")
 	}
 	d.mu.Lock()
@@ -103,7 +103,7 @@ func TestDependencyErrorsAreRetried(t *testing.T) {
 	if err := s.CreatePod(ctx, "v1", hub); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); err != nil {
 		t.Errorf("local pod after the retry: %v", err)
 	}
 }
@@ -123,10 +123,10 @@ func TestRefusalKeepsAnAdoptedMember(t *testing.T) {
 	if err := s2.CreatePod(ctx, "v1", hub); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); err != nil {
 		t.Fatalf("adopted local pod: %v", err)
 	}
-	got, err := s2.GetPod(ctx, "team", "p")
+	got, err := s2.GetPod(ctx, hubNS, "p")
 	if err != nil || got.Status.Reason == v1alpha1.ReasonDependencyMissing {
 		t.Errorf("adopted member reported refused: %v %+v", err, got)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
-// Fail stops the local pod ns/name on the agent's own decision (its node
+// Fail stops the local pod ns/name (in the workload cluster) on the agent's own decision (its node
 // failed, or it belongs to a stale epoch): the hub pod is reported Failed
 // with reason and message at once, then the local pod is deleted with grace
 // (nil: the pod's own). Later changes of the local pod, its deletion
@@ -28,11 +28,12 @@ func (s *Syncer) Fail(ctx context.Context, ns, name, reason, msg string, grace *
 	if !ok {
 		return nil
 	}
+	hk := hubKeyOf(lp)
 	s.mu.Lock()
-	e := s.pods[key(ns, name)]
+	e := s.pods[hk]
 	if e == nil { // not seen since the agent started: report from the local pod
 		e = &entry{vnode: lp.Annotations[v1alpha1.AnnotationVirtualNode], hub: fromLocal(lp), status: lp.Status}
-		s.pods[key(ns, name)] = e
+		s.pods[hk] = e
 	}
 	var view *corev1.Pod
 	var vnode string
@@ -55,7 +56,7 @@ func (s *Syncer) Fail(ctx context.Context, ns, name, reason, msg string, grace *
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return fmt.Errorf("delete failed local pod %s/%s: %w", ns, name, err)
 	}
-	klog.FromContext(ctx).Info("Local pod stopped", "pod", klog.KRef(ns, name), "reason", reason, "message", msg)
+	klog.FromContext(ctx).Info("Local pod stopped", append(podKeys(lp), "reason", reason, "message", msg)...)
 	metricFailed.WithLabelValues(reason).Inc()
 	return nil
 }

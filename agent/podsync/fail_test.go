@@ -25,15 +25,15 @@ func TestFailReportsReasonThenDeletes(t *testing.T) {
 	if err := s.CreatePod(ctx, "v1", hub); err != nil {
 		t.Fatal(err)
 	}
-	lp, _ := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{})
+	lp, _ := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{})
 	lp.Status.Phase = corev1.PodRunning
 	lp.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
-	if _, err := cs.CoreV1().Pods("team").UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(localNS).UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
 	zero := int64(0)
-	if err := s.Fail(ctx, "team", "p", v1alpha1.ReasonNodeNotReady, "node n1 is not Ready", &zero); err != nil {
+	if err := s.Fail(ctx, localNS, "p", v1alpha1.ReasonNodeNotReady, "node n1 is not Ready", &zero); err != nil {
 		t.Fatal(err)
 	}
 	failed := n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
@@ -44,7 +44,7 @@ func TestFailReportsReasonThenDeletes(t *testing.T) {
 	if ev := <-rec.Events; ev == "" {
 		t.Error("no event")
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("local pod not deleted: %v", err)
 	}
 	n.mu.Lock()
@@ -54,13 +54,13 @@ func TestFailReportsReasonThenDeletes(t *testing.T) {
 		}
 	}
 	n.mu.Unlock()
-	if got, err := s.GetPod(ctx, "team", "p"); err != nil || got.Status.Reason != v1alpha1.ReasonNodeNotReady {
+	if got, err := s.GetPod(ctx, hubNS, "p"); err != nil || got.Status.Reason != v1alpha1.ReasonNodeNotReady {
 		t.Errorf("GetPod = %v, %v", got, err)
 	}
 	if err := s.CreatePod(ctx, "v1", hub); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); err == nil {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); err == nil {
 		t.Error("a stopped member was run again")
 	}
 	// The hub deletes the failed pod: its end keeps the reason.
@@ -82,33 +82,33 @@ func TestFailUntracked(t *testing.T) {
 	s, cs, n, _ := startSyncer(t)
 	ctx := t.Context()
 	hub := hubPod(nil)
-	lp := LocalPod(hub, "v1")
-	if _, err := cs.CoreV1().Pods("team").Create(ctx, lp, metav1.CreateOptions{}); err != nil {
+	lp := LocalPod(hub, "v1", localNS)
+	if _, err := cs.CoreV1().Pods(localNS).Create(ctx, lp, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if _, ok := s.localPod("team", "p"); ok {
+		if _, ok := s.localPod(localNS, "p"); ok {
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("local pod not cached")
 		}
 	}
-	if err := s.Fail(ctx, "team", "p", v1alpha1.ReasonGPUUnhealthy, "node n1 lost GPUs", nil); err != nil {
+	if err := s.Fail(ctx, localNS, "p", v1alpha1.ReasonGPUUnhealthy, "node n1 lost GPUs", nil); err != nil {
 		t.Fatal(err)
 	}
 	got := n.wait(t, func(p *corev1.Pod) bool { return p.Status.Reason == v1alpha1.ReasonGPUUnhealthy })
 	if got.UID != hub.UID || got.Status.Phase != corev1.PodFailed {
 		t.Errorf("reported %s %+v", got.UID, got.Status)
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("local pod not deleted: %v", err)
 	}
 	hub.Spec.NodeName = "v1"
 	if err := s.UpdatePod(ctx, "v1", hub); err != nil {
 		t.Fatalf("UpdatePod of a stopped member: %v", err)
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Error("a stopped member was run again")
 	}
 }

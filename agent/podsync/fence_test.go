@@ -32,16 +32,16 @@ func TestFencedSyncerRefusesCreatesAndFailAllStops(t *testing.T) {
 	if err := s.CreatePod(ctx, "v1", hub); !errors.Is(err, fenced) {
 		t.Fatalf("CreatePod while fenced = %v, want the fence's error", err)
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("a local pod was created while fenced: %v", err)
 	}
 	refuse = false
 	if err := s.CreatePod(ctx, "v1", hub); err != nil {
 		t.Fatal(err)
 	}
-	lp, _ := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{})
+	lp, _ := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{})
 	lp.Status.Phase = corev1.PodRunning
-	if _, err := cs.CoreV1().Pods("team").UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(localNS).UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
@@ -52,7 +52,7 @@ func TestFencedSyncerRefusesCreatesAndFailAllStops(t *testing.T) {
 	if failed.Status.Reason != v1alpha1.ReasonFenced {
 		t.Errorf("reported reason %q, want %q", failed.Status.Reason, v1alpha1.ReasonFenced)
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("local pod not deleted by FailAll: %v", err)
 	}
 }

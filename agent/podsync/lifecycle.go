@@ -4,7 +4,9 @@ package podsync
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	corev1 "k8s.io/api/core/v1"
@@ -14,53 +16,84 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/podsecurity"
 )
 
 // CreatePod creates the local pod of a hub pod bound to vnode, or adopts the
-// one a previous agent run created. A hub pod whose local pod was deleted
-// behind the agent's back is not recreated. The objects the local pod
-// references are made to exist first (SetDependencies); a member they
-// refuse is reported Prepared False and never created.
+// one a previous agent run created. The local pod lives in the namespace of
+// the hub pod's queue (localKey), created on demand at the queue's
+// pod-security level; a hub pod that names no queue, or whose local pod
+// would violate that level (checked again here with the upstream evaluator,
+// whatever the hub checked at submit), is refused: reported Failed with the
+// reason and never created. A hub pod whose local pod was deleted behind
+// the agent's back is not recreated. The objects the local pod references
+// are made to exist first (SetDependencies); a member they refuse is
+// reported Prepared False and never created.
 func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) error {
+	began := time.Now()
 	s.mu.Lock()
 	lost := s.lost[hub.UID]
 	s.mu.Unlock()
 	if lost {
 		return nil
 	}
-	if s.allowed != nil {
+	lk, ok := localKey(hub)
+	if !ok {
+		s.reject(ctx, vnode, hub, v1alpha1.ReasonNoQueue, fmt.Sprintf(
+			"the pod has no valid %s annotation, so it has no namespace in the workload cluster: only pods the Shoal hub dispatches are run",
+			v1alpha1.AnnotationQueue))
+		return nil
+	}
+	if lp, ok := s.LocalPodOf(hub); ok && lp.Namespace != lk.Namespace { // made by an earlier agent
+		s.track(ctx, vnode, hub, lp, began)
+		return nil
+	}
+	// The fence holds back new members until the agent has reached the
+	// hub; a member whose local pod an earlier run made is adopted below
+	// (Create finds it) all the same: refusing it made a restarted agent's
+	// running gangs restart.
+	if s.allowed != nil && !s.hasLocal(hub) {
 		if err := s.allowed(); err != nil {
-			return fmt.Errorf("create local pod %s/%s: %w", hub.Namespace, hub.Name, err)
+			return fmt.Errorf("create local pod %s: %w", lk, err)
 		}
 	}
-	lp := LocalPod(hub, vnode)
+	level := v1alpha1.PodSecurityOf(hub.Annotations)
+	lp := LocalPod(hub, vnode, lk.Namespace)
 	if err := s.gate.Mutate(hub, lp); err != nil {
 		return err
 	}
-	if err := s.ensureNamespace(ctx, hub.Namespace); err != nil {
+	if msg := podsecurity.Violation(level, &lp.ObjectMeta, &lp.Spec); msg != "" && !s.hasLocal(hub) {
+		s.reject(ctx, vnode, hub, v1alpha1.ReasonPodSecurity, fmt.Sprintf(
+			"the member violates the pod-security level %q of queue %s and is not created: %s",
+			level, hub.Annotations[v1alpha1.AnnotationQueue], msg))
+		return nil
+	}
+	if err := s.ensureNamespace(ctx, lk.Namespace, hub.Annotations[v1alpha1.AnnotationQueue], level); err != nil {
 		return err
 	}
 	if refused, err := s.ensureDeps(ctx, vnode, hub, lp); refused || err != nil {
 		return err
 	}
-	created, err := s.local.CoreV1().Pods(hub.Namespace).Create(ctx, lp, metav1.CreateOptions{})
+	pods := s.local.CoreV1().Pods(lk.Namespace)
+	created, err := pods.Create(ctx, lp, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
-		created, err = s.local.CoreV1().Pods(hub.Namespace).Get(ctx, hub.Name, metav1.GetOptions{})
+		created, err = pods.Get(ctx, lk.Name, metav1.GetOptions{})
 		if err == nil && created.Annotations[v1alpha1.AnnotationHubUID] != string(hub.UID) {
-			return errdefs.AsInvalidInput(fmt.Errorf("local pod %s/%s exists and belongs to another hub pod", hub.Namespace, hub.Name))
+			return errdefs.AsInvalidInput(fmt.Errorf("local pod %s exists and belongs to another hub pod", lk))
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("create local pod %s/%s: %w", hub.Namespace, hub.Name, err)
+		return fmt.Errorf("create local pod %s: %w", lk, err)
 	}
-	klog.FromContext(ctx).V(2).Info("Local pod created", "pod", klog.KObj(hub), "virtualNode", vnode)
+	klog.FromContext(ctx).V(2).Info("Local pod created", append(podKeys(hub), "local", klog.KObj(created), "virtualNode", vnode)...)
 	metricCreated.Inc()
-	s.track(vnode, hub, created)
+	s.track(ctx, vnode, hub, created, began)
 	return nil
 }
 
-// track records a hub pod and pushes the local pod's current status.
-func (s *Syncer) track(vnode string, hub, local *corev1.Pod) {
+// track records a hub pod and pushes the local pod's current status; began
+// is when the agent began to create (or adopt) the local pod.
+func (s *Syncer) track(ctx context.Context, vnode string, hub, local *corev1.Pod, began time.Time) {
 	s.mu.Lock()
 	// The local pod may have changed before this entry existed (the gang
 	// gate can prepare it while Create returns): localChanged dropped that
@@ -70,10 +103,14 @@ func (s *Syncer) track(vnode string, hub, local *corev1.Pod) {
 	if lp, ok := s.localPod(local.Namespace, local.Name); ok && lp.UID == local.UID {
 		local = lp
 	}
-	e := &entry{vnode: vnode, hub: hub.DeepCopy(), status: *local.Status.DeepCopy()}
+	e := &entry{vnode: vnode, hub: hub.DeepCopy(), status: *local.Status.DeepCopy(), trace: memberTrace{created: began}}
+	if old := s.pods[key(hub.Namespace, hub.Name)]; old != nil && old.hub.UID == hub.UID {
+		e.trace = old.trace
+	}
 	if e.status.Phase == "" {
 		e.status.Phase = corev1.PodPending
 	}
+	e.traceStatus(ctx, time.Now())
 	s.pods[key(hub.Namespace, hub.Name)] = e
 	view := e.hubView()
 	s.mu.Unlock()
@@ -97,7 +134,14 @@ func (s *Syncer) UpdatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	if lost { // no local pod to commit: it was deleted or stopped
 		return nil
 	}
-	return s.gate.Commit(ctx, hub)
+	began := time.Now()
+	if err := s.gate.Commit(ctx, hub); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	e.traceCommit(ctx, began, time.Now())
+	s.mu.Unlock()
+	return nil
 }
 
 // DeletePod deletes the local pod with the hub pod's grace period. When the
@@ -121,9 +165,16 @@ func (s *Syncer) DeletePod(ctx context.Context, hub *corev1.Pod) error {
 	if uid := s.localUID(hub); uid != "" {
 		opts.Preconditions = &metav1.Preconditions{UID: &uid}
 	}
-	err := s.local.CoreV1().Pods(hub.Namespace).Delete(ctx, hub.Name, opts)
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("delete local pod %s/%s: %w", hub.Namespace, hub.Name, err)
+	err := errNoLocal
+	lk, ok := localKey(hub)
+	if lp, found := s.LocalPodOf(hub); found { // where it is (an earlier agent's: the hub pod's namespace)
+		lk, ok = key(lp.Namespace, lp.Name), true
+	}
+	if ok { // a pod that names no queue never had a local pod
+		err = s.local.CoreV1().Pods(lk.Namespace).Delete(ctx, lk.Name, opts)
+	}
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && err != errNoLocal {
+		return fmt.Errorf("delete local pod of %s/%s: %w", hub.Namespace, hub.Name, err)
 	}
 	metricDeleted.Inc()
 	if err != nil || lost { // already gone: report the end now
@@ -139,12 +190,15 @@ func (s *Syncer) DeletePod(ctx context.Context, hub *corev1.Pod) error {
 
 // localUID returns the UID of the local pod of hub, from the cache.
 func (s *Syncer) localUID(hub *corev1.Pod) types.UID {
-	lp, ok := s.localPod(hub.Namespace, hub.Name)
-	if !ok || lp.Annotations[v1alpha1.AnnotationHubUID] != string(hub.UID) {
+	lp, ok := s.LocalPodOf(hub)
+	if !ok {
 		return ""
 	}
 	return lp.UID
 }
+
+// errNoLocal stands for the delete of a local pod that never existed.
+var errNoLocal = errors.New("no local pod")
 
 // GetPod returns the hub pod as the provider sees it, or NotFound.
 func (s *Syncer) GetPod(_ context.Context, ns, name string) (*corev1.Pod, error) {
@@ -158,7 +212,7 @@ func (s *Syncer) GetPod(_ context.Context, ns, name string) (*corev1.Pod, error)
 	if view != nil {
 		return view, nil
 	}
-	if lp, ok := s.localPod(ns, name); ok {
+	if lp, ok := s.localPodOfHub(ns, name); ok {
 		return fromLocal(lp), nil
 	}
 	return nil, errdefs.NotFoundf("pod %s/%s is not known to the agent", ns, name)
@@ -192,7 +246,7 @@ func (s *Syncer) GetPods(_ context.Context, vnode string) ([]*corev1.Pod, error)
 		return nil, err
 	}
 	for _, lp := range locals {
-		if !seen[key(lp.Namespace, lp.Name).String()] {
+		if !seen[hubKeyOf(lp).String()] {
 			out = append(out, fromLocal(lp))
 		}
 	}

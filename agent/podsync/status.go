@@ -52,6 +52,7 @@ func lostStatus(last corev1.PodStatus) corev1.PodStatus {
 // after an agent restart, before the hub pod is seen again).
 func fromLocal(lp *corev1.Pod) *corev1.Pod {
 	p := lp.DeepCopy()
+	p.Namespace = v1alpha1.HubNamespaceOf(lp.Namespace, lp.Annotations)
 	p.UID = types.UID(lp.Annotations[v1alpha1.AnnotationHubUID])
 	p.ResourceVersion = ""
 	p.Spec.NodeName = lp.Annotations[v1alpha1.AnnotationVirtualNode]

@@ -24,6 +24,7 @@ import (
 // Logs streams a container's logs from the local API server: what it
 // returns, data or error, is what the hub's `kubectl logs` gets.
 func (s *Syncer) Logs(ctx context.Context, ns, pod, container string, o api.ContainerLogOpts) (io.ReadCloser, error) {
+	ns, pod = s.localRef(ns, pod)
 	opts := &corev1.PodLogOptions{Container: container, Follow: o.Follow, Previous: o.Previous, Timestamps: o.Timestamps}
 	if o.Tail > 0 {
 		t := int64(o.Tail)
@@ -62,6 +63,7 @@ func asKubeletError(err error) error {
 
 // Exec runs a command in a local container through the local API server.
 func (s *Syncer) Exec(ctx context.Context, ns, pod, container string, cmd []string, attach api.AttachIO) error {
+	ns, pod = s.localRef(ns, pod)
 	if s.localCfg == nil {
 		return fmt.Errorf("exec: no workload cluster config")
 	}
@@ -80,6 +82,7 @@ func (s *Syncer) Exec(ctx context.Context, ns, pod, container string, cmd []stri
 // Attach attaches to a running local container through the local API
 // server (pods/attach), as `kubectl attach` on the hub asks.
 func (s *Syncer) Attach(ctx context.Context, ns, pod, container string, attach api.AttachIO) error {
+	ns, pod = s.localRef(ns, pod)
 	if s.localCfg == nil {
 		return fmt.Errorf("attach: no workload cluster config")
 	}
@@ -120,6 +123,7 @@ func streamOptions(ctx context.Context, attach api.AttachIO) remotecommand.Strea
 // returns when either side is done; an error the local side reports on the
 // port's error stream (nothing listens on the port, say) is returned.
 func (s *Syncer) PortForward(ctx context.Context, ns, pod string, port int32, stream io.ReadWriteCloser) error {
+	ns, pod = s.localRef(ns, pod)
 	defer stream.Close()
 	if s.localCfg == nil {
 		return fmt.Errorf("port-forward: no workload cluster config")

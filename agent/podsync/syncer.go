@@ -6,10 +6,10 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -28,6 +28,7 @@ type entry struct {
 	deleting bool
 	lost     bool // the local pod was deleted behind the agent's back
 	status   corev1.PodStatus
+	trace    memberTrace
 }
 
 // Syncer mirrors hub pods into the local cluster. One Syncer serves all the
@@ -47,8 +48,11 @@ type Syncer struct {
 	pods    map[types.NamespacedName]*entry
 	lost    map[types.UID]bool
 	notify  map[string]func(*corev1.Pod)
-	nsReady map[string]bool
-	synced  chan struct{}
+	nsReady map[string]nsState
+	// self is the agent's RBAC subject in the workload cluster
+	// (SetMemberSubject).
+	self   *rbacv1.Subject
+	synced chan struct{}
 }
 
 // New returns a Syncer for the workload cluster c caches. gate (nil for
@@ -60,7 +64,7 @@ func New(c *cluster.Cache, localCfg *rest.Config, gate Gate, recorder record.Eve
 	}
 	return &Syncer{cache: c, local: c.Client(), localCfg: localCfg, gate: gate, recorder: recorder,
 		pods: map[types.NamespacedName]*entry{}, lost: map[types.UID]bool{}, notify: map[string]func(*corev1.Pod){},
-		nsReady: map[string]bool{}, synced: make(chan struct{})}
+		nsReady: map[string]nsState{}, synced: make(chan struct{})}
 }
 
 // SetRecorder sets the recorder of events on hub pods (call before Run; the
@@ -151,15 +155,16 @@ func (s *Syncer) localChanged(ctx context.Context, o any) {
 		return
 	}
 	s.mu.Lock()
-	e := s.pods[key(lp.Namespace, lp.Name)]
+	e := s.pods[hubKeyOf(lp)]
 	if e == nil || e.lost || string(e.hub.UID) != lp.Annotations[v1alpha1.AnnotationHubUID] {
 		s.mu.Unlock()
 		return
 	}
 	e.status = *lp.Status.DeepCopy()
+	e.traceStatus(ctx, time.Now())
 	view, vnode := e.hubView(), e.vnode
 	s.mu.Unlock()
-	klog.FromContext(ctx).V(3).Info("Local pod changed", "pod", klog.KObj(lp), "phase", lp.Status.Phase)
+	klog.FromContext(ctx).V(3).Info("Local pod changed", append(podKeys(lp), "phase", lp.Status.Phase)...)
 	s.send(vnode, view)
 }
 
@@ -172,7 +177,7 @@ func (s *Syncer) localDeleted(ctx context.Context, o any) {
 		return
 	}
 	s.mu.Lock()
-	k := key(lp.Namespace, lp.Name)
+	k := hubKeyOf(lp)
 	e := s.pods[k]
 	if e == nil || string(e.hub.UID) != lp.Annotations[v1alpha1.AnnotationHubUID] {
 		s.mu.Unlock()
@@ -199,36 +204,11 @@ func (s *Syncer) localDeleted(ctx context.Context, o any) {
 	e.status = lostStatus(lp.Status)
 	view, vnode := e.hubView(), e.vnode
 	s.mu.Unlock()
-	klog.FromContext(ctx).Info("Local pod deleted behind the agent's back; reporting, not recreating", "pod", klog.KObj(lp))
+	klog.FromContext(ctx).Info("Local pod deleted behind the agent's back; reporting, not recreating", podKeys(lp)...)
 	metricLost.Inc()
 	if s.recorder != nil {
 		s.recorder.Event(view, corev1.EventTypeWarning, v1alpha1.ReasonLocalPodDeleted,
 			fmt.Sprintf("the pod was deleted in the workload cluster (node %s); it is not recreated", lp.Spec.NodeName))
 	}
 	s.send(vnode, view)
-}
-
-// ensureNamespace creates the namespace, labelled as managed, if missing.
-func (s *Syncer) ensureNamespace(ctx context.Context, ns string) error {
-	s.mu.Lock()
-	ok := s.nsReady[ns]
-	s.mu.Unlock()
-	if ok {
-		return nil
-	}
-	_, err := s.local.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		_, err = s.local.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-			Name: ns, Labels: map[string]string{v1alpha1.LabelManaged: "true"}}}, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			err = nil
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("ensure namespace %s: %w", ns, err)
-	}
-	s.mu.Lock()
-	s.nsReady[ns] = true
-	s.mu.Unlock()
-	return nil
 }

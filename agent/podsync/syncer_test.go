@@ -69,10 +69,10 @@ func TestLocalDeleteIsReportedNotRecreated(t *testing.T) {
 	if err := s.CreatePod(ctx, "v1", hub); err != nil {
 		t.Fatal(err)
 	}
-	if ns, err := cs.CoreV1().Namespaces().Get(ctx, "team", metav1.GetOptions{}); err != nil || ns.Labels[v1alpha1.LabelManaged] != "true" {
+	if ns, err := cs.CoreV1().Namespaces().Get(ctx, localNS, metav1.GetOptions{}); err != nil || ns.Labels[v1alpha1.LabelManaged] != "true" {
 		t.Fatalf("namespace: %v %v", err, ns)
 	}
-	if err := cs.CoreV1().Pods("team").Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
+	if err := cs.CoreV1().Pods(localNS).Delete(ctx, "p", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	lost := n.wait(t, func(p *corev1.Pod) bool { return p.Status.Reason == v1alpha1.ReasonLocalPodDeleted })
@@ -85,10 +85,10 @@ func TestLocalDeleteIsReportedNotRecreated(t *testing.T) {
 	if err := s.CreatePod(ctx, "v1", hub); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{}); err == nil {
+	if _, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{}); err == nil {
 		t.Error("a pod deleted behind the agent's back was recreated")
 	}
-	if got, err := s.GetPod(ctx, "team", "p"); err != nil || got.Status.Reason != v1alpha1.ReasonLocalPodDeleted {
+	if got, err := s.GetPod(ctx, hubNS, "p"); err != nil || got.Status.Reason != v1alpha1.ReasonLocalPodDeleted {
 		t.Errorf("GetPod = %v, %v", got, err)
 	}
 }
@@ -96,9 +96,9 @@ func TestLocalDeleteIsReportedNotRecreated(t *testing.T) {
 func TestAdoptionChecksOwnership(t *testing.T) {
 	s, cs, _, _ := startSyncer(t)
 	ctx := t.Context()
-	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team",
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: localNS,
 		Annotations: map[string]string{v1alpha1.AnnotationHubUID: "someone-else"}}}
-	if _, err := cs.CoreV1().Pods("team").Create(ctx, other, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(localNS).Create(ctx, other, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.CreatePod(ctx, "v1", hubPod(nil)); err == nil {
@@ -106,9 +106,9 @@ func TestAdoptionChecksOwnership(t *testing.T) {
 	}
 	mine := hubPod(nil)
 	mine.Name = "q"
-	adopt := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: "team",
+	adopt := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "q", Namespace: localNS,
 		Annotations: map[string]string{v1alpha1.AnnotationHubUID: string(mine.UID)}}}
-	if _, err := cs.CoreV1().Pods("team").Create(ctx, adopt, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(localNS).Create(ctx, adopt, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.CreatePod(ctx, "v1", mine); err != nil {
@@ -123,10 +123,10 @@ func TestDeleteReportsTerminalStatus(t *testing.T) {
 	if err := s.CreatePod(ctx, "v1", hub); err != nil {
 		t.Fatal(err)
 	}
-	lp, _ := cs.CoreV1().Pods("team").Get(ctx, "p", metav1.GetOptions{})
+	lp, _ := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{})
 	lp.Status.Phase = corev1.PodRunning
 	lp.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}
-	if _, err := cs.CoreV1().Pods("team").UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods(localNS).UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
@@ -137,7 +137,7 @@ func TestDeleteReportsTerminalStatus(t *testing.T) {
 	if st := end.Status.ContainerStatuses[0].State; st.Terminated == nil || st.Terminated.Reason != v1alpha1.ReasonDeletedOnHub {
 		t.Errorf("container state = %+v", st)
 	}
-	if _, err := s.GetPod(ctx, "team", "p"); err == nil {
+	if _, err := s.GetPod(ctx, hubNS, "p"); err == nil {
 		t.Error("a deleted pod is still known")
 	}
 }

@@ -12,14 +12,14 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
-// LocalPod returns the local pod for a hub pod bound to virtual node vnode.
-// Placement is node-exact: a target-node annotation pins the local pod to
+// LocalPod returns the local pod, in namespace (the queue's, localKey), for
+// a hub pod bound to virtual node vnode. Placement is node-exact: a target-node annotation pins the local pod to
 // that node (any topology domain the gang was placed in is implied by it);
 // without one the local scheduler decides.
-func LocalPod(hub *corev1.Pod, vnode string) *corev1.Pod {
+func LocalPod(hub *corev1.Pod, vnode, namespace string) *corev1.Pod {
 	p := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{
-			Name: hub.Name, Namespace: hub.Namespace,
+			Name: hub.Name, Namespace: namespace,
 			Labels:      maps.Clone(hub.Labels),
 			Annotations: maps.Clone(hub.Annotations),
 		},
@@ -34,6 +34,7 @@ func LocalPod(hub *corev1.Pod, vnode string) *corev1.Pod {
 	delete(p.Annotations, corev1.LastAppliedConfigAnnotation)
 	p.Labels[v1alpha1.LabelManaged] = "true"
 	p.Annotations[v1alpha1.AnnotationHubUID] = string(hub.UID)
+	p.Annotations[v1alpha1.AnnotationHubNamespace] = hub.Namespace
 	p.Annotations[v1alpha1.AnnotationVirtualNode] = vnode
 	s := &p.Spec
 	s.NodeName = ""

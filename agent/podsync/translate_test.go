@@ -11,10 +11,22 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
+// localNS is the workload-cluster namespace of hubPod's queue, team.
+var localNS = v1alpha1.LocalMemberNamespace("team")
+
+// hubNS is the hub namespace of hubPod: its cluster's, eu1.
+var hubNS = v1alpha1.ClusterNamespace("eu1")
+
+// hubPod is a hub member pod p of queue team, in its cluster's hub
+// namespace, with annotations ann besides the queue.
 func hubPod(ann map[string]string) *corev1.Pod {
 	prio := int32(100)
+	a := map[string]string{v1alpha1.AnnotationQueue: "team"}
+	for k, v := range ann {
+		a[k] = v
+	}
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "team", UID: "hub-uid", Annotations: ann,
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: hubNS, UID: "hub-uid", Annotations: a,
 			Labels: map[string]string{"app": "x"}, OwnerReferences: []metav1.OwnerReference{{Name: "o"}}},
 		Spec: corev1.PodSpec{
 			NodeName: "shoal-eu1-h100", Priority: &prio,
@@ -42,7 +54,7 @@ func TestLocalPod(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := LocalPod(hubPod(tt.ann), "shoal-eu1-h100")
+			p := LocalPod(hubPod(tt.ann), "shoal-eu1-h100", localNS)
 			s := p.Spec
 			if s.NodeName != "" || s.Priority != nil || len(p.OwnerReferences) != 0 || p.UID != "" {
 				t.Errorf("hub-only fields kept: %+v", p)
@@ -57,7 +69,8 @@ func TestLocalPod(t *testing.T) {
 				t.Errorf("token volume kept: %v %v", s.Volumes, s.Containers[0].VolumeMounts)
 			}
 			if p.Labels[v1alpha1.LabelManaged] != "true" || p.Labels["app"] != "x" || p.Annotations[v1alpha1.AnnotationHubUID] != "hub-uid" ||
-				p.Annotations[v1alpha1.AnnotationVirtualNode] != "shoal-eu1-h100" {
+				p.Annotations[v1alpha1.AnnotationVirtualNode] != "shoal-eu1-h100" ||
+				p.Namespace != localNS || p.Annotations[v1alpha1.AnnotationHubNamespace] != hubNS {
 				t.Errorf("metadata = %+v", p.ObjectMeta)
 			}
 			if p.Annotations[v1alpha1.AnnotationTargetLevel] != tt.ann[v1alpha1.AnnotationTargetLevel] {
@@ -87,7 +100,7 @@ func TestAffinityIsANDedIntoExistingTerms(t *testing.T) {
 			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "a", Operator: corev1.NodeSelectorOpExists}}},
 			{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "b", Operator: corev1.NodeSelectorOpExists}}},
 		}}}}
-	p := LocalPod(hub, "v")
+	p := LocalPod(hub, "v", localNS)
 	for i, term := range p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
 		if len(term.MatchExpressions) != 1 || len(term.MatchFields) != 1 || term.MatchFields[0].Values[0] != "n1" {
 			t.Errorf("term %d = %+v", i, term)

@@ -28,8 +28,10 @@ import (
 // workers is how many jobs are mirrored at once.
 const workers = 4
 
-// key names one job's rendezvous: the member namespace and the job.
-type key struct{ namespace, job string }
+// key names one job's rendezvous. Job names are unique on the hub; the hub
+// namespace is the cluster's (Mirror.hubNS), the workload cluster's is read
+// from the job's local members (their queue's).
+type key struct{ job string }
 
 // lists are the listers of one cluster's rendezvous Services and slices.
 type lists struct {
@@ -39,8 +41,10 @@ type lists struct {
 	synced   []cache.InformerSynced
 }
 
-func newLists(c kubernetes.Interface, selector string) *lists {
-	f := informers.NewSharedInformerFactoryWithOptions(c, 0,
+// newLists caches what selector selects in namespace (every namespace
+// when empty).
+func newLists(c kubernetes.Interface, namespace, selector string) *lists {
+	f := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
 	svc, sl := f.Core().V1().Services(), f.Discovery().V1().EndpointSlices()
 	return &lists{factory: f, services: svc.Lister(), slices: sl.Lister(),
@@ -52,18 +56,22 @@ func newLists(c kubernetes.Interface, selector string) *lists {
 // Run it once.
 type Mirror struct {
 	hub, local *lists
-	client     kubernetes.Interface
-	workload   *cluster.Cache
-	queue      workqueue.TypedRateLimitingInterface[key]
+	// hubNS is the cluster's namespace on the hub: the only one read.
+	hubNS    string
+	client   kubernetes.Interface
+	workload *cluster.Cache
+	queue    workqueue.TypedRateLimitingInterface[key]
 }
 
-// New returns the Mirror for the hub cluster behind hub and the workload
+// New returns the Mirror for namespace hubNamespace (the cluster's,
+// v1alpha1.ClusterNamespace) of the hub cluster behind hub and the workload
 // cluster of workload.
-func New(hub kubernetes.Interface, workload *cluster.Cache) *Mirror {
+func New(hub kubernetes.Interface, hubNamespace string, workload *cluster.Cache) *Mirror {
 	managed := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManaged: "true"}).String()
 	return &Mirror{
-		hub:      newLists(hub, v1alpha1.LabelJob),
-		local:    newLists(workload.Client(), v1alpha1.LabelJob+","+managed),
+		hub:      newLists(hub, hubNamespace, v1alpha1.LabelJob),
+		hubNS:    hubNamespace,
+		local:    newLists(workload.Client(), metav1.NamespaceAll, v1alpha1.LabelJob+","+managed),
 		client:   workload.Client(),
 		workload: workload,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -129,7 +137,7 @@ func (m *Mirror) enqueue(obj any) {
 		return
 	}
 	if job := o.GetLabels()[v1alpha1.LabelJob]; job != "" {
-		m.queue.Add(key{namespace: o.GetNamespace(), job: job})
+		m.queue.Add(key{job: job})
 	}
 }
 
@@ -141,7 +149,7 @@ func (m *Mirror) next(ctx context.Context) bool {
 	}
 	defer m.queue.Done(k)
 	if err := m.sync(ctx, k); err != nil {
-		klog.FromContext(ctx).Error(err, "Mirroring the rendezvous failed; retrying", "namespace", k.namespace, "job", k.job)
+		klog.FromContext(ctx).Error(err, "Mirroring the rendezvous failed; retrying", "job", k.job)
 		m.queue.AddRateLimited(k)
 		return true
 	}
@@ -150,52 +158,63 @@ func (m *Mirror) next(ctx context.Context) bool {
 }
 
 // sync makes the workload cluster's mirror of one job what the hub says,
-// or removes it when the job has no local member or no hub Service.
+// or removes it when the job has no local member or no hub Service. The
+// mirror lives in the namespace of the job's local members (their queue's,
+// where <job>-<index>.<job>.<namespace> must resolve); the hub's objects are
+// read from the cluster's hub namespace, the only one the agent may read.
 func (m *Mirror) sync(ctx context.Context, k key) error {
 	byJob := labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: k.job})
-	members, err := m.workload.Pods().Pods(k.namespace).List(
+	members, err := m.workload.Pods().List(
 		labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: k.job, v1alpha1.LabelManaged: "true"}))
 	if err != nil {
 		return err
 	}
-	hubSvc, err := m.hub.services.Services(k.namespace).Get(v1alpha1.ServiceName(k.job))
-	if err != nil && !apierrors.IsNotFound(err) {
-		return err
-	}
-	localSlices, err := m.local.slices.EndpointSlices(k.namespace).List(byJob)
+	localSlices, err := m.local.slices.List(byJob)
 	if err != nil {
 		return err
 	}
-	if len(members) == 0 || hubSvc == nil {
-		return m.remove(ctx, k, localSlices)
+	if len(members) == 0 {
+		return m.remove(ctx, k, "", localSlices)
 	}
-	if err := m.applyService(ctx, MirrorService(hubSvc)); err != nil {
+	ns := members[0].Namespace
+	hubSvc, err := m.hub.services.Services(m.hubNS).Get(v1alpha1.ServiceName(k.job))
+	if err != nil && !apierrors.IsNotFound(err) {
 		return err
 	}
-	hubSlices, err := m.hub.slices.EndpointSlices(k.namespace).List(byJob)
+	if hubSvc == nil {
+		return m.remove(ctx, k, "", localSlices)
+	}
+	if err := m.applyService(ctx, MirrorService(hubSvc, ns)); err != nil {
+		return err
+	}
+	hubSlices, err := m.hub.slices.EndpointSlices(m.hubNS).List(byJob)
 	if err != nil {
 		return err
 	}
 	have := map[string]*discoveryv1.EndpointSlice{}
-	for _, s := range localSlices {
-		have[s.Name] = s
-	}
 	var errs []error
+	for _, s := range localSlices {
+		if s.Namespace == ns {
+			have[s.Name] = s
+		}
+	}
 	for _, hs := range hubSlices {
 		if hs.Labels[discoveryv1.LabelManagedBy] != v1alpha1.SliceManagedByHub {
 			continue
 		}
-		errs = append(errs, m.applySlice(ctx, have[hs.Name], MirrorSlice(hs)))
+		errs = append(errs, m.applySlice(ctx, have[hs.Name], MirrorSlice(hs, ns)))
 		delete(have, hs.Name)
 	}
 	for _, s := range have {
 		errs = append(errs, m.deleteSlice(ctx, s.Namespace, s.Name))
 	}
-	if len(errs) == 0 {
-		klog.FromContext(ctx).V(4).Info("Rendezvous mirrored", "namespace", k.namespace, "job", k.job,
-			"slices", len(hubSlices), "localMembers", len(members))
+	errs = append(errs, m.remove(ctx, k, ns, localSlices)) // copies left in another namespace
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
-	return errors.Join(errs...)
+	klog.FromContext(ctx).V(4).Info("Rendezvous mirrored", "namespace", ns, "job", k.job,
+		"slices", len(hubSlices), "localMembers", len(members))
+	return nil
 }
 
 // applyService creates the local Service or updates it where it drifted.
@@ -255,16 +274,26 @@ func (m *Mirror) applySlice(ctx context.Context, cur, want *discoveryv1.Endpoint
 	return wrap("update endpoint slice", want.Namespace, want.Name, err)
 }
 
-// remove deletes the job's local Service and slices.
-func (m *Mirror) remove(ctx context.Context, k key, slices []*discoveryv1.EndpointSlice) error {
+// remove deletes the job's local Services and slices in every namespace
+// but keep ("" for none).
+func (m *Mirror) remove(ctx context.Context, k key, keep string, slices []*discoveryv1.EndpointSlice) error {
 	var errs []error
 	for _, s := range slices {
-		errs = append(errs, m.deleteSlice(ctx, s.Namespace, s.Name))
+		if s.Namespace != keep {
+			errs = append(errs, m.deleteSlice(ctx, s.Namespace, s.Name))
+		}
 	}
-	if _, err := m.local.services.Services(k.namespace).Get(v1alpha1.ServiceName(k.job)); err == nil {
-		err := m.client.CoreV1().Services(k.namespace).Delete(ctx, v1alpha1.ServiceName(k.job), metav1.DeleteOptions{})
+	svcs, err := m.local.services.List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: k.job}))
+	if err != nil {
+		return err
+	}
+	for _, svc := range svcs {
+		if svc.Namespace == keep || svc.Name != v1alpha1.ServiceName(k.job) {
+			continue
+		}
+		err := m.client.CoreV1().Services(svc.Namespace).Delete(ctx, svc.Name, metav1.DeleteOptions{})
 		if !apierrors.IsNotFound(err) {
-			errs = append(errs, wrap("delete service", k.namespace, k.job, err))
+			errs = append(errs, wrap("delete service", svc.Namespace, svc.Name, err))
 		}
 	}
 	return errors.Join(errs...)

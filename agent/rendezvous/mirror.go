@@ -16,27 +16,27 @@ func mirrorLabels(job string) map[string]string {
 	return map[string]string{v1alpha1.LabelJob: job, v1alpha1.LabelManaged: "true"}
 }
 
-// MirrorService is the workload cluster's copy of a hub rendezvous
-// Service: headless, without a selector, publishing not-ready addresses,
+// MirrorService is the workload cluster's copy, in namespace ns (the
+// members' queue namespace), of a hub rendezvous Service: headless, without a selector, publishing not-ready addresses,
 // with the hub's ports.
-func MirrorService(hub *corev1.Service) *corev1.Service {
+func MirrorService(hub *corev1.Service, ns string) *corev1.Service {
 	return &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: hub.Name, Namespace: hub.Namespace, Labels: mirrorLabels(hub.Labels[v1alpha1.LabelJob])},
+		ObjectMeta: metav1.ObjectMeta{Name: hub.Name, Namespace: ns, Labels: mirrorLabels(hub.Labels[v1alpha1.LabelJob])},
 		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true,
 			Ports: append([]corev1.ServicePort(nil), hub.Spec.Ports...)},
 	}
 }
 
-// MirrorSlice is the workload cluster's copy of a hub rendezvous
-// EndpointSlice: the same name, address type, endpoints and ports, managed
+// MirrorSlice is the workload cluster's copy, in namespace ns, of a hub
+// rendezvous EndpointSlice: the same name, address type, endpoints and ports, managed
 // by the agent.
-func MirrorSlice(hub *discoveryv1.EndpointSlice) *discoveryv1.EndpointSlice {
+func MirrorSlice(hub *discoveryv1.EndpointSlice, ns string) *discoveryv1.EndpointSlice {
 	l := mirrorLabels(hub.Labels[v1alpha1.LabelJob])
 	l[discoveryv1.LabelServiceName] = hub.Labels[discoveryv1.LabelServiceName]
 	l[discoveryv1.LabelManagedBy] = v1alpha1.SliceManagedByAgent
 	s := hub.DeepCopy()
 	return &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: hub.Name, Namespace: hub.Namespace, Labels: l},
+		ObjectMeta:  metav1.ObjectMeta{Name: hub.Name, Namespace: ns, Labels: l},
 		AddressType: s.AddressType, Endpoints: s.Endpoints, Ports: s.Ports,
 	}
 }

@@ -22,16 +22,29 @@ import (
 	"github.com/shoal-dev/shoal/test/builders/testpod"
 )
 
-const ns = "shoal-jobs"
+// hubNS is the cluster's namespace on the hub, where the hub's objects
+// are; localNS the workload cluster's namespace of the members' queue,
+// where the mirror lives.
+var (
+	hubNS   = v1alpha1.ClusterNamespace("eu1")
+	localNS = v1alpha1.LocalMemberNamespace("team")
+)
+
+// localMember is a local member pod of job in the queue namespace, made
+// from a hub pod in hubNS.
+func localMember(name, job string) *corev1.Pod {
+	return testpod.New(name).Namespace(localNS).Label(v1alpha1.LabelJob, job).Label(v1alpha1.LabelManaged, "true").
+		Annotation(v1alpha1.AnnotationHubNamespace, hubNS).Obj()
+}
 
 func hubService(job string) *corev1.Service {
-	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: job, Namespace: ns, Labels: map[string]string{v1alpha1.LabelJob: job}},
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: job, Namespace: hubNS, Labels: map[string]string{v1alpha1.LabelJob: job}},
 		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true,
 			Ports: []corev1.ServicePort{{Name: "rendezvous", Protocol: corev1.ProtocolTCP, Port: 29500}}}}
 }
 
 func hubSlice(job string, k int, ips ...string) *discoveryv1.EndpointSlice {
-	s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.EndpointSliceName(job, k), Namespace: ns,
+	s := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: v1alpha1.EndpointSliceName(job, k), Namespace: hubNS,
 		Labels: map[string]string{v1alpha1.LabelJob: job, discoveryv1.LabelServiceName: job,
 			discoveryv1.LabelManagedBy: v1alpha1.SliceManagedByHub}}, AddressType: discoveryv1.AddressTypeIPv4}
 	for i, ip := range ips {
@@ -43,8 +56,8 @@ func hubSlice(job string, k int, ips ...string) *discoveryv1.EndpointSlice {
 }
 
 func TestMirrorBuilders(t *testing.T) {
-	svc := rendezvous.MirrorService(hubService("g"))
-	if svc.Name != "g" || svc.Namespace != ns || svc.Spec.Selector != nil || svc.Spec.ClusterIP != corev1.ClusterIPNone ||
+	svc := rendezvous.MirrorService(hubService("g"), localNS)
+	if svc.Name != "g" || svc.Namespace != localNS || svc.Spec.Selector != nil || svc.Spec.ClusterIP != corev1.ClusterIPNone ||
 		!svc.Spec.PublishNotReadyAddresses || len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 29500 {
 		t.Errorf("service %+v", svc)
 	}
@@ -52,10 +65,10 @@ func TestMirrorBuilders(t *testing.T) {
 		t.Errorf("service labels %v, want %v", svc.Labels, want)
 	}
 	hs := hubSlice("g", 0, "10.1.0.4", "10.2.0.5")
-	sl := rendezvous.MirrorSlice(hs)
+	sl := rendezvous.MirrorSlice(hs, localNS)
 	want := map[string]string{v1alpha1.LabelJob: "g", v1alpha1.LabelManaged: "true", discoveryv1.LabelServiceName: "g",
 		discoveryv1.LabelManagedBy: v1alpha1.SliceManagedByAgent}
-	if sl.Name != hs.Name || sl.Namespace != ns || !maps.Equal(sl.Labels, want) || sl.AddressType != discoveryv1.AddressTypeIPv4 {
+	if sl.Name != hs.Name || sl.Namespace != localNS || !maps.Equal(sl.Labels, want) || sl.AddressType != discoveryv1.AddressTypeIPv4 {
 		t.Errorf("slice %s/%s labels %v type %s", sl.Namespace, sl.Name, sl.Labels, sl.AddressType)
 	}
 	if len(sl.Endpoints) != 2 || *sl.Endpoints[1].Hostname != "g-1" || sl.Endpoints[1].Addresses[0] != "10.2.0.5" {
@@ -81,7 +94,7 @@ func newRig(t *testing.T) *rig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := rendezvous.New(r.hub, workload)
+	m := rendezvous.New(r.hub, hubNS, workload)
 	done := make(chan error, 2)
 	go func() { done <- workload.Run(ctx) }()
 	go func() { done <- m.Run(ctx) }()
@@ -112,14 +125,14 @@ func (r *rig) eventually(what string, check func() error) {
 // localEndpoints is the local mirror of job as host → IP, or an error when
 // the Service or a slice is missing or not the agent's.
 func (r *rig) localEndpoints(job string) (map[string]string, error) {
-	svc, err := r.local.CoreV1().Services(ns).Get(r.ctx, job, metav1.GetOptions{})
+	svc, err := r.local.CoreV1().Services(localNS).Get(r.ctx, job, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
 	if svc.Spec.Selector != nil || svc.Spec.ClusterIP != corev1.ClusterIPNone {
 		return nil, fmt.Errorf("service spec %+v", svc.Spec)
 	}
-	l, err := r.local.DiscoveryV1().EndpointSlices(ns).List(r.ctx, metav1.ListOptions{})
+	l, err := r.local.DiscoveryV1().EndpointSlices(localNS).List(r.ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -136,10 +149,10 @@ func (r *rig) localEndpoints(job string) (map[string]string, error) {
 }
 
 func (r *rig) gone(job string) error {
-	if _, err := r.local.CoreV1().Services(ns).Get(r.ctx, job, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := r.local.CoreV1().Services(localNS).Get(r.ctx, job, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		return fmt.Errorf("service still there (%v)", err)
 	}
-	l, err := r.local.DiscoveryV1().EndpointSlices(ns).List(r.ctx, metav1.ListOptions{})
+	l, err := r.local.DiscoveryV1().EndpointSlices(localNS).List(r.ctx, metav1.ListOptions{})
 	if err != nil || len(l.Items) > 0 {
 		return fmt.Errorf("slices left: %d (%v)", len(l.Items), err)
 	}
@@ -160,49 +173,49 @@ func expect(want map[string]string) func(map[string]string, error) error {
 
 func TestMirrorFollowsTheHubWhileAMemberIsLocal(t *testing.T) {
 	r := newRig(t)
-	if _, err := r.hub.CoreV1().Services(ns).Create(r.ctx, hubService("g"), metav1.CreateOptions{}); err != nil {
+	if _, err := r.hub.CoreV1().Services(hubNS).Create(r.ctx, hubService("g"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.hub.DiscoveryV1().EndpointSlices(ns).Create(r.ctx, hubSlice("g", 0, "10.1.0.4", "10.2.0.5"), metav1.CreateOptions{}); err != nil {
+	if _, err := r.hub.DiscoveryV1().EndpointSlices(hubNS).Create(r.ctx, hubSlice("g", 0, "10.1.0.4", "10.2.0.5"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// A slice someone else manages in the hub is not mirrored.
 	foreign := hubSlice("g", 9, "10.9.9.9")
 	foreign.Labels[discoveryv1.LabelManagedBy] = "endpointslice-controller.k8s.io"
-	if _, err := r.hub.DiscoveryV1().EndpointSlices(ns).Create(r.ctx, foreign, metav1.CreateOptions{}); err != nil {
+	if _, err := r.hub.DiscoveryV1().EndpointSlices(hubNS).Create(r.ctx, foreign, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// Job "other" has its Service on the hub but no member here.
-	if _, err := r.hub.CoreV1().Services(ns).Create(r.ctx, hubService("other"), metav1.CreateOptions{}); err != nil {
+	if _, err := r.hub.CoreV1().Services(hubNS).Create(r.ctx, hubService("other"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.hub.DiscoveryV1().EndpointSlices(ns).Create(r.ctx, hubSlice("other", 0, "10.3.0.1"), metav1.CreateOptions{}); err != nil {
+	if _, err := r.hub.DiscoveryV1().EndpointSlices(hubNS).Create(r.ctx, hubSlice("other", 0, "10.3.0.1"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	member := testpod.New("g-e1-1").Namespace(ns).Label(v1alpha1.LabelJob, "g").Label(v1alpha1.LabelManaged, "true").Obj()
-	if _, err := r.local.CoreV1().Pods(ns).Create(r.ctx, member, metav1.CreateOptions{}); err != nil {
+	member := localMember("g-e1-1", "g")
+	if _, err := r.local.CoreV1().Pods(localNS).Create(r.ctx, member, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.eventually("mirror of both members", func() error {
 		return expect(map[string]string{"g-0": "10.1.0.4", "g-1": "10.2.0.5"})(r.localEndpoints("g"))
 	})
 	// The hub events of "other" came first, so the mirror has seen them by now.
-	if _, err := r.local.CoreV1().Services(ns).Get(r.ctx, "other", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := r.local.CoreV1().Services(localNS).Get(r.ctx, "other", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("job other mirrored without a local member (%v)", err)
 	}
-	if _, err := r.hub.DiscoveryV1().EndpointSlices(ns).Update(r.ctx, hubSlice("g", 0, "10.1.0.4", "10.2.0.6"), metav1.UpdateOptions{}); err != nil {
+	if _, err := r.hub.DiscoveryV1().EndpointSlices(hubNS).Update(r.ctx, hubSlice("g", 0, "10.1.0.4", "10.2.0.6"), metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.eventually("mirror follows a new IP", func() error {
 		return expect(map[string]string{"g-0": "10.1.0.4", "g-1": "10.2.0.6"})(r.localEndpoints("g"))
 	})
-	if err := r.local.DiscoveryV1().EndpointSlices(ns).Delete(r.ctx, "g-rdv-0", metav1.DeleteOptions{}); err != nil {
+	if err := r.local.DiscoveryV1().EndpointSlices(localNS).Delete(r.ctx, "g-rdv-0", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.eventually("a deleted mirror slice is put back", func() error {
 		return expect(map[string]string{"g-0": "10.1.0.4", "g-1": "10.2.0.6"})(r.localEndpoints("g"))
 	})
-	if err := r.local.CoreV1().Pods(ns).Delete(r.ctx, member.Name, metav1.DeleteOptions{}); err != nil {
+	if err := r.local.CoreV1().Pods(localNS).Delete(r.ctx, member.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.eventually("mirror removed with the last local member", func() error { return r.gone("g") })
@@ -210,33 +223,33 @@ func TestMirrorFollowsTheHubWhileAMemberIsLocal(t *testing.T) {
 
 func TestMirrorRemovedWithTheHubService(t *testing.T) {
 	r := newRig(t)
-	member := testpod.New("h-e1-0").Namespace(ns).Label(v1alpha1.LabelJob, "h").Label(v1alpha1.LabelManaged, "true").Obj()
-	if _, err := r.local.CoreV1().Pods(ns).Create(r.ctx, member, metav1.CreateOptions{}); err != nil {
+	member := localMember("h-e1-0", "h")
+	if _, err := r.local.CoreV1().Pods(localNS).Create(r.ctx, member, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.hub.CoreV1().Services(ns).Create(r.ctx, hubService("h"), metav1.CreateOptions{}); err != nil {
+	if _, err := r.hub.CoreV1().Services(hubNS).Create(r.ctx, hubService("h"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	second := hubSlice("h", 1, "10.0.0.1")
 	*second.Endpoints[0].Hostname = "h-1"
 	for _, s := range []*discoveryv1.EndpointSlice{hubSlice("h", 0, "10.0.0.0"), second} {
-		if _, err := r.hub.DiscoveryV1().EndpointSlices(ns).Create(r.ctx, s, metav1.CreateOptions{}); err != nil {
+		if _, err := r.hub.DiscoveryV1().EndpointSlices(hubNS).Create(r.ctx, s, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	r.eventually("mirror of two slices", func() error {
 		return expect(map[string]string{"h-0": "10.0.0.0", "h-1": "10.0.0.1"})(r.localEndpoints("h"))
 	})
-	if err := r.hub.DiscoveryV1().EndpointSlices(ns).Delete(r.ctx, "h-rdv-1", metav1.DeleteOptions{}); err != nil {
+	if err := r.hub.DiscoveryV1().EndpointSlices(hubNS).Delete(r.ctx, "h-rdv-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.eventually("a slice gone from the hub goes here", func() error {
-		if _, err := r.local.DiscoveryV1().EndpointSlices(ns).Get(r.ctx, "h-rdv-1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := r.local.DiscoveryV1().EndpointSlices(localNS).Get(r.ctx, "h-rdv-1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			return fmt.Errorf("h-rdv-1 still mirrored (%v)", err)
 		}
 		return expect(map[string]string{"h-0": "10.0.0.0"})(r.localEndpoints("h"))
 	})
-	if err := r.hub.CoreV1().Services(ns).Delete(r.ctx, "h", metav1.DeleteOptions{}); err != nil {
+	if err := r.hub.CoreV1().Services(hubNS).Delete(r.ctx, "h", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.eventually("mirror removed with the hub Service", func() error { return r.gone("h") })

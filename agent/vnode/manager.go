@@ -211,12 +211,13 @@ func (m *Manager) start(ctx context.Context, p fedinv.Pool) (_ *nodeProvider, er
 	if err != nil {
 		return nil, fmt.Errorf("node controller %s: %w", name, err)
 	}
-	podInf := informers.NewSharedInformerFactoryWithOptions(hub, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
-		o.FieldSelector = "spec.nodeName=" + name
-	}))
+	// The cluster's namespace only: the agent may read no other (the
+	// hub places every member of the cluster there, hub/hubcluster).
+	podInf := informers.NewSharedInformerFactoryWithOptions(hub, 0, informers.WithNamespace(v1alpha1.ClusterNamespace(m.cfg.Cluster)),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = "spec.nodeName=" + name }))
 	// Never started: the pods skip downward-API resolution, so these listers
 	// are never read, and the scoped credentials cannot watch Secrets anyway.
-	unused := informers.NewSharedInformerFactory(hub, 0)
+	unused := informers.NewSharedInformerFactoryWithOptions(hub, 0, informers.WithNamespace(v1alpha1.ClusterNamespace(m.cfg.Cluster)))
 	pc, err := vknode.NewPodController(vknode.PodControllerConfig{
 		PodClient: hub.CoreV1(), EventRecorder: m.recorder,
 		Provider:    &provider{node: name, s: m.cfg.Syncer},

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package hubkube
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+// TestProbeCountsAnsweredRequestsWithinTheWindow: a heartbeat may say the
+// hub cluster is reachable only within the contact window after the start
+// of an answered probe; a refusal (403) is an answer, a dead server is not.
+func TestProbeCountsAnsweredRequestsWithinTheWindow(t *testing.T) {
+	var code atomic.Int32
+	code.Store(http.StatusOK)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" {
+			t.Errorf("probe asked %s, want /readyz", r.URL.Path)
+		}
+		w.WriteHeader(int(code.Load()))
+	}))
+	defer srv.Close()
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakeClock(time.Unix(1000, 0))
+	p := NewProbe(cs.Discovery().RESTClient(), clk)
+	if p.Reachable(clk.Now()) {
+		t.Fatal("reachable before any probe")
+	}
+	p.Once(t.Context())
+	at := clk.Now()
+	if !p.Reachable(at) || !p.Reachable(at.Add(v1alpha1.HubClusterContactWindow)) {
+		t.Fatal("not reachable within the window after an answered probe")
+	}
+	if p.Reachable(at.Add(v1alpha1.HubClusterContactWindow + time.Millisecond)) {
+		t.Fatal("reachable past the window")
+	}
+	clk.Step(time.Second)
+	code.Store(http.StatusForbidden)
+	p.Once(t.Context())
+	if !p.Reachable(clk.Now().Add(v1alpha1.HubClusterContactWindow)) {
+		t.Fatal("a refused probe was not counted as an answer")
+	}
+	clk.Step(time.Second)
+	srv.Close()
+	p.Once(t.Context())
+	if p.Reachable(clk.Now().Add(v1alpha1.HubClusterContactWindow)) {
+		t.Fatal("an unanswered probe was counted")
+	}
+	if !p.Reachable(clk.Now()) {
+		t.Fatal("the earlier answer no longer counts within its window")
+	}
+}
