@@ -7,38 +7,49 @@ package main
 
 import (
 	"context"
-	"flag"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/agent"
+	"github.com/shoal-dev/shoal/internal/logging"
+	"github.com/shoal-dev/shoal/internal/tracing"
 )
 
-// version is set with -ldflags "-X main.version=…".
+// version is set with -ldflags "-X main.version=…" (make images); `shoal-agent --version` prints it.
 var version = "dev"
 
 func main() {
 	if err := newCommand().Execute(); err != nil {
 		klog.ErrorS(err, "shoal-agent failed")
-		klog.Flush()
+		logging.Flush()
 		os.Exit(1)
 	}
-	klog.Flush()
+	logging.Flush()
 }
 
 func newCommand() *cobra.Command {
 	opts := defaultOptions()
+	logOpts := logging.NewOptions()
+	traceOpts := tracing.NewOptions()
 	cmd := &cobra.Command{
 		Use:           "shoal-agent",
 		Short:         "Run the Shoal agent of one workload cluster",
+		Version:       version,
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := traceOpts.Validate(); err != nil {
+				return err
+			}
+			if err := logOpts.Apply(); err != nil {
+				return err
+			}
 			cfg, err := opts.config()
 			if err != nil {
 				return err
@@ -54,14 +65,28 @@ func newCommand() *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			ctx = klog.NewContext(ctx, klog.Background().WithName("shoal-agent"))
+			stopTracing, err := traceOpts.Start(ctx, "shoal-agent", tracing.KeyCluster.String(cfg.Cluster))
+			if err != nil {
+				return err
+			}
+			defer flushTraces(ctx, stopTracing)
 			serveMetrics(ctx, metrics, health)
 			return a.Run(ctx)
 		},
 	}
 	opts.addFlags(cmd.Flags())
-	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
-	klog.InitFlags(klogFlags)
-	cmd.Flags().AddGoFlagSet(klogFlags)
+	logOpts.AddFlags(cmd.Flags())
+	traceOpts.AddFlags(cmd.Flags())
 	cmd.SetContext(context.Background())
 	return cmd
+}
+
+// flushTraces sends the spans not sent yet and stops the tracer provider,
+// within 5 s.
+func flushTraces(ctx context.Context, stop func(context.Context) error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := stop(ctx); err != nil {
+		klog.FromContext(ctx).Error(err, "Flushing traces")
+	}
 }

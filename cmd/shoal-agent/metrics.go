@@ -13,10 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"k8s.io/klog/v2"
 
-	"github.com/shoal-dev/shoal/agent/fence"
-	"github.com/shoal-dev/shoal/agent/hubclient"
-	"github.com/shoal-dev/shoal/agent/inventory"
-	"github.com/shoal-dev/shoal/agent/podsync"
+	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/federation/endpoint"
 )
 
@@ -25,9 +22,7 @@ import (
 func serveMetrics(ctx context.Context, metrics, health net.Listener) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	for _, cs := range [][]prometheus.Collector{fence.Collectors(), hubclient.Collectors(), inventory.Collectors(), podsync.Collectors()} {
-		reg.MustRegister(cs...)
-	}
+	reg.MustRegister(agent.Collectors()...)
 	full := endpoint.HealthHandler(nil, true)
 	full.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	for _, s := range []struct {

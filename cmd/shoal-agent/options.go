@@ -16,7 +16,6 @@ import (
 	"github.com/shoal-dev/shoal/agent"
 	"github.com/shoal-dev/shoal/agent/fence"
 	"github.com/shoal-dev/shoal/agent/nodehealth"
-	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
 type options struct {
@@ -24,7 +23,7 @@ type options struct {
 	tok                           tokenOptions
 	endpoints                     endpointOptions
 	kubeconfig, namespace         string
-	rackKey, blockKey, zoneKey    string
+	topology                      topologyOptions
 	labels                        map[string]string
 	heartbeat                     time.Duration
 	kubeletListen, kubeletAddress string
@@ -38,11 +37,12 @@ type options struct {
 	fenceTimeout                  time.Duration
 	gpuFailureTaints              []string
 	gpuFailureConditions          []string
+	spotNodeTaints                []string
+	spotNodeLabels                []string
 }
 
 func defaultOptions() *options {
-	keys := fedinv.DefaultLabelKeys()
-	return &options{namespace: "shoal-system", rackKey: keys.Rack, blockKey: keys.Block, zoneKey: keys.Zone,
+	return &options{namespace: "shoal-system",
 		heartbeat: 10 * time.Second, kubeletListen: ":10250", kubeletAddress: os.Getenv("POD_IP"),
 		leaseSeconds: 40, metricsAddr: "127.0.0.1:8080", gitopsInterval: 30 * time.Second,
 		nodeFailureGrace: nodehealth.DefaultGrace, fenceTimeout: fence.DefaultTimeout}
@@ -51,13 +51,11 @@ func defaultOptions() *options {
 func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.hub, "hub", o.hub, "hub gRPC address, host:port")
 	o.tok.addFlags(fs)
-	fs.StringVar(&o.caHash, "ca-hash", o.caHash, "pinned hub CA hash, sha256:<hex> (first registration only)")
+	fs.StringVar(&o.caHash, "ca-hash", o.caHash, "pinned hub CA hash, sha256:<hex>, or several comma-separated (during a hub CA rotation; any one pins) (first registration only)")
 	fs.StringVar(&o.cluster, "cluster-name", o.cluster, "this cluster's name in the federation")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", o.kubeconfig, "kubeconfig of the workload cluster (default: in-cluster)")
 	fs.StringVar(&o.namespace, "namespace", o.namespace, "namespace of the agent and its credentials Secret")
-	fs.StringVar(&o.rackKey, "rack-label-key", o.rackKey, "node label naming a node's rack")
-	fs.StringVar(&o.blockKey, "block-label-key", o.blockKey, "node label naming a node's block")
-	fs.StringVar(&o.zoneKey, "zone-label-key", o.zoneKey, "node label naming a node's zone")
+	o.topology.addFlags(fs)
 	fs.StringToStringVar(&o.labels, "labels", o.labels, "cluster labels, k=v,k2=v2 (region, provider…)")
 	fs.DurationVar(&o.heartbeat, "heartbeat-interval", o.heartbeat, "time between heartbeats (the hub may ask for another)")
 	fs.StringVar(&o.kubeletListen, "kubelet-listen", o.kubeletListen, "listen address of the first virtual node's kubelet endpoint (logs, exec, attach, port-forward, /pods, /stats/summary); each further virtual node listens on the next port (port 0: kernel-chosen ports)")
@@ -76,11 +74,15 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.nodeFailureGrace, "node-failure-grace", o.nodeFailureGrace,
 		"how long a gang member's node must be NotReady, short of bound GPUs or carry a GPU failure taint/condition before the member is stopped and reported Failed")
 	fs.DurationVar(&o.fenceTimeout, "fence-timeout", o.fenceTimeout,
-		"how long the agent may go without reaching the hub before it stops every gang member itself (reason Fenced) and refuses new ones until it reaches the hub again; at most the hub's --cluster-fence-timeout")
+		"how long the agent may go without reaching the hub before it stops every gang member itself (reason Fenced) and refuses new ones until it reaches the hub again; at most the hub's --cluster-fence-timeout (the hub sends its own; a longer one gives way to it)")
 	fs.StringSliceVar(&o.gpuFailureTaints, "gpu-failure-taints", o.gpuFailureTaints,
 		"node taint keys that mean the node's GPUs failed (comma-separated)")
 	fs.StringSliceVar(&o.gpuFailureConditions, "gpu-failure-conditions", o.gpuFailureConditions,
 		"node condition types that, True, mean the node's GPUs failed (comma-separated)")
+	fs.StringSliceVar(&o.spotNodeTaints, "spot-node-taint", nil,
+		"taint keys that mark a spot or preemptible node to go (as its termination handler sets them): the gangs of its members are moved with their preemption grace, SIGTERM then the grace, without counting a restart, and the node takes no new gang")
+	fs.StringSliceVar(&o.spotNodeLabels, "spot-node-label", nil,
+		"node labels, key or key=value, that mark a spot or preemptible node to go, as --spot-node-taint")
 }
 
 func (o *options) config() (agent.Config, error) {
@@ -91,6 +93,10 @@ func (o *options) config() (agent.Config, error) {
 		o.kubeletAddress = os.Getenv("POD_IP")
 	}
 	if err := o.endpoints.validate(o.metricsAddr); err != nil {
+		return agent.Config{}, err
+	}
+	topo, err := o.topology.choice()
+	if err != nil {
 		return agent.Config{}, err
 	}
 	token, err := o.tok.token(klog.Background().WithName("shoal-agent"))
@@ -109,11 +115,12 @@ func (o *options) config() (agent.Config, error) {
 		GitOps:     gitOps,
 		HubAddress: o.hub, Token: token, CAHash: o.caHash, Cluster: o.cluster, Local: local,
 		Namespace: o.namespace, Labels: o.labels, HeartbeatInterval: o.heartbeat,
-		Keys:          fedinv.LabelKeys{Rack: o.rackKey, Block: o.blockKey, Zone: o.zoneKey},
+		Topology:      topo,
 		KubeletListen: o.kubeletListen, KubeletAddress: o.kubeletAddress,
 		KubeletClientCAFile: o.kubeletClientCA, KubeletInsecureAllowAnyClient: o.kubeletAllowAnyClient,
 		LeaseDurationSeconds: o.leaseSeconds, Version: version,
 		NodeFailureGrace: o.nodeFailureGrace, GPUFailureTaints: o.gpuFailureTaints, GPUFailureConditions: o.gpuFailureConditions,
+		SpotNodeTaints: o.spotNodeTaints, SpotNodeLabels: o.spotNodeLabels,
 		FenceTimeout: o.fenceTimeout,
 	}, nil
 }

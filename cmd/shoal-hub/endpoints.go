@@ -19,6 +19,7 @@ func addEndpointFlags(fs *pflag.FlagSet, c *app.Config) {
 	fs.StringVar(&c.HTTPTLS.CertFile, "http-tls-cert", "", "serving certificate of --http-listen (required, with --http-tls-key and --http-client-ca, unless --http-listen is a loopback address)")
 	fs.StringVar(&c.HTTPTLS.KeyFile, "http-tls-key", "", "serving key of --http-listen")
 	fs.StringVar(&c.HTTPTLS.ClientCAFile, "http-client-ca", "", "CA bundle the client certificates of --http-listen must chain to (a scraper's certificate)")
+	fs.StringVar(&c.RESTListen, "rest-listen", c.RESTListen, "TLS address of the REST/JSON face of the API (the --listen serving certificate; the same client certificates, bearer tokens and authorization as gRPC; \"\" disables it); see docs/rest.md")
 	fs.StringVar(&c.HealthListen, "health-listen", c.HealthListen, "plain HTTP address serving /healthz and /readyz only, without error detail, for kubelet probes (\"\" disables it)")
 	fs.BoolVar(&c.Etcd.InsecureAllowPlaintext, "etcd-insecure-allow-plaintext", false, "accept http:// --etcd-endpoints (unencrypted, unauthenticated etcd traffic; logged as a warning)")
 	limit := float64(server.DefaultRegisterLimit)
@@ -30,7 +31,7 @@ func addEndpointFlags(fs *pflag.FlagSet, c *app.Config) {
 // addEndpointFlags.
 var endpointFlagNames = map[string]string{
 	"HTTPListen": "--http-listen", "HTTPTLS.CertFile": "--http-tls-cert", "HTTPTLS.KeyFile": "--http-tls-key",
-	"HTTPTLS.ClientCAFile": "--http-client-ca", "HealthListen": "--health-listen",
+	"HTTPTLS.ClientCAFile": "--http-client-ca", "HealthListen": "--health-listen", "RESTListen": "--rest-listen",
 	"Etcd.InsecureAllowPlaintext": "--etcd-insecure-allow-plaintext",
 }
 

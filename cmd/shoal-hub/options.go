@@ -19,6 +19,8 @@ import (
 // options are shoal-hub's flags, parsed straight into the hub's Config.
 type options struct {
 	cfg app.Config
+	// webUI is --web-ui.
+	webUI bool
 }
 
 func defaultOptions() *options {
@@ -38,15 +40,22 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.Etcd.KeyFile, "etcd-key", "", "client key for the external etcd")
 	fs.StringVar(&c.Etcd.Prefix, "etcd-prefix", "", "key prefix in etcd (default /shoal/)")
 	fs.StringVar(&c.Kubeconfig, "kubeconfig", "", "kubeconfig of the hub management cluster (optional; agents then get scoped credentials there)")
+	fs.StringVar(&c.HubClusterServer, "hub-cluster-server", "", "URL of the hub management cluster's API server as the agents reach it, written into their hub-cluster kubeconfigs (default: the server of --kubeconfig; in a pod that is https://kubernetes.default.svc, which other clusters cannot reach)")
 	fs.DurationVar(&c.ClusterGrace, "cluster-grace", c.ClusterGrace, "how long a cluster may miss heartbeats before it turns NotReady")
-	fs.DurationVar(&c.FenceTimeout, "cluster-fence-timeout", c.FenceTimeout, "how long a silent cluster stays NotReady before it turns Lost")
+	fs.DurationVar(&c.FenceTimeout, "cluster-fence-timeout", c.FenceTimeout, "the agents' fence timeout: a silent agent stops its members after it; sent to every agent, which fences by it when its own --fence-timeout is longer")
+	fs.DurationVar(&c.FenceMargin, "fence-margin", c.FenceMargin, "added to --cluster-fence-timeout before a silent cluster turns Lost and its gangs move (at least 1s)")
 	fs.DurationVar(&c.Dispatch.FinishedRetention, "finished-member-retention", dispatch.DefaultFinishedRetention,
 		"how long a finished job keeps its ended members' pods, and so their logs (kubectl logs on the hub), before they are deleted; 0 deletes them at once")
 	fs.DurationVar(&c.Dispatch.StartTimeout, "gang-start-timeout", dispatch.DefaultStartTimeout, "how long after the commit every member of a gang has to be Running (image pull included) before the gang is torn down whole and requeued (reason StartTimeout)")
 	fs.DurationVar(&c.AgentCertValidity, "agent-cert-validity", 0, "lifetime of agent client certificates (default 1 year)")
+	fs.DurationVar(&c.UserCertValidity, "user-cert-validity", 0, "lifetime of user client certificates, and the longest `shoal user create/renew --cert-validity` may ask for (default 1 year)")
+	addOIDCFlags(fs, c)
 	fs.StringVar(&c.AdminConfig, "admin-config", c.AdminConfig, "shoal CLI config file to write the admin identity into (\"\" skips it)")
 	fs.StringVar(&c.AdminContext, "admin-context", c.AdminContext, "name of the context written into --admin-config")
 	addEndpointFlags(fs, c)
+	addWebUIFlag(fs, &o.webUI)
+	addHAFlags(fs, c)
+	addRetentionFlags(fs, c)
 	fs.StringVar(&c.AuditLog, "audit-log", c.AuditLog, "file to append one JSON line per mutating API call to (\"-\": stderr; \"\": no audit log); see docs/security.md")
 }
 
@@ -54,12 +63,20 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 var flagNames = map[string]string{
 	"DataDir": "--data-dir", "Listen": "--listen", "AdvertiseAddress": "--advertise-address",
 	"ClusterGrace": "--cluster-grace", "FenceTimeout": "--cluster-fence-timeout",
+	"FenceMargin":    "--fence-margin",
 	"Etcd.Endpoints": "--etcd-endpoints", "Etcd.CAFile": "--etcd-ca", "Etcd.CertFile": "--etcd-cert",
-	"Etcd.KeyFile": "--etcd-key",
+	"Etcd.KeyFile": "--etcd-key", "UserCertValidity": "--user-cert-validity",
+	"OIDC.IssuerURL": "--oidc-issuer-url", "OIDC.ClientID": "--oidc-client-id",
 }
 
 func init() {
 	for field, flag := range endpointFlagNames {
+		flagNames[field] = flag
+	}
+	for field, flag := range haFlagNames {
+		flagNames[field] = flag
+	}
+	for field, flag := range retentionFlagNames {
 		flagNames[field] = flag
 	}
 }
@@ -74,6 +91,7 @@ func (o *options) complete() error {
 		}
 		return errors.New(ce.Message(func(field string) string { return flagNames[field] }))
 	}
+	mountWebUI(&o.cfg, o.webUI)
 	if v := os.Getenv("SHOAL_PREEMPT_AFTER"); v != "" { // e.g. 0s in demos; the engine's default is 30m
 		d, err := time.ParseDuration(v)
 		if err != nil {
@@ -82,4 +100,16 @@ func (o *options) complete() error {
 		o.cfg.SchedulerOptions = append(o.cfg.SchedulerOptions, scheduler.WithPlacementOptions(placement.WithPreemptAfter(d)))
 	}
 	return nil
+}
+
+// addOIDCFlags adds the --oidc-* flags, named and meant as kube-apiserver's.
+func addOIDCFlags(fs *pflag.FlagSet, c *app.Config) {
+	o := &c.OIDC
+	fs.StringVar(&o.IssuerURL, "oidc-issuer-url", "", "https URL of the OIDC issuer whose ID tokens authenticate users (bearer tokens; \"\": none); see docs/security.md")
+	fs.StringVar(&o.ClientID, "oidc-client-id", "", "client ID every accepted ID token must have in its audience (required with --oidc-issuer-url)")
+	fs.StringVar(&o.UsernameClaim, "oidc-username-claim", "sub", "ID token claim that is the username `shoal user create --oidc-username` binds (with email, email_verified must not be false)")
+	fs.StringVar(&o.UsernamePrefix, "oidc-username-prefix", "", "prefix put before the username claim's value")
+	fs.StringVar(&o.GroupsClaim, "oidc-groups-claim", "", "ID token claim holding the user's groups, which `shoal user create --oidc-group` binds (\"\": groups are not read)")
+	fs.StringVar(&o.GroupsPrefix, "oidc-groups-prefix", "", "prefix put before every group")
+	fs.StringVar(&o.CAFile, "oidc-ca-file", "", "PEM CA bundle that signed the issuer's serving certificate (default: the system roots)")
 }

@@ -35,5 +35,6 @@ func newReissueAdminCommand() *cobra.Command {
 	fs.StringVar(&cfg.Listen, "listen", cfg.Listen, "the hub's gRPC listen address (for the default advertise address)")
 	fs.StringVar(&cfg.AdminConfig, "admin-config", cfg.AdminConfig, "shoal CLI config file to write the new admin identity into")
 	fs.StringVar(&cfg.AdminContext, "admin-context", cfg.AdminContext, "name of the context written into --admin-config")
+	addSharedPKIFlags(fs, &cfg)
 	return cmd
 }

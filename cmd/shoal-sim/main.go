@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Command shoal-sim runs the fleet simulator: Shoal's scheduler and the
-// baselines over the same generated fleets, workloads and node failures.
+// baselines over the same generated fleets, workloads and node failures,
+// or, with -trace, over a recorded fleet and workload (docs/simulator.md).
 // It prints a table and, with -out, writes the results as JSON.
 package main
 
@@ -45,9 +46,22 @@ func run() error {
 	out := flag.String("out", "", "write the results as JSON to this file")
 	profile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	parse := flag.String("parse-bench", "", "instead of simulating, turn this `go test -bench` output into medians (JSON with -out)")
+	var tf traceFlags
+	flag.StringVar(&tf.workload, "trace", "", "replay this workload file (CSV or JSON lines, one row per job) instead of generated ones; needs -trace-fleet and -trace-mapping")
+	flag.StringVar(&tf.fleet, "trace-fleet", "", "the fleet of -trace: one row per node (cluster,node,gpus,product,clique,rack,block,zone,region,count); .jsonl for JSON lines")
+	flag.StringVar(&tf.mapping, "trace-mapping", "", "YAML mapping of -trace's columns to job fields (examples/traces/)")
+	starts := flag.Bool("starts", false, "with -trace, list every gang start (job, time, clusters) in the JSON of -out")
 	flag.Parse()
 	if *parse != "" {
 		return runParseBench(*parse, *out)
+	}
+	set := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if tf.workload == "" && (tf.fleet != "" || tf.mapping != "" || *starts) {
+		return fmt.Errorf("-trace-fleet, -trace-mapping and -starts need -trace")
+	}
+	if tf.workload != "" && (set["fleets"] || set["loads"]) {
+		return fmt.Errorf("-fleets and -loads do not apply to -trace (its fleet and load are the files')")
 	}
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -58,6 +72,17 @@ func run() error {
 			return err
 		}
 		defer pprof.StopCPUProfile()
+	}
+
+	if tf.workload != "" {
+		tr, err := tf.load()
+		if err != nil {
+			return err
+		}
+		if !set["failures"] {
+			*failures = 0 // a trace records its own runs; node failures only when asked for
+		}
+		return replay(tr, strings.Split(*strategies, ","), *seed, *failures, *ckpt, *starts, max(1, *parallel), *out)
 	}
 
 	var specs []runSpec
@@ -102,12 +127,43 @@ func run() error {
 		}
 	}
 	sim.PrintTable(os.Stdout, results)
-	if *out != "" {
-		b, err := json.MarshalIndent(results, "", "  ")
+	return writeJSON(*out, results)
+}
+
+// replay runs every strategy over one trace.
+func replay(tr *sim.Trace, strategies []string, seed uint64, failures float64, ckpt, starts bool, parallel int, out string) error {
+	results := make([]sim.Result, len(strategies))
+	errs := make([]error, len(strategies))
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, s := range strategies {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			cfg := sim.Config{Trace: tr, Workload: sim.Workload{Seed: seed}, NodeFailuresPerDay: failures,
+				CheckpointOnPreempt: ckpt, RecordStarts: starts}
+			results[i], errs[i] = sim.Run(cfg, s)
+			fmt.Fprintf(os.Stderr, "done %s %s in %.1fs\n", tr.Name, s, results[i].WallSeconds)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(*out, append(b, '\n'), 0o644)
 	}
-	return nil
+	sim.PrintTraceTable(os.Stdout, results)
+	return writeJSON(out, results)
+}
+
+func writeJSON(path string, results []sim.Result) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(results, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

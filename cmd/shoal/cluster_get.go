@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -68,6 +69,9 @@ func describeCluster(w io.Writer, c *v1alpha1.Cluster, inv *inventory.Cluster, w
 	}
 	fmt.Fprintf(tw, "State:\t%s\n", state)
 	fmt.Fprintf(tw, "Cordoned:\t%v\n", c.Spec.Unschedulable)
+	if hc := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ClusterConditionHubClusterReachable); hc != nil && hc.Status == metav1.ConditionFalse {
+		fmt.Fprintf(tw, "Hub cluster:\t%s: %s\n", hc.Reason, hc.Message)
+	}
 	if d := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ClusterConditionDrained); d != nil {
 		fmt.Fprintf(tw, "Drain:\t%s: %s\n", d.Reason, d.Message)
 	}
@@ -84,6 +88,7 @@ func describeCluster(w io.Writer, c *v1alpha1.Cluster, inv *inventory.Cluster, w
 	if r := c.Status.RegisteredTime; r != nil {
 		fmt.Fprintf(tw, "Registered:\t%s\n", r.UTC().Format("2006-01-02T15:04:05Z"))
 	}
+	describeTopology(tw, c)
 	describeGitOps(tw, c)
 	if err := tw.Flush(); err != nil {
 		return err
@@ -130,6 +135,29 @@ func describeDomains(w io.Writer, inv *inventory.Cluster, l inventory.Level, wid
 		fmt.Fprintf(tw, "  … %d more (-o wide shows all)\n", len(domains)-len(shown))
 	}
 	return tw.Flush()
+}
+
+// describeTopology adds the node labels the agent reads as topology, and
+// says so when the cluster's GPU nodes carry none of them.
+func describeTopology(tw io.Writer, c *v1alpha1.Cluster) {
+	if c.Status.Inventory == nil || c.Status.Inventory.Topology == nil {
+		return
+	}
+	t := c.Status.Inventory.Topology
+	name := t.Preset
+	if name == "" {
+		name = "no preset"
+	}
+	var keys []string
+	for _, kv := range [][2]string{{"nvlink", t.NVLinkKey}, {"rack", t.RackKey}, {"block", t.BlockKey}, {"zone", t.ZoneKey}} {
+		if kv[1] != "" {
+			keys = append(keys, kv[0]+"="+kv[1])
+		}
+	}
+	fmt.Fprintf(tw, "Topology:\t%s (%s) %s\n", name, t.Source, outDash(strings.Join(keys, ",")))
+	if t.Message != "" {
+		fmt.Fprintf(tw, "Topology warning:\t%s\n", t.Message)
+	}
 }
 
 // describeGitOps adds the cluster's GitOps source, rollout pin and sync status.

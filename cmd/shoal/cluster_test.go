@@ -80,8 +80,45 @@ func TestDescribeCluster(t *testing.T) {
 			t.Errorf("describe output lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "Hub cluster:") {
+		t.Errorf("describe output names the hub cluster link while nothing is wrong with it:\n%s", out)
+	}
+	b.Reset()
+	c.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ClusterConditionHubClusterReachable, Status: metav1.ConditionFalse,
+		Reason: v1alpha1.ReasonHubClusterUnreachable, Message: "the agent cannot reach the hub cluster"}}
+	if err := describeCluster(&b, c, testInventory(), false); err != nil ||
+		!strings.Contains(b.String(), "Hub cluster:") || !strings.Contains(b.String(), v1alpha1.ReasonHubClusterUnreachable+": the agent cannot reach the hub cluster") {
+		t.Errorf("half cut: %v\n%s", err, b.String())
+	}
+	c.Status.Conditions = nil
 	b.Reset()
 	if err := describeCluster(&b, c, nil, false); err != nil || !strings.Contains(b.String(), "none reported yet") {
 		t.Errorf("without inventory: %v\n%s", err, b.String())
+	}
+}
+
+// TestDescribeClusterTopology: describe names the topology preset and keys
+// the agent reported, and its warning when the GPU nodes carry none.
+func TestDescribeClusterTopology(t *testing.T) {
+	c := &v1alpha1.Cluster{ObjectMeta: metav1.ObjectMeta{Name: "tg1"}, Status: v1alpha1.ClusterStatus{
+		Inventory: &v1alpha1.InventorySummary{Topology: &v1alpha1.TopologySummary{Source: "auto", Preset: "topograph-v1",
+			NVLinkKey: "accelerator.topograph.run/domain", RackKey: "fabric.topograph.run/tier-0"}}}}
+	var b bytes.Buffer
+	if err := describeCluster(&b, c, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	if want := "topograph-v1 (auto) nvlink=accelerator.topograph.run/domain,rack=fabric.topograph.run/tier-0"; !strings.Contains(b.String(), want) ||
+		strings.Contains(b.String(), "Topology warning") {
+		t.Errorf("describe lacks %q or warns:\n%s", want, b.String())
+	}
+	c.Status.Inventory.Topology = &v1alpha1.TopologySummary{Source: "auto", Message: "no topology labels found on GPU nodes"}
+	b.Reset()
+	if err := describeCluster(&b, c, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"no preset (auto) -", "Topology warning:", "no topology labels found on GPU nodes"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("describe lacks %q:\n%s", want, b.String())
+		}
 	}
 }

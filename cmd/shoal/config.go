@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -19,9 +20,10 @@ import (
 
 // hubFlags are the global flags that select the hub and the identity.
 type hubFlags struct {
-	config  string
-	context string
-	hub     string
+	config    string
+	context   string
+	hub       string
+	tokenFile string
 }
 
 var globalHubFlags hubFlags
@@ -32,6 +34,8 @@ func addHubFlags(root *cobra.Command) {
 	pf.StringVar(&globalHubFlags.config, "config", "", "shoal config file ($SHOAL_CONFIG, default ~/.shoal/config)")
 	pf.StringVar(&globalHubFlags.context, "context", "", "context of the config file to use (default: its currentContext)")
 	pf.StringVar(&globalHubFlags.hub, "hub", "", "hub address host:port, overriding the context's")
+	pf.StringVar(&globalHubFlags.tokenFile, "token-file", "", "file holding an OIDC ID token to authenticate with in place of the context's credentials "+
+		"(also $"+configv1alpha1.TokenEnv+" or the context's tokenFile)")
 }
 
 // configPath is --config, $SHOAL_CONFIG or ~/.shoal/config.
@@ -62,7 +66,17 @@ func currentContext() (*configv1alpha1.Context, error) {
 	if globalHubFlags.hub != "" {
 		c.Hub = globalHubFlags.hub
 	}
+	c.KeyFile, c.TokenFile = besideConfig(path, c.KeyFile), besideConfig(path, c.TokenFile)
 	return &c, nil
+}
+
+// besideConfig makes a relative file of a context relative to the config
+// file's directory (as kubeconfig does).
+func besideConfig(configFile, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(configFile), p)
 }
 
 // dialHub connects to the hub of the selected context over mTLS. Errors of
@@ -72,15 +86,25 @@ func dialHub(cmd *cobra.Command) (*grpc.ClientConn, error) {
 	if err != nil {
 		return nil, err
 	}
+	tok := selectToken(hctx)
+	if tok != nil {
+		// The token is the identity: no client certificate is presented.
+		hctx.CertData, hctx.KeyData, hctx.KeyFile = "", "", ""
+	}
 	tlsCfg, err := hctx.ClientTLSConfig()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", configPath(), err)
 	}
-	hint := errorHint{addr: hctx.Hub, context: hctx.Name}
-	conn, err := grpc.NewClient(hctx.Hub,
+	hint := errorHint{addr: hctx.Hub, context: hctx.Name, token: tok != nil}
+	opts := []grpc.DialOption{
 		grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)),
 		grpc.WithUnaryInterceptor(hint.unary),
-		grpc.WithStreamInterceptor(hint.stream))
+		grpc.WithStreamInterceptor(hint.stream),
+	}
+	if tok != nil {
+		opts = append(opts, grpc.WithPerRPCCredentials(tok))
+	}
+	conn, err := grpc.NewClient(hctx.Hub, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("hub address %q: %w", hctx.Hub, err)
 	}
@@ -89,7 +113,11 @@ func dialHub(cmd *cobra.Command) (*grpc.ClientConn, error) {
 
 // errorHint rewrites connection and identity errors into messages that say
 // what was wrong and what to do, keeping their gRPC codes.
-type errorHint struct{ addr, context string }
+type errorHint struct {
+	addr, context string
+	// token: the calls carry an OIDC ID token, not the context's certificate.
+	token bool
+}
 
 func (h errorHint) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	return h.explain(invoker(ctx, method, req, reply, cc, opts...))
@@ -110,6 +138,11 @@ func (h errorHint) explain(err error) error {
 		st = status.Newf(codes.Unavailable, "cannot reach hub at %s: is shoal-hub running? "+
 			"(shoal --hub ADDR … or --context NAME to pick another hub): %s", h.addr, st.Message())
 	case codes.Unauthenticated:
+		if h.token {
+			st = status.Newf(codes.Unauthenticated, "hub at %s refused the ID token (--token-file, $%s or the context's tokenFile): %s",
+				h.addr, configv1alpha1.TokenEnv, st.Message())
+			break
+		}
 		st = status.Newf(codes.Unauthenticated, "hub at %s refused the credentials of context %q: "+
 			"is the config from this hub? (shoal-hub writes it to --admin-config): %s", h.addr, h.context, st.Message())
 	case codes.PermissionDenied:

@@ -46,6 +46,13 @@ func newDevUpCommand(dir *string) *cobra.Command {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			opts.Dir, opts.Out = *dir, cmd.OutOrStdout()
+			bar := newProgress(cmd.ErrOrStderr(), "dev up")
+			bar.tenths = true
+			if bar.tty && isTerminal(cmd.OutOrStdout()) {
+				opts.Out = bar.Writer() // the step lines and the bar share the terminal
+			}
+			opts.Progress = func(done, total int, step string) { bar.Update(done, total, step) }
+			defer bar.Finish()
 			if !noShoal && !opts.NoHub {
 				so, err := devShoalBinaries()
 				if err != nil {

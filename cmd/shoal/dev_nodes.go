@@ -57,6 +57,10 @@ func newDevNodesCommand(dir *string) *cobra.Command {
 	return cmd
 }
 
+// devQueue is the queue a pod `shoal dev pod --node` binds to a virtual
+// node stands in for: its agent runs it in that queue's local namespace.
+const devQueue = "dev"
+
 func newDevPodCommand(dir *string) *cobra.Command {
 	var (
 		res     string
@@ -78,19 +82,28 @@ func newDevPodCommand(dir *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			pod := devfleet.GPUPod("default", args[1], res, count)
+			ns := "default"
+			if node != "" { // its agent watches only its cluster's namespace
+				if ns, err = devfleet.VirtualNodeNamespace(cmd.Context(), cs, node); err != nil {
+					return err
+				}
+			}
+			pod := devfleet.GPUPod(ns, args[1], res, count)
 			if node != "" {
 				pod.Spec.NodeName = node
 				pod.Spec.Tolerations = []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}}
 				// Stands in for a member Shoal placed: the agent's kubelet
 				// endpoint serves (logs, exec) only pods labelled with a job.
 				pod.Labels = map[string]string{v1alpha1.LabelJob: pod.Name}
+				// Its agent runs it in the namespace of its queue, and refuses a
+				// pod that names none.
+				pod.Annotations = map[string]string{v1alpha1.AnnotationQueue: devQueue}
 			}
-			if _, err := cs.CoreV1().Pods("default").Create(cmd.Context(), pod, metav1.CreateOptions{}); err != nil {
+			if _, err := cs.CoreV1().Pods(ns).Create(cmd.Context(), pod, metav1.CreateOptions{}); err != nil {
 				return err
 			}
 			start := time.Now()
-			got, err := devfleet.WaitPodRunning(cmd.Context(), cs, "default", pod.Name, timeout)
+			got, err := devfleet.WaitPodRunning(cmd.Context(), cs, ns, pod.Name, timeout)
 			if err != nil {
 				return err
 			}
@@ -154,7 +167,11 @@ func devPrintLocalPod(cmd *cobra.Command, dir, cluster string, hubPod *corev1.Po
 	if err != nil {
 		return err
 	}
-	local, err := devfleet.WaitPodRunning(cmd.Context(), cs, hubPod.Namespace, hubPod.Name, 30*time.Second)
+	ns, ok := v1alpha1.LocalNamespaceOf(hubPod.Annotations)
+	if !ok {
+		return fmt.Errorf("pod %s/%s names no queue: it has no twin in workload cluster %s", hubPod.Namespace, hubPod.Name, cluster)
+	}
+	local, err := devfleet.WaitPodRunning(cmd.Context(), cs, ns, hubPod.Name, 30*time.Second)
 	if err != nil {
 		return fmt.Errorf("the pod's twin in workload cluster %s: %w", cluster, err)
 	}

@@ -112,6 +112,9 @@ func devPrintEnv(out io.Writer, f *devfleet.Fleet) {
 	fmt.Fprintf(out, "export KUBECONFIG=%s   # one context per cluster\n", f.Kubeconfig)
 	if f.Shoal != nil {
 		fmt.Fprintf(out, "export SHOAL_CONFIG=%s   # the shoal CLI's admin identity for this hub\n", f.Shoal.Config)
+		if f.Shoal.REST != "" {
+			fmt.Fprintf(out, "export %s=%s   # the hub's REST face; shoal ui opens the web fleet view\n", uiRESTEnv, f.Shoal.REST)
+		}
 		if g := f.Shoal.GitOps; g != nil {
 			fmt.Fprintf(out, "export SHOAL_FLEET_REPO=%s   # the fleet's Git repository (unauthenticated, dev only)\n", g.Repo)
 		}

@@ -53,6 +53,10 @@ func TestDevUpStatusDown(t *testing.T) {
 	if err != nil {
 		t.Fatalf("dev up: %v\n%s", err, out)
 	}
+	// Two kube-apiservers, 16 KWOK nodes, shoal-hub, the agent started and its cluster Ready on the hub.
+	if !strings.Contains(out, "dev up: 21/21 cluster a100-1: Ready on the hub") || !strings.Contains(out, "dev up: 1/21 ") {
+		t.Errorf("dev up's progress does not go from 1/21 to 21/21:\n%s", out)
+	}
 	f, err := devfleet.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -3,14 +3,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/metadata"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -20,14 +20,14 @@ import (
 func addJobCommands(root *cobra.Command) {
 	cmd := &cobra.Command{
 		Use:   "job",
-		Short: "Submit, inspect, watch and cancel gang jobs",
+		Short: "Submit, inspect, watch, cancel and delete gang jobs",
 		Long: "A job is a gang of members placed all or none on the fleet's GPUs: identical members " +
 			"(spec.gang, spec.template) or several roles (spec.roles) " +
 			"(apiVersion " + v1alpha1.APIVersion + ", kind " + v1alpha1.KindJob + "; see docs/api.md and examples/).",
 	}
 	cmd.AddCommand(newJobSubmitCommand(), withJobCompletion(newJobGetCommand()), newJobListCommand(),
 		withJobCompletion(newJobDescribeCommand()), withJobCompletion(newJobWatchCommand()),
-		withJobCompletion(newJobCancelCommand()), newJobConvertCommand())
+		withJobCompletion(newJobCancelCommand()), withJobCompletion(newJobDeleteCommand()), newJobConvertCommand())
 	root.AddCommand(cmd)
 }
 
@@ -63,13 +63,15 @@ func readInput(cmd *cobra.Command, file string) (io.Reader, func(), error) {
 
 func newJobSubmitCommand() *cobra.Command {
 	var file, output string
-	var dryRun bool
+	var dryRun, wait bool
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "submit -f FILE|-",
 		Short: "Submit the jobs of a YAML or JSON file (several with ---); resubmitting the same job changes nothing",
 		Example: "  shoal job submit -f examples/job.yaml\n" +
 			"  shoal job submit -f job.yaml --dry-run   # validate only\n" +
-			"  cat job.yaml | shoal job submit -f -",
+			"  cat job.yaml | shoal job submit -f -\n" +
+			"  shoal job submit -f job.yaml --wait --timeout 10m   # until every member runs",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := outCheck(output); err != nil {
@@ -84,12 +86,28 @@ func newJobSubmitCommand() *cobra.Command {
 				return err
 			}
 			defer done()
-			return submitJobs(cmd, cl, jobs, dryRun, output)
+			if wait && dryRun {
+				return fmt.Errorf("--wait and --dry-run: a dry run stores nothing to wait for")
+			}
+			stored, err := submitJobs(cmd, cl, jobs, dryRun, output)
+			if err != nil || !wait {
+				return err
+			}
+			ctx := cmd.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			return waitForJobs(ctx, cmd.ErrOrStderr(), cl, stored)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "filename", "f", "", "file with the job(s), - for stdin")
 	_ = cmd.MarkFlagRequired("filename")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "validate on the hub without storing")
+	cmd.Flags().BoolVar(&wait, "wait", false, "wait until every member of each job runs, showing the gang's progress "+
+		"on stderr; fails when a job fails or is cancelled")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait: give up after this long (0: no limit)")
 	outFlag(cmd, &output)
 	return cmd
 }
@@ -119,38 +137,54 @@ func readJobs(cmd *cobra.Command, file string) ([]*v1alpha1.Job, error) {
 	return jobs, nil
 }
 
-func submitJobs(cmd *cobra.Command, cl shoalv1.JobsClient, jobs []*v1alpha1.Job, dryRun bool, output string) error {
+// submitJobs submits the jobs (one with Submit, several with SubmitBatch),
+// prints each job's result and returns the stored jobs with their
+// revisions; a refused job is an error after every result is printed.
+func submitJobs(cmd *cobra.Command, cl shoalv1.JobsClient, jobs []*v1alpha1.Job, dryRun bool, output string) ([]storedJob, error) {
+	var results []submitted
+	var err error
+	if len(jobs) == 1 {
+		results, err = submitOne(cmd, cl, jobs[0], dryRun)
+	} else {
+		results, err = submitBatches(cmd, cl, jobs, dryRun)
+	}
+	if err != nil {
+		return nil, err
+	}
 	var out []*v1alpha1.Job
-	for _, j := range jobs {
-		b, err := json.Marshal(j)
-		if err != nil {
-			return err
-		}
-		var hdr metadata.MD
-		obj, err := cl.Submit(cmd.Context(), &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: b}, DryRun: dryRun},
-			grpc.Header(&hdr))
-		if err != nil {
-			return outCallError("submit job/"+j.Name, err)
-		}
-		stored, err := decodeJob(obj)
-		if err != nil {
-			return err
-		}
-		out = append(out, stored)
-		if output == "table" || output == "wide" {
-			verb := fmt.Sprintf("submitted (%s in queue %s)", stored.Status.Phase, stored.Spec.Queue)
-			if dryRun {
-				verb = "is valid (dry run, not stored)"
-			} else if r := hdr.Get(v1alpha1.SubmitResultHeader); len(r) == 1 && r[0] == "existing" {
-				verb = fmt.Sprintf("unchanged (already submitted with the same spec; %s)", stored.Status.Phase)
+	var stored []storedJob
+	refused := 0
+	for _, r := range results {
+		if r.err != nil {
+			refused++
+			if output == "table" || output == "wide" || len(results) > 1 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "job/%s refused: %v\n", r.name, r.err)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "job/%s %s\n", stored.Name, verb)
+			continue
 		}
+		out = append(out, r.job)
+		stored = append(stored, storedJob{job: r.job, revision: r.revision})
+		if output == "table" || output == "wide" {
+			verb := fmt.Sprintf("submitted (%s in queue %s)", r.job.Status.Phase, r.job.Spec.Queue)
+			switch {
+			case dryRun:
+				verb = "is valid (dry run, not stored)"
+			case r.result == "existing":
+				verb = fmt.Sprintf("unchanged (already submitted with the same spec; %s)", r.job.Status.Phase)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "job/%s %s\n", r.job.Name, verb)
+		}
+	}
+	if len(results) == 1 && refused == 1 {
+		return nil, results[0].err
 	}
 	if len(out) == 1 {
-		_, err := outStructured(cmd.OutOrStdout(), output, out[0])
-		return err
+		_, err = outStructured(cmd.OutOrStdout(), output, out[0])
+	} else if len(out) > 1 {
+		_, err = outStructured(cmd.OutOrStdout(), output, outList(out))
 	}
-	_, err := outStructured(cmd.OutOrStdout(), output, outList(out))
-	return err
+	if err == nil && refused > 0 {
+		err = fmt.Errorf("%d of %d jobs refused (listed above); the others were submitted", refused, len(results))
+	}
+	return stored, err
 }

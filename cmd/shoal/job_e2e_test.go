@@ -34,7 +34,7 @@ func startHub(t *testing.T) string {
 	config := filepath.Join(dir, "config")
 	ctx, cancel := context.WithCancel(context.Background())
 	hub := exec.CommandContext(ctx, bin, "--data-dir", filepath.Join(dir, "data"), "--listen", grpcAddr,
-		"--http-listen", httpAddr, "--admin-config", config)
+		"--http-listen", httpAddr, "--admin-config", config, "--finished-job-sweep-interval", "500ms")
 	var log bytes.Buffer
 	hub.Stdout, hub.Stderr = &log, &log
 	if err := hub.Start(); err != nil {
@@ -157,8 +157,12 @@ func TestJobAndQueueCommands(t *testing.T) {
 		{[]string{cobra.ShellCompRequestCmd, "queue", "delete", "research/"}, "", "research/nlp\n", ""},
 		{[]string{"queue", "delete", "research/nlp"}, "", "", "still has 1 job(s)"},
 		{[]string{"queue", "delete", "research"}, "", "", "child queues"},
+		{[]string{"job", "delete", "llama-pretrain"}, "", "", "is Pending, not finished; cancel it first"},
 		{[]string{"job", "cancel", "llama-pretrain"}, "", "job/llama-pretrain Cancelled", ""},
 		{[]string{"job", "cancel", "llama-pretrain"}, "", "job/llama-pretrain Cancelled", ""},
+		{[]string{"job", "list", "--owner", "admin", "--phase", "Cancelled"}, "", "llama-pretrain", ""},
+		{[]string{"job", "delete", "llama-pretrain"}, "", "job/llama-pretrain deleted", ""},
+		{[]string{"job", "get", "llama-pretrain"}, "", "", `job "llama-pretrain" not found`},
 		{[]string{"queue", "delete", "research/nlp", "research"}, "", "queue/research deleted", ""},
 		{[]string{"queue", "list", "-o", "yaml"}, "", "items: []", ""},
 	}

@@ -99,6 +99,7 @@ func newJobListCommand() *cobra.Command {
 	f.StringVar(&req.Queue, "queue", "", "only jobs of this queue")
 	f.StringVar(&req.Phase, "phase", "", "only jobs in this phase (Pending, Placed, Running, Succeeded, Failed, Cancelled)")
 	f.StringVar(&req.Cluster, "cluster", "", "only jobs with members on this cluster")
+	f.StringVar(&req.Owner, "owner", "", "only jobs of this user (status.owner)")
 	_ = cmd.RegisterFlagCompletionFunc("queue", completeQueueNames)
 	_ = cmd.RegisterFlagCompletionFunc("cluster", completeClusterNames)
 	f.Int64Var(&limit, "limit", 0, "show at most this many jobs (0: all)")

@@ -41,6 +41,15 @@ type queueFlags struct {
 	quota     map[string]string
 	borrowing map[string]string
 	weight    int32
+	// podSecurity is --pod-security: restricted, baseline or privileged.
+	podSecurity string
+}
+
+// podSecurityFlag adds --pod-security to a queue command.
+func podSecurityFlag(cmd *cobra.Command, f *queueFlags, what string) {
+	cmd.Flags().StringVar(&f.podSecurity, "pod-security", "", what+" the Pod Security Standards level of the queue's members "+
+		"(restricted, baseline or privileged; unset inherits the parent's, baseline at the top; "+
+		"a queue is never more permissive than its parent)")
 }
 
 func newQueueCreateCommand() *cobra.Command {
@@ -90,6 +99,7 @@ func newQueueCreateCommand() *cobra.Command {
 	fl.StringToStringVar(&f.quota, "gpu-quota", nil, "nominal GPUs per GPU class, e.g. h100=64,a100=16")
 	fl.StringToStringVar(&f.borrowing, "borrowing-limit", nil, "GPUs a class may borrow beyond its quota, e.g. h100=16 (default: no limit)")
 	fl.Int32Var(&f.weight, "weight", 0, "fair-share weight relative to sibling queues (default 1)")
+	podSecurityFlag(cmd, &f, "set")
 	outFlag(cmd, &output)
 	return cmd
 }
@@ -97,7 +107,7 @@ func newQueueCreateCommand() *cobra.Command {
 // build returns the queues of -f, or the one named on the command line.
 func (f *queueFlags) build(cmd *cobra.Command, args []string) ([]*v1alpha1.Queue, error) {
 	if f.file != "" {
-		if len(args) > 0 || len(f.quota) > 0 || len(f.borrowing) > 0 || f.weight != 0 {
+		if len(args) > 0 || len(f.quota) > 0 || len(f.borrowing) > 0 || f.weight != 0 || f.podSecurity != "" {
 			return nil, fmt.Errorf("give either -f FILE or NAME with flags, not both")
 		}
 		return readQueues(cmd, f.file)
@@ -110,6 +120,7 @@ func (f *queueFlags) build(cmd *cobra.Command, args []string) ([]*v1alpha1.Queue
 	if f.weight != 0 {
 		q.Spec.Weight = &f.weight
 	}
+	q.Spec.PodSecurity = v1alpha1.PodSecurityLevel(f.podSecurity)
 	var err error
 	q.Spec.Quotas, err = quotasFromFlags(f.quota, f.borrowing)
 	return []*v1alpha1.Queue{q}, err

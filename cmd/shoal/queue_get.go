@@ -61,7 +61,11 @@ func newQueueGetCommand() *cobra.Command {
 			if ok, err := outStructured(cmd.OutOrStdout(), output, v); ok {
 				return err
 			}
-			if err := printQueueTable(cmd.OutOrStdout(), qs, output == "wide", time.Now()); err != nil {
+			tree, err := queueAncestors(cmd, cl, qs)
+			if err != nil {
+				return err
+			}
+			if err := printQueueTable(cmd.OutOrStdout(), qs, tree, output == "wide", time.Now()); err != nil {
 				return err
 			}
 			return printQueueClasses(cmd.OutOrStdout(), qs)
@@ -145,7 +149,7 @@ func newQueueListCommand() *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), "No queues found: create one with `shoal queue create org/team --gpu-quota h100=8`.")
 				return nil
 			}
-			return printQueueTable(cmd.OutOrStdout(), qs, output == "wide", time.Now())
+			return printQueueTable(cmd.OutOrStdout(), qs, byName(qs), output == "wide", time.Now())
 		},
 	}
 	outFlag(cmd, &output)
@@ -165,10 +169,12 @@ func classCounts(m map[string]int32) string {
 	return strings.Join(parts, ",")
 }
 
-// printQueueTable writes queues as a table; wide adds usage.
-func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, wide bool, now time.Time) error {
+// printQueueTable writes queues as a table, with each queue's effective
+// pod-security level computed from tree (the queues by name, ancestors
+// included); wide adds usage.
+func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, tree map[string]*v1alpha1.Queue, wide bool, now time.Time) error {
 	tw := outTable(w)
-	hdr := "NAME\tWEIGHT\tQUOTAS\tAGE"
+	hdr := "NAME\tWEIGHT\tQUOTAS\tPOD-SECURITY\tAGE"
 	if wide {
 		hdr += "\tIMPLICIT\tCREATED\tPENDING\tACTIVE\tUSED\tBORROWED"
 	}
@@ -178,7 +184,8 @@ func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, wide bool, now time.Time
 		if q.Spec.Weight != nil {
 			weight = *q.Spec.Weight
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s", q.Name, weight, queueQuotas(q), outAge(q.CreationTimestamp, now))
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s", q.Name, weight, queueQuotas(q), effectivePodSecurity(tree, q.Name),
+			outAge(q.CreationTimestamp, now))
 		if wide {
 			fmt.Fprintf(tw, "\t%t\t%s\t%d\t%d\t%s\t%s", q.Annotations[v1alpha1.AnnotationImplicit] == "true",
 				q.CreationTimestamp.UTC().Format(time.RFC3339), q.Status.PendingJobs, q.Status.ActiveJobs,

@@ -59,6 +59,7 @@ func newQueueUpdateCommand() *cobra.Command {
 	fl.StringToStringVar(&f.quota, "gpu-quota", nil, "set nominal GPUs of these GPU classes, e.g. h100=64")
 	fl.StringToStringVar(&f.borrowing, "borrowing-limit", nil, "set borrowing limits of these GPU classes, e.g. h100=16")
 	fl.Int32Var(&f.weight, "weight", 0, "set the fair-share weight")
+	podSecurityFlag(cmd, &f, "set")
 	cmd.ValidArgsFunction = completeQueueNames
 	return cmd
 }
@@ -69,8 +70,8 @@ func mergeQueueFlags(cmd *cobra.Command, cl shoalv1.QueuesClient, f *queueFlags,
 	if len(args) != 1 {
 		return nil, 0, fmt.Errorf("name the queue or give -f FILE")
 	}
-	if len(f.quota) == 0 && len(f.borrowing) == 0 && f.weight == 0 {
-		return nil, 0, fmt.Errorf("nothing to change: give --weight, --gpu-quota or --borrowing-limit")
+	if len(f.quota) == 0 && len(f.borrowing) == 0 && f.weight == 0 && f.podSecurity == "" {
+		return nil, 0, fmt.Errorf("nothing to change: give --weight, --gpu-quota, --borrowing-limit or --pod-security")
 	}
 	obj, err := cl.Get(cmd.Context(), &shoalv1.GetQueueRequest{Name: args[0]})
 	if err != nil {
@@ -82,6 +83,9 @@ func mergeQueueFlags(cmd *cobra.Command, cl shoalv1.QueuesClient, f *queueFlags,
 	}
 	if f.weight != 0 {
 		q.Spec.Weight = &f.weight
+	}
+	if f.podSecurity != "" {
+		q.Spec.PodSecurity = v1alpha1.PodSecurityLevel(f.podSecurity)
 	}
 	if q.Spec.Quotas == nil {
 		q.Spec.Quotas = map[string]v1alpha1.GPUQuota{}

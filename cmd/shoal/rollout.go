@@ -18,7 +18,7 @@ import (
 // addRolloutCommands adds `shoal rollout create|get|list|pause|resume|abort`.
 func addRolloutCommands(root *cobra.Command) {
 	cmd := &cobra.Command{Use: "rollout", Short: "Move a GitOps revision across the fleet in waves"}
-	cmd.AddCommand(newRolloutCreateCommand(), newRolloutGetCommand(), newRolloutListCommand())
+	cmd.AddCommand(newRolloutCreateCommand(), newRolloutGetCommand(), newRolloutListCommand(), newRolloutStatusCommand())
 	for _, verb := range []string{"pause", "resume", "abort"} {
 		cmd.AddCommand(newRolloutVerbCommand(verb))
 	}
@@ -43,8 +43,9 @@ func decodeRollout(o *shoalv1.Object) (*v1alpha1.Rollout, error) {
 
 func newRolloutCreateCommand() *cobra.Command {
 	var req shoalv1.CreateRolloutRequest
-	var soak, waveTimeout time.Duration
+	var soak, waveTimeout, timeout time.Duration
 	var output string
+	var wait bool
 	cmd := &cobra.Command{
 		Use:     "create [NAME] --revision SHA [--clusters SELECTOR] [--waves 1,25%,100%] [--soak 5m]",
 		Short:   "Pin a commit on the selected clusters wave by wave; halt and roll the wave back when a cluster fails",
@@ -67,7 +68,14 @@ func newRolloutCreateCommand() *cobra.Command {
 			if err != nil {
 				return outCallError("create rollout", err)
 			}
-			return printRollouts(cmd, output, []*shoalv1.Object{obj}, true)
+			if err := printRollouts(cmd, output, []*shoalv1.Object{obj}, true); err != nil || !wait {
+				return err
+			}
+			r, err := decodeRollout(obj)
+			if err != nil {
+				return err
+			}
+			return waitRolloutFor(cmd, cl, r.Name, timeout)
 		},
 	}
 	fl := cmd.Flags()
@@ -76,6 +84,8 @@ func newRolloutCreateCommand() *cobra.Command {
 	fl.StringVar(&req.Waves, "waves", "1,25%,100%", "cumulative waves: counts and percentages of the selected clusters")
 	fl.DurationVar(&soak, "soak", 5*time.Minute, "how long a wave must stay applied, healthy and Ready before the next")
 	fl.DurationVar(&waveTimeout, "wave-timeout", 0, "fail a wave that has not passed this long after it started (default 10m plus the soak)")
+	fl.BoolVar(&wait, "wait", false, "wait until the rollout succeeds, showing its progress on stderr (shoal rollout status); fails when it halts")
+	fl.DurationVar(&timeout, "timeout", 0, "with --wait: give up after this long (0: no limit)")
 	_ = cmd.MarkFlagRequired("revision")
 	outFlag(cmd, &output)
 	return cmd
