@@ -17,7 +17,8 @@
 #   SIM_CHECKPOINT_ON_PREEMPT=1  victims save their work in their grace period
 #                          (default: they lose the work since their last hourly checkpoint)
 #   SIM_PARALLEL=$(nproc)  simulator runs at once
-#   BENCH_XL=1             also time decisions on F-XL (100 clusters, 800,000 GPUs; ~1 min more)
+#   BENCH_XL=1             also time decisions on F-XL (100 clusters, 800,000 GPUs) and on its
+#                          first 10/25/50/100 clusters (BenchmarkPlaceScale; a few minutes more)
 #   SKIP_DECISION=1 / SKIP_SIM=1 to run one half only
 # Defaults take about 5–8 minutes on 2 cores.
 set -euo pipefail

@@ -65,18 +65,22 @@ cleanup() {
   "$shoal" job cancel "${JOBS[@]}" >/dev/null 2>&1 || true
   local deadline=$((SECONDS + 60)) left
   while (( SECONDS < deadline )); do
-    left=$(kubectl --context hub get pods -n shoal-jobs -l shoal.dev/job --no-headers 2>/dev/null | wc -l || echo 0)
+    left=$(kubectl --context hub get pods -A -l "shoal.dev/job in ($(IFS=,; echo "${JOBS[*]}"))" --no-headers 2>/dev/null | wc -l || echo 0)
     (( left == 0 )) && break
     sleep 1
   done
   echo "member pods left on the hub: ${left:-0}"
   "$shoal" job list
+  if (( ${left:-0} > 0 )); then
+    echo "demo: cancelled jobs' member pods were still on the hub after 60 s" >&2
+    exit 1
+  fi
 }
 trap cleanup EXIT
 
 say "Queues: demo/research (training), demo/serving (production), demo/scavenger (spot)"
 for q in demo demo/research demo/serving demo/scavenger; do
-  "$shoal" queue create "$q" >/dev/null 2>&1 || true
+  "$shoal" queue get "$q" >/dev/null 2>&1 || "$shoal" queue create "$q" >/dev/null  # a rerun finds them
 done
 "$shoal" queue list
 
@@ -112,4 +116,4 @@ fi
 
 say "Every demo job"
 "$shoal" job list
-kubectl --context hub get pods -n shoal-jobs -l shoal.dev/job -o wide 2>/dev/null | head -12 || true
+kubectl --context hub get pods -A -l shoal.dev/job -o wide 2>/dev/null | head -12 || true

@@ -93,11 +93,13 @@ step_hub_pod() {
   node=$("$shoal" dev nodes hub | awk -v c="shoal-$c-" 'index($1, c) == 1 && $4 > 0 { print $1; exit }')
   say "A GPU pod bound on the hub to virtual node $node runs in workload cluster $c"
   "$shoal" dev pod hub demo-hub-pod --node "$node" --count 8
+  say "Its logs, read from the hub (shoal dev logs hub demo-hub-pod; kubectl --context hub -n shoal-c-$c logs demo-hub-pod)"
+  echo "(hub API server -> agent kubelet endpoint -> $c's API server -> kwok's kubelet endpoint;"
+  echo " no container runs on a KWOK node, so the line is KWOK's simulated container log)"
+  "$shoal" dev logs hub demo-hub-pod | sed 's/^/  /'
   if have_kubectl; then
-    say "Its logs, read from the hub (kubectl --context hub logs demo-hub-pod)"
-    echo "(hub API server -> agent kubelet endpoint -> $c's API server -> kwok's kubelet endpoint;"
-    echo " no container runs on a KWOK node, so the line is KWOK's simulated container log)"
-    kubectl --context hub logs demo-hub-pod 2>&1 | sed 's/^/  /' || true
+    kubectl --context hub -n "shoal-c-$c" delete pod demo-hub-pod --wait=true >/dev/null
+    echo "deleted it on the hub: its pod in $c goes with it"
   fi
 }
 

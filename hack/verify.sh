@@ -23,9 +23,10 @@ step "golangci-lint"
 golangci-lint run ./... || fail=1
 
 step "generated code up to date"
-# Compare apis/ before and after generating (new, changed and removed files),
-# so that uncommitted work in apis/ is not taken for stale output.
-snapshot() { find apis -type f -print0 | sort -z | xargs -0 sha256sum; }
+# Compare apis/ and the REST gateway and OpenAPI document (hub/rest) before
+# and after generating (new, changed and removed files), so that
+# uncommitted work there is not taken for stale output.
+snapshot() { find apis hub/rest/internal hub/rest/openapi.json -type f -print0 2>/dev/null | sort -z | xargs -0 sha256sum; }
 before=$(snapshot)
 if hack/generate.sh >/dev/null; then
   stale=$(diff <(echo "$before") <(snapshot) | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u)
@@ -38,6 +39,20 @@ fi
 
 step "SPDX line"
 hack/spdx.sh -check || fail=1
+
+step "kustomize bases generated from the charts"
+# deploy/hub and deploy/agent are what hack/chartgen renders from
+# deploy/charts (make generate); compared before and after, like the above.
+bases() { find deploy/hub deploy/agent -type f -print0 | sort -z | xargs -0 sha256sum; }
+before=$(bases)
+if go run ./hack/chartgen >/dev/null; then
+  stale=$(diff <(echo "$before") <(bases) | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u)
+  if [ -n "$stale" ]; then
+    echo "the kustomize bases are stale: run 'make generate' and commit; it changed:"; echo "$stale"; fail=1
+  fi
+else
+  echo "hack/chartgen failed"; fail=1
+fi
 
 [ $fail = 0 ] && echo "verify: OK" || echo "verify: FAILED"
 exit $fail
