@@ -71,12 +71,13 @@ func TestDependenciesReachTheWorkloadCluster(t *testing.T) {
 	t.Cleanup(func() { cancelAndWaitGone(t, "deps") })
 	waitPhase(t, "deps", v1alpha1.JobRunning, time.Minute)
 
-	lcm, err := work.CoreV1().ConfigMaps(memberNS).Get(ctx, cm.Name, metav1.GetOptions{})
+	localNS := v1alpha1.LocalMemberNamespace("e2e") // the copies live with the members, in their queue's namespace
+	lcm, err := work.CoreV1().ConfigMaps(localNS).Get(ctx, cm.Name, metav1.GetOptions{})
 	if err != nil || lcm.Data["model"] != "llama" || lcm.Labels[v1alpha1.LabelCopy] != "true" ||
 		lcm.Labels[v1alpha1.ManagedByLabel] != v1alpha1.ManagedByAgent || lcm.Annotations[v1alpha1.AnnotationCopyJobs] != "deps" {
 		t.Fatalf("ConfigMap copy in %s: %v %+v", c, err, lcm)
 	}
-	lsec, err := work.CoreV1().Secrets(memberNS).Get(ctx, sec.Name, metav1.GetOptions{})
+	lsec, err := work.CoreV1().Secrets(localNS).Get(ctx, sec.Name, metav1.GetOptions{})
 	if err != nil || string(lsec.Data["token"]) != "one" || lsec.Labels[v1alpha1.LabelCopy] != "true" {
 		t.Fatalf("Secret copy in %s: %v %+v", c, err, lsec)
 	}
@@ -102,7 +103,7 @@ func TestDependenciesReachTheWorkloadCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "hub Secret update reaches the copy", func(ctx context.Context) (bool, error) {
-		s, err := work.CoreV1().Secrets(memberNS).Get(ctx, sec.Name, metav1.GetOptions{})
+		s, err := work.CoreV1().Secrets(localNS).Get(ctx, sec.Name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -111,8 +112,8 @@ func TestDependenciesReachTheWorkloadCluster(t *testing.T) {
 
 	cancelAndWaitGone(t, "deps")
 	eventually(t, 30*time.Second, "copies removed after the job", func(ctx context.Context) (bool, error) {
-		_, cerr := work.CoreV1().ConfigMaps(memberNS).Get(ctx, cm.Name, metav1.GetOptions{})
-		_, serr := work.CoreV1().Secrets(memberNS).Get(ctx, sec.Name, metav1.GetOptions{})
+		_, cerr := work.CoreV1().ConfigMaps(localNS).Get(ctx, cm.Name, metav1.GetOptions{})
+		_, serr := work.CoreV1().Secrets(localNS).Get(ctx, sec.Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(cerr) && apierrors.IsNotFound(serr), fmt.Errorf("ConfigMap: %v, Secret: %v", cerr, serr)
 	})
 	if _, err := hubObjs.Secrets(memberNS).Get(ctx, sec.Name, metav1.GetOptions{}); err != nil {

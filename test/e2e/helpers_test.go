@@ -84,11 +84,12 @@ func waitPhase(t *testing.T, name string, phase v1alpha1.JobPhase, timeout time.
 	return j
 }
 
-// localPods returns the job's local pods in every workload cluster, by cluster.
+// localPods returns the job's local pods in every workload cluster, by
+// cluster, whatever their namespace (the agents put them in their queue's).
 func localPods(ctx context.Context, job string) (map[string][]corev1.Pod, error) {
 	out := map[string][]corev1.Pod{}
 	for name, cs := range workloads {
-		l, err := cs.CoreV1().Pods(memberNS).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
+		l, err := cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
 		if err != nil {
 			return nil, err
 		}
@@ -100,7 +101,8 @@ func localPods(ctx context.Context, job string) (map[string][]corev1.Pod, error)
 }
 
 func hubPods(ctx context.Context, job string) ([]corev1.Pod, error) {
-	l, err := h.kube.CoreV1().Pods(memberNS).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
+	// Every cluster's namespace (v1alpha1.ClusterNamespace).
+	l, err := h.kube.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
 	if err != nil {
 		return nil, err
 	}

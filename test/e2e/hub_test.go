@@ -49,6 +49,10 @@ type hub struct {
 // for jobs that must land on one cluster.
 const labelCluster = "e2e.shoal.dev/cluster"
 
+// spotTaint is the taint every e2e agent reads as a spot node marked to go
+// (--spot-node-taint).
+const spotTaint = "e2e.shoal.dev/spot-termination"
+
 // hubFenceTimeout is the hub's fence timeout in these tests.
 const hubFenceTimeout = 20 * time.Second
 
@@ -177,7 +181,7 @@ func (h *hub) startAgent(ctx context.Context, cluster string, local *rest.Config
 	cfg := agent.Config{HubAddress: h.addr, Token: token, CAHash: h.ca.Hash(), Cluster: cluster,
 		Local: asDeployed(local), HeartbeatInterval: time.Second, KubeletListen: "127.0.0.1:0",
 		KubeletAddress: "127.0.0.1", KubeletClientCAFile: fl.KubeletClientCAFile(), LeaseDurationSeconds: 20, Labels: map[string]string{labelCluster: cluster}, InventoryInterval: 200 * time.Millisecond,
-		Version: "v0.0.0-e2e", FenceTimeout: hubFenceTimeout}
+		Version: "v0.0.0-e2e", FenceTimeout: hubFenceTimeout, SpotNodeTaints: []string{spotTaint}}
 	for _, m := range mutate {
 		m(&cfg)
 	}

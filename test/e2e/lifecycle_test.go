@@ -86,7 +86,7 @@ func TestMemberFailureRestartsWholeGang(t *testing.T) {
 	if err != nil || len(local[c]) != 3 {
 		t.Fatalf("local pods %v (%v)", local, err)
 	}
-	if err := workloads[c].CoreV1().Pods(memberNS).Delete(t.Context(), local[c][0].Name, metav1.DeleteOptions{}); err != nil {
+	if err := workloads[c].CoreV1().Pods(local[c][0].Namespace).Delete(t.Context(), local[c][0].Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, time.Minute, "restarted gang running", func(ctx context.Context) (bool, error) {

@@ -110,9 +110,14 @@ func run(m *testing.M) int {
 	return code
 }
 
-// waitFleetReady waits until every cluster is Ready with its 128 GPUs in the inventory.
+// waitFleetReady waits until every cluster is Ready with its 128 GPUs in
+// the inventory and the dispatcher leads: it creates the users' namespace
+// on the hub cluster (memberNS), where tests put jobs' dependencies.
 func waitFleetReady(ctx context.Context) error {
 	return wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		if _, err := h.kube.CoreV1().Namespaces().Get(ctx, memberNS, metav1.GetOptions{}); err != nil {
+			return false, nil
+		}
 		invs, err := h.reg.Inventories(ctx)
 		if err != nil || len(invs) != len(clusterNames) {
 			return false, nil

@@ -122,37 +122,7 @@ func lostDecision(j *v1alpha1.Job) string {
 // left on it.
 func TestPartitionedAgentFencesAndGangMovesWithoutOverlap(t *testing.T) {
 	skipShort(t)
-	cut := clusterNames[len(clusterNames)-1]
-	hubURL, err := url.Parse(h.hubRC.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	api, kube := newFreezer(t, h.addr), newFreezer(t, hubURL.Host)
-	agentStops[cut]()
-	stop, err := h.startAgent(hubCtx, cut, agentConfigs[cut], func(c *agent.Config) {
-		c.HubAddress, c.HubClusterDial, c.FenceTimeout = api.Addr(), kube.Dial, agentFenceTimeout
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	agentStops[cut] = stop
-	// Registered after the proxies, so run before they close: the cluster
-	// gets the suite's direct agent back for the tests that follow.
-	t.Cleanup(func() {
-		api.Thaw()
-		kube.Thaw()
-		agentStops[cut]()
-		stop, err := h.startAgent(hubCtx, cut, agentConfigs[cut])
-		if err != nil {
-			t.Errorf("restart the agent of %s: %v", cut, err)
-			return
-		}
-		agentStops[cut] = stop
-		if err := clusterReady(context.Background(), cut); err != nil {
-			t.Error(err)
-		}
-	})
-	waitClusterReady(t, cut)
+	cut, api, kube := cutAgent(t)
 
 	// Place the gang on the cluster to cut: cordon the others meanwhile.
 	var others []string
@@ -235,8 +205,12 @@ func TestPartitionedAgentFencesAndGangMovesWithoutOverlap(t *testing.T) {
 	if c.Status.State != v1alpha1.ClusterLost {
 		t.Errorf("cut-off cluster %s is %s, want Lost", cut, c.Status.State)
 	}
-	if moved < hubFenceTimeout+registry.DefaultFenceMargin {
-		t.Errorf("rescheduled after %s, before the hub's fence timeout plus margin %s", moved, hubFenceTimeout+registry.DefaultFenceMargin)
+	// The hub's and the agent's clocks both run from the agent's last
+	// heartbeat, which came up to a heartbeat interval before the cut.
+	if c.Status.LastHeartbeat == nil {
+		t.Errorf("cut-off cluster %s has no last heartbeat", cut)
+	} else if after := start.Add(moved).Sub(c.Status.LastHeartbeat.Time); after < hubFenceTimeout+registry.DefaultFenceMargin {
+		t.Errorf("rescheduled %s after the cluster's last heartbeat, before the hub's fence timeout plus margin %s", after, hubFenceTimeout+registry.DefaultFenceMargin)
 	}
 	if j.Status.Restarts != 0 || j.Annotations[v1alpha1.AnnotationAborts] != "" {
 		t.Errorf("a cluster loss counted: restarts %d, aborts %q", j.Status.Restarts, j.Annotations[v1alpha1.AnnotationAborts])
@@ -253,6 +227,47 @@ func TestPartitionedAgentFencesAndGangMovesWithoutOverlap(t *testing.T) {
 		local, err := localPods(ctx, name)
 		return err == nil && len(local[cut]) == 0, fmt.Errorf("%d local pods on %s (%v)", len(local[cut]), cut, err)
 	})
+}
+
+// cutAgent restarts the agent of the last cluster with its gRPC and
+// hub-cluster connections through loopback proxies the test can freeze,
+// and a fence timeout of agentFenceTimeout; when the test ends the cluster
+// gets the suite's direct agent back. It returns the cluster and the two
+// proxies, once the cluster is Ready.
+func cutAgent(t *testing.T) (cut string, api, kube *freezer) {
+	t.Helper()
+	cut = clusterNames[len(clusterNames)-1]
+	hubURL, err := url.Parse(h.hubRC.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, kube = newFreezer(t, h.addr), newFreezer(t, hubURL.Host)
+	agentStops[cut]()
+	stop, err := h.startAgent(hubCtx, cut, agentConfigs[cut], func(c *agent.Config) {
+		c.HubAddress, c.HubClusterDial, c.FenceTimeout = api.Addr(), kube.Dial, agentFenceTimeout
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentStops[cut] = stop
+	// Registered after the proxies, so run before they close: the cluster
+	// gets the suite's direct agent back for the tests that follow.
+	t.Cleanup(func() {
+		api.Thaw()
+		kube.Thaw()
+		agentStops[cut]()
+		stop, err := h.startAgent(hubCtx, cut, agentConfigs[cut])
+		if err != nil {
+			t.Errorf("restart the agent of %s: %v", cut, err)
+			return
+		}
+		agentStops[cut] = stop
+		if err := clusterReady(context.Background(), cut); err != nil {
+			t.Error(err)
+		}
+	})
+	waitClusterReady(t, cut)
+	return cut, api, kube
 }
 
 // waitClusterReady waits until cluster name is Ready.

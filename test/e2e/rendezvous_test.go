@@ -19,10 +19,11 @@ import (
 )
 
 // rendezvousOf reads a cluster's rendezvous Service and EndpointSlices of
-// job: the endpoints as host name → address, or an error saying what is
+// job in namespace ns (the hub's member namespace, or the queue's in a
+// workload cluster): the endpoints as host name → address, or an error saying what is
 // missing or wrong (a selector, a slice not managed by managedBy).
-func rendezvousOf(ctx context.Context, cs kubernetes.Interface, job, managedBy string) (map[string]string, error) {
-	svc, err := cs.CoreV1().Services(memberNS).Get(ctx, v1alpha1.ServiceName(job), metaGet)
+func rendezvousOf(ctx context.Context, cs kubernetes.Interface, ns, job, managedBy string) (map[string]string, error) {
+	svc, err := cs.CoreV1().Services(ns).Get(ctx, v1alpha1.ServiceName(job), metaGet)
 	if err != nil {
 		return nil, err
 	}
@@ -30,7 +31,7 @@ func rendezvousOf(ctx context.Context, cs kubernetes.Interface, job, managedBy s
 		return nil, fmt.Errorf("service %s: clusterIP %q selector %v publishNotReady %v", svc.Name,
 			svc.Spec.ClusterIP, svc.Spec.Selector, svc.Spec.PublishNotReadyAddresses)
 	}
-	l, err := cs.DiscoveryV1().EndpointSlices(memberNS).List(ctx, metav1.ListOptions{
+	l, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{
 		LabelSelector: discoveryv1.LabelServiceName + "=" + v1alpha1.ServiceName(job)})
 	if err != nil {
 		return nil, err
@@ -50,12 +51,13 @@ func rendezvousOf(ctx context.Context, cs kubernetes.Interface, job, managedBy s
 	return out, nil
 }
 
-// rendezvousGone says what of job's rendezvous is left in a cluster.
-func rendezvousGone(ctx context.Context, cs kubernetes.Interface, job string) error {
-	if _, err := cs.CoreV1().Services(memberNS).Get(ctx, v1alpha1.ServiceName(job), metaGet); !apierrors.IsNotFound(err) {
+// rendezvousGone says what of job's rendezvous is left in namespace ns of
+// a cluster.
+func rendezvousGone(ctx context.Context, cs kubernetes.Interface, ns, job string) error {
+	if _, err := cs.CoreV1().Services(ns).Get(ctx, v1alpha1.ServiceName(job), metaGet); !apierrors.IsNotFound(err) {
 		return fmt.Errorf("service %s still there (%v)", job, err)
 	}
-	l, err := cs.DiscoveryV1().EndpointSlices(memberNS).List(ctx, metav1.ListOptions{
+	l, err := cs.DiscoveryV1().EndpointSlices(ns).List(ctx, metav1.ListOptions{
 		LabelSelector: discoveryv1.LabelServiceName + "=" + v1alpha1.ServiceName(job)})
 	if err != nil {
 		return err
@@ -122,29 +124,43 @@ func TestRendezvousInEveryMemberCluster(t *testing.T) {
 		}
 	}
 	reported := time.Now()
-	check := func(where string, cs kubernetes.Interface, managedBy string) {
+	// On the hub in each member cluster's namespace, and in every member
+	// cluster in the queue's namespace, where the members run and
+	// MASTER_ADDR points.
+	queueNS := v1alpha1.LocalMemberNamespace("e2e")
+	check := func(where string, cs kubernetes.Interface, ns, managedBy string) {
 		eventually(t, 30*time.Second, "rendezvous of all four members in "+where, func(ctx context.Context) (bool, error) {
-			got, err := rendezvousOf(ctx, cs, "rdv", managedBy)
+			got, err := rendezvousOf(ctx, cs, ns, "rdv", managedBy)
 			if err != nil {
 				return false, err
 			}
 			return maps.Equal(got, want), fmt.Errorf("endpoints %v, want %v", got, want)
 		})
 	}
-	check("the hub", h.kube, v1alpha1.SliceManagedByHub)
-	check(a, workloads[a], v1alpha1.SliceManagedByAgent)
-	check(b, workloads[b], v1alpha1.SliceManagedByAgent)
-	if err := rendezvousGone(t.Context(), workloads[other], "rdv"); err != nil {
+	// On the hub, in each member cluster's namespace: all four members.
+	check("the hub namespace of "+a, h.kube, v1alpha1.ClusterNamespace(a), v1alpha1.SliceManagedByHub)
+	check("the hub namespace of "+b, h.kube, v1alpha1.ClusterNamespace(b), v1alpha1.SliceManagedByHub)
+	check(a, workloads[a], queueNS, v1alpha1.SliceManagedByAgent)
+	check(b, workloads[b], queueNS, v1alpha1.SliceManagedByAgent)
+	if err := rendezvousGone(t.Context(), workloads[other], queueNS, "rdv"); err != nil {
 		t.Fatalf("cluster %s holds no member but: %v", other, err)
+	}
+	if err := rendezvousGone(t.Context(), h.kube, v1alpha1.ClusterNamespace(other), "rdv"); err != nil {
+		t.Fatalf("the hub namespace of %s, which holds no member, has: %v", other, err)
 	}
 	t.Logf("members %v; rendezvous in the hub, %s and %s %v after the last member reported its IP",
 		want, a, b, time.Since(reported).Round(time.Millisecond))
 	if _, _, err := h.jobs.Cancel(t.Context(), "rdv"); err != nil {
 		t.Fatal(err)
 	}
-	for where, cs := range map[string]kubernetes.Interface{"the hub": h.kube, a: workloads[a], b: workloads[b]} {
+	type place struct {
+		cs kubernetes.Interface
+		ns string
+	}
+	for where, p := range map[string]place{"the hub namespace of " + a: {h.kube, v1alpha1.ClusterNamespace(a)},
+		"the hub namespace of " + b: {h.kube, v1alpha1.ClusterNamespace(b)}, a: {workloads[a], queueNS}, b: {workloads[b], queueNS}} {
 		eventually(t, time.Minute, "rendezvous removed from "+where, func(ctx context.Context) (bool, error) {
-			err := rendezvousGone(ctx, cs, "rdv")
+			err := rendezvousGone(ctx, p.cs, p.ns, "rdv")
 			return err == nil, err
 		})
 	}

@@ -84,7 +84,7 @@ func TestRolesLauncherAndWorkersSucceed(t *testing.T) {
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name, Image: p.Spec.Containers[0].Image,
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed",
 				FinishedAt: metav1.Now()}}}}
-		if _, err := workloads[cluster].CoreV1().Pods(memberNS).UpdateStatus(t.Context(), &p, metav1.UpdateOptions{}); err != nil {
+		if _, err := workloads[cluster].CoreV1().Pods(p.Namespace).UpdateStatus(t.Context(), &p, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}

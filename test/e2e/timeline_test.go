@@ -39,9 +39,10 @@ func (tl *timeline) mark(milestone, pod string) {
 	}
 }
 
-// watchPods marks the milestones of job's pods seen by an informer on cs.
-func (tl *timeline) watchPods(ctx context.Context, cs kubernetes.Interface, side, job string, milestones func(*corev1.Pod) []string) error {
-	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(memberNS),
+// watchPods marks the milestones of job's pods seen by an informer on
+// namespace ns of cs.
+func (tl *timeline) watchPods(ctx context.Context, cs kubernetes.Interface, ns, side, job string, milestones func(*corev1.Pod) []string) error {
+	f := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.LabelJob + "=" + job }))
 	inf := f.Core().V1().Pods().Informer()
 	on := func(o any) {
@@ -126,11 +127,11 @@ func TestGangTimeline(t *testing.T) {
 	for i := range 3 {
 		name := fmt.Sprintf("timeline-%d", i)
 		tl := &timeline{at: map[string]map[string]time.Duration{}}
-		if err := tl.watchPods(ctx, h.kube, "hub", name, hubMilestones); err != nil {
+		if err := tl.watchPods(ctx, h.kube, metav1.NamespaceAll, "hub", name, hubMilestones); err != nil { // in every cluster namespace
 			t.Fatal(err)
 		}
 		for c, cs := range workloads {
-			if err := tl.watchPods(ctx, cs, "local", name, localMilestones); err != nil {
+			if err := tl.watchPods(ctx, cs, v1alpha1.LocalMemberNamespace("bench"), "local", name, localMilestones); err != nil {
 				t.Fatal(c, err)
 			}
 		}

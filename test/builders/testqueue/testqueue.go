@@ -44,3 +44,9 @@ func (w *Wrapper) BorrowingLimit(class string, n int32) *Wrapper {
 	w.q.Spec.Quotas[class] = q
 	return w
 }
+
+// PodSecurity sets the queue's Pod Security Standards level.
+func (w *Wrapper) PodSecurity(l v1alpha1.PodSecurityLevel) *Wrapper {
+	w.q.Spec.PodSecurity = l
+	return w
+}

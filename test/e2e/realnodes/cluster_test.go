@@ -18,14 +18,22 @@ import (
 
 // TestHostNetworkGangCompletesRendezvous: members with hostNetwork (for
 // fabrics whose pod IPs do not route across clusters) are listed by their
-// node's address and still find rank 0 by name, split over both clusters.
+// node's address and still find rank 0 by name, split over both clusters,
+// in a queue whose pod-security level is privileged.
 func TestHostNetworkGangCompletesRendezvous(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real containers")
 	}
 	manifest := strings.Replace(rendezvousJob("rdv-host", 2, 8, 2, nil, "  rendezvous: {processesPerMember: 1}\n"),
 		"      containers:", "      hostNetwork: true\n      containers:", 1)
-	submitJob(t, "realnodes", manifest)
+	// hostNetwork needs a privileged queue (baseline, the default, refuses
+	// host namespaces at submit and in the member clusters).
+	manifest = strings.Replace(manifest, "queue: realnodes\n", "queue: realnodes-host\n", 1)
+	if out, err := shoalCLI(t, "", "queue", "create", "realnodes-host", "--pod-security", "privileged"); err != nil &&
+		!strings.Contains(out, "already exists") {
+		t.Fatalf("shoal queue create realnodes-host: %v\n%s", err, out)
+	}
+	submitJob(t, "realnodes-host", manifest)
 	j := waitPhase(t, "rdv-host", v1alpha1.JobSucceeded, 3*time.Minute)
 	clusters := map[string]bool{}
 	for _, m := range j.Status.Members {

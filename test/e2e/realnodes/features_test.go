@@ -171,7 +171,7 @@ spec:
 	if len(pods) != 1 {
 		t.Fatalf("%d member pods, want 1", len(pods))
 	}
-	pod, vnode := pods[0].Name, pods[0].Spec.NodeName
+	pod, vnode, hubNS := pods[0].Name, pods[0].Spec.NodeName, pods[0].Namespace // its cluster's namespace
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	var log string
@@ -182,14 +182,14 @@ spec:
 	if !strings.Contains(log, "echo: ready") {
 		t.Fatalf("logs from the hub: %q", log)
 	}
-	if out, errOut, err := framework.Exec(ctx, hubRC, memberNS, pod, "main", "/echo", "--say", "exec", "works"); err != nil ||
+	if out, errOut, err := framework.Exec(ctx, hubRC, hubNS, pod, "main", "/echo", "--say", "exec", "works"); err != nil ||
 		out != "exec works\n" {
 		t.Fatalf("exec through the hub: %q %q %v", out, errOut, err)
 	}
-	if out, err := framework.AttachUntil(ctx, hubRC, memberNS, pod, "main", "attached through the hub\n", "attached through the hub\n"); err != nil {
+	if out, err := framework.AttachUntil(ctx, hubRC, hubNS, pod, "main", "attached through the hub\n", "attached through the hub\n"); err != nil {
 		t.Fatalf("attach through the hub: %q %v", out, err)
 	}
-	if got, err := framework.PortForward(ctx, hubRC, memberNS, pod, 7000, []byte("over the port-forward")); err != nil ||
+	if got, err := framework.PortForward(ctx, hubRC, hubNS, pod, 7000, []byte("over the port-forward")); err != nil ||
 		string(got) != "over the port-forward" {
 		t.Fatalf("port-forward through the hub: %q %v", got, err)
 	}
@@ -199,7 +199,7 @@ spec:
 	}
 	// Exactly the hub pods bound to the virtual node: this member and the
 	// ended members other tests' finished jobs keep there.
-	bound, err := hubCS.CoreV1().Pods(memberNS).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + vnode})
+	bound, err := hubCS.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + vnode})
 	if err != nil {
 		t.Fatal(err)
 	}

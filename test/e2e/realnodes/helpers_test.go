@@ -22,7 +22,9 @@ import (
 	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
-// memberNS is where member pods live, on the hub and in the workload clusters.
+// memberNS is the users' namespace on the hub, where the objects jobs
+// reference are created (the members live in their cluster's namespace on
+// the hub and in their queue's in the workload clusters).
 const memberNS = "shoal-jobs"
 
 // shoalCLI runs the shoal CLI against the fleet's hub with stdin.
@@ -79,7 +81,7 @@ func cancelJob(t testing.TB, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	_ = wait.PollUntilContextCancel(ctx, 500*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		pods, err := hubCS.CoreV1().Pods(memberNS).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + name})
+		pods, err := hubCS.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + name})
 		if err != nil {
 			return false, nil
 		}
@@ -132,7 +134,7 @@ func waitPhase(t *testing.T, name string, phase v1alpha1.JobPhase, timeout time.
 // hubMemberPods lists the job's member pods on the hub, by member index.
 func hubMemberPods(t *testing.T, name string) []corev1.Pod {
 	t.Helper()
-	pods, err := hubCS.CoreV1().Pods(memberNS).List(t.Context(), metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + name})
+	pods, err := hubCS.CoreV1().Pods(metav1.NamespaceAll).List(t.Context(), metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,11 +144,40 @@ func hubMemberPods(t *testing.T, name string) []corev1.Pod {
 	return pods.Items
 }
 
+// settledMemberPods waits until the job's member pods on the hub have
+// settled: none is being deleted (members the hub stops when the job ends
+// lose their local pod first, so their logs are gone while their hub pod
+// waits for the agent's confirmation) and every one left has finished.
+func settledMemberPods(t *testing.T, name string, timeout time.Duration) []corev1.Pod {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		pods := hubMemberPods(t, name)
+		settled := true
+		for _, p := range pods {
+			settled = settled && p.DeletionTimestamp == nil &&
+				(p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed)
+		}
+		if settled {
+			return pods
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("member pods of %s on the hub did not settle within %s", name, timeout)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 // hubLogs reads a member's container log from the hub: hub API server, the
 // agent's virtual kubelet, the workload API server, the real kubelet.
 func hubLogs(t *testing.T, pod string) string {
 	t.Helper()
-	b, err := hubCS.CoreV1().Pods(memberNS).GetLogs(pod, &corev1.PodLogOptions{}).DoRaw(t.Context())
+	// The member is in its cluster's namespace of the hub.
+	l, err := hubCS.CoreV1().Pods(metav1.NamespaceAll).List(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=" + pod})
+	if err != nil || len(l.Items) != 1 {
+		t.Fatalf("member pod %s on the hub: %v (%d found)", pod, err, len(l.Items))
+	}
+	b, err := hubCS.CoreV1().Pods(l.Items[0].Namespace).GetLogs(pod, &corev1.PodLogOptions{}).DoRaw(t.Context())
 	if err != nil {
 		t.Fatalf("logs of %s from the hub: %v", pod, err)
 	}

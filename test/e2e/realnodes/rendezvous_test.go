@@ -84,7 +84,7 @@ func TestWrongWorldSizeFailsTheGang(t *testing.T) {
 	// joined …; missing ranks", another rank "the master waits for all 3
 	// ranks" (which member fails first varies; running ones are stopped).
 	var logs []string
-	for _, p := range hubMemberPods(t, "rdv-wrong") {
+	for _, p := range settledMemberPods(t, "rdv-wrong", time.Minute) {
 		logs = append(logs, hubLogs(t, p.Name))
 	}
 	if all := strings.Join(logs, "\n"); len(logs) == 0 || !strings.Contains(all, "3 ranks") {

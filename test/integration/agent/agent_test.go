@@ -32,6 +32,9 @@ const (
 	leaseSecs   = 6
 )
 
+// hubNS is where the hub places the cluster's members on the hub cluster.
+var hubNS = v1alpha1.ClusterNamespace(clusterName)
+
 type runningAgent struct {
 	cancel context.CancelFunc
 	done   chan error
@@ -89,9 +92,20 @@ func gpuQty(rl corev1.ResourceList, r string) int64 {
 	return q.Value()
 }
 
+// teamA is the workload-cluster namespace of queue team-a, where the agent
+// runs the members hubPod makes (their hub pods are in the cluster's hub
+// namespace, hubNS).
+var teamA = v1alpha1.LocalMemberNamespace("team-a")
+
+// hubPod is a hub member pod of queue team-a with annotations ann besides
+// the queue.
 func hubPod(name, node string, ann map[string]string, gpus int64) *corev1.Pod {
+	a := map[string]string{v1alpha1.AnnotationQueue: "team-a"}
+	for k, v := range ann {
+		a[k] = v
+	}
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a", Annotations: ann, Labels: map[string]string{"app": name}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: hubNS, Annotations: a, Labels: map[string]string{"app": name}},
 		Spec: corev1.PodSpec{NodeName: node,
 			Tolerations: []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}},
 			Containers: []corev1.Container{{Name: "main", Image: "busybox", Resources: corev1.ResourceRequirements{
@@ -126,9 +140,7 @@ func TestAgent(t *testing.T) {
 	if _, err := work.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shoal-system"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hubAdmin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	mustCreateNS(ctx, t, hubAdmin, hubNS) // the issuer's too, once the agent registers
 	reapCtx, stopReap := context.WithCancel(ctx)
 	defer stopReap()
 	go reapDeleted(reapCtx, work)
@@ -217,18 +229,18 @@ func TestAgent(t *testing.T) {
 
 	t.Run("pod runs in the workload cluster", func(t *testing.T) {
 		p := placedPod("trainer", h100Node, map[string]string{v1alpha1.AnnotationTargetNode: "n1"}, 8)
-		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		if _, err := hubAdmin.CoreV1().Pods(hubNS).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		var local *corev1.Pod
 		eventually(t, 30*time.Second, "local pod", func(ctx context.Context) (bool, error) {
 			var err error
-			local, err = work.CoreV1().Pods("team-a").Get(ctx, "trainer", metav1.GetOptions{})
+			local, err = work.CoreV1().Pods(teamA).Get(ctx, "trainer", metav1.GetOptions{})
 			return err == nil, err
 		})
-		ns, err := work.CoreV1().Namespaces().Get(ctx, "team-a", metav1.GetOptions{})
-		if err != nil || ns.Labels[v1alpha1.LabelManaged] != "true" {
-			t.Errorf("namespace not created as managed: %v %v", err, ns.Labels)
+		ns, err := work.CoreV1().Namespaces().Get(ctx, teamA, metav1.GetOptions{})
+		if err != nil || ns.Labels[v1alpha1.LabelManaged] != "true" || ns.Labels[v1alpha1.PodSecurityEnforceLabel] != "baseline" {
+			t.Errorf("namespace not created as managed with the default pod-security level enforced: %v %v", err, ns.Labels)
 		}
 		tolerates := false
 		for _, tl := range local.Spec.Tolerations {
@@ -241,11 +253,11 @@ func TestAgent(t *testing.T) {
 		if len(aff) != 1 || aff[0].MatchFields[0].Values[0] != "n1" {
 			t.Errorf("affinity = %+v", aff)
 		}
-		if err := bindAndRun(ctx, work, "team-a", "trainer", "n1"); err != nil {
+		if err := bindAndRun(ctx, work, teamA, "trainer", "n1"); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 30*time.Second, "hub pod Running", func(ctx context.Context) (bool, error) {
-			hp, err := hubAdmin.CoreV1().Pods("team-a").Get(ctx, "trainer", metav1.GetOptions{})
+			hp, err := hubAdmin.CoreV1().Pods(hubNS).Get(ctx, "trainer", metav1.GetOptions{})
 			return err == nil && hp.Status.Phase == corev1.PodRunning, err
 		})
 	})
@@ -295,22 +307,22 @@ func TestAgent(t *testing.T) {
 	})
 
 	t.Run("logs through the hub", func(t *testing.T) {
-		want, err := work.CoreV1().Pods("team-a").GetLogs("trainer", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
+		want, err := work.CoreV1().Pods(teamA).GetLogs("trainer", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
 		if err != nil {
 			t.Fatalf("local logs: %v", err)
 		}
-		rc, err := hubAdmin.CoreV1().Pods("team-a").GetLogs("trainer", &corev1.PodLogOptions{Container: "main"}).Stream(ctx)
+		rc, err := hubAdmin.CoreV1().Pods(hubNS).GetLogs("trainer", &corev1.PodLogOptions{Container: "main"}).Stream(ctx)
 		if err != nil {
 			t.Fatalf("hub logs: %v", err)
 		}
 		got, _ := io.ReadAll(rc)
 		_ = rc.Close()
-		if string(got) != string(want) || !strings.Contains(string(got), "hello from team-a/trainer") {
+		if string(got) != string(want) || !strings.Contains(string(got), "hello from "+teamA+"/trainer") {
 			t.Errorf("hub logs = %q, workload logs = %q", got, want)
 		}
 		// An error of the workload cluster comes back as such.
-		_, localErr := work.CoreV1().Pods("team-a").GetLogs("trainer", &corev1.PodLogOptions{Container: "nope"}).DoRaw(ctx)
-		body, err := hubAdmin.CoreV1().Pods("team-a").GetLogs("trainer", &corev1.PodLogOptions{Container: "nope"}).DoRaw(ctx)
+		_, localErr := work.CoreV1().Pods(teamA).GetLogs("trainer", &corev1.PodLogOptions{Container: "nope"}).DoRaw(ctx)
+		body, err := hubAdmin.CoreV1().Pods(hubNS).GetLogs("trainer", &corev1.PodLogOptions{Container: "nope"}).DoRaw(ctx)
 		if localErr == nil || err == nil || statusCode(err) != statusCode(localErr) {
 			t.Errorf("hub logs of a missing container: %v (%q), workload cluster said %v", err, body, localErr)
 		}
@@ -318,7 +330,7 @@ func TestAgent(t *testing.T) {
 	})
 
 	t.Run("exec through the hub", func(t *testing.T) {
-		req := hubAdmin.CoreV1().RESTClient().Post().Resource("pods").Namespace("team-a").Name("trainer").SubResource("exec").
+		req := hubAdmin.CoreV1().RESTClient().Post().Resource("pods").Namespace(hubNS).Name("trainer").SubResource("exec").
 			VersionedParams(&corev1.PodExecOptions{Container: "main", Command: []string{"echo", "hi"}, Stdout: true, Stderr: true},
 				scheme.ParameterCodec)
 		exec, err := remotecommand.NewSPDYExecutor(hubCP.Config, "POST", req.URL())
@@ -329,7 +341,7 @@ func TestAgent(t *testing.T) {
 		if err := exec.StreamWithContext(ctx, remotecommand.StreamOptions{Stdout: &stdout, Stderr: &stderr}); err != nil {
 			t.Fatalf("exec: %v (stderr %q)", err, stderr.String())
 		}
-		if want := "ran [echo hi] in team-a/trainer/main"; !strings.Contains(stdout.String(), want) {
+		if want := "ran [echo hi] in " + teamA + "/trainer/main"; !strings.Contains(stdout.String(), want) {
 			t.Errorf("stdout = %q, want %q", stdout.String(), want)
 		}
 	})
@@ -337,15 +349,15 @@ func TestAgent(t *testing.T) {
 	t.Run("kubelet API of a virtual node: pods, stats, attach, port-forward", func(t *testing.T) {
 		mig := placedPod("mig-worker", migNode, nil, 0)
 		mig.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/mig-1g.10gb": *resourceQty(1)}
-		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, mig, metav1.CreateOptions{}); err != nil {
+		if _, err := hubAdmin.CoreV1().Pods(hubNS).Create(ctx, mig, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		defer func() {
 			zero := int64(0)
-			_ = hubAdmin.CoreV1().Pods("team-a").Delete(ctx, "mig-worker", metav1.DeleteOptions{GracePeriodSeconds: &zero})
+			_ = hubAdmin.CoreV1().Pods(hubNS).Delete(ctx, "mig-worker", metav1.DeleteOptions{GracePeriodSeconds: &zero})
 			waitLocalGone(t, "mig-worker")
 		}()
-		trainer, err := hubAdmin.CoreV1().Pods("team-a").Get(ctx, "trainer", metav1.GetOptions{})
+		trainer, err := hubAdmin.CoreV1().Pods(hubNS).Get(ctx, "trainer", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,7 +375,7 @@ func TestAgent(t *testing.T) {
 				return false, err
 			}
 			mg, err := podsOf(ctx, migNode)
-			return h == "team-a/trainer@"+string(trainer.UID) && strings.HasPrefix(mg, "team-a/mig-worker@") && !strings.Contains(mg, ","), err
+			return h == hubNS+"/trainer@"+string(trainer.UID) && strings.HasPrefix(mg, hubNS+"/mig-worker@") && !strings.Contains(mg, ","), err
 		})
 
 		sum, err := framework.NodeStatsSummary(ctx, hubAdmin, h100Node)
@@ -382,19 +394,19 @@ func TestAgent(t *testing.T) {
 			t.Errorf("stats summary of %s = %+v, %v, want no pods and no figures", migNode, sum, err)
 		}
 
-		out, errOut, err := framework.Attach(ctx, hubCP.Config, "team-a", "trainer", "main", "hello through the hub\n")
-		if err != nil || out != "attached to team-a/trainer/main\nhello through the hub\n" {
+		out, errOut, err := framework.Attach(ctx, hubCP.Config, hubNS, "trainer", "main", "hello through the hub\n")
+		if err != nil || out != "attached to "+teamA+"/trainer/main\nhello through the hub\n" {
 			t.Errorf("attach: %v, stdout %q, stderr %q", err, out, errOut)
 		}
 
-		got, err := framework.PortForward(ctx, hubCP.Config, "team-a", "trainer", 8080, []byte("ping\n"))
-		if err != nil || string(got) != "port 8080 of team-a/trainer\nping\n" {
+		got, err := framework.PortForward(ctx, hubCP.Config, hubNS, "trainer", 8080, []byte("ping\n"))
+		if err != nil || string(got) != "port 8080 of "+teamA+"/trainer\nping\n" {
 			t.Errorf("port-forward: %v, got %q", err, got)
 		}
 
 		// A node's endpoint knows only its own members, as a kubelet does.
 		_, err = hubAdmin.CoreV1().RESTClient().Get().Resource("nodes").Name(h100Node).SubResource("proxy").
-			Suffix("containerLogs/team-a/mig-worker/main").DoRaw(ctx)
+			Suffix("containerLogs/" + hubNS + "/mig-worker/main").DoRaw(ctx)
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("logs of another node's pod through %s: %v, want not found", h100Node, err)
 		}
@@ -406,63 +418,63 @@ func TestAgent(t *testing.T) {
 
 	t.Run("deleting on the hub deletes locally", func(t *testing.T) {
 		grace := int64(2) // virtual-kubelet force-deletes the hub pod after the grace period
-		if err := hubAdmin.CoreV1().Pods("team-a").Delete(ctx, "trainer", metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
+		if err := hubAdmin.CoreV1().Pods(hubNS).Delete(ctx, "trainer", metav1.DeleteOptions{GracePeriodSeconds: &grace}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 60*time.Second, "local pod gone", func(ctx context.Context) (bool, error) {
-			_, err := work.CoreV1().Pods("team-a").Get(ctx, "trainer", metav1.GetOptions{})
+			_, err := work.CoreV1().Pods(teamA).Get(ctx, "trainer", metav1.GetOptions{})
 			return apierrors.IsNotFound(err), nil
 		})
 		eventually(t, 60*time.Second, "hub pod gone", func(ctx context.Context) (bool, error) {
-			_, err := hubAdmin.CoreV1().Pods("team-a").Get(ctx, "trainer", metav1.GetOptions{})
+			_, err := hubAdmin.CoreV1().Pods(hubNS).Get(ctx, "trainer", metav1.GetOptions{})
 			return apierrors.IsNotFound(err), nil
 		})
 	})
 
 	t.Run("a hub pod deleted outright removes its local pod", func(t *testing.T) {
-		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, hubPod("quick", h100Node, nil, 1), metav1.CreateOptions{}); err != nil {
+		if _, err := hubAdmin.CoreV1().Pods(hubNS).Create(ctx, hubPod("quick", h100Node, nil, 1), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		waitLocal(t, "quick")
 		zero := int64(0)
-		if err := hubAdmin.CoreV1().Pods("team-a").Delete(ctx, "quick", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		if err := hubAdmin.CoreV1().Pods(hubNS).Delete(ctx, "quick", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 			t.Fatal(err)
 		}
 		waitLocalGone(t, "quick")
 	})
 
 	t.Run("a local pod deleted behind the agent's back is reported", func(t *testing.T) {
-		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, hubPod("victim", h100Node, nil, 1), metav1.CreateOptions{}); err != nil {
+		if _, err := hubAdmin.CoreV1().Pods(hubNS).Create(ctx, hubPod("victim", h100Node, nil, 1), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 30*time.Second, "local victim", func(ctx context.Context) (bool, error) {
-			_, err := work.CoreV1().Pods("team-a").Get(ctx, "victim", metav1.GetOptions{})
+			_, err := work.CoreV1().Pods(teamA).Get(ctx, "victim", metav1.GetOptions{})
 			return err == nil, err
 		})
-		if err := work.CoreV1().Pods("team-a").Delete(ctx, "victim", metav1.DeleteOptions{}); err != nil {
+		if err := work.CoreV1().Pods(teamA).Delete(ctx, "victim", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(t, 30*time.Second, "hub pod Failed/LocalPodDeleted", func(ctx context.Context) (bool, error) {
-			hp, err := hubAdmin.CoreV1().Pods("team-a").Get(ctx, "victim", metav1.GetOptions{})
+			hp, err := hubAdmin.CoreV1().Pods(hubNS).Get(ctx, "victim", metav1.GetOptions{})
 			return err == nil && hp.Status.Phase == corev1.PodFailed && hp.Status.Reason == v1alpha1.ReasonLocalPodDeleted, err
 		})
 		eventually(t, 30*time.Second, "event on the hub pod", func(ctx context.Context) (bool, error) {
-			evs, err := hubAdmin.CoreV1().Events("team-a").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=victim,reason=" + v1alpha1.ReasonLocalPodDeleted})
+			evs, err := hubAdmin.CoreV1().Events(hubNS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=victim,reason=" + v1alpha1.ReasonLocalPodDeleted})
 			return err == nil && len(evs.Items) > 0, err
 		})
-		if _, err := work.CoreV1().Pods("team-a").Get(ctx, "victim", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		if _, err := work.CoreV1().Pods(teamA).Get(ctx, "victim", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("the local pod was recreated: %v", err)
 		}
 	})
 
 	t.Run("restart reuses the stored credentials and cleans up orphans", func(t *testing.T) {
-		if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, hubPod("orphan", h100Node, nil, 1), metav1.CreateOptions{}); err != nil {
+		if _, err := hubAdmin.CoreV1().Pods(hubNS).Create(ctx, hubPod("orphan", h100Node, nil, 1), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		waitLocal(t, "orphan")
 		a.stop(t)
 		zero := int64(0)
-		if err := hubAdmin.CoreV1().Pods("team-a").Delete(ctx, "orphan", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
+		if err := hubAdmin.CoreV1().Pods(hubNS).Delete(ctx, "orphan", metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil {
 			t.Fatal(err)
 		}
 		a = startAgent(t, "") // no token: only the stored credentials can work
@@ -521,7 +533,7 @@ func statusCode(err error) int32 {
 func waitLocal(t *testing.T, name string) {
 	t.Helper()
 	eventually(t, 30*time.Second, "local pod "+name, func(ctx context.Context) (bool, error) {
-		_, err := work.CoreV1().Pods("team-a").Get(ctx, name, metav1.GetOptions{})
+		_, err := work.CoreV1().Pods(teamA).Get(ctx, name, metav1.GetOptions{})
 		return err == nil, err
 	})
 }
@@ -529,7 +541,7 @@ func waitLocal(t *testing.T, name string) {
 func waitLocalGone(t *testing.T, name string) {
 	t.Helper()
 	eventually(t, 30*time.Second, "local pod "+name+" deleted", func(ctx context.Context) (bool, error) {
-		_, err := work.CoreV1().Pods("team-a").Get(ctx, name, metav1.GetOptions{})
+		_, err := work.CoreV1().Pods(teamA).Get(ctx, name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
 	})
 }

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -59,7 +60,10 @@ func TestDeployBases(t *testing.T) {
 					t.Fatalf("%s: %v", gvk, err)
 				}
 				var ri dynamic.ResourceInterface = dyn.Resource(mapping.Resource)
-				if u.GetNamespace() != "" {
+				// kustomize stamps its namespace on kinds it does not know to be
+				// cluster-scoped (ValidatingAdmissionPolicy); kubectl, like this,
+				// follows the API server's scope.
+				if u.GetNamespace() != "" && mapping.Scope.Name() == meta.RESTScopeNameNamespace {
 					ri = dyn.Resource(mapping.Resource).Namespace(u.GetNamespace())
 				}
 				_, err = ri.Create(ctx, u, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})

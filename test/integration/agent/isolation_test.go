@@ -39,9 +39,10 @@ func vnodeObj(cluster, pool string) *corev1.Node {
 	}}
 }
 
-func boundPodObj(name, node string) *corev1.Pod {
+// boundPodObj is a pod bound to node in namespace ns.
+func boundPodObj(ns, name, node string) *corev1.Pod {
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec:       corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
 	}
 }
@@ -127,39 +128,46 @@ func TestIsolation(t *testing.T) {
 		return err
 	})
 
-	// Pods: the hub (admin) binds one pod to each cluster's node.
-	for _, p := range []*corev1.Pod{boundPodObj("on-a", "shoal-a-h100"), boundPodObj("on-b", "shoal-other-h100")} {
-		if _, err := admin.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+	// Pods: the hub (admin) binds one pod to each cluster's node, each in
+	// its cluster's namespace.
+	nsA, nsB := v1alpha1.ClusterNamespace("a"), v1alpha1.ClusterNamespace("a-b")
+	for _, p := range []*corev1.Pod{boundPodObj(nsA, "on-a", "shoal-a-h100"), boundPodObj(nsB, "on-b", "shoal-a-b-h100"),
+		boundPodObj(nsA, "stray", "shoal-other-h100")} {
+		if _, err := admin.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	setPhase := func(c kubernetes.Interface, name string) error {
-		p, err := c.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+	setPhase := func(c kubernetes.Interface, ns, name string) error {
+		p, err := c.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
 		p.Status.Phase = corev1.PodRunning
-		_, err = c.CoreV1().Pods("default").UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		_, err = c.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 		return err
 	}
-	if err := setPhase(a, "on-a"); err != nil {
+	if err := setPhase(a, nsA, "on-a"); err != nil {
 		t.Fatalf("a updates the status of its own pod: %v", err)
 	}
-	refused(t, "a updates the status of another cluster's pod", func() error { return setPhase(a, "on-b") })
+	refused(t, "a updates the status of another cluster's pod", func() error { return setPhase(a, nsB, "on-b") })
+	refused(t, "a updates the status of a pod in its namespace bound to another cluster's node", func() error {
+		return setPhase(a, nsA, "stray")
+	})
 	refused(t, "a deletes another cluster's pod", func() error {
-		return a.CoreV1().Pods("default").Delete(ctx, "on-b", metav1.DeleteOptions{})
+		return a.CoreV1().Pods(nsB).Delete(ctx, "on-b", metav1.DeleteOptions{})
 	})
 	refused(t, "a creates pods", func() error {
-		_, err := a.CoreV1().Pods("default").Create(ctx, boundPodObj("x", "shoal-a-h100"), metav1.CreateOptions{})
+		_, err := a.CoreV1().Pods(nsA).Create(ctx, boundPodObj(nsA, "x", "shoal-a-h100"), metav1.CreateOptions{})
 		return err
 	})
-	if err := a.CoreV1().Pods("default").Delete(ctx, "on-a", metav1.DeleteOptions{}); err != nil {
+	if err := a.CoreV1().Pods(nsA).Delete(ctx, "on-a", metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("a deletes its own pod: %v", err)
 	}
 	refused(t, "a lists secrets", func() error {
 		_, err := a.CoreV1().Secrets("").List(ctx, metav1.ListOptions{})
 		return err
 	})
+	readsOnlyItsNamespace(ctx, t, admin, a, b)
 
 	// A refreshes its own token but cannot mint one for b.
 	if _, err := a.CoreV1().ServiceAccounts(hubcluster.Namespace).CreateToken(ctx, hubcluster.ServiceAccountName("a"),

@@ -73,7 +73,7 @@ func kubeletGet(ctx context.Context, url string, certs ...tls.Certificate) (int,
 // The trainer member must be running on h100Node.
 func testKubeletAuth(ctx context.Context, t *testing.T) {
 	base := kubeletURL(ctx, t, h100Node)
-	logs := base + "/containerLogs/team-a/trainer/main"
+	logs := base + "/containerLogs/" + hubNS + "/trainer/main"
 
 	if code, body, err := kubeletGet(ctx, logs); err == nil {
 		t.Errorf("no client certificate: served %d %q, want the handshake refused", code, body)
@@ -99,7 +99,7 @@ func testKubeletAuth(ctx context.Context, t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{"/containerLogs/team-a/trainer/main", "/pods", "/stats/summary"} {
+	for _, path := range []string{"/containerLogs/" + hubNS + "/trainer/main", "/pods", "/stats/summary"} {
 		code, body, err := kubeletGet(ctx, base+path, nobody)
 		if err != nil || code != http.StatusForbidden || !strings.Contains(body, "user=kubelet-nobody") {
 			t.Errorf("%s as a user without rights: %d %q %v, want 403", path, code, body, err)
@@ -118,22 +118,22 @@ func testKubeletAuth(ctx context.Context, t *testing.T) {
 		if err != nil || code != http.StatusOK {
 			return false, fmt.Errorf("%d %q %v", code, body, err)
 		}
-		return strings.Contains(body, "hello from team-a/trainer container main"), nil
+		return strings.Contains(body, "hello from "+teamA+"/trainer container main"), nil
 	})
 	stray := hubPod("stray", h100Node, map[string]string{v1alpha1.AnnotationTargetNode: "n1"}, 0) // no job label
-	if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, stray, metav1.CreateOptions{}); err != nil {
+	if _, err := hubAdmin.CoreV1().Pods(hubNS).Create(ctx, stray, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
 		zero := int64(0)
-		_ = hubAdmin.CoreV1().Pods("team-a").Delete(ctx, "stray", metav1.DeleteOptions{GracePeriodSeconds: &zero})
+		_ = hubAdmin.CoreV1().Pods(hubNS).Delete(ctx, "stray", metav1.DeleteOptions{GracePeriodSeconds: &zero})
 		waitLocalGone(t, "stray")
 	}()
 	waitLocal(t, "stray")
-	if err := bindAndRun(ctx, work, "team-a", "stray", "n1"); err != nil {
+	if err := bindAndRun(ctx, work, teamA, "stray", "n1"); err != nil {
 		t.Fatal(err)
 	}
-	if code, body, err := kubeletGet(ctx, base+"/containerLogs/team-a/stray/main", reader); err != nil || code != http.StatusNotFound {
+	if code, body, err := kubeletGet(ctx, base+"/containerLogs/"+hubNS+"/stray/main", reader); err != nil || code != http.StatusNotFound {
 		t.Errorf("logs of a pod Shoal did not place: %d %q %v, want 404", code, body, err)
 	}
 	if code, body, err := kubeletGet(ctx, base+"/pods", reader); err != nil || code != http.StatusOK || strings.Contains(body, `"stray"`) ||
@@ -143,7 +143,7 @@ func testKubeletAuth(ctx context.Context, t *testing.T) {
 	// nodes/proxy get does not allow exec (create).
 	tr := &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true, Certificates: []tls.Certificate{reader}}} //nolint:gosec // self-signed
 	defer tr.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/exec/team-a/trainer/main?command=id&output=1", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/exec/"+hubNS+"/trainer/main?command=id&output=1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,17 +157,17 @@ func testKubeletAuth(ctx context.Context, t *testing.T) {
 	}
 
 	// The hub API server, with its own kubelet client certificate, still reaches the member.
-	rc, err := hubAdmin.CoreV1().Pods("team-a").GetLogs("trainer", &corev1.PodLogOptions{Container: "main"}).Stream(ctx)
+	rc, err := hubAdmin.CoreV1().Pods(hubNS).GetLogs("trainer", &corev1.PodLogOptions{Container: "main"}).Stream(ctx)
 	if err != nil {
 		t.Fatalf("hub logs: %v", err)
 	}
 	got, _ := io.ReadAll(rc)
 	_ = rc.Close()
-	if !strings.Contains(string(got), "hello from team-a/trainer") {
+	if !strings.Contains(string(got), "hello from "+teamA+"/trainer") {
 		t.Errorf("hub logs = %q", got)
 	}
 	// Through the hub, too, the stray pod is unknown to the node.
-	if _, err := hubAdmin.CoreV1().Pods("team-a").GetLogs("stray", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx); statusCode(err) != http.StatusNotFound {
+	if _, err := hubAdmin.CoreV1().Pods(hubNS).GetLogs("stray", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx); statusCode(err) != http.StatusNotFound {
 		t.Errorf("hub logs of a pod Shoal did not place: %v, want not found", err)
 	}
 }

@@ -36,11 +36,11 @@ func memberPod(epoch, node string, committed bool) *corev1.Pod {
 func runMember(ctx context.Context, t *testing.T, epoch, node string) *corev1.Pod {
 	t.Helper()
 	p := memberPod(epoch, node, true)
-	if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+	if _, err := hubAdmin.CoreV1().Pods(hubNS).Create(ctx, p, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	waitLocal(t, p.Name)
-	if err := bindAndRun(ctx, work, "team-a", p.Name, node); err != nil {
+	if err := bindAndRun(ctx, work, teamA, p.Name, node); err != nil {
 		t.Fatal(err)
 	}
 	waitHubPod(t, p.Name, "Running", func(hp *corev1.Pod) bool { return hp.Status.Phase == corev1.PodRunning })
@@ -52,7 +52,7 @@ func waitHubPod(t *testing.T, name, what string, ok func(*corev1.Pod) bool) *cor
 	var hp *corev1.Pod
 	eventually(t, 30*time.Second, "hub pod "+name+" "+what, func(ctx context.Context) (bool, error) {
 		var err error
-		hp, err = hubAdmin.CoreV1().Pods("team-a").Get(ctx, name, metav1.GetOptions{})
+		hp, err = hubAdmin.CoreV1().Pods(hubNS).Get(ctx, name, metav1.GetOptions{})
 		return err == nil && ok(hp), err
 	})
 	return hp
@@ -77,7 +77,7 @@ func setNodeReady(ctx context.Context, t *testing.T, node string, st corev1.Cond
 func deleteHubPod(ctx context.Context, t *testing.T, name string) {
 	t.Helper()
 	zero := int64(0)
-	if err := hubAdmin.CoreV1().Pods("team-a").Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil &&
+	if err := hubAdmin.CoreV1().Pods(hubNS).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: &zero}); err != nil &&
 		!apierrors.IsNotFound(err) {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func testNodeNotReady(ctx context.Context, t *testing.T) {
 func testStaleMembersRemoved(ctx context.Context, t *testing.T) {
 	old := runMember(ctx, t, "2", "n1")
 	newer := memberPod("3", "n2", false)
-	if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, newer, metav1.CreateOptions{}); err != nil {
+	if _, err := hubAdmin.CoreV1().Pods(hubNS).Create(ctx, newer, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -137,7 +137,7 @@ func testStaleMembersRemoved(ctx context.Context, t *testing.T) {
 // are gone, still refuses an older epoch (from the epoch record).
 func testRestartKeepsEpochs(ctx context.Context, t *testing.T, a **runningAgent) {
 	cm, err := work.CoreV1().ConfigMaps("shoal-system").Get(ctx, gang.EpochsConfigMap, metav1.GetOptions{})
-	if err != nil || !strings.HasPrefix(cm.Data["team-a.llama"], "3 ") {
+	if err != nil || !strings.HasPrefix(cm.Data[teamA+".llama"], "3 ") {
 		t.Fatalf("epoch record: %v %v", cm, err)
 	}
 	deleteHubPod(ctx, t, "llama-e3-0")
@@ -149,11 +149,11 @@ func testRestartKeepsEpochs(ctx context.Context, t *testing.T, a **runningAgent)
 	})
 	stale := memberPod("2", "n1", false)
 	stale.Name = "llama-e2-1"
-	if _, err := hubAdmin.CoreV1().Pods("team-a").Create(ctx, stale, metav1.CreateOptions{}); err != nil {
+	if _, err := hubAdmin.CoreV1().Pods(hubNS).Create(ctx, stale, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 30*time.Second, "the stale member refused", func(ctx context.Context) (bool, error) {
-		evs, err := hubAdmin.CoreV1().Events("team-a").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + stale.Name})
+		evs, err := hubAdmin.CoreV1().Events(hubNS).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + stale.Name})
 		if err != nil {
 			return false, err
 		}
@@ -165,7 +165,7 @@ func testRestartKeepsEpochs(ctx context.Context, t *testing.T, a **runningAgent)
 		}
 		return false, nil
 	})
-	if _, err := work.CoreV1().Pods("team-a").Get(ctx, stale.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := work.CoreV1().Pods(teamA).Get(ctx, stale.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a member of stale epoch 2 was run after a restart: %v", err)
 	}
 	deleteHubPod(ctx, t, stale.Name)

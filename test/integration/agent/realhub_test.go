@@ -7,6 +7,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -60,7 +62,10 @@ func TestRealHub(t *testing.T) {
 	addr, httpAddr, admin := freePort(t), freePort(t), filepath.Join(dir, "admin")
 	var log bytes.Buffer
 	cmd := exec.Command(bin, "--data-dir", filepath.Join(dir, "data"), "--listen", addr, "--http-listen", httpAddr,
-		"--admin-config", admin, "--kubeconfig", kubeconfig, "--cluster-grace", "5s", "-v=10")
+		"--admin-config", admin, "--kubeconfig", kubeconfig, "--cluster-grace", "5s",
+		// Shorter than the agent's default --fence-timeout (5m), which it
+		// must give up for the hub's; Lost after 8s plus the 3s margin.
+		"--cluster-fence-timeout", "8s", "--fence-margin", "3s", "-v=10")
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -142,6 +147,21 @@ func TestRealHub(t *testing.T) {
 	eventually(t, 30*time.Second, "cluster Ready at the hub", func(ctx context.Context) (bool, error) {
 		return clusterState(ctx, adm, "real1") == v1alpha1.ClusterReady, nil
 	})
+	// The hub told its fence timeout: the agent fences by it, says so and
+	// keeps it with its credentials for a restart inside a cut.
+	eventually(t, 10*time.Second, "the hub's fence timeout kept with the credentials", func(ctx context.Context) (bool, error) {
+		sec, err := wc.CoreV1().Secrets("shoal-system").Get(ctx, hubclient.SecretName, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if got := string(sec.Data["hub-fence-timeout"]); got != "8s" {
+			return false, fmt.Errorf("hub-fence-timeout %q, want 8s", got)
+		}
+		return true, nil
+	})
+	if !strings.Contains(agentLog.String(), "exceeds the hub's --cluster-fence-timeout") {
+		t.Errorf("the agent did not say that its fence timeout exceeds the hub's:\n%s", agentLog.String())
+	}
 	stopAgent() // the hub runs with --cluster-grace 5s
 	// Neither the agent's log nor the hub's, both at -v=10, holds the
 	// join token's secret.
@@ -156,6 +176,24 @@ func TestRealHub(t *testing.T) {
 	}
 	eventually(t, 30*time.Second, "cluster NotReady after the agent died", func(ctx context.Context) (bool, error) {
 		return clusterState(ctx, adm, "real1") == v1alpha1.ClusterNotReady, nil
+	})
+	eventually(t, 30*time.Second, "cluster Lost after the fence timeout plus --fence-margin", func(ctx context.Context) (bool, error) {
+		obj, err := adm.GetCluster(ctx, &shoalv1alpha1.GetClusterRequest{Name: "real1"})
+		if err != nil {
+			return false, err
+		}
+		var c v1alpha1.Cluster
+		if err := json.Unmarshal(obj.Json, &c); err != nil {
+			return false, err
+		}
+		msg := ""
+		if rc := meta.FindStatusCondition(c.Status.Conditions, v1alpha1.ClusterConditionReady); rc != nil {
+			msg = rc.Message
+		}
+		if c.Status.State != v1alpha1.ClusterLost || !strings.Contains(msg, "fence timeout 8s plus the margin 3s") {
+			return false, fmt.Errorf("state %s: %q", c.Status.State, msg)
+		}
+		return true, nil
 	})
 }
 

@@ -172,18 +172,23 @@ func buildShoal(t *testing.T) *devfleet.ShoalOptions {
 // endpoint, workload API server, kwok's kubelet endpoint (simulated log).
 func checkHubPodLogs(t *testing.T, hub kubernetes.Interface, node string) {
 	t.Helper()
-	pod := devfleet.GPUPod("default", "hub-logs", devfleet.ResourceGPU, 8)
+	ns, err := devfleet.VirtualNodeNamespace(t.Context(), hub, node) // the only one its agent watches
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := devfleet.GPUPod(ns, "hub-logs", devfleet.ResourceGPU, 8)
 	pod.Spec.NodeName = node
 	pod.Spec.Tolerations = []corev1.Toleration{{Key: v1alpha1.TaintVirtual, Operator: corev1.TolerationOpExists}}
 	// As a member Shoal placed: the kubelet endpoint serves no other pod.
 	pod.Labels = map[string]string{v1alpha1.LabelJob: pod.Name}
-	if _, err := hub.CoreV1().Pods("default").Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
+	pod.Annotations = map[string]string{v1alpha1.AnnotationQueue: "fleet"} // its agent runs no pod without a queue
+	if _, err := hub.CoreV1().Pods(ns).Create(t.Context(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := devfleet.WaitPodRunning(t.Context(), hub, "default", pod.Name, time.Minute); err != nil {
+	if _, err := devfleet.WaitPodRunning(t.Context(), hub, ns, pod.Name, time.Minute); err != nil {
 		t.Fatalf("pod bound to %s on the hub: %v", node, err)
 	}
-	b, err := hub.CoreV1().Pods("default").GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(t.Context())
+	b, err := hub.CoreV1().Pods(ns).GetLogs(pod.Name, &corev1.PodLogOptions{}).DoRaw(t.Context())
 	if err != nil {
 		t.Fatalf("logs through the hub: %v", err)
 	}

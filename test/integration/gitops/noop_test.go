@@ -11,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // manyConfigMaps is a repository with a Namespace and n ConfigMaps in it.
@@ -64,8 +66,22 @@ func TestNoOpSyncWritesNothing(t *testing.T) {
 	if len(before) < 102 { // 100 ConfigMaps, the namespace, the inventory
 		t.Fatalf("found %d objects, want at least 102", len(before))
 	}
+	// Every status the re-sync reports keeps the health the revision had:
+	// a rollout's soak gate reads it, and a healthy cluster must not leave
+	// the gate because its agent re-applied what it had applied.
+	var seen []v1alpha1.GitOpsHealth
+	a.syncer.SetOnStatus(func(st v1alpha1.GitOpsStatus) { seen = append(seen, st.Health) })
 	start := time.Now()
 	st := a.syncOK(t, src)
+	a.syncer.SetOnStatus(nil)
+	for i, h := range seen {
+		if h != v1alpha1.GitOpsHealthHealthy {
+			t.Errorf("status %d of the no-op re-sync reported health %s, want %s throughout", i, h, v1alpha1.GitOpsHealthHealthy)
+		}
+	}
+	if len(seen) == 0 {
+		t.Error("the re-sync reported no status")
+	}
 	t.Logf("no-op re-sync of %d objects took %s", st.InventorySize, time.Since(start))
 	after := resourceVersions(t, ns, a.ns)
 	for k, v := range before {

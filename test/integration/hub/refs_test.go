@@ -72,16 +72,28 @@ func testReferences(t *testing.T, h *hubProc, cp *framework.ControlPlane) {
 		t.Fatal(err)
 	}
 	cs := kubernetes.NewForConfigOrDie(rc)
-	if _, err := cs.CoreV1().Secrets(ns).Get(ctx, "x", metav1.GetOptions{}); err != nil {
-		t.Errorf("agent reading a member Secret: %v", err)
+	// The agent reads the hub's copy in its cluster's namespace, never the
+	// users' original.
+	own := v1alpha1.ClusterNamespace("eu2")
+	if _, err := admin.CoreV1().Secrets(own).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); err != nil {
-		t.Errorf("agent listing member ConfigMaps: %v", err)
+	if _, err := cs.CoreV1().Secrets(own).Get(ctx, "x", metav1.GetOptions{}); err != nil {
+		t.Errorf("agent reading the copy of a member Secret in its namespace: %v", err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(own).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("agent listing the ConfigMaps of its namespace: %v", err)
+	}
+	if _, err := cs.CoreV1().Secrets(ns).Get(ctx, "x", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("agent reading a Secret of the users' namespace: %v, want Forbidden", err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("agent listing the ConfigMaps of the users' namespace: %v, want Forbidden", err)
 	}
 	if _, err := cs.CoreV1().Secrets("kube-system").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("agent listing kube-system Secrets: %v, want Forbidden", err)
 	}
-	if err := cs.CoreV1().Secrets(ns).Delete(ctx, "x", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
-		t.Errorf("agent deleting a member Secret: %v, want Forbidden", err)
+	if err := cs.CoreV1().Secrets(own).Delete(ctx, "x", metav1.DeleteOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("agent deleting a Secret of its namespace: %v, want Forbidden", err)
 	}
 }

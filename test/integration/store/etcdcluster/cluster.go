@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/shoal-dev/shoal/internal/freeport"
 )
 
 // Member is one etcd process of a Cluster.
@@ -212,11 +213,5 @@ func (m *Member) healthy(ctx context.Context) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort is a TCP port free on loopback now (internal/freeport).
+func freePort() (int, error) { return freeport.Pick("127.0.0.1") }

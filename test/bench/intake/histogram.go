@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package intake
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// rpcHistogram is the family whose method series Run reads.
+const rpcHistogram = "shoal_hub_grpc_request_duration_seconds"
+
+// histogram is one series of a Prometheus histogram: cumulative counts by
+// upper bound, in increasing order.
+type histogram struct {
+	bounds []float64
+	counts []float64
+}
+
+// minus is h less an earlier scrape of the same series.
+func (h histogram) minus(o histogram) histogram {
+	out := histogram{bounds: h.bounds, counts: make([]float64, len(h.counts))}
+	for i := range h.counts {
+		out.counts[i] = h.counts[i]
+		if i < len(o.counts) {
+			out.counts[i] -= o.counts[i]
+		}
+	}
+	return out
+}
+
+// quantile interpolates linearly inside the bucket holding quantile q, as
+// PromQL's histogram_quantile does; 0 when the histogram is empty.
+func (h histogram) quantile(q float64) float64 {
+	if len(h.counts) == 0 || h.counts[len(h.counts)-1] == 0 {
+		return 0
+	}
+	rank := q * h.counts[len(h.counts)-1]
+	lo, below := 0.0, 0.0
+	for i, c := range h.counts {
+		if c >= rank {
+			if math.IsInf(h.bounds[i], 1) {
+				return lo // beyond the last bound: the last bound
+			}
+			return lo + (h.bounds[i]-lo)*(rank-below)/(c-below)
+		}
+		lo, below = h.bounds[i], c
+	}
+	return lo
+}
+
+// scrapeHistogram reads the method's series of rpcHistogram from url; a
+// hub that has not served the method yet has an empty one.
+func scrapeHistogram(ctx context.Context, url, method string) (histogram, error) {
+	if url == "" {
+		return histogram{}, nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return histogram{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return histogram{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return histogram{}, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		return histogram{}, fmt.Errorf("parse %s: %w", url, err)
+	}
+	return pick(fams[rpcHistogram], method), nil
+}
+
+// pick returns the series of fam whose method label is method.
+func pick(fam *dto.MetricFamily, method string) histogram {
+	for _, m := range fam.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() != "method" || l.GetValue() != method {
+				continue
+			}
+			var h histogram
+			for _, b := range m.GetHistogram().GetBucket() {
+				h.bounds = append(h.bounds, b.GetUpperBound())
+				h.counts = append(h.counts, float64(b.GetCumulativeCount()))
+			}
+			h.bounds = append(h.bounds, math.Inf(1))
+			h.counts = append(h.counts, float64(m.GetHistogram().GetSampleCount()))
+			return h
+		}
+	}
+	return histogram{}
+}

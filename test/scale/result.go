@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package scale
+
+// Result is what one harness run measured; make bench-scale writes it as
+// JSON (bench/results/scale-<time>.json).
+type Result struct {
+	Inputs Inputs `json:"inputs"`
+	// HubStartSeconds is the hub cluster and shoal-hub start;
+	// RegisterSeconds from the first agent's start to every cluster Ready
+	// with its virtual nodes in the hub cluster.
+	HubStartSeconds float64 `json:"hubStartSeconds"`
+	RegisterSeconds float64 `json:"registerSeconds"`
+	// SubmitSeconds is the whole submission; SubmitRate the jobs accepted a second over it.
+	SubmitSeconds float64 `json:"submitSeconds"`
+	SubmitRate    float64 `json:"submitJobsPerSecond"`
+	// SubmitCall is the client-side latency of the Submit calls.
+	SubmitCall   Percentiles `json:"submitCall"`
+	SubmitErrors []string    `json:"submitErrors,omitempty"`
+	// SubmitToPlaced is from the start of a job's Submit call to the watch
+	// event that shows it past Pending, of every job placed in the run.
+	SubmitToPlaced Percentiles `json:"submitToPlaced"`
+	// Cycle is the hub's scheduling cycle histogram over the load (from
+	// the first submission to the end).
+	Cycle Histogram `json:"schedulingCycle"`
+	// Breakdown is more of the hub's histograms over the load (where the
+	// time went: server-side submit and list, store operations, dispatch
+	// phases), Counters its scheduling and dispatch counters.
+	Breakdown map[string]Histogram `json:"breakdown"`
+	Counters  map[string]float64   `json:"counters"`
+	// CPUSeconds is the CPU time each process spent over the load
+	// (LoadSeconds of wall time): shoal-hub, the hub cluster's etcd,
+	// kube-apiserver and kube-controller-manager, and the harness.
+	CPUSeconds  map[string]float64 `json:"cpuSeconds"`
+	LoadSeconds float64            `json:"loadSeconds"`
+	// HubRSS and HubPeakRSS are shoal-hub's resident memory at the end and
+	// at its peak (VmRSS, VmHWM of /proc), in MiB.
+	HubRSSMiB     float64 `json:"hubRSSMiB"`
+	HubPeakRSSMiB float64 `json:"hubPeakRSSMiB"`
+	// HarnessRSSMiB is the harness process (agents, in-memory clusters) at the end.
+	HarnessRSSMiB float64 `json:"harnessRSSMiB"`
+	// Lists are whole job lists (every page of 500) at the end of the load.
+	Lists []ListTiming `json:"lists"`
+	// InventoryToHub is node cordon → visible in the hub's stored inventory.
+	InventoryToHub Percentiles `json:"inventoryToHub"`
+	InventoryError string      `json:"inventoryError,omitempty"`
+	// Jobs is where the jobs ended: placed (ever), ran (every member
+	// Running at some time), phases now.
+	Jobs JobCounts `json:"jobs"`
+	// Members are what the simulated kubelets did; Overbooked the binds
+	// refused because a GPU was booked twice.
+	MembersRan      int      `json:"membersRan"`
+	MembersFinished int      `json:"membersFinished"`
+	Overbooked      []string `json:"overbooked,omitempty"`
+}
+
+// Inputs are the run's knobs.
+type Inputs struct {
+	Clusters   int      `json:"clusters"`
+	Nodes      int      `json:"nodesPerCluster"`
+	GPUs       int      `json:"gpus"`
+	Profiles   []string `json:"profiles"`
+	Jobs       int      `json:"jobs"`
+	Rate       float64  `json:"rate"`
+	Submitters int      `json:"submitters"`
+	Gangs      []Gang   `json:"gangs"`
+	RunMin     string   `json:"runMin"`
+	RunMax     string   `json:"runMax"`
+	Hold       string   `json:"hold"`
+}
+
+// ListTiming is one timed job list.
+type ListTiming struct {
+	Filter  string  `json:"filter"`
+	Items   int     `json:"items"`
+	Seconds float64 `json:"seconds"`
+}
+
+// JobCounts say where the jobs ended.
+type JobCounts struct {
+	Placed  int            `json:"placed"`
+	Ran     int            `json:"ran"`
+	Aborted int            `json:"abortedOnce"`
+	Phases  map[string]int `json:"phases"`
+}
