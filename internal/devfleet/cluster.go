@@ -72,7 +72,7 @@ func (c *Cluster) start(ctx context.Context, f *Fleet) error {
 	}); err != nil {
 		return fmt.Errorf("cluster %s: etcd: %w", c.Name, err)
 	}
-	api, err := add("kube-apiserver", "kube-apiserver", apiserverArgs(c, f.pki()))
+	api, err := add("kube-apiserver", "kube-apiserver", apiserverArgs(c, f.pki(), f.agentStarter(c) != nil))
 	if err != nil {
 		return err
 	}
@@ -84,6 +84,7 @@ func (c *Cluster) start(ctx context.Context, f *Fleet) error {
 		return fmt.Errorf("cluster %s: kube-apiserver: %w", c.Name, err)
 	}
 	f.progress("cluster %s: kube-apiserver ready at %s", c.Name, c.Server)
+	f.stepTo("apiserver/"+c.Name, 1, "cluster "+c.Name+": kube-apiserver ready")
 	if c.Role == RoleWorkload || f.opts.ControllerManager || hubRunsNodeLifecycle(c, f.opts) {
 		if err := c.startControllerManager(ctx, f, add); err != nil {
 			return err
@@ -126,6 +127,12 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 	}
 	f.progress("cluster %s: created %d %s nodes in %s, waiting for them to turn Ready",
 		c.Name, len(nodes), c.Profile, time.Since(start).Round(time.Millisecond))
+	if d := mustProfile(c.Profile).DRA; d != nil {
+		if err := PublishDRA(ctx, cs, nodes, d); err != nil {
+			return fmt.Errorf("cluster %s: DRA driver simulator: %w", c.Name, err)
+		}
+		f.progress("cluster %s: published %d ResourceSlices of %s (%d GPUs each)", c.Name, len(nodes), DRADeviceClass().Name, d.PerNode)
+	}
 	if err := poll(ctx, 120*time.Second, 200*time.Millisecond, sched, func() bool {
 		return httpOK(ctx, insecureClient(), fmt.Sprintf("https://127.0.0.1:%d/healthz", c.Ports.Scheduler))
 	}); err != nil {
@@ -133,6 +140,10 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 	}
 	if err := poll(ctx, 300*time.Second, 500*time.Millisecond, kwok, func() bool {
 		n, err := CountReadyNodes(ctx, cs)
+		if err == nil {
+			ready := min(max(n-len(c.RealNodes), 0), len(nodes))
+			f.stepTo("nodes/"+c.Name, ready, fmt.Sprintf("cluster %s: %d/%d nodes Ready", c.Name, ready, len(nodes)))
+		}
 		return err == nil && n >= len(nodes)
 	}); err != nil {
 		return fmt.Errorf("cluster %s: waiting for %d nodes Ready: %w", c.Name, len(nodes), err)

@@ -22,11 +22,13 @@ func etcdArgs(c *Cluster) []string {
 }
 
 // apiserverArgs keeps kube-apiserver lean for small machines: no priority and
-// fairness, no profiling. There is no kube-controller-manager, so the
-// admission plugins that rely on one are off: ServiceAccount (nothing creates
-// service accounts; KWOK pods need no tokens) and TaintNodesByCondition (its
-// not-ready taint would never be lifted).
-func apiserverArgs(c *Cluster, pki string) []string {
+// fairness, no profiling. The admission plugins that rely on a full control
+// plane are off: ServiceAccount (KWOK pods need no tokens; the hub cluster
+// has no controller making service accounts) and TaintNodesByCondition (its
+// not-ready taint would never be lifted). With saTokens (a cluster whose
+// agent runs as the chart's pod under an AgentStarter) ServiceAccount is on,
+// so pods get their ServiceAccount's token, as on a real cluster.
+func apiserverArgs(c *Cluster, pki string, saTokens bool) []string {
 	p := func(f string) string { return filepath.Join(pki, f) }
 	return []string{
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", c.Ports.EtcdClient),
@@ -44,13 +46,21 @@ func apiserverArgs(c *Cluster, pki string) []string {
 		"--service-account-signing-key-file=" + p(saPrivateFile),
 		"--service-cluster-ip-range=10.0.0.0/24",
 		"--authorization-mode=Node,RBAC",
-		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
+		"--disable-admission-plugins=" + disabledAdmission(saTokens),
 		"--enable-priority-and-fairness=false",
 		"--profiling=false", "--allow-privileged=true",
 		"--endpoint-reconciler-type=none",
 		"--max-requests-inflight=1000", "--max-mutating-requests-inflight=500",
 		"--v=0",
 	}
+}
+
+// disabledAdmission is kube-apiserver's --disable-admission-plugins.
+func disabledAdmission(saTokens bool) string {
+	if saTokens {
+		return "TaintNodesByCondition"
+	}
+	return "ServiceAccount,TaintNodesByCondition"
 }
 
 const schedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1

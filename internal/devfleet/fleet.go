@@ -31,7 +31,8 @@ type Fleet struct {
 	opts   Options
 	stages []string   // KWOK stage files written for this fleet
 	images []string   // image archives every real node imports
-	mu     sync.Mutex // guards Clusters[*].Processes and output
+	mu     sync.Mutex // guards Clusters[*].Processes, output and steps
+	steps  steps
 	saveMu sync.Mutex // serialises writes of the state file
 }
 

@@ -102,6 +102,7 @@ func (f *Fleet) startGitServer(ctx context.Context, hub *Cluster) error {
 		return fmt.Errorf("%s: %w", GitServerProcess, err)
 	}
 	f.Shoal.GitOps = &GitOpsState{Server: url, Repo: url + "/" + FleetRepo, Branch: FleetBranch, Root: root}
+	f.stepTo("gitserver", 1, "gitops: Git server serving")
 	f.progress("gitops: %s serving %s (pid %d)", GitServerProcess, f.Shoal.GitOps.Repo, p.Pid)
 	return f.save()
 }
@@ -158,6 +159,7 @@ func (f *Fleet) setGitOpsSources(ctx context.Context, api *hubAPI) error {
 	if err != nil {
 		return fmt.Errorf("waiting for the clusters to sync from %s: %w (not synced: %v)", g.Repo, err, last)
 	}
+	f.stepTo("gitsync", 1, "gitops: clusters synced")
 	f.progress("gitops: %d clusters synced from %s in %s", len(f.Workloads()), g.Repo, time.Since(start).Round(100*time.Millisecond))
 	return nil
 }

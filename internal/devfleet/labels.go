@@ -32,6 +32,13 @@ const (
 	LabelZone  = "topology.kubernetes.io/zone"
 	LabelBlock = "topology.kubernetes.io/block"
 	LabelRack  = "topology.kubernetes.io/rack"
+	// LabelTopographTier0..2 are Topograph v1's fabric tiers, tier-0 the
+	// leaf switch closest to the node; LabelTopographDomain its accelerator
+	// (NVLink) domain.
+	LabelTopographTier0  = "fabric.topograph.run/tier-0"
+	LabelTopographTier1  = "fabric.topograph.run/tier-1"
+	LabelTopographTier2  = "fabric.topograph.run/tier-2"
+	LabelTopographDomain = "accelerator.topograph.run/domain"
 	// LabelRegion is the cluster's region.
 	LabelRegion = "topology.kubernetes.io/region"
 	// LabelProfile names the fleet profile a node was created from.

@@ -16,8 +16,9 @@ import (
 )
 
 // BuildNodes returns n KWOK fake GPU nodes of profile p for the named cluster:
-// GFD labels, GPU capacity and rack/block/zone topology labels. Node i sits in
-// rack i/RackSize; rack r in block r/RacksPerBlock; a cluster is one zone.
+// GFD labels, GPU capacity and rack/block/zone topology labels in the
+// profile's labelling (Profile.Topology). Node i sits in rack i/RackSize;
+// rack r in block r/RacksPerBlock; a cluster is one zone.
 func BuildNodes(cluster, region string, p *Profile, n int) []*corev1.Node {
 	res := corev1.ResourceList{}
 	for k, v := range p.Resources {
@@ -33,16 +34,20 @@ func BuildNodes(cluster, region string, p *Profile, n int) []*corev1.Node {
 			"kubernetes.io/arch":     p.Arch,
 			"type":                   "kwok",
 			LabelRegion:              region,
-			LabelZone:                cluster + "-z1",
-			LabelBlock:               fmt.Sprintf("%s-b%02d", cluster, rack/p.RacksPerBlock),
-			LabelRack:                fmt.Sprintf("%s-r%03d", cluster, rack),
 			LabelProfile:             p.Name,
 		}
+		zoneKey, blockKey, rackKey, cliqueKey := LabelZone, LabelBlock, LabelRack, LabelGPUClique
+		if p.Topology == TopologyTopographV1 {
+			zoneKey, blockKey, rackKey, cliqueKey = LabelTopographTier2, LabelTopographTier1, LabelTopographTier0, LabelTopographDomain
+		}
+		labels[zoneKey] = cluster + "-z1"
+		labels[blockKey] = fmt.Sprintf("%s-b%02d", cluster, rack/p.RacksPerBlock)
+		labels[rackKey] = fmt.Sprintf("%s-r%03d", cluster, rack)
 		for k, v := range p.Labels {
 			labels[k] = v
 		}
 		if p.CliquePerRack {
-			labels[LabelGPUClique] = CliqueID(cluster, rack)
+			labels[cliqueKey] = CliqueID(cluster, rack)
 		}
 		nodes = append(nodes, &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{

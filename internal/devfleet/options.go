@@ -21,6 +21,10 @@ type Options struct {
 	Nodes int
 	// NoHub skips the hub management cluster.
 	NoHub bool
+	// NoWorkloads starts no workload cluster (Clusters and Profiles are
+	// ignored): the hub cluster, and shoal-hub with Shoal, alone, for a
+	// caller that brings its own clusters (the load harness of test/scale).
+	NoWorkloads bool
 	// BasePort lays the ports out from here (see DefaultBasePort); 0 picks free ports.
 	BasePort int
 	// NodeWorkers is the number of concurrent node creations per cluster (default 32).
@@ -49,6 +53,9 @@ type Options struct {
 	DieWithParent bool
 	// Out receives one line per long step; nil discards them.
 	Out io.Writer
+	// Progress, when set, is told after each step how many of the planned
+	// steps are done (steps.go).
+	Progress ProgressFunc
 }
 
 func (o *Options) defaults() error {
@@ -66,6 +73,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Clusters == 0 {
 		o.Clusters = len(o.Profiles)
+	}
+	if o.NoWorkloads {
+		o.Clusters = 0
 	}
 	if o.Clusters < 0 || o.Nodes < 0 || o.BasePort < 0 || o.BasePort > 65000 {
 		return fmt.Errorf("invalid fleet options: clusters=%d nodes=%d base port=%d", o.Clusters, o.Nodes, o.BasePort)

@@ -5,7 +5,10 @@ package devfleet
 import (
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
+
+	"github.com/shoal-dev/shoal/internal/freeport"
 )
 
 // Ports are the loopback ports one cluster listens on.
@@ -24,6 +27,9 @@ type Ports struct {
 	// Options.Shoal.
 	Shoal     int `json:"shoal,omitempty"`
 	ShoalHTTP int `json:"shoalHTTP,omitempty"`
+	// ShoalREST is shoal-hub's REST listener (the REST face and the web
+	// fleet view) on the hub cluster. Used only with Options.Shoal.
+	ShoalREST int `json:"shoalREST,omitempty"`
 	// Kwok is the kubelet endpoint kwok serves for a workload cluster's fake
 	// nodes (container logs), the port in their daemonEndpoints.
 	Kwok int `json:"kwok,omitempty"`
@@ -33,7 +39,7 @@ type Ports struct {
 // is 0) uses base+10*i for kube-apiserver, +1 etcd client, +2 etcd peer,
 // +3 kube-scheduler, +4 kube-controller-manager, +5 shoal-hub gRPC (hub) or
 // the shoal-agent kubelet endpoint (workload), +6 their HTTP endpoints, +7
-// kwok's kubelet endpoint (workload).
+// kwok's kubelet endpoint (workload), +8 the shoal-hub REST listener (hub).
 const DefaultBasePort = 16400
 
 // PortInUseError says a port the fleet needs is taken by something else.
@@ -51,28 +57,25 @@ func (e *PortInUseError) Error() string {
 func layoutPorts(base, index int) Ports {
 	b := base + 10*index
 	return Ports{APIServer: b, EtcdClient: b + 1, EtcdPeer: b + 2, Scheduler: b + 3, ControllerManager: b + 4,
-		Shoal: b + 5, ShoalHTTP: b + 6, Kwok: b + 7}
+		Shoal: b + 5, ShoalHTTP: b + 6, Kwok: b + 7, ShoalREST: b + 8}
 }
 
-// freePorts asks the kernel for eight unused loopback ports.
+// freePorts picks nine distinct unused loopback ports (internal/freeport:
+// out of the range the kernel gives outgoing connections, so a client's
+// connection cannot take one before its server binds it).
 func freePorts() (Ports, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			_ = l.Close()
-		}
-	}()
-	ports := make([]int, 8)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	ports := make([]int, 0, 9)
+	for len(ports) < 9 {
+		p, err := freeport.Pick("127.0.0.1")
 		if err != nil {
 			return Ports{}, err
 		}
-		ls = append(ls, l)
-		ports[i] = l.Addr().(*net.TCPAddr).Port
+		if !slices.Contains(ports, p) {
+			ports = append(ports, p)
+		}
 	}
 	return Ports{APIServer: ports[0], EtcdClient: ports[1], EtcdPeer: ports[2], Scheduler: ports[3],
-		ControllerManager: ports[4], Shoal: ports[5], ShoalHTTP: ports[6], Kwok: ports[7]}, nil
+		ControllerManager: ports[4], Shoal: ports[5], ShoalHTTP: ports[6], Kwok: ports[7], ShoalREST: ports[8]}, nil
 }
 
 // checkPorts returns a *PortInUseError for the first port of c that is taken.
@@ -83,7 +86,7 @@ func checkPorts(c *Cluster) error {
 	}{{c.Ports.APIServer, "kube-apiserver"}, {c.Ports.EtcdClient, "etcd client"},
 		{c.Ports.EtcdPeer, "etcd peer"}, {c.Ports.Scheduler, "kube-scheduler"},
 		{c.Ports.ControllerManager, "kube-controller-manager"}, {c.Ports.Shoal, "shoal gRPC/kubelet"},
-		{c.Ports.ShoalHTTP, "shoal HTTP"}, {c.Ports.Kwok, "kwok kubelet endpoint"}}
+		{c.Ports.ShoalHTTP, "shoal HTTP"}, {c.Ports.Kwok, "kwok kubelet endpoint"}, {c.Ports.ShoalREST, "shoal-hub REST"}}
 	for _, n := range named {
 		if n.port == 0 {
 			continue

@@ -23,16 +23,28 @@ type Profile struct {
 	RackSize, RacksPerBlock int
 	// CliquePerRack gives every rack its own nvidia.com/gpu.clique (NVL72).
 	CliquePerRack bool
+	// Topology is the labelling of the nodes' topology: TopologyGFD (""),
+	// topology.kubernetes.io/{zone,block,rack} and nvidia.com/gpu.clique, or
+	// TopologyTopographV1, only Topograph v1's fabric.topograph.run/tier-N
+	// and accelerator.topograph.run/domain.
+	Topology string
 	// Arch is the node's kubernetes.io/arch.
 	Arch string
 	// Labels are the GFD labels every node of the profile carries.
 	Labels map[string]string
 	// Resources are the node's capacity (and allocatable), as quantities.
 	Resources map[string]string
+	// DRA, when set, makes the nodes' GPUs devices of NVIDIA's DRA driver,
+	// published as ResourceSlices by the fleet's driver simulator (dra.go),
+	// instead of the extended resource nvidia.com/gpu.
+	DRA *DRADevices
 }
 
-// GPUsPerNode is the number of whole GPUs (nvidia.com/gpu) one node exposes.
+// GPUsPerNode is the number of whole GPUs (nvidia.com/gpu, or DRA devices) one node exposes.
 func (p *Profile) GPUsPerNode() int {
+	if p.DRA != nil {
+		return p.DRA.PerNode
+	}
 	n, _ := strconv.Atoi(p.Resources[ResourceGPU])
 	return n
 }
@@ -56,6 +68,27 @@ var profiles = map[string]*Profile{
 			"cpu": "144", "memory": "960Gi", "pods": "110", "ephemeral-storage": "15Ti", ResourceGPU: "4",
 		},
 	},
+	"hgx-h100-topograph": {
+		Name: "hgx-h100-topograph", Short: "h100tg",
+		Description: "HGX H100 nodes as hgx-h100, topology labelled only with Topograph v1 keys " +
+			"(fabric.topograph.run/tier-0 leaf, tier-1 spine, tier-2 core)",
+		DefaultNodes: 16, RackSize: 8, RacksPerBlock: 4, Arch: "amd64", Topology: TopologyTopographV1,
+		Labels: gfdLabels("NVIDIA-H100-80GB-HBM3", "hopper", "81559", "8", "9", "0", "DGX-H100", false),
+		Resources: map[string]string{
+			"cpu": "224", "memory": "2Ti", "pods": "110", "ephemeral-storage": "30Ti", ResourceGPU: "8",
+		},
+	},
+	"hgx-h100-dra": {
+		Name: "hgx-h100-dra", Short: "h100dra",
+		Description: "HGX H100 nodes as hgx-h100 without any extended GPU resource or GFD label: " +
+			"8 GPUs per node published as ResourceSlices of NVIDIA's DRA driver (gpu.nvidia.com) by the fleet's driver simulator",
+		DefaultNodes: 16, RackSize: 8, RacksPerBlock: 4, Arch: "amd64",
+		Resources: map[string]string{
+			"cpu": "224", "memory": "2Ti", "pods": "110", "ephemeral-storage": "30Ti",
+		},
+		DRA: &DRADevices{PerNode: 8, ProductName: "NVIDIA H100 80GB HBM3", Architecture: "Hopper",
+			ComputeCapability: "9.0.0", DriverVersion: "570.172.8", CUDADriverVersion: "12.8.0", Memory: "81559Mi"},
+	},
 	"a100-mig": {
 		Name: "a100-mig", Short: "a100",
 		Description: "A100 80GB nodes with MIG (mixed strategy): 2 full GPUs, 4 GPUs as 7 x 1g.10gb, " +
@@ -70,6 +103,12 @@ var profiles = map[string]*Profile{
 		},
 	},
 }
+
+// The labellings of Profile.Topology.
+const (
+	TopologyGFD         = ""
+	TopologyTopographV1 = "topograph-v1"
+)
 
 // DefaultProfiles is the profile of each workload cluster `shoal dev up` starts by default.
 var DefaultProfiles = []string{"hgx-h100", "gb200-nvl72", "a100-mig"}

@@ -103,3 +103,27 @@ func TestLookupProfile(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildNodesTopographV1(t *testing.T) {
+	p, err := LookupProfile("hgx-h100-topograph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	racks := map[string]int{}
+	for _, n := range BuildNodes("c1", "local", p, 16) {
+		for _, k := range []string{LabelRack, LabelBlock, LabelZone, LabelGPUClique} {
+			if v, ok := n.Labels[k]; ok {
+				t.Errorf("%s carries %s=%s; the profile labels topology only with Topograph v1 keys", n.Name, k, v)
+			}
+		}
+		for _, k := range []string{LabelTopographTier0, LabelTopographTier1, LabelTopographTier2} {
+			if n.Labels[k] == "" {
+				t.Errorf("%s: missing label %s", n.Name, k)
+			}
+		}
+		racks[n.Labels[LabelTopographTier0]]++
+	}
+	if len(racks) != 2 || racks["c1-r000"] != 8 || racks["c1-r001"] != 8 {
+		t.Errorf("tier-0 (rack) domains = %v, want two of 8 nodes", racks)
+	}
+}

@@ -4,8 +4,9 @@ package devfleet
 
 import (
 	"fmt"
-	"net"
 	"path/filepath"
+
+	"github.com/shoal-dev/shoal/internal/freeport"
 )
 
 // RealNode is one node of a workload cluster run by a real kubelet on its
@@ -43,6 +44,14 @@ func (n *RealNode) stateDir() string { return filepath.Join(n.Dir, "containerd",
 // KubeletRoot is the kubelet's --root-dir.
 func (n *RealNode) KubeletRoot() string { return filepath.Join(n.Dir, "kubelet") }
 
+// PodLogsDir is where the node's kubelet writes its containers' logs. Each
+// real node has its own: a kubelet's container garbage collector removes
+// every pod log directory under its root that belongs to a pod it does not
+// know, so two kubelets on one machine sharing the default /var/log/pods
+// delete each other's logs (TestWrongWorldSizeFailsTheGang read "no such
+// file or directory" for its members' logs while another fleet ran).
+func (n *RealNode) PodLogsDir() string { return filepath.Join(n.Dir, "pod-logs") }
+
 // DevicePluginDir is where the node's kubelet expects device plugins.
 func (n *RealNode) DevicePluginDir() string { return filepath.Join(n.SocketDir, "device-plugins") }
 
@@ -69,12 +78,5 @@ func (c *Cluster) dnsIP() string {
 	return c.RealNodes[0].IP
 }
 
-// freePort asks the kernel for an unused port on ip.
-func freePort(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+// freePort picks an unused port on ip (internal/freeport).
+func freePort(ip string) (int, error) { return freeport.Pick(ip) }

@@ -91,6 +91,7 @@ clusterDomain: cluster.local
 clusterDNS: [%[7]q]
 resolvConf: /etc/resolv.conf
 podCIDR: %[8]q
+podLogsDir: %[9]q
 maxPods: 64
 serializeImagePulls: false
 imageGCHighThresholdPercent: 100
@@ -108,7 +109,7 @@ syncFrequency: 10s
 // and its kubelet client certificate (system:node:<name>, signed by the
 // fleet CA) with a kubeconfig for it.
 func writeRealNodeConfig(c *Cluster, n *RealNode, binDir, pki, runc, cniBin string) error {
-	for _, d := range []string{n.Dir, n.SocketDir, filepath.Join(n.Dir, "cni"), filepath.Join(n.Dir, "cni-data"), n.KubeletRoot()} {
+	for _, d := range []string{n.Dir, n.SocketDir, filepath.Join(n.Dir, "cni"), filepath.Join(n.Dir, "cni-data"), n.KubeletRoot(), n.PodLogsDir()} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return err
 		}
@@ -119,7 +120,7 @@ func writeRealNodeConfig(c *Cluster, n *RealNode, binDir, pki, runc, cniBin stri
 			filepath.Join(n.Dir, "cni")),
 		filepath.Join("cni", "10-shoal.conflist"): fmt.Sprintf(cniConfig, n.Bridge, filepath.Join(n.Dir, "cni-data"), n.Subnet, n.IP),
 		"kubelet.yaml": fmt.Sprintf(kubeletConfig, n.IP, n.KubeletPort, n.HealthzPort, filepath.Join(pki, caCertFile),
-			n.CgroupRoot, "unix://"+n.Socket(), c.dnsIP(), n.Subnet),
+			n.CgroupRoot, "unix://"+n.Socket(), c.dnsIP(), n.Subnet, n.PodLogsDir()),
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(n.Dir, name), []byte(body), 0o644); err != nil {

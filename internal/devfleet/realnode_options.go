@@ -25,6 +25,9 @@ type RealNodeOptions struct {
 	// Images are built from static binaries and imported into every real
 	// node too (e.g. the rendezvous program).
 	Images []images.Spec
+	// Archives are image archives (OCI or Docker) imported into every real
+	// node as they are, e.g. _output/images/shoal-agent.oci.tar.
+	Archives []string
 	// Runc is the OCI runtime (default /usr/sbin/runc, Debian's runc);
 	// CNIBinDir holds the CNI plugins (default /usr/lib/cni, Debian's
 	// containernetworking-plugins).

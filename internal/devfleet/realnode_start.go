@@ -45,7 +45,12 @@ func writeImages(o *RealNodeOptions, dir string) ([]string, error) {
 		}
 		out = append(out, file)
 	}
-	return out, nil
+	for _, a := range o.Archives {
+		if _, err := os.Stat(a); err != nil {
+			return nil, fmt.Errorf("real nodes: image archive: %w", err)
+		}
+	}
+	return append(out, o.Archives...), nil
 }
 
 // startRealNodes starts the cluster's CoreDNS and then its real nodes, all
@@ -69,6 +74,7 @@ func (c *Cluster) startRealNodes(ctx context.Context, f *Fleet, cs kubernetes.In
 			return err
 		}
 	}
+	f.stepTo("realnodes/"+c.Name, 1, "cluster "+c.Name+": real nodes Ready")
 	f.progress("cluster %s: %d real nodes Ready (kubelet %s on containerd, CoreDNS at %s) in %s", c.Name, len(c.RealNodes),
 		"v1.37.2", c.dnsIP(), time.Since(start).Round(100*time.Millisecond))
 	return nil

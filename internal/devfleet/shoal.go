@@ -31,6 +31,18 @@ type ShoalOptions struct {
 	// ReadyTimeout bounds the wait for the hub, the registrations and the
 	// virtual nodes (default 3 minutes).
 	ReadyTimeout time.Duration
+	// HubArgs and AgentArgs are extra flags for shoal-hub and every
+	// shoal-agent (tests: --tracing-endpoint).
+	HubArgs, AgentArgs []string
+	// NoREST starts the hub without --rest-listen, for a shoal-hub older
+	// than the REST face (the upgrade test's previous release); HubState.REST
+	// is then empty.
+	NoREST bool
+	// AgentStarters start the agents of the workload clusters they name
+	// instead of a host shoal-agent (the other clusters get one). Those
+	// clusters' API servers run the ServiceAccount admission plugin, so
+	// the agent pod gets its ServiceAccount's token.
+	AgentStarters map[string]AgentStarter
 }
 
 // HubState is what the state file records about the running shoal-hub.
@@ -39,6 +51,9 @@ type HubState struct {
 	Address string `json:"address"`
 	// HTTP is the base URL of /readyz and /metrics.
 	HTTP string `json:"http"`
+	// REST is the base URL of the REST face of the API and of the web
+	// fleet view (REST + "/ui/"), served with the gRPC serving certificate.
+	REST string `json:"rest,omitempty"`
 	// Config is the shoal CLI config with the admin identity (SHOAL_CONFIG).
 	Config string `json:"config"`
 	// DataDir holds the hub CA and its embedded etcd.
@@ -126,6 +141,7 @@ func (f *Fleet) startHub(ctx context.Context, hub *Cluster) error {
 	f.Shoal = &HubState{
 		Address: fmt.Sprintf("127.0.0.1:%d", hub.Ports.Shoal),
 		HTTP:    fmt.Sprintf("http://127.0.0.1:%d", hub.Ports.ShoalHTTP),
+		REST:    fmt.Sprintf("https://127.0.0.1:%d", hub.Ports.ShoalREST),
 		Config:  filepath.Join(f.Dir, shoalConfigFile),
 		DataDir: filepath.Join(hub.Dir, "shoal-hub-data"),
 	}
@@ -134,7 +150,12 @@ func (f *Fleet) startHub(ctx context.Context, hub *Cluster) error {
 		fmt.Sprintf("--http-listen=127.0.0.1:%d", hub.Ports.ShoalHTTP),
 		"--kubeconfig=" + hub.Kubeconfig, "--admin-config=" + f.Shoal.Config, "--admin-context=" + ShoalContext,
 	}
-	p, err := f.add(hub, HubProcess, o.HubBinary, args)
+	if o.NoREST {
+		f.Shoal.REST = ""
+	} else {
+		args = append(args, fmt.Sprintf("--rest-listen=127.0.0.1:%d", hub.Ports.ShoalREST))
+	}
+	p, err := f.add(hub, HubProcess, o.HubBinary, append(args, o.HubArgs...))
 	if err != nil {
 		return err
 	}
@@ -145,6 +166,7 @@ func (f *Fleet) startHub(ctx context.Context, hub *Cluster) error {
 		return fmt.Errorf("shoal-hub: %w", err)
 	}
 	f.progress("shoal-hub ready at %s (pid %d)", f.Shoal.Address, p.Pid)
+	f.stepTo("shoal-hub", 1, "shoal-hub ready")
 	return nil
 }
 
@@ -153,7 +175,8 @@ func (f *Fleet) startHub(ctx context.Context, hub *Cluster) error {
 const agentTokenFile = "agent-join-token"
 
 // startAgent creates the agent's namespace and a one-use join token, then
-// starts shoal-agent against the workload cluster's admin kubeconfig.
+// starts shoal-agent against the workload cluster's admin kubeconfig (or
+// hands the token to the cluster's AgentStarter).
 func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
 	cs, err := c.Clientset()
 	if err != nil {
@@ -166,6 +189,9 @@ func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
 	token, caHash, err := api.joinToken(ctx, c.Name)
 	if err != nil {
 		return fmt.Errorf("join token for %s: %w", c.Name, err)
+	}
+	if start := f.agentStarter(c); start != nil {
+		return f.startExternalAgent(ctx, c, start, token, caHash)
 	}
 	// The token goes in a file only this user reads, never on the command
 	// line (the process table is world-readable).
@@ -187,11 +213,13 @@ func (f *Fleet) startAgent(ctx context.Context, api *hubAPI, c *Cluster) error {
 		"--labels=profile=" + c.Profile + ",region=" + c.Region,
 	}
 	args = append(args, f.agentGitOpsArgs(c)...)
+	args = append(args, f.opts.Shoal.AgentArgs...)
 	p, err := f.add(c, AgentProcess, f.opts.Shoal.AgentBinary, args)
 	if err != nil {
 		return err
 	}
 	f.progress("cluster %s: shoal-agent started (pid %d) with a one-use join token", c.Name, p.Pid)
+	f.stepTo("agent/"+c.Name, 1, "cluster "+c.Name+": shoal-agent started")
 	return nil
 }
 
@@ -243,6 +271,7 @@ func (f *Fleet) waitRegistered(ctx context.Context, api *hubAPI) error {
 			if states[name] == "Ready" && nodes[name] > 0 {
 				delete(pending, name)
 				f.progress("cluster %s: Ready on the hub, %d virtual node(s) in the hub cluster", name, nodes[name])
+				f.stepTo("registered/"+name, 1, "cluster "+name+": Ready on the hub")
 			}
 		}
 		return len(pending) == 0

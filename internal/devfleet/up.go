@@ -43,6 +43,7 @@ func Up(ctx context.Context, opts Options) (*Fleet, error) {
 		f.teardownRealNodes()
 		return nil, err
 	}
+	f.planSteps()
 	if err := f.prepare(); err != nil {
 		f.teardownRealNodes()
 		return nil, err
@@ -133,6 +134,9 @@ func (f *Fleet) plan() error {
 		}
 		if o.Shoal == nil || o.NoHub {
 			c.Ports.Shoal, c.Ports.ShoalHTTP = 0, 0
+		}
+		if o.Shoal == nil || c.Role != RoleHub {
+			c.Ports.ShoalREST = 0
 		}
 		if err := checkPorts(c); err != nil {
 			return err

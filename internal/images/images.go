@@ -7,10 +7,7 @@
 package images
 
 import (
-	"archive/tar"
-	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"runtime"
@@ -18,8 +15,6 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
@@ -46,40 +41,14 @@ func Build(s Spec) (v1.Image, error) {
 		return nil, fmt.Errorf("image %s: %w", s.Ref, err)
 	}
 	entry := "/" + path.Base(s.Binary)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	for _, d := range []string{"tmp/", "etc/"} {
-		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: d, Mode: 0o1777, ModTime: epoch}); err != nil {
-			return nil, err
-		}
-	}
-	if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: entry[1:], Mode: 0o755, Size: int64(len(bin)), ModTime: epoch}); err != nil {
-		return nil, err
-	}
-	if _, err := tw.Write(bin); err != nil {
-		return nil, err
-	}
-	if err := tw.Close(); err != nil {
-		return nil, err
-	}
-	data := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil })
-	if err != nil {
-		return nil, err
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		return nil, err
-	}
-	cf, err := img.ConfigFile()
-	if err != nil {
-		return nil, err
-	}
-	cf = cf.DeepCopy()
-	cf.OS, cf.Architecture, cf.Created = "linux", runtime.GOARCH, v1.Time{Time: epoch}
-	cf.Config.Entrypoint, cf.Config.Cmd = []string{entry}, s.Args
-	cf.Config.Env = append([]string{"PATH=/"}, s.Env...)
-	return mutate.ConfigFile(img, cf)
+	return imageOf([]file{
+		{name: "tmp/", mode: 0o1777, dir: true},
+		{name: "etc/", mode: 0o1777, dir: true},
+		{name: entry[1:], mode: 0o755, data: bin},
+	}, runtime.GOARCH, func(cf *v1.ConfigFile) {
+		cf.Config.Entrypoint, cf.Config.Cmd = []string{entry}, s.Args
+		cf.Config.Env = append([]string{"PATH=/"}, s.Env...)
+	})
 }
 
 // WriteArchive builds s and writes it to file as an image archive tagged s.Ref.
