@@ -27,9 +27,10 @@ type Cache struct {
 	nodes   coreinformers.NodeInformer
 	pods    coreinformers.PodInformer
 	dra     *draInformers
-	// draServed is set before synced is closed (ServesDRA).
-	draServed bool
-	synced    chan struct{}
+	// draServed and podGroupsServed are set before synced is closed
+	// (ServesDRA, ServesPodGroups).
+	draServed, podGroupsServed bool
+	synced                     chan struct{}
 }
 
 // New returns the cache of the cluster client reaches. Its informers (Nodes
@@ -124,6 +125,10 @@ func (c *Cache) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotSynced, err)
 	}
+	groups, err := c.servesPodGroups(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSynced, err)
+	}
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
 	syncs := []cache.InformerSynced{c.nodes.Informer().HasSynced, c.pods.Informer().HasSynced}
@@ -135,8 +140,8 @@ func (c *Cache) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
 		return fmt.Errorf("%w: %w", ErrNotSynced, context.Cause(ctx))
 	}
-	c.draServed = served
-	klog.FromContext(ctx).V(2).Info("Workload cluster cache synced", "dra", served)
+	c.draServed, c.podGroupsServed = served, groups
+	klog.FromContext(ctx).V(2).Info("Workload cluster cache synced", "dra", served, "podGroups", groups)
 	close(c.synced)
 	<-ctx.Done()
 	return nil

@@ -3,6 +3,7 @@
 package gang
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -52,7 +53,7 @@ func (g *Gate) fit(lp *corev1.Pod) (string, string, error) {
 	// member's request too; other claims' devices are in use.
 	draAlloc, draUsed := dra.ExtendedGPUs(target)
 	used[fedinv.ResourceGPU] += draUsed
-	need := fedinv.PodGPURequests(lp)
+	need := memberNeed(lp)
 	wait := ""
 	for _, r := range sortedResources(need) {
 		alloc := n.Status.Allocatable.Name(corev1.ResourceName(r), "0").Value()
@@ -98,12 +99,28 @@ func usage(lp *corev1.Pod, target string, onNode []*corev1.Pod) (used, terminati
 		c := preparedCondition(p)
 		if p.Spec.NodeName == "" && p.Annotations[v1alpha1.AnnotationTargetNode] == target &&
 			c != nil && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
-			for r, v := range fedinv.PodGPURequests(p) { // prepared, not yet bound: holds its GPUs
+			for r, v := range memberNeed(p) { // prepared, not yet bound: holds its GPUs (and devices)
 				used[r] += v
 			}
 		}
 	}
 	return used, terminating
+}
+
+// memberNeed is what a member's local pod asks for per GPU resource: its
+// requests, and the devices of its DRA request (v1alpha1.AnnotationDevices)
+// as whole GPUs. Once bound, a member's devices are counted by its
+// allocated claim instead (the node's DRA used GPUs).
+func memberNeed(p *corev1.Pod) map[string]int64 {
+	need := fedinv.PodGPURequests(p)
+	var d v1alpha1.MemberDevices
+	if raw := p.Annotations[v1alpha1.AnnotationDevices]; raw != "" && json.Unmarshal([]byte(raw), &d) == nil && d.Count > 0 {
+		if need == nil {
+			need = map[string]int64{}
+		}
+		need[fedinv.ResourceGPU] += int64(d.Count)
+	}
+	return need
 }
 
 // unit names a resource in messages: "GPUs", or the MIG resource.

@@ -44,14 +44,17 @@ func TestFitCountsDRAGPUs(t *testing.T) {
 				{Request: "r", Driver: fedinv.DriverGPU, Pool: "n1", Device: "gpu-1"},
 				{Request: "r", Driver: fedinv.DriverGPU, Pool: "n1", Device: "gpu-2"}}}}}}
 	for name, tc := range map[string]struct {
-		gpus   int64
-		objs   []runtime.Object
-		reason string
+		gpus    int64
+		devices int32 // a member asking by DRA request (spec.gang.devices) instead
+		objs    []runtime.Object
+		reason  string
 	}{
-		"fits in the free devices":       {gpus: 5, objs: []runtime.Object{slice, class, other}, reason: "Fits"},
-		"another claim holds the rest":   {gpus: 6, objs: []runtime.Object{slice, class, other}, reason: "InsufficientGPUs"},
-		"no class maps nvidia.com/gpu":   {gpus: 1, objs: []runtime.Object{slice}, reason: "InsufficientGPUs"},
-		"bound pod counts on a DRA node": {gpus: 1, objs: []runtime.Object{slice, class, other, bound("x", map[string]int64{fedinv.ResourceGPU: 5})}, reason: "InsufficientGPUs"},
+		"device member fits in the free devices":      {devices: 5, objs: []runtime.Object{slice, class, other}, reason: "Fits"},
+		"device member: another claim holds the rest": {devices: 6, objs: []runtime.Object{slice, class, other}, reason: "InsufficientGPUs"},
+		"fits in the free devices":                    {gpus: 5, objs: []runtime.Object{slice, class, other}, reason: "Fits"},
+		"another claim holds the rest":                {gpus: 6, objs: []runtime.Object{slice, class, other}, reason: "InsufficientGPUs"},
+		"no class maps nvidia.com/gpu":                {gpus: 1, objs: []runtime.Object{slice}, reason: "InsufficientGPUs"},
+		"bound pod counts on a DRA node":              {gpus: 1, objs: []runtime.Object{slice, class, other, bound("x", map[string]int64{fedinv.ResourceGPU: 5})}, reason: "InsufficientGPUs"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
@@ -71,6 +74,10 @@ func TestFitCountsDRAGPUs(t *testing.T) {
 				t.Fatal(err)
 			}
 			hub := member("m0", map[string]int64{fedinv.ResourceGPU: tc.gpus})
+			if tc.devices > 0 {
+				hub = member("m0", map[string]int64{})
+				hub.Annotations[v1alpha1.AnnotationDevices] = fmt.Sprintf(`{"deviceClassName":"gpu.nvidia.com","count":%d}`, tc.devices)
+			}
 			lp := hub.DeepCopy()
 			if err := g.Mutate(hub, lp); err != nil {
 				t.Fatal(err)

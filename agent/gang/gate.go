@@ -166,6 +166,9 @@ func (g *Gate) Mutate(hub, local *corev1.Pod) error {
 	local.Labels[v1alpha1.LabelJob] = hub.Labels[v1alpha1.LabelJob]
 	local.Annotations[v1alpha1.AnnotationEpoch] = hub.Annotations[v1alpha1.AnnotationEpoch]
 	local.Annotations[v1alpha1.AnnotationTargetNode] = hub.Annotations[v1alpha1.AnnotationTargetNode]
+	if name, _, ok := g.sliceGroup(hub, epoch); ok {
+		joinGroup(local, name)
+	}
 	if hub.Annotations[v1alpha1.AnnotationCommit] == hub.Annotations[v1alpha1.AnnotationEpoch] {
 		return nil // committed already (agent restart): no gate
 	}
@@ -199,6 +202,11 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 		return fmt.Errorf("%w: commit of %s/%s for epoch %d", ErrStaleEpoch, hub.Namespace, hub.Name, epoch)
 	}
 	ns := localNamespace(hub)
+	if name, size, ok := g.sliceGroup(hub, epoch); ok {
+		if err := g.ensurePodGroup(ctx, ns, name, size, hub.Labels[v1alpha1.LabelJob], epoch); err != nil {
+			return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
+		}
+	}
 	pods := g.local.CoreV1().Pods(ns)
 	for attempt := range 5 {
 		lp, err := g.localPod(ctx, ns, hub.Name, attempt == 0)

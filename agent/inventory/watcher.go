@@ -14,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/agent/cluster"
+	"github.com/shoal-dev/shoal/federation/devicesel"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -190,6 +191,7 @@ func (w *Watcher) build() error {
 		return fedinv.IsGPUNode(n) || draNodes[n.Name].GPUs > 0
 	})
 	c := fedinv.BuildDRA(w.cluster, ns, ps, topo.Keys, dra)
+	devicesel.SetClasses(&c, dra.Classes)
 	c.Labels = w.labels
 	c.Topology = &topo
 	w.logTopology(topo)

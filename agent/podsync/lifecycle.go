@@ -58,6 +58,11 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 		}
 	}
 	level := v1alpha1.PodSecurityOf(hub.Annotations)
+	devices, hasDevices, err := memberDevices(hub)
+	if err != nil && !s.hasLocal(hub) {
+		s.reject(ctx, vnode, hub, v1alpha1.ReasonInvalidDevices, err.Error())
+		return nil
+	}
 	lp := LocalPod(hub, vnode, lk.Namespace)
 	if err := s.gate.Mutate(hub, lp); err != nil {
 		return err
@@ -84,6 +89,11 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	}
 	if err != nil {
 		return fmt.Errorf("create local pod %s: %w", lk, err)
+	}
+	if hasDevices {
+		if err := s.ensureClaim(ctx, created, devices); err != nil {
+			return err
+		}
 	}
 	klog.FromContext(ctx).V(2).Info("Local pod created", append(podKeys(hub), "local", klog.KObj(created), "virtualNode", vnode)...)
 	metricCreated.Inc()

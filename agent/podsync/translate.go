@@ -45,6 +45,9 @@ func LocalPod(hub *corev1.Pod, vnode, namespace string) *corev1.Pod {
 	if n := hub.Annotations[v1alpha1.AnnotationTargetNode]; n != "" {
 		pinToNode(s, n)
 	}
+	if hub.Annotations[v1alpha1.AnnotationDevices] != "" {
+		addClaim(p)
+	}
 	return p
 }
 

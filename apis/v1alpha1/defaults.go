@@ -70,6 +70,9 @@ func SetJobDefaults(j *Job) {
 // defaultGPULimit puts each role's per-member accelerator request on the
 // first container of its template when no container asks for that resource.
 func defaultGPULimit(s *JobSpec) {
+	if len(s.Roles) == 0 && s.Gang.Devices != nil {
+		return // the member's ResourceClaim carries its GPUs (docs/dra.md)
+	}
 	for _, r := range s.MemberRoles() {
 		defaultTemplateLimit(r.Template, r.Resource, r.PerMember)
 	}

@@ -4,6 +4,7 @@ package v1alpha1
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -85,6 +86,28 @@ type Gang struct {
 	GPUsPerMember int32 `json:"gpusPerMember,omitempty"`
 	// MIG asks for MIG slices instead of whole GPUs.
 	MIG *MIGRequest `json:"mig,omitempty"`
+	// Devices asks for each member's gpusPerMember whole GPUs by Dynamic
+	// Resource Allocation instead of the nvidia.com/gpu extended resource:
+	// devices of a DeviceClass that match every selector, placed
+	// node-exactly on nodes whose DRA GPUs match, and allocated in the
+	// member cluster by a ResourceClaim the member's pod carries
+	// (docs/dra.md). Not with mig.
+	Devices *DeviceRequest `json:"devices,omitempty"`
+}
+
+// DeviceRequest is a request for whole GPUs by Dynamic Resource Allocation,
+// in the terms of a ResourceClaim's exactly request: a DeviceClass and CEL
+// selectors a device must all match. The count is the gang's gpusPerMember.
+type DeviceRequest struct {
+	// DeviceClassName is the DeviceClass of the member clusters the devices
+	// come from (gpu.nvidia.com with NVIDIA's DRA driver). A node is a
+	// candidate only where this class selects its GPUs.
+	DeviceClassName string `json:"deviceClassName"`
+	// Selectors are CEL selectors over the device (device.driver,
+	// device.attributes, device.capacity), exactly as in a ResourceClaim:
+	// a device must match every one, e.g.
+	// device.capacity["gpu.nvidia.com"].memory.compareTo(quantity("80G")) >= 0.
+	Selectors []resourcev1.DeviceSelector `json:"selectors,omitempty"`
 }
 
 // MIGRequest is a number of MIG slices of one profile per member, the

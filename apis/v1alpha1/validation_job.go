@@ -66,7 +66,29 @@ func validateJobSpec(s *JobSpec, p *field.Path) field.ErrorList {
 		return errs
 	}
 	name, n := s.Gang.Resource()
+	if s.Gang.Devices != nil {
+		errs = append(errs, validateDeviceTemplate(&s.Template, p.Child("template"))...)
+		name = "" // the claim, not a limit, carries the GPUs: no limit to compare
+	}
 	return append(errs, validateTemplate(&s.Template, name, n, s.Gang.MIG != nil, p.Child("template"))...)
+}
+
+// validateDeviceTemplate refuses what a template of a gang asking for DRA
+// devices must not hold: GPU or MIG limits (the member's ResourceClaim
+// carries its GPUs) and claims of its own.
+func validateDeviceTemplate(t *corev1.PodTemplateSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	sp := p.Child("spec")
+	if res := templateAccelerators(t); len(res) > 0 {
+		errs = append(errs, field.Forbidden(sp.Child("containers"), fmt.Sprintf(
+			"a gang asking for devices (spec.gang.devices) must not ask for %v: its members get their GPUs "+
+				"through a ResourceClaim of spec.gang.gpusPerMember devices; leave these limits out", res)))
+	}
+	if len(t.Spec.ResourceClaims) > 0 {
+		errs = append(errs, field.Forbidden(sp.Child("resourceClaims"),
+			"the agent adds each member's claim (spec.gang.devices); claims of the template would not be placed by the hub"))
+	}
+	return errs
 }
 
 func validateGang(g *Gang, p *field.Path) field.ErrorList {
@@ -86,6 +108,7 @@ func validateGang(g *Gang, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Invalid(p.Child("gpusPerMember"), g.GPUsPerMember, fmt.Sprintf(
 			"must be at most %d: a member is one pod on one node; use more members for more GPUs", MaxGPUsPerMember)))
 	}
+	errs = append(errs, validateDevices(g.Devices, g.MIG != nil, p.Child("devices"))...)
 	return append(errs, validateMIG(g.MIG, p.Child("mig"))...)
 }
 
@@ -191,7 +214,7 @@ func validateTemplate(t *corev1.PodTemplateSpec, name corev1.ResourceName, n int
 	if n > 0 || mig {
 		errs = append(errs, validateNodeChoice(&t.Spec, sp)...)
 	}
-	if got := TemplateResource(t, name); n > 0 && got != 0 && got != int64(n) {
+	if got := TemplateResource(t, name); name != "" && n > 0 && got != 0 && got != int64(n) {
 		errs = append(errs, field.Invalid(sp.Child("containers"), got, fmt.Sprintf(
 			"the containers' %s limits add up to %d but the gang asks for %d per member; "+
 				"make them equal or leave the limits out", name, got, n)))

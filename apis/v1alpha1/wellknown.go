@@ -65,6 +65,15 @@ const (
 	// the dispatcher, so that the agents' member spans join the attempt's
 	// trace.
 	AnnotationTraceParent = Prefix + "traceparent"
+	// AnnotationDevices is the member's DRA device request (JSON of
+	// MemberDevices) on a hub pod of a gang with spec.gang.devices: the
+	// agent makes the local pod's ResourceClaim from it.
+	AnnotationDevices = Prefix + "devices"
+	// AnnotationSliceSize is the number of the gang's members (this epoch)
+	// placed in the member's cluster: the minimum count of the PodGroup by
+	// which a cluster serving the native gang API admits its slice all or
+	// nothing (docs/native-gang.md).
+	AnnotationSliceSize = Prefix + "slice-size"
 )
 
 // Annotations the agent writes on local pods of its workload cluster.

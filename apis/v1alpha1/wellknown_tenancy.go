@@ -33,6 +33,9 @@ const (
 	// ReasonNoQueue is the reason a hub pod without a queue label is refused
 	// by the agent: it has no namespace in the workload cluster.
 	ReasonNoQueue = "NoQueue"
+	// ReasonInvalidDevices is the reason a hub pod whose DRA device request
+	// (AnnotationDevices) cannot be read is refused by the agent.
+	ReasonInvalidDevices = "InvalidDeviceRequest"
 )
 
 // The Pod Security Admission namespace labels (k8s.io/pod-security-admission

@@ -95,6 +95,8 @@ func newDevUpCommand(dir *string) *cobra.Command {
 	fl.IntVar(&realNodes, "real-nodes", 0, "real kubelet nodes (containerd, runc, bridge CNI, CoreDNS) per workload cluster, "+
 		"replacing that many KWOK nodes; needs root (docs/real-nodes.md)")
 	fl.BoolVar(&opts.PodStartDelays, "pod-start-delays", false, "keep KWOK's random 2-10 s pod start delays")
+	fl.BoolVar(&opts.NativeGang, "native-gang", false, "serve Kubernetes' native gang API (PodGroups, GenericWorkload) in "+
+		"the workload clusters: each gang slice is admitted all or nothing by its cluster's kube-scheduler (docs/native-gang.md)")
 	return cmd
 }
 

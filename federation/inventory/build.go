@@ -65,6 +65,7 @@ func BuildDRA(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys Lab
 // GFD labels, where present, win over the devices' product and memory.
 func addDRA(n *Node, d DRANode, class *resourcev1.DeviceClass, mapped bool) {
 	n.DRAGPUs = d.GPUs
+	n.DRADevices = d.Devices
 	if n.Product == "" {
 		n.Product = d.Product
 	}

@@ -3,9 +3,14 @@
 package inventory
 
 import (
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	resourcev1 "k8s.io/api/resource/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
 )
 
 // The names of NVIDIA's DRA driver for GPUs (k8s-dra-driver-gpu) that the
@@ -55,6 +60,28 @@ type DRANode struct {
 	GPUs, Tainted, Used int
 	// MIG counts the MIG partitions per profile (type mig), whatever their state.
 	MIG map[string]int
+	// Devices is what the node's whole GPUs have in common, for matching
+	// device requests (nil without whole GPUs).
+	Devices *DRADevices
+}
+
+// DRADevices describes a node's whole GPUs as the GPU driver publishes
+// them, for the hub to match a job's device request (a DeviceClass and CEL
+// selectors) against the node: the attributes and capacities that every
+// whole GPU of the node has with the same value (one that differs between
+// two of them, such as uuid or pcieBusID, is left out, so a selector on it
+// matches no node), and the DeviceClasses that select those GPUs.
+type DRADevices struct {
+	// Driver is the driver publishing the GPUs (gpu.nvidia.com).
+	Driver string `json:"driver"`
+	// Attributes are the common attributes by their name in the slice
+	// (unqualified names belong to the driver's domain).
+	Attributes map[string]resourcev1.DeviceAttribute `json:"attributes,omitempty"`
+	// Capacity holds the common capacities (memory, in bytes).
+	Capacity map[string]resource.Quantity `json:"capacity,omitempty"`
+	// Classes are the DeviceClasses whose selectors match these GPUs,
+	// sorted (the agent evaluates them: federation/devicesel).
+	Classes []string `json:"classes,omitempty"`
 }
 
 // ExtendedGPUClass returns the DeviceClass whose spec.extendedResourceName
@@ -88,6 +115,8 @@ type draDevice struct {
 	memory   int64
 	tainted  bool
 	counters []string // counter sets the device consumes from, pool-qualified
+	attrs    map[resourcev1.QualifiedName]resourcev1.DeviceAttribute
+	capacity map[resourcev1.QualifiedName]resourcev1.DeviceCapacity
 }
 
 // Nodes returns the GPU driver's devices per node name. Only slices of a
@@ -130,9 +159,65 @@ func (d DRA) Nodes() map[string]DRANode {
 			first[dev.node] = dev.name
 			n.Product, n.MemoryMiB = dev.product, dev.memory
 		}
+		n.Devices = common(n.Devices, dev)
 		out[dev.node] = n
 	}
 	return out
+}
+
+// Key is a text equal for two DRADevices exactly when they are equal: the
+// driver, every attribute and capacity by name, and the classes.
+func (d *DRADevices) Key() string {
+	var b strings.Builder
+	b.WriteString(d.Driver)
+	for _, k := range slices.Sorted(maps.Keys(d.Attributes)) {
+		a := d.Attributes[k]
+		fmt.Fprintf(&b, "\x00a:%s=", k)
+		switch {
+		case a.StringValue != nil:
+			fmt.Fprintf(&b, "s%q", *a.StringValue)
+		case a.IntValue != nil:
+			fmt.Fprintf(&b, "i%d", *a.IntValue)
+		case a.BoolValue != nil:
+			fmt.Fprintf(&b, "b%t", *a.BoolValue)
+		case a.VersionValue != nil:
+			fmt.Fprintf(&b, "v%q", *a.VersionValue)
+		default:
+			fmt.Fprintf(&b, "l%q%v%v%q", a.StringValues, a.IntValues, a.BoolValues, a.VersionValues)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(d.Capacity)) {
+		q := d.Capacity[k]
+		fmt.Fprintf(&b, "\x00c:%s=%s", k, q.String())
+	}
+	fmt.Fprintf(&b, "\x00%q", d.Classes)
+	return b.String()
+}
+
+// common narrows d (nil: no GPU seen yet) to what it shares with dev.
+func common(d *DRADevices, dev draDevice) *DRADevices {
+	if d == nil {
+		d = &DRADevices{Driver: DriverGPU, Attributes: map[string]resourcev1.DeviceAttribute{},
+			Capacity: map[string]resource.Quantity{}}
+		for k, v := range dev.attrs {
+			d.Attributes[string(k)] = v
+		}
+		for k, v := range dev.capacity {
+			d.Capacity[string(k)] = v.Value
+		}
+		return d
+	}
+	for k, v := range d.Attributes {
+		if o, ok := dev.attrs[resourcev1.QualifiedName(k)]; !ok || !equality.Semantic.DeepEqual(o, v) {
+			delete(d.Attributes, k)
+		}
+	}
+	for k, v := range d.Capacity {
+		if o, ok := dev.capacity[resourcev1.QualifiedName(k)]; !ok || o.Value.Cmp(v) != 0 {
+			delete(d.Capacity, k)
+		}
+	}
+	return d
 }
 
 func sharesUsedSet(dev draDevice, used map[string]bool) bool {
@@ -160,7 +245,7 @@ func (d DRA) devices() map[deviceKey]draDevice {
 		}
 		for i := range s.Spec.Devices {
 			dv := &s.Spec.Devices[i]
-			dev := draDevice{node: *s.Spec.NodeName, name: dv.Name}
+			dev := draDevice{node: *s.Spec.NodeName, name: dv.Name, attrs: dv.Attributes, capacity: dv.Capacity}
 			switch str(dv, DRAAttrType) {
 			case DRATypeGPU:
 				dev.gpu = true

@@ -158,3 +158,45 @@ func TestExtendedGPUClassNewestWins(t *testing.T) {
 		t.Fatalf("class = %v, %v; want a-new", c, ok)
 	}
 }
+
+// TestDRADevicesKeepWhatEveryGPUShares: a node's DRADevices keep the
+// attributes and capacities all its whole GPUs share (product, memory) and
+// drop the ones that differ (uuid); the key tells two kinds of GPU apart.
+func TestDRADevicesKeepWhatEveryGPUShares(t *testing.T) {
+	d := DRA{Slices: []*resourcev1.ResourceSlice{
+		slice("n1", "n1", 1, draGPU(0, "NVIDIA H100 80GB HBM3", 80<<30, ""), draGPU(1, "NVIDIA H100 80GB HBM3", 80<<30, "")),
+		slice("n2", "n2", 1, draGPU(0, "NVIDIA A100 40GB", 40<<30, ""), draGPU(1, "NVIDIA H100 80GB HBM3", 80<<30, "")),
+	}}
+	nodes := d.Nodes()
+	h := nodes["n1"].Devices
+	if h == nil || h.Driver != DriverGPU {
+		t.Fatalf("n1 devices = %+v", h)
+	}
+	if a, ok := h.Attributes[DRAAttrProductName]; !ok || *a.StringValue != "NVIDIA H100 80GB HBM3" {
+		t.Errorf("n1 productName = %+v, want the shared product", a)
+	}
+	if _, ok := h.Attributes[DRAAttrUUID]; ok {
+		t.Errorf("n1 kept uuid, which differs between its GPUs")
+	}
+	if q := h.Capacity[DRACapMemory]; q.Value() != 80<<30 {
+		t.Errorf("n1 memory = %v, want 80Gi", q.String())
+	}
+	mixed := nodes["n2"].Devices
+	if _, ok := mixed.Attributes[DRAAttrProductName]; ok {
+		t.Errorf("n2 has two products but kept productName %v", *mixed.Attributes[DRAAttrProductName].StringValue)
+	}
+	if _, ok := mixed.Capacity[DRACapMemory]; ok {
+		t.Errorf("n2 has two memory sizes but kept one")
+	}
+	if h.Key() == mixed.Key() {
+		t.Errorf("two different kinds of GPU have one key %q", h.Key())
+	}
+	again := d.Nodes()["n1"].Devices
+	if h.Key() != again.Key() {
+		t.Errorf("key not stable: %q then %q", h.Key(), again.Key())
+	}
+	c := BuildDRA("c", []*corev1.Node{testnode.New("n1").Obj()}, nil, LabelKeys{}, d)
+	if len(c.Nodes) != 1 || c.Nodes[0].DRADevices == nil || c.Nodes[0].DRADevices.Key() != h.Key() {
+		t.Errorf("BuildDRA did not report the node's DRA devices: %+v", c.Nodes)
+	}
+}

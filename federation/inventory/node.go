@@ -41,6 +41,9 @@ type Node struct {
 	// GPUs (spec.extendedResourceName), through which the cluster's
 	// kube-scheduler gives member pods devices; "" when none does.
 	DRAClass string `json:"draClass,omitempty"`
+	// DRADevices describes the node's DRA GPUs for device requests (nil
+	// without any).
+	DRADevices *DRADevices `json:"draDevices,omitempty"`
 	// MIG maps a MIG resource name (nvidia.com/mig-1g.10gb) to its counts.
 	MIG map[string]MIGResource `json:"mig,omitempty"`
 	// Clique is the multi-node NVLink domain from the cluster's NVLink key

@@ -56,6 +56,13 @@ func (s *Snapshot) explain(r *request) *Unschedulable {
 	if r.g.Products != nil {
 		shape += " of " + strings.Join(r.g.Products, "|")
 	}
+	filters := "products, clusters, MIG profile and tolerations"
+	if r.g.Devices != nil && len(r.g.Roles) == 0 {
+		if st, ok := r.g.Devices.(fmt.Stringer); ok {
+			shape += " (" + st.String() + ")"
+		}
+		filters = "device class and selectors, products, clusters and tolerations"
+	}
 	var nodes, down, slots, free int32
 	for c := range s.clusters {
 		cr := s.clusters[c].ranges[lvCluster]
@@ -91,8 +98,8 @@ func (s *Snapshot) explain(r *request) *Unschedulable {
 	switch {
 	case nodes == 0 || nodes == down:
 		return &Unschedulable{ReasonNoMatchingNodes, fmt.Sprintf(
-			"needs %s; no schedulable node matches its products, clusters, MIG profile and tolerations (%d match, %d cordoned or not ready)",
-			shape, nodes, down)}
+			"needs %s; no schedulable node matches its %s (%d match, %d cordoned or not ready)",
+			shape, filters, nodes, down)}
 	case free < r.need*r.gpm:
 		return &Unschedulable{ReasonInsufficientGPUs, fmt.Sprintf(
 			"needs %s; %d are free on matching nodes", shape, free)}

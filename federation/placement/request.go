@@ -82,7 +82,8 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 	r.classOK = s.scratch.bools(&s.scratch.classOK, len(s.classes))
 	for i := range s.classes {
 		c := &s.classes[i]
-		r.classOK[i] = r.clusterOK[c.cluster] && productMatches(g.Products, c.product) && tolerates(g.unitTolerations(), c.taints)
+		r.classOK[i] = r.clusterOK[c.cluster] && productMatches(g.Products, c.product) && tolerates(g.unitTolerations(), c.taints) &&
+			(g.Devices == nil || len(g.Roles) > 0 || g.Devices.Matches(c.devices))
 	}
 	s.classFit(r, &s.scratch.fit)
 	if len(g.Roles) > 0 {

@@ -66,12 +66,13 @@ type domain struct {
 }
 
 // class groups nodes a gang's filters cannot tell apart: same cluster,
-// product and taints.
+// product, taints and DRA GPUs.
 type class struct {
 	cluster   int32
 	product   string
 	taints    []corev1.Taint
-	quotaKeys []string // GPU classes the product counts in (quota.go)
+	devices   *inventory.DRADevices // the nodes' DRA GPUs (nil: none)
+	quotaKeys []string              // GPU classes the product counts in (quota.go)
 }
 
 type clusterInfo struct {
@@ -205,11 +206,14 @@ func domainKeys(n *inventory.Node) [numLevels]string {
 
 func (s *Snapshot) newNode(n *inventory.Node, c int32, classIdx map[string]int32) node {
 	sig := fmt.Sprintf("%d\x00%s\x00%v", c, n.Product, n.Taints)
+	if n.DRADevices != nil {
+		sig += "\x00" + n.DRADevices.Key()
+	}
 	ci, ok := classIdx[sig]
 	if !ok {
 		ci = int32(len(s.classes))
 		classIdx[sig] = ci
-		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints,
+		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints, devices: n.DRADevices,
 			quotaKeys: v1alpha1.GPUClassesOfProduct(n.Product)})
 	}
 	out := node{name: n.Name, cluster: c, class: ci, gpus: int32(n.GPUs), used: int32(n.UsedGPUs),

@@ -95,6 +95,10 @@ type Gang struct {
 	MIGResource string
 	// Products lists the GPU products the gang accepts; empty accepts any.
 	Products []string
+	// Devices, when set, makes the members' GPUs DRA devices: only nodes
+	// whose DRA GPUs it matches are candidates (federation/devicesel; a
+	// node without DRA GPUs never is). Unused with Roles.
+	Devices DeviceMatcher
 	// ClusterSelector must match the cluster's labels: matchLabels and
 	// matchExpressions (In, NotIn, Exists, DoesNotExist) alike, with
 	// Kubernetes semantics; nil selects every cluster. An invalid selector
@@ -117,6 +121,12 @@ type Gang struct {
 	// gang if it ends before they are needed, and reservations can tell when
 	// nodes will drain.
 	Estimate time.Duration
+}
+
+// DeviceMatcher tells whether a node's DRA GPUs serve a gang's device
+// request (federation/devicesel Request).
+type DeviceMatcher interface {
+	Matches(*inventory.DRADevices) bool
 }
 
 // GPUs returns the gang's total GPUs (or MIG slices).

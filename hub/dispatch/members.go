@@ -3,6 +3,7 @@
 package dispatch
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 
@@ -40,6 +41,20 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 	}
 	if r.Level != "" {
 		ann[v1alpha1.AnnotationTargetLevel] = r.Level
+	}
+	slice := 0
+	for _, o := range r.Members {
+		if o.Cluster == m.Cluster {
+			slice++
+		}
+	}
+	ann[v1alpha1.AnnotationSliceSize] = strconv.Itoa(slice)
+	delete(ann, v1alpha1.AnnotationDevices) // only the job's device request, never the template's
+	if d := j.Spec.Gang.Devices; d != nil && len(j.Spec.Roles) == 0 {
+		b, err := json.Marshal(v1alpha1.MemberDevices{DeviceRequest: *d, Count: j.Spec.Gang.GPUsPerMember})
+		if err == nil { // a struct of strings and numbers always marshals
+			ann[v1alpha1.AnnotationDevices] = string(b)
+		}
 	}
 	delete(ann, v1alpha1.AnnotationTraceParent) // only the hub's attempt trace, never the template's
 	if tp := j.Annotations[v1alpha1.AnnotationTraceParent]; tp != "" {

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/devicesel"
 	"github.com/shoal-dev/shoal/federation/podrefs"
 	"github.com/shoal-dev/shoal/federation/podsecurity"
 	"github.com/shoal-dev/shoal/hub/queues"
@@ -35,6 +36,7 @@ import (
 // cannot answer refuses a job with no other error with its error.
 func (s *Service) validate(ctx context.Context, j *v1alpha1.Job) error {
 	specErrs := v1alpha1.ValidateJob(j)
+	specErrs = append(specErrs, devicesel.Validate(j.Spec.Gang.Devices, field.NewPath("spec", "gang", "devices"))...)
 	pss, err := s.podSecurityErrs(ctx, j)
 	if err != nil {
 		return err

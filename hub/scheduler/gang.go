@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/devicesel"
 	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/federation/placement"
 )
@@ -33,6 +34,9 @@ func GangOf(j *v1alpha1.Job) placement.Gang {
 			Required:  inventory.Level(s.Placement.Topology.Required),
 			Preferred: inventory.Level(s.Placement.Topology.Preferred),
 		},
+	}
+	if r := devicesel.NewRequest(s.Gang.Devices); r != nil {
+		g.Devices = r
 	}
 	if s.Gang.MIG != nil {
 		g.MIGResource = string(s.Gang.MIG.ResourceName())

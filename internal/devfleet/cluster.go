@@ -38,6 +38,9 @@ type Cluster struct {
 	// Kubeconfig is an admin kubeconfig for it alone; Dir holds its data and logs.
 	Kubeconfig string `json:"kubeconfig"`
 	Dir        string `json:"dir"`
+	// NativeGang: its kube-apiserver and kube-scheduler serve the native
+	// gang API (Options.NativeGang).
+	NativeGang bool `json:"nativeGang,omitempty"`
 	// RealNodes are its nodes run by real kubelets (the first ones).
 	RealNodes []*RealNode `json:"realNodes,omitempty"`
 	// Processes are its running components, in start order.

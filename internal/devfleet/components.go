@@ -30,7 +30,7 @@ func etcdArgs(c *Cluster) []string {
 // so pods get their ServiceAccount's token, as on a real cluster.
 func apiserverArgs(c *Cluster, pki string, saTokens bool) []string {
 	p := func(f string) string { return filepath.Join(pki, f) }
-	return []string{
+	return append(nativeGangArgs(c, true), []string{
 		fmt.Sprintf("--etcd-servers=http://127.0.0.1:%d", c.Ports.EtcdClient),
 		fmt.Sprintf("--secure-port=%d", c.Ports.APIServer),
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
@@ -52,7 +52,21 @@ func apiserverArgs(c *Cluster, pki string, saTokens bool) []string {
 		"--endpoint-reconciler-type=none",
 		"--max-requests-inflight=1000", "--max-mutating-requests-inflight=500",
 		"--v=0",
+	}...)
+}
+
+// nativeGangArgs turn on the native gang API (GenericWorkload) in a
+// cluster with NativeGang: the feature gate, and on kube-apiserver the
+// beta group version that serves PodGroups.
+func nativeGangArgs(c *Cluster, apiserver bool) []string {
+	if !c.NativeGang {
+		return nil
 	}
+	args := []string{"--feature-gates=GenericWorkload=true"}
+	if apiserver {
+		args = append(args, "--runtime-config=scheduling.k8s.io/v1beta1=true")
+	}
+	return args
 }
 
 // disabledAdmission is kube-apiserver's --disable-admission-plugins.
@@ -78,7 +92,7 @@ func schedulerArgs(c *Cluster) ([]string, error) {
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, schedulerConfig, c.Kubeconfig), 0o600); err != nil {
 		return nil, err
 	}
-	return []string{
+	return append(nativeGangArgs(c, false), []string{
 		"--config=" + cfg,
 		"--authentication-kubeconfig=" + c.Kubeconfig, "--authorization-kubeconfig=" + c.Kubeconfig,
 		fmt.Sprintf("--secure-port=%d", c.Ports.Scheduler), "--bind-address=127.0.0.1",
@@ -86,7 +100,7 @@ func schedulerArgs(c *Cluster) ([]string, error) {
 		// No front proxy here: skip the lookup of its CA (it only logs errors).
 		"--authentication-skip-lookup=true",
 		"--v=0",
-	}, nil
+	}...), nil
 }
 
 // kwokArgs makes kwok manage only the fleet's annotated fake nodes, without

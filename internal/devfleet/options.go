@@ -41,6 +41,12 @@ type Options struct {
 	// cluster runs kube-controller-manager with the node lifecycle controller
 	// either way, for the agents' virtual nodes; see HubNodeMonitorGrace.)
 	ControllerManager bool
+	// NativeGang turns on Kubernetes' native gang API in every workload
+	// cluster (the GenericWorkload feature gate, beta and off by default in
+	// v1.37, and scheduling.k8s.io/v1beta1 on kube-apiserver and
+	// kube-scheduler): the agent then makes a PodGroup per gang slice
+	// (docs/native-gang.md).
+	NativeGang bool
 	// RealNodes, when set, runs real kubelets as the first nodes of every
 	// workload cluster.
 	RealNodes *RealNodeOptions

@@ -109,7 +109,7 @@ func (f *Fleet) plan() error {
 				j--
 			}
 			p, _ := LookupProfile(o.Profiles[j%len(o.Profiles)])
-			c.Role, c.Profile, c.Region, c.Nodes = RoleWorkload, p.Name, o.Region, o.Nodes
+			c.Role, c.Profile, c.Region, c.Nodes, c.NativeGang = RoleWorkload, p.Name, o.Region, o.Nodes, o.NativeGang
 			if c.Nodes == 0 {
 				c.Nodes = p.DefaultNodes
 			}

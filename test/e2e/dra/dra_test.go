@@ -83,24 +83,7 @@ spec:
         image: busybox
 `, name, nodes, profileDRA))
 	waitPhase(t, name, v1alpha1.JobRunning, 2*time.Minute)
-	var pods []corev1.Pod
-	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		l, err := draCS.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + name})
-		if err != nil {
-			return false, nil
-		}
-		pods = l.Items
-		running := 0
-		for _, p := range pods {
-			if p.Status.Phase == corev1.PodRunning {
-				running++
-			}
-		}
-		return running == nodes, nil
-	})
-	if err != nil {
-		t.Fatalf("local pods of %s: %d, want %d Running: %+v", name, len(pods), nodes, pods)
-	}
+	pods := waitRunningPods(t, name, nodes)
 	claims, err := draCS.ResourceV1().ResourceClaims(metav1.NamespaceAll).List(t.Context(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -139,6 +122,31 @@ spec:
 		}
 	}
 	waitInventory(t, func(c *fedinv.Cluster) bool { return c.FreeGPUs() == 0 })
+}
+
+// waitRunningPods waits until the job has n local pods Running in the DRA
+// cluster and returns its local pods.
+func waitRunningPods(t *testing.T, job string, n int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		l, err := draCS.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelJob + "=" + job})
+		if err != nil {
+			return false, nil
+		}
+		pods = l.Items
+		running := 0
+		for _, p := range pods {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+		}
+		return running == n, nil
+	})
+	if err != nil {
+		t.Fatalf("local pods of %s: %d, want %d Running: %+v", job, len(pods), n, pods)
+	}
+	return pods
 }
 
 // waitInventory waits until the DRA cluster's inventory on the hub satisfies ok.

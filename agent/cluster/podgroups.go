@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/klog/v2"
+)
+
+// servesPodGroups reports whether the cluster serves the native gang API
+// (scheduling.k8s.io/v1beta1 podgroups, the GenericWorkload feature of
+// Kubernetes v1.37); discovery errors other than NotFound are retried
+// until ctx ends.
+func (c *Cache) servesPodGroups(ctx context.Context) (bool, error) {
+	var served bool
+	gv := schedulingv1beta1.SchemeGroupVersion.String()
+	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
+		list, err := c.client.Discovery().ServerResourcesForGroupVersion(gv)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			klog.FromContext(ctx).V(2).Info("Discovery failed, retrying", "groupVersion", gv, "err", err)
+			return false, nil
+		}
+		for _, r := range list.APIResources {
+			served = served || r.Name == "podgroups"
+		}
+		return true, nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("discover %s: %w", gv, err)
+	}
+	return served, nil
+}
+
+// ServesPodGroups reports, once Synced is closed, whether the cluster
+// serves PodGroups (scheduling.k8s.io/v1beta1): its kube-scheduler then
+// admits each gang slice all or nothing (agent/gang, docs/native-gang.md).
+func (c *Cache) ServesPodGroups() bool {
+	select {
+	case <-c.synced:
+		return c.podGroupsServed
+	default:
+		return false
+	}
+}
