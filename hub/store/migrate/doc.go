@@ -5,7 +5,7 @@
 //
 // Every record the store writes carries its schema version in a first
 // top-level JSON field, {"storageVersion":N,...}. A record without one was
-// written before records had versions (every hub up to commit 90b32b3) and
+// written before records had versions (every hub up to commit 2aa61dd) and
 // is version 1, Legacy. Each kind has a Schema: its steps, each migrating a
 // record's JSON from version N to N+1; the kind's version is the number of
 // steps plus one. The store applies the steps when it reads a record
