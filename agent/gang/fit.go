@@ -54,10 +54,14 @@ func (g *Gate) fit(lp *corev1.Pod) (string, string, error) {
 	draAlloc, draUsed := dra.ExtendedGPUs(target)
 	used[fedinv.ResourceGPU] += draUsed
 	need := memberNeed(lp)
+	_, devices := lp.Annotations[v1alpha1.AnnotationDevices]
 	wait := ""
 	for _, r := range sortedResources(need) {
 		alloc := n.Status.Allocatable.Name(corev1.ResourceName(r), "0").Value()
-		if r == fedinv.ResourceGPU {
+		switch {
+		case r == fedinv.ResourceGPU && devices:
+			alloc = draAlloc // a claim gets DRA devices only, never the device plugin's GPUs
+		case r == fedinv.ResourceGPU:
 			alloc += draAlloc
 		}
 		if used[r]+need[r] <= alloc {
