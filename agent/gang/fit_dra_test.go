@@ -110,19 +110,7 @@ func TestDeviceMemberDoesNotFitDevicePluginGPUs(t *testing.T) {
 	g, local := newGate(t, gpuNode())
 	hub := member("m0", map[string]int64{})
 	hub.Annotations[v1alpha1.AnnotationDevices] = `{"deviceClassName":"gpu.nvidia.com","count":2}`
-	lp := hub.DeepCopy()
-	if err := g.Mutate(hub, lp); err != nil {
-		t.Fatal(err)
-	}
-	lp, err := local.CoreV1().Pods("ns").Create(ctx, lp, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Prepare(ctx, lp); err != nil {
-		t.Fatal(err)
-	}
-	lp, _ = local.CoreV1().Pods("ns").Get(ctx, lp.Name, metav1.GetOptions{})
-	cond := lp.Status.Conditions[len(lp.Status.Conditions)-1]
+	cond := prepareMember(ctx, t, g, local, hub)
 	if cond.Type != v1alpha1.PodConditionPrepared || cond.Status != corev1.ConditionFalse || cond.Reason != "InsufficientGPUs" {
 		t.Fatalf("condition %+v, want Prepared False InsufficientGPUs", cond)
 	}

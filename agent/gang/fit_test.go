@@ -10,7 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/shoal-dev/shoal/agent/gang"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -30,6 +32,25 @@ func member(name string, res map[string]int64) *corev1.Pod {
 	p := hubPod(name, "1", "")
 	p.Spec.Containers[0].Resources = limits(res)
 	return p
+}
+
+// prepareMember creates the local pod of hub as the pod syncer does
+// (mutated by the gate), prepares it and returns its last condition.
+func prepareMember(ctx context.Context, t *testing.T, g *gang.Gate, local *fake.Clientset, hub *corev1.Pod) corev1.PodCondition {
+	t.Helper()
+	lp := hub.DeepCopy()
+	if err := g.Mutate(hub, lp); err != nil {
+		t.Fatal(err)
+	}
+	lp, err := local.CoreV1().Pods("ns").Create(ctx, lp, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Prepare(ctx, lp); err != nil {
+		t.Fatal(err)
+	}
+	lp, _ = local.CoreV1().Pods("ns").Get(ctx, lp.Name, metav1.GetOptions{})
+	return lp.Status.Conditions[len(lp.Status.Conditions)-1]
 }
 
 // migNode is n1 with 8 whole GPUs and 7 MIG 1g.10gb slices.
@@ -83,20 +104,7 @@ func TestFitCountsEveryGPUResource(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			g, local := newGate(t, append([]runtime.Object{migNode()}, tc.others...)...)
-			hub := tc.member
-			lp := hub.DeepCopy()
-			if err := g.Mutate(hub, lp); err != nil {
-				t.Fatal(err)
-			}
-			lp, err := local.CoreV1().Pods("ns").Create(ctx, lp, metav1.CreateOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := g.Prepare(ctx, lp); err != nil {
-				t.Fatal(err)
-			}
-			lp, _ = local.CoreV1().Pods("ns").Get(ctx, lp.Name, metav1.GetOptions{})
-			c := lp.Status.Conditions[len(lp.Status.Conditions)-1]
+			c := prepareMember(ctx, t, g, local, tc.member)
 			if c.Type != v1alpha1.PodConditionPrepared || c.Reason != tc.reason {
 				t.Fatalf("condition %+v, want reason %s", c, tc.reason)
 			}

@@ -40,16 +40,7 @@ func TestMetricsOfRealProcesses(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = f.Stop() })
 	c := f.Workloads()[0].Name
-	run := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.CommandContext(t.Context(), cli, append([]string{"--config", f.Shoal.Config}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("shoal %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	run := cliRunner(t, cli, f)
 	run("", "queue", "create", "metrics")
 	run(jobManifest("m-run", 1), "job", "submit", "-f", "-")
 	waitJobPhase(t, run, "m-run", v1alpha1.JobRunning)
@@ -195,6 +186,21 @@ func dumpMetrics(m map[string]float64, prefix string) string {
 	}
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
+}
+
+// cliRunner returns a function that runs the shoal CLI against the fleet's
+// hub with stdin and returns its output, failing the test on an error.
+func cliRunner(t *testing.T, cli string, f *devfleet.Fleet) func(stdin string, args ...string) string {
+	return func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.CommandContext(t.Context(), cli, append([]string{"--config", f.Shoal.Config}, args...)...)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("shoal %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
 }
 
 // buildCLI builds the shoal CLI next to the daemons buildShoal built.

@@ -6,8 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -43,16 +41,7 @@ func TestNativeGangSlices(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Stop() })
-	run := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.CommandContext(t.Context(), cli, append([]string{"--config", f.Shoal.Config}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("shoal %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	run := cliRunner(t, cli, f)
 	a, b := f.Workloads()[0], f.Workloads()[1]
 	csA, csB := clientFor(t, a), clientFor(t, b)
 	ns := v1alpha1.LocalMemberNamespace("native")

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -42,16 +41,7 @@ func TestTraceOfASplitGang(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = f.Stop() })
-	run := func(stdin string, args ...string) string {
-		t.Helper()
-		cmd := exec.CommandContext(t.Context(), cli, append([]string{"--config", f.Shoal.Config}, args...)...)
-		cmd.Stdin = strings.NewReader(stdin)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("shoal %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return string(out)
-	}
+	run := cliRunner(t, cli, f)
 	run("", "queue", "create", "metrics")
 	run(strings.Replace(jobManifest("split", 2), "    gpusPerMember: 8\n", "    gpusPerMember: 8\n  placement:\n    maxClusters: 2\n", 1),
 		"job", "submit", "-f", "-")
