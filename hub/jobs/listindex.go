@@ -66,6 +66,14 @@ func NewListIndex(st *store.Store) *ListIndex {
 	return &ListIndex{reader: newIndexReader(st), revFn: st.Revision, moved: make(chan struct{})}
 }
 
+// HasSynced reports whether the index holds a full list of the jobs and
+// follows their changes; until then lists scan and retention waits.
+func (ix *ListIndex) HasSynced() bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.synced
+}
+
 // Run lists the jobs, then follows their changes until ctx ends, listing
 // again when the watch falls behind the store's compaction.
 func (ix *ListIndex) Run(ctx context.Context) error {

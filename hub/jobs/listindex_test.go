@@ -6,6 +6,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/jobs"
@@ -19,6 +20,13 @@ func runIndex(t *testing.T) *jobs.ListIndex {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = ix.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
+	// Tests that read the index directly (retention) need it filled; a
+	// list would scan meanwhile, a sweep would do nothing.
+	for deadline := time.Now().Add(30 * time.Second); !ix.HasSynced(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("job list index not synced after 30s")
+		}
+	}
 	return ix
 }
 
