@@ -243,6 +243,7 @@ func cutAgent(t *testing.T) (cut string, api, kube *freezer) {
 	}
 	api, kube = newFreezer(t, h.addr), newFreezer(t, hubURL.Host)
 	agentStops[cut]()
+	restarted := time.Now()
 	stop, err := h.startAgent(hubCtx, cut, agentConfigs[cut], func(c *agent.Config) {
 		c.HubAddress, c.HubClusterDial, c.FenceTimeout = api.Addr(), kube.Dial, agentFenceTimeout
 	})
@@ -267,6 +268,16 @@ func cutAgent(t *testing.T) (cut string, api, kube *freezer) {
 		}
 	})
 	waitClusterReady(t, cut)
+	// Ready was the old agent's state: a member placed before the new agent
+	// reached the hub is refused by its fence ("has not reached the hub
+	// since it started") and aborts the dispatch. Wait for its heartbeat.
+	err = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		c, _, err := h.reg.GetCluster(ctx, cut)
+		return err == nil && c.Status.LastHeartbeat != nil && c.Status.LastHeartbeat.After(restarted), nil
+	})
+	if err != nil {
+		t.Fatalf("no heartbeat of the restarted agent of %s: %v", cut, err)
+	}
 	return cut, api, kube
 }
 
