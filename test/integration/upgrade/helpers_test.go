@@ -17,7 +17,47 @@ import (
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/internal/devfleet"
+	"github.com/shoal-dev/shoal/test/builders/testjob"
+	"github.com/shoal-dev/shoal/test/builders/testqueue"
 )
+
+// startOldFleet starts two KWOK clusters of 2 HGX H100 nodes with the hub
+// and agents built at commit, and returns those binaries, this checkout's,
+// the fleet, a client of its hub and its pods.
+func startOldFleet(t *testing.T, commit string) (old, cur *devfleet.ShoalOptions, f *devfleet.Fleet, hub *hubClient, pods fleetPods) {
+	t.Helper()
+	start := time.Now()
+	old = previousBinaries(t, commit)
+	cur = currentBinaries(t)
+	f, err := devfleet.Up(t.Context(), devfleet.Options{Dir: fleetDir(t), Clusters: 2, Profiles: []string{"hgx-h100"}, Nodes: 2,
+		Out: testWriter{t}, DieWithParent: true, Shoal: old})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Stop() })
+	t.Logf("fleet of %s up after %s", commit[:7], time.Since(start).Round(time.Second))
+	return old, cur, f, dialHub(t, f.Shoal.Config), fleetPodsOf(t, f)
+}
+
+// finishedJobs creates the queue and leaves two finished jobs under the old
+// hub, done-ok (succeeded) and done-cancel (cancelled), and returns the
+// builder of the tests' n × 8 GPU gangs.
+func finishedJobs(t *testing.T, hub *hubClient, pods fleetPods) func(name string, members int32) *v1alpha1.Job {
+	t.Helper()
+	hub.createQueue(t, testqueue.New(queue).Obj())
+	gang := func(name string, members int32) *v1alpha1.Job {
+		return testjob.New(name).Queue(queue).Members(members).GPUs(8).Obj()
+	}
+	hub.submit(t, gang("done-ok", 1))
+	waitPhase(t, hub, "done-ok", v1alpha1.JobRunning)
+	succeed(t, pods, "done-ok")
+	waitPhase(t, hub, "done-ok", v1alpha1.JobSucceeded)
+	hub.submit(t, gang("done-cancel", 1))
+	waitPhase(t, hub, "done-cancel", v1alpha1.JobRunning)
+	hub.cancel(t, "done-cancel")
+	waitPhase(t, hub, "done-cancel", v1alpha1.JobCancelled)
+	return gang
+}
 
 func fleetPodsOf(t *testing.T, f *devfleet.Fleet) fleetPods {
 	t.Helper()

@@ -99,6 +99,13 @@ func (s *steady) watch(ctx context.Context, job string, size int) error {
 	return nil
 }
 
+// forget stops watching job (it is about to finish).
+func (s *steady) forget(job string) {
+	s.mu.Lock()
+	delete(s.base, job)
+	s.mu.Unlock()
+}
+
 func (s *steady) run(ctx context.Context) {
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()

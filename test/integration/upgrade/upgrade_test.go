@@ -10,8 +10,6 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/store/migrate"
 	"github.com/shoal-dev/shoal/internal/devfleet"
-	"github.com/shoal-dev/shoal/test/builders/testjob"
-	"github.com/shoal-dev/shoal/test/builders/testqueue"
 )
 
 const queue = "upgrade"
@@ -37,32 +35,11 @@ const queue = "upgrade"
 func TestUpgradeFromPreviousRelease(t *testing.T) {
 	skipShort(t)
 	start := time.Now()
-	old := previousBinaries(t, PreviousRelease)
-	cur := currentBinaries(t)
-	f, err := devfleet.Up(t.Context(), devfleet.Options{Dir: fleetDir(t), Clusters: 2, Profiles: []string{"hgx-h100"}, Nodes: 2,
-		Out: testWriter{t}, DieWithParent: true, Shoal: old})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = f.Stop() })
-	t.Logf("fleet of the previous release up after %s", time.Since(start).Round(time.Second))
-	hub := dialHub(t, f.Shoal.Config)
-	pods := fleetPodsOf(t, f)
+	old, cur, f, hub, pods := startOldFleet(t, PreviousRelease)
 
 	// The previous release's state: every phase a job can be stored in
 	// once the fleet is drained.
-	hub.createQueue(t, testqueue.New(queue).Obj())
-	gang := func(name string, members int32) *v1alpha1.Job {
-		return testjob.New(name).Queue(queue).Members(members).GPUs(8).Obj()
-	}
-	hub.submit(t, gang("done-ok", 1))
-	waitPhase(t, hub, "done-ok", v1alpha1.JobRunning)
-	succeed(t, pods, "done-ok")
-	waitPhase(t, hub, "done-ok", v1alpha1.JobSucceeded)
-	hub.submit(t, gang("done-cancel", 1))
-	waitPhase(t, hub, "done-cancel", v1alpha1.JobRunning)
-	hub.cancel(t, "done-cancel")
-	waitPhase(t, hub, "done-cancel", v1alpha1.JobCancelled)
+	gang := finishedJobs(t, hub, pods)
 	hub.submit(t, gang("drained", 2)) // a whole cluster, then drained
 	waitPhase(t, hub, "drained", v1alpha1.JobRunning)
 	hub.submit(t, gang("queued", 3)) // 24 GPUs in one cluster: fits nowhere
