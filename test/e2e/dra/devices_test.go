@@ -69,7 +69,29 @@ func TestDeviceRequestLandsOnlyOnMatchingDevices(t *testing.T) {
 		t.Fatal(err)
 	}
 	republish(ctx, t, small, &a100)
-	t.Cleanup(func() { republish(context.Background(), t, small, h100.DRA) })
+	restored := false
+	t.Cleanup(func() {
+		if !restored {
+			republish(context.Background(), t, small, h100.DRA)
+		}
+	})
+	// The other tests of the package expect the fleet's H100s everywhere:
+	// put them back, and wait until the hub's inventory shows them.
+	defer func() {
+		if t.Failed() {
+			return
+		}
+		restored = true
+		republish(ctx, t, small, h100.DRA)
+		waitInventory(t, func(c *fedinv.Cluster) bool {
+			for _, n := range c.Nodes {
+				if n.Product != "NVIDIA-H100-80GB-HBM3" {
+					return false
+				}
+			}
+			return len(c.Nodes) == nodes
+		})
+	}()
 	isBig := map[string]bool{}
 	for _, n := range big {
 		isBig[n.Name] = true
