@@ -22,6 +22,11 @@ go vet ./... || fail=1
 step "golangci-lint"
 golangci-lint run ./... || fail=1
 
+# The kustomize bases as committed, before hack/generate.sh (which renders
+# them too) runs in the next step: compared after the chart step below.
+bases() { find deploy/hub deploy/agent -type f -print0 | sort -z | xargs -0 sha256sum; }
+bases_before=$(bases)
+
 step "generated code up to date"
 # Compare apis/ and the REST gateway and OpenAPI document (hub/rest) before
 # and after generating (new, changed and removed files), so that
@@ -42,11 +47,10 @@ hack/spdx.sh -check || fail=1
 
 step "kustomize bases generated from the charts"
 # deploy/hub and deploy/agent are what hack/chartgen renders from
-# deploy/charts (make generate); compared before and after, like the above.
-bases() { find deploy/hub deploy/agent -type f -print0 | sort -z | xargs -0 sha256sum; }
-before=$(bases)
+# deploy/charts (make generate); compared as committed (before the step
+# above, which renders them too) and after.
 if go run ./hack/chartgen >/dev/null; then
-  stale=$(diff <(echo "$before") <(bases) | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u)
+  stale=$(diff <(echo "$bases_before") <(bases) | sed -n 's/^[<>] [0-9a-f]*  //p' | sort -u)
   if [ -n "$stale" ]; then
     echo "the kustomize bases are stale: run 'make generate' and commit; it changed:"; echo "$stale"; fail=1
   fi
