@@ -5,16 +5,12 @@ package cluster
 import (
 	"context"
 	"fmt"
-	"time"
 
 	resourcev1 "k8s.io/api/resource/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	resourceinformers "k8s.io/client-go/informers/resource/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -45,30 +41,9 @@ func (d *draInformers) synced() []cache.InformerSynced {
 }
 
 // servesDRA reports whether the cluster serves the resource.k8s.io/v1
-// resources the inventory reads; discovery errors other than NotFound are
-// retried until ctx ends.
+// resources the inventory reads.
 func (c *Cache) servesDRA(ctx context.Context) (bool, error) {
-	var served bool
-	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
-		list, err := c.client.Discovery().ServerResourcesForGroupVersion(resourcev1.SchemeGroupVersion.String())
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		if err != nil {
-			klog.FromContext(ctx).V(2).Info("Discovery of resource.k8s.io/v1 failed, retrying", "err", err)
-			return false, nil
-		}
-		have := map[string]bool{}
-		for _, r := range list.APIResources {
-			have[r.Name] = true
-		}
-		served = have["resourceslices"] && have["resourceclaims"] && have["deviceclasses"]
-		return true, nil
-	})
-	if err != nil {
-		return false, fmt.Errorf("discover resource.k8s.io/v1: %w", err)
-	}
-	return served, nil
+	return c.serves(ctx, resourcev1.SchemeGroupVersion.String(), "resourceslices", "resourceclaims", "deviceclasses")
 }
 
 // ServesDRA reports, once Synced is closed, whether the cluster serves

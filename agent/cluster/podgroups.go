@@ -15,11 +15,16 @@ import (
 
 // servesPodGroups reports whether the cluster serves the native gang API
 // (scheduling.k8s.io/v1beta1 podgroups, the GenericWorkload feature of
-// Kubernetes v1.37); discovery errors other than NotFound are retried
-// until ctx ends.
+// Kubernetes v1.37).
 func (c *Cache) servesPodGroups(ctx context.Context) (bool, error) {
+	return c.serves(ctx, schedulingv1beta1.SchemeGroupVersion.String(), "podgroups")
+}
+
+// serves reports whether the cluster serves every one of the resources in
+// group version gv; discovery errors other than NotFound are retried until
+// ctx ends.
+func (c *Cache) serves(ctx context.Context, gv string, resources ...string) (bool, error) {
 	var served bool
-	gv := schedulingv1beta1.SchemeGroupVersion.String()
 	err := wait.PollUntilContextCancel(ctx, time.Second, true, func(ctx context.Context) (bool, error) {
 		list, err := c.client.Discovery().ServerResourcesForGroupVersion(gv)
 		if apierrors.IsNotFound(err) {
@@ -29,8 +34,13 @@ func (c *Cache) servesPodGroups(ctx context.Context) (bool, error) {
 			klog.FromContext(ctx).V(2).Info("Discovery failed, retrying", "groupVersion", gv, "err", err)
 			return false, nil
 		}
+		have := map[string]bool{}
 		for _, r := range list.APIResources {
-			served = served || r.Name == "podgroups"
+			have[r.Name] = true
+		}
+		served = true
+		for _, r := range resources {
+			served = served && have[r]
 		}
 		return true, nil
 	})

@@ -3,7 +3,6 @@
 package gang
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -117,8 +116,7 @@ func usage(lp *corev1.Pod, target string, onNode []*corev1.Pod) (used, terminati
 // allocated claim instead (the node's DRA used GPUs).
 func memberNeed(p *corev1.Pod) map[string]int64 {
 	need := fedinv.PodGPURequests(p)
-	var d v1alpha1.MemberDevices
-	if raw := p.Annotations[v1alpha1.AnnotationDevices]; raw != "" && json.Unmarshal([]byte(raw), &d) == nil && d.Count > 0 {
+	if d, ok, err := v1alpha1.MemberDevicesOf(p.Annotations); ok && err == nil {
 		if need == nil {
 			need = map[string]int64{}
 		}

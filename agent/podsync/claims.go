@@ -4,7 +4,6 @@ package podsync
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,19 +16,9 @@ import (
 )
 
 // memberDevices returns the DRA device request of a hub pod
-// (v1alpha1.AnnotationDevices); ok is false when it has none.
-func memberDevices(hub *corev1.Pod) (d v1alpha1.MemberDevices, ok bool, err error) {
-	raw := hub.Annotations[v1alpha1.AnnotationDevices]
-	if raw == "" {
-		return d, false, nil
-	}
-	if err := json.Unmarshal([]byte(raw), &d); err != nil {
-		return d, true, fmt.Errorf("annotation %s: %w", v1alpha1.AnnotationDevices, err)
-	}
-	if d.Count < 1 || d.DeviceClassName == "" {
-		return d, true, fmt.Errorf("annotation %s: needs a deviceClassName and a count of at least 1", v1alpha1.AnnotationDevices)
-	}
-	return d, true, nil
+// (v1alpha1.MemberDevicesOf); ok is false when it has none.
+func memberDevices(hub *corev1.Pod) (v1alpha1.MemberDevices, bool, error) {
+	return v1alpha1.MemberDevicesOf(hub.Annotations)
 }
 
 // addClaim makes the local pod use the member's ResourceClaim: a pod

@@ -3,6 +3,7 @@
 package v1alpha1
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -16,6 +17,23 @@ type MemberDevices struct {
 	DeviceRequest `json:",inline"`
 	// Count is the number of devices the member's claim asks for.
 	Count int32 `json:"count"`
+}
+
+// MemberDevicesOf reads a member pod's DRA device request from its
+// annotations (AnnotationDevices); ok is false when it has none, err says
+// why one it has cannot be used.
+func MemberDevicesOf(annotations map[string]string) (d MemberDevices, ok bool, err error) {
+	raw := annotations[AnnotationDevices]
+	if raw == "" {
+		return d, false, nil
+	}
+	if err := json.Unmarshal([]byte(raw), &d); err != nil {
+		return d, true, fmt.Errorf("annotation %s: %w", AnnotationDevices, err)
+	}
+	if d.Count < 1 || d.DeviceClassName == "" {
+		return d, true, fmt.Errorf("annotation %s: needs a deviceClassName and a count of at least 1", AnnotationDevices)
+	}
+	return d, true, nil
 }
 
 // MemberClaimRequest names the request in a member's local ResourceClaim
