@@ -33,6 +33,7 @@ type runSpec struct {
 	horizon  time.Duration
 	load     float64
 	strategy string
+	seed     uint64
 }
 
 func run() error {
@@ -40,6 +41,7 @@ func run() error {
 	loads := flag.String("loads", "0.7,0.9,1.1", "offered loads ρ")
 	strategies := flag.String("strategies", strings.Join(sim.StrategyNames, ","), "strategies to compare")
 	seed := flag.Uint64("seed", 1, "random seed (same seed: same jobs and failures for every strategy)")
+	seeds := flag.Int("seeds", 1, "run every fleet, load and strategy with this many seeds from -seed on and print means with their standard errors (simulations of small fleets vary much from seed to seed)")
 	failures := flag.Float64("failures", 0.01, "expected fraction of nodes failing per day")
 	ckpt := flag.Bool("checkpoint-on-preempt", false, "preemption victims save their work in their grace period (default: they lose the work since their last hourly checkpoint)")
 	parallel := flag.Int("parallel", runtime.GOMAXPROCS(0), "runs at once")
@@ -101,7 +103,9 @@ func run() error {
 				return err
 			}
 			for _, s := range strings.Split(*strategies, ",") {
-				specs = append(specs, runSpec{name, horizon, load, s})
+				for k := range max(1, *seeds) {
+					specs = append(specs, runSpec{name, horizon, load, s, *seed + uint64(k)})
+				}
 			}
 		}
 	}
@@ -114,10 +118,10 @@ func run() error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			cfg := sim.Config{Fleet: sp.fleet, Workload: sim.DefaultWorkload(sp.load, sp.horizon, *seed),
+			cfg := sim.Config{Fleet: sp.fleet, Workload: sim.DefaultWorkload(sp.load, sp.horizon, sp.seed),
 				NodeFailuresPerDay: *failures, CheckpointOnPreempt: *ckpt}
 			results[i], errs[i] = sim.Run(cfg, sp.strategy)
-			fmt.Fprintf(os.Stderr, "done %s load %.1f %s in %.1fs\n", sp.fleet, sp.load, sp.strategy, results[i].WallSeconds)
+			fmt.Fprintf(os.Stderr, "done %s load %.1f %s seed %d in %.1fs\n", sp.fleet, sp.load, sp.strategy, sp.seed, results[i].WallSeconds)
 		}()
 	}
 	wg.Wait()
@@ -127,6 +131,10 @@ func run() error {
 		}
 	}
 	sim.PrintTable(os.Stdout, results)
+	if *seeds > 1 {
+		fmt.Println()
+		sim.PrintSeedSummary(os.Stdout, results)
+	}
 	return writeJSON(*out, results)
 }
 

@@ -47,6 +47,10 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 			maxCost = wait.Hours() * float64(g.GPUs())
 		}
 	}
+	if f := c.cfg.lossPerWait; f >= 0 && !g.Submitted.IsZero() && g.Priority < PriorityProduction {
+		waited := c.in.Now.Sub(g.Submitted) - c.cfg.preemptAfter
+		maxCost = min(maxCost, f*waited.Hours()*float64(g.GPUs()))
+	}
 	l := min(r.ceil, lvCluster)
 	doms := c.rankDomains(r, l, cands)
 	var best []victim
@@ -58,7 +62,7 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 			best, bestNodes, bestCost, bestDom = vs, nodes, cost, d
 		}
 	}
-	if bestDom < 0 || bestCost >= maxCost {
+	if bestDom < 0 || bestCost > maxCost || bestCost > 0 && bestCost == maxCost {
 		return false
 	}
 	c.preempted++
@@ -143,14 +147,23 @@ func (c *cycle) preemptible() []victim {
 	return c.victims
 }
 
-// lostHours estimates the GPU-hours a victim loses: GPUs × time since its
-// last checkpoint (or start).
+// lostHours estimates the GPU-hours a victim loses when it is stopped at
+// the end of its grace: GPUs × time since its last checkpoint (or start),
+// or nothing when its next checkpoint, expected one interval after the
+// last and not yet overdue, falls within the grace (it reports it and is
+// stopped then).
 func (c *cycle) lostHours(al *allocation) float64 {
 	since := al.Started
 	if al.LastCheckpoint.After(since) {
 		since = al.LastCheckpoint
 	}
-	h := c.in.Now.Sub(since).Hours()
+	stop := c.in.Now.Add(al.Gang.GracePeriod)
+	if iv := al.CheckpointInterval; iv > 0 {
+		if next := since.Add(iv); !next.Before(c.in.Now) && !next.After(stop) {
+			return 0 // an overdue checkpoint is not counted on
+		}
+	}
+	h := stop.Sub(since).Hours()
 	if h < 0 {
 		h = 0
 	}

@@ -93,6 +93,7 @@ type config struct {
 	preemption         bool
 	maxPreemptors      int
 	preemptAfter       time.Duration
+	lossPerWait        float64
 	reclaim            bool
 	place              params
 	quality            bool
@@ -129,6 +130,16 @@ func WithPreemption(on bool, maxPreemptors int) Option {
 // GPUs would idle while it waited.
 func WithPreemptAfter(d time.Duration) Option { return func(c *config) { c.preemptAfter = d } }
 
+// WithPreemptionLossBudget bounds what a preemptor below production
+// priority may cost: at most f GPU-hours of its victims' lost work (counted
+// from their last checkpoints, nothing for a victim whose next checkpoint
+// falls within its grace) per GPU-hour it has waited beyond the
+// preempt-after time (default 0.1). Such a gang first takes only victims
+// about to checkpoint and accepts costlier ones as its wait grows.
+// Production gangs are not bounded by it: they keep the latency preemption
+// buys them, choosing the cheapest victims. A negative f turns it off.
+func WithPreemptionLossBudget(f float64) Option { return func(c *config) { c.lossPerWait = f } }
+
 // WithReclaim lets a gang whose queue (and its ancestors) stays within its
 // nominal quota preempt same- or lower-priority gangs of queues borrowing
 // beyond theirs, but only the surplus: a queue is never pushed below its
@@ -155,7 +166,7 @@ func WithoutExplanations() Option { return func(c *config) { c.terse = true } }
 
 func defaults() config {
 	return config{maxReservations: 4, maxHeldFraction: 0.25, preemption: true, maxPreemptors: 4,
-		preemptAfter: 30 * time.Minute}
+		preemptAfter: 30 * time.Minute, lossPerWait: 0.1}
 }
 
 // gpusByProduct returns the GPUs a placement of a gang without roles

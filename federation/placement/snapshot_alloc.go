@@ -227,3 +227,22 @@ func (s *Snapshot) Clusters() []string {
 	}
 	return out
 }
+
+// Checkpointed records that a running gang saved its work at t, so that a
+// preemption search counts only the work done since then as lost; the time
+// since its previous checkpoint (or its start) becomes its checkpoint
+// interval.
+func (s *Snapshot) Checkpointed(gang string, t time.Time) error {
+	al, ok := s.allocs[gang]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownGang, gang)
+	}
+	prev := al.Started
+	if al.LastCheckpoint.After(prev) {
+		prev = al.LastCheckpoint
+	}
+	if t.After(prev) {
+		al.LastCheckpoint, al.CheckpointInterval = t, t.Sub(prev)
+	}
+	return nil
+}

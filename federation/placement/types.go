@@ -219,6 +219,10 @@ type Allocation struct {
 	Started time.Time
 	// LastCheckpoint, if set, is the last time it saved its work.
 	LastCheckpoint time.Time
+	// CheckpointInterval, if set, is how often it saves its work (the time
+	// between its last two checkpoints): a preemption whose grace covers the
+	// next one costs no work, since the victim stops once it reports it.
+	CheckpointInterval time.Duration
 	// Counted says the inventory's UsedGPUs already include this gang's pods,
 	// so the snapshot must not subtract its GPUs again.
 	Counted bool

@@ -73,6 +73,7 @@ const (
 	evFail
 	evRepair
 	evTick
+	evCheckpoint
 )
 
 type event struct {
@@ -273,6 +274,13 @@ func (e *engine) loop() {
 		case evEvict:
 			if js := e.jobs[ev.job]; js.running && js.attempt == ev.attempt {
 				e.m.preemptLost += e.interrupt(js, e.cfg.CheckpointOnPreempt)
+			}
+		case evCheckpoint:
+			if js := e.jobs[ev.job]; js.running && js.attempt == ev.attempt {
+				e.checkpoint(js)
+				if js.terminating { // the report ends its grace
+					e.m.preemptLost += e.interrupt(js, true)
+				}
 			}
 		case evFail:
 			e.fail(ev.job)

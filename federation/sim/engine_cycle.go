@@ -56,9 +56,23 @@ func (e *engine) start(js *jobState, p placement.Placement) {
 	js.started = e.now
 	js.attempt++
 	e.push(e.now+js.remaining, evFinish, js.idx, js.attempt)
+	if e.cfg.CheckpointEvery < js.remaining {
+		e.push(e.now+e.cfg.CheckpointEvery, evCheckpoint, js.idx, js.attempt)
+	}
 	e.m.placed(js, p, e.now)
 	e.m.allocate(js.Gang.Queue, js.Gang.GPUs())
 	e.m.backlog(js.Gang.Queue, -1)
+}
+
+// checkpoint is a running job's periodic checkpoint: the scheduler learns
+// of it, as the hub does from the job's report, and decides again (the
+// hub's scheduler runs on every change of a job); the next one is due.
+func (e *engine) checkpoint(js *jobState) {
+	_ = e.snap.Checkpointed(js.Gang.ID, epoch.Add(e.now))
+	e.dirty = true
+	if next := e.now + e.cfg.CheckpointEvery; next < js.started+js.remaining {
+		e.push(next, evCheckpoint, js.idx, js.attempt)
+	}
 }
 
 // stop ends a running job and frees its GPUs.

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package placement
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// checkpointFleet is one rack of two 8-GPU nodes, both held by a
+// preemptible batch gang of 8 GPUs started at t0 (a and b); a waiting gang
+// of 8 GPUs can run only by preempting one of them.
+func checkpointFleet(t *testing.T) *Snapshot {
+	t.Helper()
+	c := fleetSpec{name: "c", racks: 1, perRack: 2, gpus: 8}.cluster()
+	s := NewSnapshot([]inventory.Cluster{c}, nil)
+	for _, id := range []string{"a", "b"} {
+		g := newGang(id, 1, 8).priority(PriorityDevelopment, true).obj()
+		g.GracePeriod = 5 * time.Minute
+		p, err := s.Place(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Assume(g, p, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+func TestPreemptionPicksTheVictimWithTheLatestCheckpoint(t *testing.T) {
+	s := checkpointFleet(t)
+	now := t0.Add(3 * time.Hour)
+	// a saved 10 minutes ago, b two hours ago: a loses less.
+	if err := s.Checkpointed("a", now.Add(-10*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpointed("b", t0.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	prod := newGang("prod", 1, 8).priority(PriorityProduction, false).obj()
+	prod.Submitted = now.Add(-2 * time.Hour)
+	d := Schedule(s, Input{Now: now, Pending: []Gang{prod}})
+	if len(d.Preemptions) != 1 || d.Preemptions[0].Victim != "a" {
+		t.Fatalf("preemptions = %+v, want a", d.Preemptions)
+	}
+	// Lost from a's checkpoint to the end of its grace: 15 minutes × 8 GPUs.
+	if got := d.Preemptions[0].GPUHoursLost; got != 2 {
+		t.Errorf("GPU-hours lost = %v, want 2", got)
+	}
+}
+
+func TestPreemptionCostsNothingWhenTheNextCheckpointFallsInTheGrace(t *testing.T) {
+	s := checkpointFleet(t)
+	// a checkpoints hourly (at t0+1h and t0+2h); at t0+2h57m its next one,
+	// at t0+3h, falls within its 5-minute grace.
+	for _, at := range []time.Time{t0.Add(time.Hour), t0.Add(2 * time.Hour)} {
+		if err := s.Checkpointed("a", at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Checkpointed("b", t0.Add(2*time.Hour+50*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	now := t0.Add(2*time.Hour + 57*time.Minute)
+	prod := newGang("prod", 1, 8).priority(PriorityProduction, false).obj()
+	prod.Submitted = now.Add(-2 * time.Hour)
+	d := Schedule(s, Input{Now: now, Pending: []Gang{prod}})
+	if len(d.Preemptions) != 1 || d.Preemptions[0].Victim != "a" || d.Preemptions[0].GPUHoursLost != 0 {
+		t.Fatalf("preemptions = %+v, want a at no cost", d.Preemptions)
+	}
+}
+
+func TestPreemptionLossBudgetOfLowerPriorities(t *testing.T) {
+	now := t0.Add(3 * time.Hour)
+	batch := func(waited time.Duration) Gang {
+		g := newGang("batch", 1, 8).priority(PriorityBatch, true).obj()
+		g.Submitted = now.Add(-waited)
+		return g
+	}
+	// Both victims would lose 3h05m × 8 GPUs (no checkpoint). A batch gang
+	// that waited 1h (30 minutes beyond preempt-after) may cost 0.1 ×
+	// 0.5h × 8 = 0.4 GPU-hours: it keeps waiting.
+	d := Schedule(checkpointFleet(t), Input{Now: now, Pending: []Gang{batch(time.Hour)}})
+	if len(d.Preemptions) != 0 {
+		t.Fatalf("a batch gang preempted at a loss of %v GPU-hours", d.Preemptions[0].GPUHoursLost)
+	}
+	// After 40 hours its budget (0.1 × 39.5h × 8 = 31.6) covers the loss.
+	d = Schedule(checkpointFleet(t), Input{Now: now, Pending: []Gang{batch(40 * time.Hour)}})
+	if len(d.Preemptions) != 1 {
+		t.Fatalf("preemptions = %+v, want one", d.Preemptions)
+	}
+	// A victim about to checkpoint costs nothing: preempted at once.
+	s := checkpointFleet(t)
+	for _, at := range []time.Time{t0.Add(time.Hour), t0.Add(2 * time.Hour)} {
+		_ = s.Checkpointed("b", at)
+	}
+	d = Schedule(s, Input{Now: now.Add(-3 * time.Minute), Pending: []Gang{batch(time.Hour)}})
+	if len(d.Preemptions) != 1 || d.Preemptions[0].Victim != "b" {
+		t.Fatalf("preemptions = %+v, want b", d.Preemptions)
+	}
+	// Without the budget the batch gang preempts at once.
+	d = Schedule(checkpointFleet(t), Input{Now: now, Pending: []Gang{batch(time.Hour)}}, WithPreemptionLossBudget(-1))
+	if len(d.Preemptions) != 1 {
+		t.Fatalf("budget off: preemptions = %+v", d.Preemptions)
+	}
+}
+
+func TestCheckpointedInterval(t *testing.T) {
+	s := checkpointFleet(t)
+	if err := s.Checkpointed("nope", t0); !errors.Is(err, ErrUnknownGang) {
+		t.Fatalf("unknown gang: %v", err)
+	}
+	_ = s.Checkpointed("a", t0.Add(40*time.Minute))
+	_ = s.Checkpointed("a", t0.Add(30*time.Minute)) // older: ignored
+	al := s.allocs["a"]
+	if !al.LastCheckpoint.Equal(t0.Add(40*time.Minute)) || al.CheckpointInterval != 40*time.Minute {
+		t.Fatalf("last %v interval %v", al.LastCheckpoint, al.CheckpointInterval)
+	}
+	_ = s.Checkpointed("a", t0.Add(65*time.Minute))
+	if al.CheckpointInterval != 25*time.Minute {
+		t.Fatalf("interval %v, want 25m", al.CheckpointInterval)
+	}
+}
