@@ -80,6 +80,9 @@ type JobStatus struct {
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// CompletionTime is when the job became terminal.
 	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// Checkpoint is the latest checkpoint the job reported; a gang placed
+	// again resumes from it (docs/checkpoints.md).
+	Checkpoint *JobCheckpoint `json:"checkpoint,omitempty"`
 }
 
 // PlacementStatus is the scheduler's decision, or the reason for none.

@@ -47,7 +47,7 @@ const (
 var ReservedEnvNames = []string{
 	EnvMasterAddr, EnvMasterPort, EnvWorldSize, EnvRank, EnvNodeRank, EnvLocalWorldSize,
 	EnvPETNNodes, EnvPETNodeRank, EnvPETMasterAddr, EnvPETMasterPort, EnvPETNProcPerNode,
-	EnvJob, EnvGangSize, EnvMemberIndex, EnvEpoch, EnvRole, EnvRoleIndex,
+	EnvJob, EnvGangSize, EnvMemberIndex, EnvEpoch, EnvRole, EnvRoleIndex, EnvResumeURI, EnvResumeStep,
 }
 
 // DefaultMasterPort is MASTER_PORT when spec.rendezvous.port is unset (the

@@ -23,11 +23,15 @@ var (
 		Help:    "Latency of job submissions, validation and store write included.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	})
+	checkpoints = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_job_checkpoints_total",
+		Help: "Checkpoints jobs reported that became their latest (repeats and refused reports not counted).",
+	})
 )
 
 // Register registers the package's metrics on reg; registering again is not an error.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{submissions, submitDuration, retentionDeleted} {
+	for _, c := range []prometheus.Collector{submissions, submitDuration, retentionDeleted, checkpoints} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

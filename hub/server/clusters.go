@@ -29,10 +29,12 @@ type clustersServer struct {
 	reg *registry.Registry
 	// register rate-limits Register per source IP.
 	register *sourceLimiter
+	// checkpoints records the checkpoints agents pass on; nil: none.
+	checkpoints CheckpointRecorder
 }
 
-func newClustersServer(reg *registry.Registry, register *sourceLimiter) *clustersServer {
-	return &clustersServer{reg: reg, register: register}
+func newClustersServer(reg *registry.Registry, register *sourceLimiter, cps CheckpointRecorder) *clustersServer {
+	return &clustersServer{reg: reg, register: register, checkpoints: cps}
 }
 
 // object encodes v as an Object at revision rev.

@@ -160,3 +160,20 @@ func revisionOf(rv string) int64 {
 	rev, _ := strconv.ParseInt(rv, 10, 64)
 	return rev
 }
+
+// ReportCheckpoint records a checkpoint the job took, reported by the caller.
+func (s *jobsServer) ReportCheckpoint(ctx context.Context, req *shoalv1.ReportCheckpointRequest) (*shoalv1.Object, error) {
+	p, err := principal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r, err := checkpointReport(req)
+	if err != nil {
+		return nil, err
+	}
+	j, rev, err := s.jobs.ReportCheckpoint(ctx, req.Name, r, p.Name)
+	if err != nil {
+		return nil, err
+	}
+	return object(j, rev)
+}

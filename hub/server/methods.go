@@ -73,6 +73,9 @@ var methods = map[string]method{
 	shoalv1.Clusters_Heartbeat_FullMethodName:          {access: accessAgent},
 	shoalv1.Clusters_ReportInventory_FullMethodName:    {access: accessAgent},
 	shoalv1.Clusters_ReportGitOpsStatus_FullMethodName: {access: accessAgent},
+	// The agent passes on a checkpoint of a job placed on its own cluster
+	// (the handler checks the placement); a periodic report, not audited.
+	shoalv1.Clusters_ReportJobCheckpoint_FullMethodName: {access: accessAgent},
 	// Credentials of the calling agent's own cluster (the audit log's user
 	// agent:<cluster> names it).
 	shoalv1.Clusters_RenewCertificate_FullMethodName:    {access: accessAgent, mutating: true},
@@ -87,6 +90,8 @@ var methods = map[string]method{
 	shoalv1.Jobs_Watch_FullMethodName:       {verb: users.Watch, res: users.Jobs, target: watchJobsTarget},
 	shoalv1.Jobs_Cancel_FullMethodName:      {verb: users.Cancel, res: users.Jobs, target: jobTarget, mutating: true},
 	shoalv1.Jobs_Delete_FullMethodName:      {verb: users.Delete, res: users.Jobs, target: jobTarget, mutating: true},
+	// A checkpoint report updates the job's status.checkpoint.
+	shoalv1.Jobs_ReportCheckpoint_FullMethodName: {verb: users.Update, res: users.Jobs, target: jobTarget, mutating: true},
 
 	shoalv1.Queues_Create_FullMethodName: {verb: users.Create, res: users.Queues, target: queueObjectTarget, mutating: true},
 	shoalv1.Queues_Update_FullMethodName: {verb: users.Update, res: users.Queues, target: queueObjectTarget, mutating: true},

@@ -75,6 +75,9 @@ type Config struct {
 	// Jobs reads the job a call names, for the authorization of Get and
 	// Cancel by its queue and owner.
 	Jobs JobReader
+	// Checkpoints records the checkpoints agents pass on (Clusters
+	// ReportJobCheckpoint); nil refuses them.
+	Checkpoints CheckpointRecorder
 	// Audit receives one entry per mutating call; nil writes none.
 	Audit *audit.Log
 	// Services registers further services (jobs, queues) on the gRPC server.
@@ -127,7 +130,7 @@ func New(cfg Config) (*Server, error) {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.MaxRecvMsgSize(16<<20),
 	)
-	shoalv1.RegisterClustersServer(s.grpc, clustersService(cfg.Registry, cfg.GitOps, newSourceLimiter(cfg.RegisterLimit, cfg.RegisterBurst)))
+	shoalv1.RegisterClustersServer(s.grpc, clustersService(cfg.Registry, cfg.GitOps, newSourceLimiter(cfg.RegisterLimit, cfg.RegisterBurst), cfg.Checkpoints))
 	if cfg.Users != nil {
 		shoalv1.RegisterUsersServer(s.grpc, &usersServer{users: cfg.Users, caPEM: cfg.CAPEM, oidc: cfg.Tokens != nil})
 	}

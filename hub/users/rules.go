@@ -107,13 +107,13 @@ type grant struct {
 // its queue subtree (docs/security.md). The admin role allows everything.
 var roleGrants = map[v1alpha1.UserRole]map[Resource][]grant{
 	v1alpha1.UserRoleQueueAdmin: {
-		Jobs:   {{verbs: []Verb{Get, List, Watch, Create, Cancel, Delete}}},
+		Jobs:   {{verbs: []Verb{Get, List, Watch, Create, Update, Cancel, Delete}}},
 		Queues: {{verbs: []Verb{Get, List, Create, Update, Delete}}},
 	},
 	v1alpha1.UserRoleSubmitter: {
 		Jobs: {
 			{verbs: []Verb{Create}},
-			{verbs: []Verb{Get, List, Watch, Cancel, Delete}, ownOnly: true},
+			{verbs: []Verb{Get, List, Watch, Update, Cancel, Delete}, ownOnly: true},
 		},
 		Queues: {{verbs: []Verb{Get, List}}},
 	},

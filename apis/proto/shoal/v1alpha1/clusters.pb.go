@@ -1395,11 +1395,47 @@ func (x *IssueHubCredentialsResponse) GetHubKubeconfig() []byte {
 	return nil
 }
 
+type ReportJobCheckpointResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportJobCheckpointResponse) Reset() {
+	*x = ReportJobCheckpointResponse{}
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportJobCheckpointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportJobCheckpointResponse) ProtoMessage() {}
+
+func (x *ReportJobCheckpointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_clusters_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportJobCheckpointResponse.ProtoReflect.Descriptor instead.
+func (*ReportJobCheckpointResponse) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_clusters_proto_rawDescGZIP(), []int{26}
+}
+
 var File_shoal_v1alpha1_clusters_proto protoreflect.FileDescriptor
 
 const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"\n" +
-	"\x1dshoal/v1alpha1/clusters.proto\x12\x0eshoal.v1alpha1\x1a\x1bshoal/v1alpha1/common.proto\"s\n" +
+	"\x1dshoal/v1alpha1/clusters.proto\x12\x0eshoal.v1alpha1\x1a\x1bshoal/v1alpha1/common.proto\x1a\x19shoal/v1alpha1/jobs.proto\"s\n" +
 	"\x16CreateJoinTokenRequest\x12\x1f\n" +
 	"\vttl_seconds\x18\x01 \x01(\x03R\n" +
 	"ttlSeconds\x12\x16\n" +
@@ -1486,7 +1522,8 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"\x06ca_pem\x18\x02 \x01(\fR\x05caPem\"\x1c\n" +
 	"\x1aIssueHubCredentialsRequest\"D\n" +
 	"\x1bIssueHubCredentialsResponse\x12%\n" +
-	"\x0ehub_kubeconfig\x18\x01 \x01(\fR\rhubKubeconfig2\xac\v\n" +
+	"\x0ehub_kubeconfig\x18\x01 \x01(\fR\rhubKubeconfig\"\x1d\n" +
+	"\x1bReportJobCheckpointResponse2\x99\f\n" +
 	"\bClusters\x12b\n" +
 	"\x0fCreateJoinToken\x12&.shoal.v1alpha1.CreateJoinTokenRequest\x1a'.shoal.v1alpha1.CreateJoinTokenResponse\x12_\n" +
 	"\x0eListJoinTokens\x12%.shoal.v1alpha1.ListJoinTokensRequest\x1a&.shoal.v1alpha1.ListJoinTokensResponse\x12b\n" +
@@ -1502,7 +1539,8 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"\bRegister\x12\x1f.shoal.v1alpha1.RegisterRequest\x1a .shoal.v1alpha1.RegisterResponse\x12P\n" +
 	"\tHeartbeat\x12 .shoal.v1alpha1.HeartbeatRequest\x1a!.shoal.v1alpha1.HeartbeatResponse\x12b\n" +
 	"\x0fReportInventory\x12&.shoal.v1alpha1.ReportInventoryRequest\x1a'.shoal.v1alpha1.ReportInventoryResponse\x12k\n" +
-	"\x12ReportGitOpsStatus\x12).shoal.v1alpha1.ReportGitOpsStatusRequest\x1a*.shoal.v1alpha1.ReportGitOpsStatusResponse\x12e\n" +
+	"\x12ReportGitOpsStatus\x12).shoal.v1alpha1.ReportGitOpsStatusRequest\x1a*.shoal.v1alpha1.ReportGitOpsStatusResponse\x12k\n" +
+	"\x13ReportJobCheckpoint\x12'.shoal.v1alpha1.ReportCheckpointRequest\x1a+.shoal.v1alpha1.ReportJobCheckpointResponse\x12e\n" +
 	"\x10RenewCertificate\x12'.shoal.v1alpha1.RenewCertificateRequest\x1a(.shoal.v1alpha1.RenewCertificateResponse\x12n\n" +
 	"\x13IssueHubCredentials\x12*.shoal.v1alpha1.IssueHubCredentialsRequest\x1a+.shoal.v1alpha1.IssueHubCredentialsResponseBDZBgithub.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1;shoalv1alpha1b\x06proto3"
 
@@ -1518,7 +1556,7 @@ func file_shoal_v1alpha1_clusters_proto_rawDescGZIP() []byte {
 	return file_shoal_v1alpha1_clusters_proto_rawDescData
 }
 
-var file_shoal_v1alpha1_clusters_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_shoal_v1alpha1_clusters_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_shoal_v1alpha1_clusters_proto_goTypes = []any{
 	(*CreateJoinTokenRequest)(nil),      // 0: shoal.v1alpha1.CreateJoinTokenRequest
 	(*CreateJoinTokenResponse)(nil),     // 1: shoal.v1alpha1.CreateJoinTokenResponse
@@ -1546,19 +1584,21 @@ var file_shoal_v1alpha1_clusters_proto_goTypes = []any{
 	(*RenewCertificateResponse)(nil),    // 23: shoal.v1alpha1.RenewCertificateResponse
 	(*IssueHubCredentialsRequest)(nil),  // 24: shoal.v1alpha1.IssueHubCredentialsRequest
 	(*IssueHubCredentialsResponse)(nil), // 25: shoal.v1alpha1.IssueHubCredentialsResponse
-	nil,                                 // 26: shoal.v1alpha1.RegisterRequest.LabelsEntry
-	(*Object)(nil),                      // 27: shoal.v1alpha1.Object
-	(*ListOptions)(nil),                 // 28: shoal.v1alpha1.ListOptions
-	(*ListMeta)(nil),                    // 29: shoal.v1alpha1.ListMeta
+	(*ReportJobCheckpointResponse)(nil), // 26: shoal.v1alpha1.ReportJobCheckpointResponse
+	nil,                                 // 27: shoal.v1alpha1.RegisterRequest.LabelsEntry
+	(*Object)(nil),                      // 28: shoal.v1alpha1.Object
+	(*ListOptions)(nil),                 // 29: shoal.v1alpha1.ListOptions
+	(*ListMeta)(nil),                    // 30: shoal.v1alpha1.ListMeta
+	(*ReportCheckpointRequest)(nil),     // 31: shoal.v1alpha1.ReportCheckpointRequest
 }
 var file_shoal_v1alpha1_clusters_proto_depIdxs = []int32{
-	27, // 0: shoal.v1alpha1.CreateJoinTokenResponse.join_token:type_name -> shoal.v1alpha1.Object
-	27, // 1: shoal.v1alpha1.ListJoinTokensResponse.items:type_name -> shoal.v1alpha1.Object
-	28, // 2: shoal.v1alpha1.ListClustersRequest.options:type_name -> shoal.v1alpha1.ListOptions
-	27, // 3: shoal.v1alpha1.ListClustersResponse.items:type_name -> shoal.v1alpha1.Object
-	29, // 4: shoal.v1alpha1.ListClustersResponse.meta:type_name -> shoal.v1alpha1.ListMeta
-	26, // 5: shoal.v1alpha1.RegisterRequest.labels:type_name -> shoal.v1alpha1.RegisterRequest.LabelsEntry
-	27, // 6: shoal.v1alpha1.RegisterResponse.cluster:type_name -> shoal.v1alpha1.Object
+	28, // 0: shoal.v1alpha1.CreateJoinTokenResponse.join_token:type_name -> shoal.v1alpha1.Object
+	28, // 1: shoal.v1alpha1.ListJoinTokensResponse.items:type_name -> shoal.v1alpha1.Object
+	29, // 2: shoal.v1alpha1.ListClustersRequest.options:type_name -> shoal.v1alpha1.ListOptions
+	28, // 3: shoal.v1alpha1.ListClustersResponse.items:type_name -> shoal.v1alpha1.Object
+	30, // 4: shoal.v1alpha1.ListClustersResponse.meta:type_name -> shoal.v1alpha1.ListMeta
+	27, // 5: shoal.v1alpha1.RegisterRequest.labels:type_name -> shoal.v1alpha1.RegisterRequest.LabelsEntry
+	28, // 6: shoal.v1alpha1.RegisterResponse.cluster:type_name -> shoal.v1alpha1.Object
 	0,  // 7: shoal.v1alpha1.Clusters.CreateJoinToken:input_type -> shoal.v1alpha1.CreateJoinTokenRequest
 	2,  // 8: shoal.v1alpha1.Clusters.ListJoinTokens:input_type -> shoal.v1alpha1.ListJoinTokensRequest
 	4,  // 9: shoal.v1alpha1.Clusters.RevokeJoinToken:input_type -> shoal.v1alpha1.RevokeJoinTokenRequest
@@ -1573,26 +1613,28 @@ var file_shoal_v1alpha1_clusters_proto_depIdxs = []int32{
 	16, // 18: shoal.v1alpha1.Clusters.Heartbeat:input_type -> shoal.v1alpha1.HeartbeatRequest
 	18, // 19: shoal.v1alpha1.Clusters.ReportInventory:input_type -> shoal.v1alpha1.ReportInventoryRequest
 	20, // 20: shoal.v1alpha1.Clusters.ReportGitOpsStatus:input_type -> shoal.v1alpha1.ReportGitOpsStatusRequest
-	22, // 21: shoal.v1alpha1.Clusters.RenewCertificate:input_type -> shoal.v1alpha1.RenewCertificateRequest
-	24, // 22: shoal.v1alpha1.Clusters.IssueHubCredentials:input_type -> shoal.v1alpha1.IssueHubCredentialsRequest
-	1,  // 23: shoal.v1alpha1.Clusters.CreateJoinToken:output_type -> shoal.v1alpha1.CreateJoinTokenResponse
-	3,  // 24: shoal.v1alpha1.Clusters.ListJoinTokens:output_type -> shoal.v1alpha1.ListJoinTokensResponse
-	5,  // 25: shoal.v1alpha1.Clusters.RevokeJoinToken:output_type -> shoal.v1alpha1.RevokeJoinTokenResponse
-	27, // 26: shoal.v1alpha1.Clusters.GetCluster:output_type -> shoal.v1alpha1.Object
-	27, // 27: shoal.v1alpha1.Clusters.GetInventory:output_type -> shoal.v1alpha1.Object
-	8,  // 28: shoal.v1alpha1.Clusters.ListClusters:output_type -> shoal.v1alpha1.ListClustersResponse
-	27, // 29: shoal.v1alpha1.Clusters.CordonCluster:output_type -> shoal.v1alpha1.Object
-	27, // 30: shoal.v1alpha1.Clusters.DrainCluster:output_type -> shoal.v1alpha1.Object
-	27, // 31: shoal.v1alpha1.Clusters.DrainNode:output_type -> shoal.v1alpha1.Object
-	13, // 32: shoal.v1alpha1.Clusters.RemoveCluster:output_type -> shoal.v1alpha1.RemoveClusterResponse
-	15, // 33: shoal.v1alpha1.Clusters.Register:output_type -> shoal.v1alpha1.RegisterResponse
-	17, // 34: shoal.v1alpha1.Clusters.Heartbeat:output_type -> shoal.v1alpha1.HeartbeatResponse
-	19, // 35: shoal.v1alpha1.Clusters.ReportInventory:output_type -> shoal.v1alpha1.ReportInventoryResponse
-	21, // 36: shoal.v1alpha1.Clusters.ReportGitOpsStatus:output_type -> shoal.v1alpha1.ReportGitOpsStatusResponse
-	23, // 37: shoal.v1alpha1.Clusters.RenewCertificate:output_type -> shoal.v1alpha1.RenewCertificateResponse
-	25, // 38: shoal.v1alpha1.Clusters.IssueHubCredentials:output_type -> shoal.v1alpha1.IssueHubCredentialsResponse
-	23, // [23:39] is the sub-list for method output_type
-	7,  // [7:23] is the sub-list for method input_type
+	31, // 21: shoal.v1alpha1.Clusters.ReportJobCheckpoint:input_type -> shoal.v1alpha1.ReportCheckpointRequest
+	22, // 22: shoal.v1alpha1.Clusters.RenewCertificate:input_type -> shoal.v1alpha1.RenewCertificateRequest
+	24, // 23: shoal.v1alpha1.Clusters.IssueHubCredentials:input_type -> shoal.v1alpha1.IssueHubCredentialsRequest
+	1,  // 24: shoal.v1alpha1.Clusters.CreateJoinToken:output_type -> shoal.v1alpha1.CreateJoinTokenResponse
+	3,  // 25: shoal.v1alpha1.Clusters.ListJoinTokens:output_type -> shoal.v1alpha1.ListJoinTokensResponse
+	5,  // 26: shoal.v1alpha1.Clusters.RevokeJoinToken:output_type -> shoal.v1alpha1.RevokeJoinTokenResponse
+	28, // 27: shoal.v1alpha1.Clusters.GetCluster:output_type -> shoal.v1alpha1.Object
+	28, // 28: shoal.v1alpha1.Clusters.GetInventory:output_type -> shoal.v1alpha1.Object
+	8,  // 29: shoal.v1alpha1.Clusters.ListClusters:output_type -> shoal.v1alpha1.ListClustersResponse
+	28, // 30: shoal.v1alpha1.Clusters.CordonCluster:output_type -> shoal.v1alpha1.Object
+	28, // 31: shoal.v1alpha1.Clusters.DrainCluster:output_type -> shoal.v1alpha1.Object
+	28, // 32: shoal.v1alpha1.Clusters.DrainNode:output_type -> shoal.v1alpha1.Object
+	13, // 33: shoal.v1alpha1.Clusters.RemoveCluster:output_type -> shoal.v1alpha1.RemoveClusterResponse
+	15, // 34: shoal.v1alpha1.Clusters.Register:output_type -> shoal.v1alpha1.RegisterResponse
+	17, // 35: shoal.v1alpha1.Clusters.Heartbeat:output_type -> shoal.v1alpha1.HeartbeatResponse
+	19, // 36: shoal.v1alpha1.Clusters.ReportInventory:output_type -> shoal.v1alpha1.ReportInventoryResponse
+	21, // 37: shoal.v1alpha1.Clusters.ReportGitOpsStatus:output_type -> shoal.v1alpha1.ReportGitOpsStatusResponse
+	26, // 38: shoal.v1alpha1.Clusters.ReportJobCheckpoint:output_type -> shoal.v1alpha1.ReportJobCheckpointResponse
+	23, // 39: shoal.v1alpha1.Clusters.RenewCertificate:output_type -> shoal.v1alpha1.RenewCertificateResponse
+	25, // 40: shoal.v1alpha1.Clusters.IssueHubCredentials:output_type -> shoal.v1alpha1.IssueHubCredentialsResponse
+	24, // [24:41] is the sub-list for method output_type
+	7,  // [7:24] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -1604,6 +1646,7 @@ func file_shoal_v1alpha1_clusters_proto_init() {
 		return
 	}
 	file_shoal_v1alpha1_common_proto_init()
+	file_shoal_v1alpha1_jobs_proto_init()
 	file_shoal_v1alpha1_clusters_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1611,7 +1654,7 @@ func file_shoal_v1alpha1_clusters_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_v1alpha1_clusters_proto_rawDesc), len(file_shoal_v1alpha1_clusters_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   27,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

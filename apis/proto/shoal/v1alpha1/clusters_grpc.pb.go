@@ -35,6 +35,7 @@ const (
 	Clusters_Heartbeat_FullMethodName           = "/shoal.v1alpha1.Clusters/Heartbeat"
 	Clusters_ReportInventory_FullMethodName     = "/shoal.v1alpha1.Clusters/ReportInventory"
 	Clusters_ReportGitOpsStatus_FullMethodName  = "/shoal.v1alpha1.Clusters/ReportGitOpsStatus"
+	Clusters_ReportJobCheckpoint_FullMethodName = "/shoal.v1alpha1.Clusters/ReportJobCheckpoint"
 	Clusters_RenewCertificate_FullMethodName    = "/shoal.v1alpha1.Clusters/RenewCertificate"
 	Clusters_IssueHubCredentials_FullMethodName = "/shoal.v1alpha1.Clusters/IssueHubCredentials"
 )
@@ -72,6 +73,10 @@ type ClustersClient interface {
 	Heartbeat(ctx context.Context, in *HeartbeatRequest, opts ...grpc.CallOption) (*HeartbeatResponse, error)
 	ReportInventory(ctx context.Context, in *ReportInventoryRequest, opts ...grpc.CallOption) (*ReportInventoryResponse, error)
 	ReportGitOpsStatus(ctx context.Context, in *ReportGitOpsStatusRequest, opts ...grpc.CallOption) (*ReportGitOpsStatusResponse, error)
+	// ReportJobCheckpoint is an agent passing on a checkpoint a member of a
+	// job placed on its cluster printed (agent/checkpoints); as
+	// Jobs.ReportCheckpoint otherwise.
+	ReportJobCheckpoint(ctx context.Context, in *ReportCheckpointRequest, opts ...grpc.CallOption) (*ReportJobCheckpointResponse, error)
 	// RenewCertificate signs a new client certificate for the calling
 	// agent's cluster (the cluster comes from the certificate the call is
 	// made with, which must be the cluster's current one) from a CSR of a key
@@ -232,6 +237,16 @@ func (c *clustersClient) ReportGitOpsStatus(ctx context.Context, in *ReportGitOp
 	return out, nil
 }
 
+func (c *clustersClient) ReportJobCheckpoint(ctx context.Context, in *ReportCheckpointRequest, opts ...grpc.CallOption) (*ReportJobCheckpointResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportJobCheckpointResponse)
+	err := c.cc.Invoke(ctx, Clusters_ReportJobCheckpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clustersClient) RenewCertificate(ctx context.Context, in *RenewCertificateRequest, opts ...grpc.CallOption) (*RenewCertificateResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RenewCertificateResponse)
@@ -285,6 +300,10 @@ type ClustersServer interface {
 	Heartbeat(context.Context, *HeartbeatRequest) (*HeartbeatResponse, error)
 	ReportInventory(context.Context, *ReportInventoryRequest) (*ReportInventoryResponse, error)
 	ReportGitOpsStatus(context.Context, *ReportGitOpsStatusRequest) (*ReportGitOpsStatusResponse, error)
+	// ReportJobCheckpoint is an agent passing on a checkpoint a member of a
+	// job placed on its cluster printed (agent/checkpoints); as
+	// Jobs.ReportCheckpoint otherwise.
+	ReportJobCheckpoint(context.Context, *ReportCheckpointRequest) (*ReportJobCheckpointResponse, error)
 	// RenewCertificate signs a new client certificate for the calling
 	// agent's cluster (the cluster comes from the certificate the call is
 	// made with, which must be the cluster's current one) from a CSR of a key
@@ -346,6 +365,9 @@ func (UnimplementedClustersServer) ReportInventory(context.Context, *ReportInven
 }
 func (UnimplementedClustersServer) ReportGitOpsStatus(context.Context, *ReportGitOpsStatusRequest) (*ReportGitOpsStatusResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReportGitOpsStatus not implemented")
+}
+func (UnimplementedClustersServer) ReportJobCheckpoint(context.Context, *ReportCheckpointRequest) (*ReportJobCheckpointResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportJobCheckpoint not implemented")
 }
 func (UnimplementedClustersServer) RenewCertificate(context.Context, *RenewCertificateRequest) (*RenewCertificateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RenewCertificate not implemented")
@@ -626,6 +648,24 @@ func _Clusters_ReportGitOpsStatus_Handler(srv interface{}, ctx context.Context, 
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Clusters_ReportJobCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportCheckpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClustersServer).ReportJobCheckpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Clusters_ReportJobCheckpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClustersServer).ReportJobCheckpoint(ctx, req.(*ReportCheckpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Clusters_RenewCertificate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RenewCertificateRequest)
 	if err := dec(in); err != nil {
@@ -724,6 +764,10 @@ var Clusters_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportGitOpsStatus",
 			Handler:    _Clusters_ReportGitOpsStatus_Handler,
+		},
+		{
+			MethodName: "ReportJobCheckpoint",
+			Handler:    _Clusters_ReportJobCheckpoint_Handler,
 		},
 		{
 			MethodName: "RenewCertificate",

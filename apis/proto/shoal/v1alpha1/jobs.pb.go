@@ -608,6 +608,78 @@ func (x *DeleteJobRequest) GetName() string {
 	return ""
 }
 
+type ReportCheckpointRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job's name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The training step the checkpoint holds (0 or more).
+	Step int64 `protobuf:"varint,2,opt,name=step,proto3" json:"step,omitempty"`
+	// Where the checkpoint is: an absolute URI (s3://, gs://, file:///, pvc://…).
+	Uri string `protobuf:"bytes,3,opt,name=uri,proto3" json:"uri,omitempty"`
+	// When it was taken, RFC 3339; empty: when the hub receives it.
+	Time          string `protobuf:"bytes,4,opt,name=time,proto3" json:"time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportCheckpointRequest) Reset() {
+	*x = ReportCheckpointRequest{}
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportCheckpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportCheckpointRequest) ProtoMessage() {}
+
+func (x *ReportCheckpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_shoal_v1alpha1_jobs_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportCheckpointRequest.ProtoReflect.Descriptor instead.
+func (*ReportCheckpointRequest) Descriptor() ([]byte, []int) {
+	return file_shoal_v1alpha1_jobs_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *ReportCheckpointRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ReportCheckpointRequest) GetStep() int64 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *ReportCheckpointRequest) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *ReportCheckpointRequest) GetTime() string {
+	if x != nil {
+		return x.Time
+	}
+	return ""
+}
+
 var File_shoal_v1alpha1_jobs_proto protoreflect.FileDescriptor
 
 const file_shoal_v1alpha1_jobs_proto_rawDesc = "" +
@@ -645,7 +717,12 @@ const file_shoal_v1alpha1_jobs_proto_rawDesc = "" +
 	"\x10CancelJobRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"&\n" +
 	"\x10DeleteJobRequest\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name2\x82\x04\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"g\n" +
+	"\x17ReportCheckpointRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x10\n" +
+	"\x03uri\x18\x03 \x01(\tR\x03uri\x12\x12\n" +
+	"\x04time\x18\x04 \x01(\tR\x04time2\xd7\x04\n" +
 	"\x04Jobs\x12B\n" +
 	"\x06Submit\x12 .shoal.v1alpha1.SubmitJobRequest\x1a\x16.shoal.v1alpha1.Object\x12\\\n" +
 	"\vSubmitBatch\x12%.shoal.v1alpha1.SubmitJobBatchRequest\x1a&.shoal.v1alpha1.SubmitJobBatchResponse\x12<\n" +
@@ -653,7 +730,8 @@ const file_shoal_v1alpha1_jobs_proto_rawDesc = "" +
 	"\x04List\x12\x1f.shoal.v1alpha1.ListJobsRequest\x1a .shoal.v1alpha1.ListJobsResponse\x12G\n" +
 	"\x05Watch\x12 .shoal.v1alpha1.WatchJobsRequest\x1a\x1a.shoal.v1alpha1.WatchEvent0\x01\x12B\n" +
 	"\x06Cancel\x12 .shoal.v1alpha1.CancelJobRequest\x1a\x16.shoal.v1alpha1.Object\x12B\n" +
-	"\x06Delete\x12 .shoal.v1alpha1.DeleteJobRequest\x1a\x16.shoal.v1alpha1.ObjectBDZBgithub.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1;shoalv1alpha1b\x06proto3"
+	"\x06Delete\x12 .shoal.v1alpha1.DeleteJobRequest\x1a\x16.shoal.v1alpha1.Object\x12S\n" +
+	"\x10ReportCheckpoint\x12'.shoal.v1alpha1.ReportCheckpointRequest\x1a\x16.shoal.v1alpha1.ObjectBDZBgithub.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1;shoalv1alpha1b\x06proto3"
 
 var (
 	file_shoal_v1alpha1_jobs_proto_rawDescOnce sync.Once
@@ -667,33 +745,34 @@ func file_shoal_v1alpha1_jobs_proto_rawDescGZIP() []byte {
 	return file_shoal_v1alpha1_jobs_proto_rawDescData
 }
 
-var file_shoal_v1alpha1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_shoal_v1alpha1_jobs_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_shoal_v1alpha1_jobs_proto_goTypes = []any{
-	(*SubmitJobRequest)(nil),       // 0: shoal.v1alpha1.SubmitJobRequest
-	(*SubmitJobBatchRequest)(nil),  // 1: shoal.v1alpha1.SubmitJobBatchRequest
-	(*SubmitJobBatchResponse)(nil), // 2: shoal.v1alpha1.SubmitJobBatchResponse
-	(*SubmitJobResult)(nil),        // 3: shoal.v1alpha1.SubmitJobResult
-	(*SubmitJobError)(nil),         // 4: shoal.v1alpha1.SubmitJobError
-	(*GetJobRequest)(nil),          // 5: shoal.v1alpha1.GetJobRequest
-	(*ListJobsRequest)(nil),        // 6: shoal.v1alpha1.ListJobsRequest
-	(*ListJobsResponse)(nil),       // 7: shoal.v1alpha1.ListJobsResponse
-	(*WatchJobsRequest)(nil),       // 8: shoal.v1alpha1.WatchJobsRequest
-	(*CancelJobRequest)(nil),       // 9: shoal.v1alpha1.CancelJobRequest
-	(*DeleteJobRequest)(nil),       // 10: shoal.v1alpha1.DeleteJobRequest
-	(*Object)(nil),                 // 11: shoal.v1alpha1.Object
-	(*ListOptions)(nil),            // 12: shoal.v1alpha1.ListOptions
-	(*ListMeta)(nil),               // 13: shoal.v1alpha1.ListMeta
-	(*WatchEvent)(nil),             // 14: shoal.v1alpha1.WatchEvent
+	(*SubmitJobRequest)(nil),        // 0: shoal.v1alpha1.SubmitJobRequest
+	(*SubmitJobBatchRequest)(nil),   // 1: shoal.v1alpha1.SubmitJobBatchRequest
+	(*SubmitJobBatchResponse)(nil),  // 2: shoal.v1alpha1.SubmitJobBatchResponse
+	(*SubmitJobResult)(nil),         // 3: shoal.v1alpha1.SubmitJobResult
+	(*SubmitJobError)(nil),          // 4: shoal.v1alpha1.SubmitJobError
+	(*GetJobRequest)(nil),           // 5: shoal.v1alpha1.GetJobRequest
+	(*ListJobsRequest)(nil),         // 6: shoal.v1alpha1.ListJobsRequest
+	(*ListJobsResponse)(nil),        // 7: shoal.v1alpha1.ListJobsResponse
+	(*WatchJobsRequest)(nil),        // 8: shoal.v1alpha1.WatchJobsRequest
+	(*CancelJobRequest)(nil),        // 9: shoal.v1alpha1.CancelJobRequest
+	(*DeleteJobRequest)(nil),        // 10: shoal.v1alpha1.DeleteJobRequest
+	(*ReportCheckpointRequest)(nil), // 11: shoal.v1alpha1.ReportCheckpointRequest
+	(*Object)(nil),                  // 12: shoal.v1alpha1.Object
+	(*ListOptions)(nil),             // 13: shoal.v1alpha1.ListOptions
+	(*ListMeta)(nil),                // 14: shoal.v1alpha1.ListMeta
+	(*WatchEvent)(nil),              // 15: shoal.v1alpha1.WatchEvent
 }
 var file_shoal_v1alpha1_jobs_proto_depIdxs = []int32{
-	11, // 0: shoal.v1alpha1.SubmitJobRequest.job:type_name -> shoal.v1alpha1.Object
-	11, // 1: shoal.v1alpha1.SubmitJobBatchRequest.jobs:type_name -> shoal.v1alpha1.Object
+	12, // 0: shoal.v1alpha1.SubmitJobRequest.job:type_name -> shoal.v1alpha1.Object
+	12, // 1: shoal.v1alpha1.SubmitJobBatchRequest.jobs:type_name -> shoal.v1alpha1.Object
 	3,  // 2: shoal.v1alpha1.SubmitJobBatchResponse.results:type_name -> shoal.v1alpha1.SubmitJobResult
-	11, // 3: shoal.v1alpha1.SubmitJobResult.job:type_name -> shoal.v1alpha1.Object
+	12, // 3: shoal.v1alpha1.SubmitJobResult.job:type_name -> shoal.v1alpha1.Object
 	4,  // 4: shoal.v1alpha1.SubmitJobResult.error:type_name -> shoal.v1alpha1.SubmitJobError
-	12, // 5: shoal.v1alpha1.ListJobsRequest.options:type_name -> shoal.v1alpha1.ListOptions
-	11, // 6: shoal.v1alpha1.ListJobsResponse.items:type_name -> shoal.v1alpha1.Object
-	13, // 7: shoal.v1alpha1.ListJobsResponse.meta:type_name -> shoal.v1alpha1.ListMeta
+	13, // 5: shoal.v1alpha1.ListJobsRequest.options:type_name -> shoal.v1alpha1.ListOptions
+	12, // 6: shoal.v1alpha1.ListJobsResponse.items:type_name -> shoal.v1alpha1.Object
+	14, // 7: shoal.v1alpha1.ListJobsResponse.meta:type_name -> shoal.v1alpha1.ListMeta
 	0,  // 8: shoal.v1alpha1.Jobs.Submit:input_type -> shoal.v1alpha1.SubmitJobRequest
 	1,  // 9: shoal.v1alpha1.Jobs.SubmitBatch:input_type -> shoal.v1alpha1.SubmitJobBatchRequest
 	5,  // 10: shoal.v1alpha1.Jobs.Get:input_type -> shoal.v1alpha1.GetJobRequest
@@ -701,15 +780,17 @@ var file_shoal_v1alpha1_jobs_proto_depIdxs = []int32{
 	8,  // 12: shoal.v1alpha1.Jobs.Watch:input_type -> shoal.v1alpha1.WatchJobsRequest
 	9,  // 13: shoal.v1alpha1.Jobs.Cancel:input_type -> shoal.v1alpha1.CancelJobRequest
 	10, // 14: shoal.v1alpha1.Jobs.Delete:input_type -> shoal.v1alpha1.DeleteJobRequest
-	11, // 15: shoal.v1alpha1.Jobs.Submit:output_type -> shoal.v1alpha1.Object
-	2,  // 16: shoal.v1alpha1.Jobs.SubmitBatch:output_type -> shoal.v1alpha1.SubmitJobBatchResponse
-	11, // 17: shoal.v1alpha1.Jobs.Get:output_type -> shoal.v1alpha1.Object
-	7,  // 18: shoal.v1alpha1.Jobs.List:output_type -> shoal.v1alpha1.ListJobsResponse
-	14, // 19: shoal.v1alpha1.Jobs.Watch:output_type -> shoal.v1alpha1.WatchEvent
-	11, // 20: shoal.v1alpha1.Jobs.Cancel:output_type -> shoal.v1alpha1.Object
-	11, // 21: shoal.v1alpha1.Jobs.Delete:output_type -> shoal.v1alpha1.Object
-	15, // [15:22] is the sub-list for method output_type
-	8,  // [8:15] is the sub-list for method input_type
+	11, // 15: shoal.v1alpha1.Jobs.ReportCheckpoint:input_type -> shoal.v1alpha1.ReportCheckpointRequest
+	12, // 16: shoal.v1alpha1.Jobs.Submit:output_type -> shoal.v1alpha1.Object
+	2,  // 17: shoal.v1alpha1.Jobs.SubmitBatch:output_type -> shoal.v1alpha1.SubmitJobBatchResponse
+	12, // 18: shoal.v1alpha1.Jobs.Get:output_type -> shoal.v1alpha1.Object
+	7,  // 19: shoal.v1alpha1.Jobs.List:output_type -> shoal.v1alpha1.ListJobsResponse
+	15, // 20: shoal.v1alpha1.Jobs.Watch:output_type -> shoal.v1alpha1.WatchEvent
+	12, // 21: shoal.v1alpha1.Jobs.Cancel:output_type -> shoal.v1alpha1.Object
+	12, // 22: shoal.v1alpha1.Jobs.Delete:output_type -> shoal.v1alpha1.Object
+	12, // 23: shoal.v1alpha1.Jobs.ReportCheckpoint:output_type -> shoal.v1alpha1.Object
+	16, // [16:24] is the sub-list for method output_type
+	8,  // [8:16] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -727,7 +808,7 @@ func file_shoal_v1alpha1_jobs_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_shoal_v1alpha1_jobs_proto_rawDesc), len(file_shoal_v1alpha1_jobs_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -21,13 +21,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Jobs_Submit_FullMethodName      = "/shoal.v1alpha1.Jobs/Submit"
-	Jobs_SubmitBatch_FullMethodName = "/shoal.v1alpha1.Jobs/SubmitBatch"
-	Jobs_Get_FullMethodName         = "/shoal.v1alpha1.Jobs/Get"
-	Jobs_List_FullMethodName        = "/shoal.v1alpha1.Jobs/List"
-	Jobs_Watch_FullMethodName       = "/shoal.v1alpha1.Jobs/Watch"
-	Jobs_Cancel_FullMethodName      = "/shoal.v1alpha1.Jobs/Cancel"
-	Jobs_Delete_FullMethodName      = "/shoal.v1alpha1.Jobs/Delete"
+	Jobs_Submit_FullMethodName           = "/shoal.v1alpha1.Jobs/Submit"
+	Jobs_SubmitBatch_FullMethodName      = "/shoal.v1alpha1.Jobs/SubmitBatch"
+	Jobs_Get_FullMethodName              = "/shoal.v1alpha1.Jobs/Get"
+	Jobs_List_FullMethodName             = "/shoal.v1alpha1.Jobs/List"
+	Jobs_Watch_FullMethodName            = "/shoal.v1alpha1.Jobs/Watch"
+	Jobs_Cancel_FullMethodName           = "/shoal.v1alpha1.Jobs/Cancel"
+	Jobs_Delete_FullMethodName           = "/shoal.v1alpha1.Jobs/Delete"
+	Jobs_ReportCheckpoint_FullMethodName = "/shoal.v1alpha1.Jobs/ReportCheckpoint"
 )
 
 // JobsClient is the client API for Jobs service.
@@ -53,6 +54,13 @@ type JobsClient interface {
 	// records and returns its last state; an unfinished job is refused
 	// (FailedPrecondition): cancel it first.
 	Delete(ctx context.Context, in *DeleteJobRequest, opts ...grpc.CallOption) (*Object, error)
+	// ReportCheckpoint records a checkpoint the job took (docs/checkpoints.md)
+	// and returns the job: the hub keeps the latest, a gang placed again
+	// resumes from it, and a preempted gang reporting one taken after the
+	// preemption notice is stopped at once. Reporting the latest again is a
+	// no-op; an older step, or the same step at another URI, is refused
+	// (FailedPrecondition), as is a job that never ran.
+	ReportCheckpoint(ctx context.Context, in *ReportCheckpointRequest, opts ...grpc.CallOption) (*Object, error)
 }
 
 type jobsClient struct {
@@ -142,6 +150,16 @@ func (c *jobsClient) Delete(ctx context.Context, in *DeleteJobRequest, opts ...g
 	return out, nil
 }
 
+func (c *jobsClient) ReportCheckpoint(ctx context.Context, in *ReportCheckpointRequest, opts ...grpc.CallOption) (*Object, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Object)
+	err := c.cc.Invoke(ctx, Jobs_ReportCheckpoint_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobsServer is the server API for Jobs service.
 // All implementations must embed UnimplementedJobsServer
 // for forward compatibility.
@@ -165,6 +183,13 @@ type JobsServer interface {
 	// records and returns its last state; an unfinished job is refused
 	// (FailedPrecondition): cancel it first.
 	Delete(context.Context, *DeleteJobRequest) (*Object, error)
+	// ReportCheckpoint records a checkpoint the job took (docs/checkpoints.md)
+	// and returns the job: the hub keeps the latest, a gang placed again
+	// resumes from it, and a preempted gang reporting one taken after the
+	// preemption notice is stopped at once. Reporting the latest again is a
+	// no-op; an older step, or the same step at another URI, is refused
+	// (FailedPrecondition), as is a job that never ran.
+	ReportCheckpoint(context.Context, *ReportCheckpointRequest) (*Object, error)
 	mustEmbedUnimplementedJobsServer()
 }
 
@@ -195,6 +220,9 @@ func (UnimplementedJobsServer) Cancel(context.Context, *CancelJobRequest) (*Obje
 }
 func (UnimplementedJobsServer) Delete(context.Context, *DeleteJobRequest) (*Object, error) {
 	return nil, status.Error(codes.Unimplemented, "method Delete not implemented")
+}
+func (UnimplementedJobsServer) ReportCheckpoint(context.Context, *ReportCheckpointRequest) (*Object, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportCheckpoint not implemented")
 }
 func (UnimplementedJobsServer) mustEmbedUnimplementedJobsServer() {}
 func (UnimplementedJobsServer) testEmbeddedByValue()              {}
@@ -336,6 +364,24 @@ func _Jobs_Delete_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Jobs_ReportCheckpoint_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportCheckpointRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobsServer).ReportCheckpoint(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Jobs_ReportCheckpoint_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobsServer).ReportCheckpoint(ctx, req.(*ReportCheckpointRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Jobs_ServiceDesc is the grpc.ServiceDesc for Jobs service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -366,6 +412,10 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Delete",
 			Handler:    _Jobs_Delete_Handler,
+		},
+		{
+			MethodName: "ReportCheckpoint",
+			Handler:    _Jobs_ReportCheckpoint_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
