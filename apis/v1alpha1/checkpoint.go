@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"path"
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -135,4 +137,26 @@ const (
 func (s *JobStatus) CheckpointAfter(t time.Time) bool {
 	c := s.Checkpoint
 	return c != nil && !c.Time.Time.Before(t) && !c.ReportedAt.Time.Before(t)
+}
+
+// validateResumeReserved refuses a template that uses the resume volume's
+// name or mounts something at its path: Shoal adds both to members that
+// resume from a checkpoint.
+func validateResumeReserved(s *corev1.PodSpec, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i, v := range s.Volumes {
+		if v.Name == ResumeVolumeName {
+			errs = append(errs, field.Forbidden(p.Child("volumes").Index(i).Child("name"),
+				fmt.Sprintf("%s is the volume Shoal adds to members that resume from a checkpoint (docs/checkpoints.md)", ResumeVolumeName)))
+		}
+	}
+	for i, c := range s.Containers {
+		for k, m := range c.VolumeMounts {
+			if mp := path.Clean(m.MountPath); mp == ResumeMountPath || strings.HasPrefix(mp, ResumeMountPath+"/") {
+				errs = append(errs, field.Forbidden(p.Child("containers").Index(i).Child("volumeMounts").Index(k).Child("mountPath"),
+					fmt.Sprintf("%s is where Shoal mounts the checkpoint to resume from (docs/checkpoints.md); mount elsewhere", ResumeMountPath)))
+			}
+		}
+	}
+	return errs
 }

@@ -229,6 +229,7 @@ func validateTemplate(t *corev1.PodTemplateSpec, name corev1.ResourceName, n int
 		errs = append(errs, field.Forbidden(sp.Child("containers"),
 			fmt.Sprintf("a MIG gang must not ask for %s", ResourceGPU)))
 	}
+	errs = append(errs, validateResumeReserved(&t.Spec, sp)...)
 	return append(errs, validateReservedEnv(t.Spec.Containers, sp.Child("containers"))...)
 }
 

@@ -211,7 +211,9 @@ func unfinished(pods []*corev1.Pod) []*corev1.Pod {
 }
 
 // deletePods deletes the pods not yet terminating with grace seconds (at
-// least minMemberGrace, so that their agent confirms their end), and
+// least minMemberGrace, so that their agent confirms their end), deletes
+// again those terminating with a longer grace (cut short: the virtual
+// kubelet passes the shorter one on to the agent and the kubelet), and
 // force-deletes those hanging past grace plus ForceDeleteAfter whose
 // cluster's agent has reached the hub since (fencewait.go); the others
 // wait for their cluster to turn Lost.
@@ -221,11 +223,15 @@ func (d *Dispatcher) deletePods(ctx context.Context, pods []*corev1.Pod, grace i
 	for _, p := range pods {
 		g := max(grace, minMemberGrace)
 		if p.DeletionTimestamp != nil {
+			shorter := p.DeletionGracePeriodSeconds != nil && *p.DeletionGracePeriodSeconds > g
 			limit := p.DeletionTimestamp.Add(d.cfg.ForceDeleteAfter)
-			if now.Before(limit) || !h.sinceDeletion(p) {
+			switch {
+			case shorter: // the grace was cut (a preempted job's checkpoint): delete again with it
+			case now.Before(limit) || !h.sinceDeletion(p):
 				continue
+			default:
+				g = 0
 			}
-			g = 0
 		}
 		err := d.hub.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &g})
 		if err != nil && !isNotFound(err) {

@@ -77,6 +77,7 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 		p.Spec.Containers[i].Env = append(p.Spec.Containers[i].Env, env...)
 	}
 	setRole(p, j, m)
+	resume(p, j)
 	return p
 }
 

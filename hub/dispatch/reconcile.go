@@ -241,14 +241,21 @@ func (d *Dispatcher) observe(s *scope) bool {
 }
 
 // preemption stops a preempted job's members with its grace period and
-// requeues it.
+// requeues it. Once the job reports a checkpoint taken after the
+// preemption notice its grace ends: the members are stopped at once (the
+// shortest member grace) and the job resumes from that checkpoint.
 func (d *Dispatcher) preemption(s *scope) bool {
 	j := s.job.Object
 	c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPreempted)
 	if c == nil || c.Status != metav1.ConditionTrue {
 		return false
 	}
-	s.teardown = &teardown{grace: grace(j), finish: d.requeue("Preempted", c.Message, false, s.now)}
+	g, msg := grace(j), c.Message
+	if j.Status.CheckpointAfter(c.LastTransitionTime.Time) {
+		g = 0
+		msg = fmt.Sprintf("%s; checkpoint step %d taken after the notice ended the grace", msg, j.Status.Checkpoint.Step)
+	}
+	s.teardown = &teardown{grace: g, finish: d.requeue("Preempted", msg, false, s.now)}
 	return true
 }
 

@@ -68,9 +68,10 @@ func TestRendezvousEnv(t *testing.T) {
 			if !maps.Equal(got, tc.want) {
 				t.Errorf("env\n got %v\nwant %v", got, tc.want)
 			}
-			// The role variables are set by setRole, on jobs with roles only.
+			// The role variables are set by setRole, on jobs with roles
+			// only; the resume ones by resume, on jobs with a checkpoint.
 			reserved := slices.DeleteFunc(slices.Clone(v1alpha1.ReservedEnvNames), func(n string) bool {
-				return n == v1alpha1.EnvRole || n == v1alpha1.EnvRoleIndex
+				return n == v1alpha1.EnvRole || n == v1alpha1.EnvRoleIndex || n == v1alpha1.EnvResumeURI || n == v1alpha1.EnvResumeStep
 			})
 			if len(got) != len(reserved) {
 				t.Errorf("%d variables set, %d reserved: the reserved list and the env disagree", len(got), len(reserved))

@@ -76,12 +76,17 @@ func clusterReady(c *v1alpha1.Cluster) bool {
 // fit check at prepare catches that and the dispatch is aborted and retried.
 // A gang booked but not started yet counts as starting now, so its time
 // limit (Estimate) ends no earlier than now plus that limit and it has lost
-// no work if it is preempted.
+// no work if it is preempted. The job's latest checkpoint (status.checkpoint)
+// and its interval tell the preemption search how much work a victim loses.
 func (f *fleet) allocations(now time.Time) []placement.Allocation {
 	committed := map[string]time.Time{}
+	ckpts := map[string]*v1alpha1.JobCheckpoint{}
 	for _, it := range f.jobs {
 		if d := jobs.DispatchOf(it.Object); d != nil && d.Phase == v1alpha1.DispatchCommitted && d.Time != nil {
 			committed[it.Name] = d.Time.Time
+		}
+		if c := it.Object.Status.Checkpoint; c != nil {
+			ckpts[it.Name] = c
 		}
 	}
 	out := make([]placement.Allocation, 0, len(f.ledger.Reservations))
@@ -96,8 +101,14 @@ func (f *fleet) allocations(now time.Time) []placement.Allocation {
 		if started.IsZero() {
 			started = now
 		}
-		out = append(out, placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments(),
-			Started: started, Counted: counted})
+		a := placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments(),
+			Started: started, Counted: counted}
+		if c := ckpts[r.Job]; c != nil {
+			// A checkpoint of an earlier epoch still saved the work up to it.
+			a.LastCheckpoint = c.Time.Time
+			a.CheckpointInterval = time.Duration(c.IntervalSeconds) * time.Second
+		}
+		out = append(out, a)
 	}
 	return out
 }
