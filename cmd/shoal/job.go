@@ -27,7 +27,8 @@ func addJobCommands(root *cobra.Command) {
 	}
 	cmd.AddCommand(newJobSubmitCommand(), withJobCompletion(newJobGetCommand()), newJobListCommand(),
 		withJobCompletion(newJobDescribeCommand()), withJobCompletion(newJobWatchCommand()),
-		withJobCompletion(newJobCancelCommand()), withJobCompletion(newJobDeleteCommand()), newJobConvertCommand())
+		withJobCompletion(newJobCancelCommand()), withJobCompletion(newJobDeleteCommand()),
+		withJobCompletion(newJobCheckpointCommand()), newJobConvertCommand())
 	root.AddCommand(cmd)
 }
 

@@ -18,7 +18,7 @@ import (
 func newJobDescribeCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "describe NAME",
-		Short: "Show a job's spec summary, status, conditions, placement and members",
+		Short: "Show a job's spec summary, status, latest checkpoint, conditions, placement and members",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cl, done, err := jobsClient(cmd)
@@ -90,8 +90,41 @@ func describeJob(w io.Writer, j *v1alpha1.Job, now time.Time) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := describeCheckpoint(w, st.Checkpoint, now); err != nil {
+		return err
+	}
 	describeConditions(w, st.Conditions, now)
 	return describeMembers(w, st.Members)
+}
+
+// describeCheckpoint writes the job's latest checkpoint, if it has one.
+func describeCheckpoint(w io.Writer, c *v1alpha1.JobCheckpoint, now time.Time) error {
+	if c == nil {
+		return nil
+	}
+	fmt.Fprintln(w, "Checkpoint:")
+	tw := outTable(w)
+	p := func(k, format string, a ...any) { fmt.Fprintf(tw, "  %s:\t"+format+"\n", append([]any{k}, a...)...) }
+	at := func(t metav1.Time) string {
+		if t.IsZero() {
+			return "<unknown>"
+		}
+		return fmt.Sprintf("%s (%s ago)", t.UTC().Format(time.RFC3339), outAge(t, now))
+	}
+	p("Step", "%d", c.Step)
+	p("URI", "%s", c.URI)
+	p("Taken", "%s", at(c.Time))
+	reported := at(c.ReportedAt) + " by " + outDash(c.ReportedBy)
+	if c.Epoch > 0 {
+		reported += fmt.Sprintf(", epoch %d", c.Epoch)
+	}
+	p("Reported", "%s", reported)
+	count := fmt.Sprintf("%d", c.Count)
+	if c.IntervalSeconds > 0 {
+		count += fmt.Sprintf(", every ~%s", time.Duration(c.IntervalSeconds)*time.Second)
+	}
+	p("Checkpoints", "%s", count)
+	return tw.Flush()
 }
 
 // describeConditions writes the conditions as a table.

@@ -50,12 +50,21 @@ func jobTopology(j *v1alpha1.Job) string {
 	return "-"
 }
 
-// printJobTable writes jobs as a table; wide adds placement details.
+// jobCheckpointStep is the step of the job's latest checkpoint, or "-".
+func jobCheckpointStep(j *v1alpha1.Job) string {
+	if c := j.Status.Checkpoint; c != nil {
+		return fmt.Sprint(c.Step)
+	}
+	return "-"
+}
+
+// printJobTable writes jobs as a table; wide adds placement details and the
+// latest checkpoint's step.
 func printJobTable(w io.Writer, jobs []*v1alpha1.Job, wide bool, now time.Time) error {
 	tw := outTable(w)
 	hdr := "NAME\tQUEUE\tPHASE\tGANG\tPRIORITY\tCLUSTERS\tAGE"
 	if wide {
-		hdr += "\tTOPOLOGY\tPOLICY\tMAX-CLUSTERS\tRESTARTS\tEPOCH"
+		hdr += "\tTOPOLOGY\tPOLICY\tMAX-CLUSTERS\tRESTARTS\tEPOCH\tCHECKPOINT"
 	}
 	fmt.Fprintln(tw, hdr)
 	for _, j := range jobs {
@@ -63,8 +72,8 @@ func printJobTable(w io.Writer, jobs []*v1alpha1.Job, wide bool, now time.Time) 
 			jobGang(j), j.Spec.PriorityClass, outDash(strings.Join(j.Status.Clusters(), ",")),
 			outAge(j.CreationTimestamp, now))
 		if wide {
-			fmt.Fprintf(tw, "\t%s\t%s\t%d\t%d\t%d", jobTopology(j), j.Spec.Placement.Policy,
-				j.Spec.Placement.MaxClusters, j.Status.Restarts, j.Status.Epoch)
+			fmt.Fprintf(tw, "\t%s\t%s\t%d\t%d\t%d\t%s", jobTopology(j), j.Spec.Placement.Policy,
+				j.Spec.Placement.MaxClusters, j.Status.Restarts, j.Status.Epoch, jobCheckpointStep(j))
 		}
 		fmt.Fprintln(tw)
 	}
