@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 
+	"github.com/shoal-dev/shoal/agent/checkpoints"
 	"github.com/shoal-dev/shoal/agent/cluster"
 	"github.com/shoal-dev/shoal/agent/deps"
 	"github.com/shoal-dev/shoal/agent/fence"
@@ -122,7 +123,8 @@ func (a *Agent) localClient() (kubernetes.Interface, error) {
 // expired or is refused),
 // the pod syncer with the gang gate, the copies of the members' ConfigMaps,
 // Secrets and ServiceAccounts (agent/deps) and the fence (fed by every successful
-// heartbeat sent while the hub cluster probe is answered), the node failure watcher, the rendezvous mirror, and the
+// heartbeat sent while the hub cluster probe is answered), the node failure watcher, the rendezvous mirror, the
+// reader of member 0's checkpoint lines (agent/checkpoints, reporting them over hubAPI), and the
 // virtual nodes with their kubelet endpoints (once the gate has loaded its
 // epochs and the hub cluster accepts the agent's credentials).
 func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclient.Keeper, hubAPI *hubclient.Client,
@@ -191,9 +193,11 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclie
 	syncer.SetRecorder(nodes.Recorder())
 	copies.SetRecorder(nodes.Recorder())
 	mirror := rendezvous.New(hub, v1alpha1.ClusterNamespace(a.cfg.Cluster), workload)
+	checkpointLines := checkpoints.New(workload, hubAPI)
 	toNodes := watcher.Subscribe()
 	g.Go(func() error { return hubKube.Run(ctx) })
 	g.Go(func() error { return mirror.Run(ctx) })
+	g.Go(func() error { return checkpointLines.Run(ctx) })
 	g.Go(func() error { return syncer.Run(ctx) })
 	g.Go(func() error { return copies.Run(ctx) })
 	g.Go(func() error { return fenced.Run(ctx) })

@@ -5,6 +5,7 @@ package agent
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/shoal-dev/shoal/agent/checkpoints"
 	"github.com/shoal-dev/shoal/agent/fence"
 	"github.com/shoal-dev/shoal/agent/gitops"
 	"github.com/shoal-dev/shoal/agent/hubclient"
@@ -17,7 +18,7 @@ import (
 // agent's /metrics registry (docs/metrics.md lists them).
 func Collectors() []prometheus.Collector {
 	var out []prometheus.Collector
-	for _, cs := range [][]prometheus.Collector{fence.Collectors(), gitops.Collectors(), hubclient.Collectors(),
+	for _, cs := range [][]prometheus.Collector{checkpoints.Collectors(), fence.Collectors(), gitops.Collectors(), hubclient.Collectors(),
 		inventory.Collectors(), nodehealth.Collectors(), podsync.Collectors()} {
 		out = append(out, cs...)
 	}

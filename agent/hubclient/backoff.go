@@ -28,8 +28,8 @@ func (b *Backoff) Next() time.Duration {
 // Reset starts over after a success.
 func (b *Backoff) Reset() { b.attempt = 0 }
 
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
+// Sleep waits d or until ctx ends; it reports whether ctx is still live.
+func Sleep(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

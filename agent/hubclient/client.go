@@ -205,7 +205,7 @@ func (c *Client) RunHeartbeats(ctx context.Context, interval time.Duration, heal
 			}
 		}
 		metricHeartbeats.WithLabelValues(result(err)).Inc()
-		if !sleep(ctx, wait) {
+		if !Sleep(ctx, wait) {
 			return nil
 		}
 	}

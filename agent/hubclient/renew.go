@@ -84,7 +84,7 @@ func (c *Client) RunRenewal(ctx context.Context, keeper *Keeper) error {
 			} else {
 				log.Error(err, "Renewing the agent certificate failed; retrying with backoff", "notAfter", cert.NotAfter)
 			}
-			if !sleep(ctx, bo.Next()) {
+			if !Sleep(ctx, bo.Next()) {
 				return nil
 			}
 			select { // the retry is due anyway

@@ -66,10 +66,16 @@ func run(m *testing.M) int {
 	}
 	defer func() { _ = os.RemoveAll(bins) }()
 	bin := func(b string) string { return filepath.Join(bins, b) }
+	// Preemption at once (the engine's default waits 30 minutes), as in
+	// `make demo`: TestPreemptedTrainerResumesFromItsCheckpoint preempts.
+	if err := os.Setenv("SHOAL_PREEMPT_AFTER", "0s"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	start := time.Now()
 	real := devfleet.NewRealNodeOptions(1, bin("shoal-pause"), bin("shoal-deviceplugin"), bin("shoal-rendezvous"))
-	real.Images = append(real.Images, images.Spec{Ref: echoImage, Binary: bin("echo")})
+	real.Images = append(real.Images, images.Spec{Ref: echoImage, Binary: bin("echo")}, images.Spec{Ref: trainerImage, Binary: bin("trainer")})
 	fl, err = framework.StartFleet(ctx, devfleet.Options{
 		Profiles: []string{"hgx-h100"}, Clusters: 2, Nodes: 1, RealNodes: real,
 		Shoal: &devfleet.ShoalOptions{HubBinary: bin("shoal-hub"), AgentBinary: bin("shoal-agent")},
@@ -115,7 +121,7 @@ func buildPrograms() (string, error) {
 	for _, p := range programs {
 		args = append(args, "./cmd/"+p)
 	}
-	args = append(args, "./test/programs/echo")
+	args = append(args, "./test/programs/echo", "./test/programs/trainer")
 	cmd := exec.Command("go", args...)
 	cmd.Dir = filepath.Join("..", "..", "..")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

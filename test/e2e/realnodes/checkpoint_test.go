@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package realnodes
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+)
+
+// trainerImage runs test/programs/trainer: steps, checkpoint lines, a
+// checkpoint on SIGTERM.
+const trainerImage = "shoal.local/trainer:dev"
+
+// trainerJob is a job manifest of members running the trainer with args,
+// with extra YAML lines under spec.
+func trainerJob(name string, members, maxClusters int, specExtra string, args ...string) string {
+	return fmt.Sprintf(`apiVersion: shoal.dev/v1alpha1
+kind: Job
+metadata:
+  name: %s
+spec:
+  queue: realnodes
+  gang: {members: %d, gpusPerMember: 8}
+  placement: {maxClusters: %d}
+%s  template:
+    spec:
+%s`, name, members, maxClusters, specExtra, container(trainerImage, args, "", ""))
+}
+
+// TestPreemptedTrainerResumesFromItsCheckpoint: a spot trainer's
+// checkpoint lines reach the hub through its agent; preempted by a
+// production gang that needs both nodes, it saves on the notice, and that
+// report ends its 120 s grace at once; placed again after the production
+// gang, its new member resumes from that checkpoint (env and file).
+func TestPreemptedTrainerResumesFromItsCheckpoint(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real containers")
+	}
+	submitJob(t, "realnodes", trainerJob("rn-spot", 1, 1, "  priorityClass: spot\n  preemption: {gracePeriodSeconds: 120}\n",
+		"--step-every", "200ms", "--checkpoint-every", "5"))
+	first := waitPhase(t, "rn-spot", v1alpha1.JobRunning, 3*time.Minute).Status.Epoch
+	var j *v1alpha1.Job
+	poll(t, time.Minute, "the agent passing on member 0's checkpoint lines", func() (bool, error) {
+		var err error
+		j, err = getJob(t, "rn-spot")
+		c := j.Status.Checkpoint
+		return err == nil && c != nil && c.Step >= 5 && c.ReportedBy != "" && strings.HasPrefix(c.ReportedBy, "agent:") && c.Epoch == first,
+			fmt.Errorf("%v, checkpoint %+v", err, c)
+	})
+
+	submitJob(t, "realnodes", trainerJob("rn-urgent", 2, 2, "  priorityClass: production\n", "--until", "5", "--checkpoint-every", "0"))
+	var notice time.Time
+	poll(t, time.Minute, "rn-spot preempted", func() (bool, error) {
+		j, err := getJob(t, "rn-spot")
+		if err != nil {
+			return false, err
+		}
+		c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPreempted)
+		if c != nil && c.Status == metav1.ConditionTrue {
+			notice = c.LastTransitionTime.Time
+			return true, nil
+		}
+		return j.Status.Epoch > first, fmt.Errorf("phase %s epoch %d conditions %+v", j.Status.Phase, j.Status.Epoch, j.Status.Conditions)
+	})
+	// The member saves on SIGTERM and waits to be killed: only the hub
+	// ending the grace on that report removes it before 120 s.
+	poll(t, 90*time.Second, "the preempted member gone well within its 120 s grace", func() (bool, error) {
+		pods, err := hubCS.CoreV1().Pods(metav1.NamespaceAll).List(t.Context(), metav1.ListOptions{
+			LabelSelector: v1alpha1.LabelJob + "=rn-spot," + v1alpha1.LabelEpoch + "=" + strconv.FormatInt(first, 10)})
+		return err == nil && len(pods.Items) == 0, fmt.Errorf("%v, %d member pods of epoch %d left", err, len(pods.Items), first)
+	})
+	j, err := getJob(t, "rn-spot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	saved := j.Status.Checkpoint
+	if saved == nil || saved.Time.Time.Before(notice) || saved.Epoch != first {
+		t.Fatalf("checkpoint %+v: want one taken after the notice at %s by epoch %d", saved, notice, first)
+	}
+	t.Logf("preempted at %s; checkpoint step %d reported at %s; member of epoch %d gone",
+		notice.Format(time.RFC3339), saved.Step, saved.ReportedAt.Format(time.RFC3339), first)
+
+	waitPhase(t, "rn-urgent", v1alpha1.JobSucceeded, 3*time.Minute)
+	j = waitPhase(t, "rn-spot", v1alpha1.JobRunning, 3*time.Minute)
+	var log string
+	poll(t, time.Minute, "the new member's resume lines", func() (bool, error) {
+		for _, p := range hubMemberPods(t, "rn-spot") {
+			if p.Labels[v1alpha1.LabelEpoch] == strconv.FormatInt(j.Status.Epoch, 10) {
+				log = hubLogs(t, p.Name)
+			}
+		}
+		return strings.Contains(log, "resume: file"), fmt.Errorf("log of epoch %d: %q", j.Status.Epoch, log)
+	})
+	wantEnv := fmt.Sprintf("resume: env step=%d uri=%s\n", saved.Step, saved.URI)
+	wantFile := fmt.Sprintf(`"step":%d,"uri":%q`, saved.Step, saved.URI)
+	if !strings.Contains(log, wantEnv) || !strings.Contains(log, wantFile) {
+		t.Fatalf("member of epoch %d did not resume from step %d:\n%s", j.Status.Epoch, saved.Step, log)
+	}
+}
+
+// poll checks cond every half second until it holds or timeout passes.
+func poll(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	var last error
+	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		ok, err := cond()
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not within %s: %v", what, timeout, last)
+	}
+}
