@@ -56,7 +56,7 @@ func Decode(data []byte) (any, error) {
 	obj := newObject(tm.Kind)
 	if obj == nil {
 		return nil, &DecodeError{Reasons: []string{fmt.Sprintf(
-			"kind %q is not one of %s, %s, %s, %s, %s", tm.Kind, KindJob, KindQueue, KindCluster, KindJoinToken, KindRollout)}}
+			"kind %q is not one of %s, %s, %s, %s, %s, %s", tm.Kind, KindJob, KindQueue, KindCluster, KindJoinToken, KindRollout, KindModelVersion)}}
 	}
 	if err := strictUnmarshal(jsonData, obj); err != nil {
 		return nil, err
@@ -84,6 +84,8 @@ func newObject(kind string) any {
 		return &Cluster{}
 	case KindJoinToken:
 		return &JoinToken{}
+	case KindModelVersion:
+		return &ModelVersion{}
 	case KindRollout:
 		return &Rollout{}
 	}
@@ -115,6 +117,11 @@ func DecodeQueue(data []byte) (*Queue, error) { return decodeAs[Queue](data, Kin
 
 // DecodeCluster strictly decodes a Cluster from YAML or JSON.
 func DecodeCluster(data []byte) (*Cluster, error) { return decodeAs[Cluster](data, KindCluster) }
+
+// DecodeModelVersion decodes a ModelVersion in YAML or JSON, strictly.
+func DecodeModelVersion(data []byte) (*ModelVersion, error) {
+	return decodeAs[ModelVersion](data, KindModelVersion)
+}
 
 func decodeAs[T any](data []byte, kind string) (*T, error) {
 	obj, err := Decode(data)

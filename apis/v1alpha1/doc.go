@@ -42,6 +42,8 @@ const (
 	KindJoinToken = "JoinToken"
 	KindRollout   = "Rollout"
 	KindUser      = "User"
+	// KindModelVersion is a registered model version (docs/models.md).
+	KindModelVersion = "ModelVersion"
 )
 
 // SubmitResultHeader is the gRPC response header in which Jobs.Submit says

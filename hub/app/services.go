@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/models"
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
@@ -42,7 +43,8 @@ func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.Lis
 	}
 	js := jobs.New(st, opts...)
 	qs := queues.New(st, js)
-	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs)}, js, nil
+	ms := models.New(st, js)
+	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs), server.RegisterModels(ms)}, js, nil
 }
 
 // gitOps builds the leader-elected rollout controller (its Run must be

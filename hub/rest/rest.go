@@ -38,7 +38,7 @@ const MaxBodyBytes = 16 << 20
 // rest.yaml say which of their methods).
 var register = []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
 	gw.RegisterClustersHandler, gw.RegisterJobsHandler, gw.RegisterQueuesHandler,
-	gw.RegisterGitOpsHandler, gw.RegisterRolloutsHandler, gw.RegisterUsersHandler,
+	gw.RegisterGitOpsHandler, gw.RegisterRolloutsHandler, gw.RegisterUsersHandler, gw.RegisterModelsHandler,
 }
 
 // NewHandler is the REST face over conn, a connection to the hub's gRPC

@@ -99,6 +99,12 @@ var methods = map[string]method{
 	shoalv1.Queues_List_FullMethodName:   {verb: users.List, res: users.Queues},
 	shoalv1.Queues_Delete_FullMethodName: {verb: users.Delete, res: users.Queues, target: queueNameTarget, mutating: true},
 
+	// Model versions are not in a queue: anyone with the verb in some queue.
+	shoalv1.Models_Register_FullMethodName: {verb: users.Create, res: users.Models, mutating: true},
+	shoalv1.Models_Get_FullMethodName:      {verb: users.Get, res: users.Models},
+	shoalv1.Models_List_FullMethodName:     {verb: users.List, res: users.Models},
+	shoalv1.Models_Lineage_FullMethodName:  {verb: users.Get, res: users.Models},
+
 	shoalv1.GitOps_SetSource_FullMethodName:  admin(users.Update, users.GitOps, true),
 	shoalv1.GitOps_ListStatus_FullMethodName: admin(users.List, users.GitOps, false),
 

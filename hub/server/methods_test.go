@@ -25,7 +25,7 @@ import (
 func TestEveryMethodInTable(t *testing.T) {
 	served := map[string]bool{}
 	for _, d := range []grpc.ServiceDesc{shoalv1.Clusters_ServiceDesc, shoalv1.Jobs_ServiceDesc, shoalv1.Queues_ServiceDesc,
-		shoalv1.GitOps_ServiceDesc, shoalv1.Rollouts_ServiceDesc, shoalv1.Users_ServiceDesc} {
+		shoalv1.GitOps_ServiceDesc, shoalv1.Rollouts_ServiceDesc, shoalv1.Users_ServiceDesc, shoalv1.Models_ServiceDesc} {
 		for _, m := range d.Methods {
 			served["/"+d.ServiceName+"/"+m.MethodName] = true
 		}
@@ -147,6 +147,14 @@ func TestAuthorizeByRoleAndQueue(t *testing.T) {
 		{"two bindings: read via the first", "two", shoalv1.Jobs_Get_FullMethodName, &shoalv1.GetJobRequest{Name: "others"}, codes.OK},
 		{"two bindings: no submit via the viewer one", "two", shoalv1.Jobs_Submit_FullMethodName, submit("j", "a/b"), codes.PermissionDenied},
 		{"unknown user", "ghost", shoalv1.Jobs_List_FullMethodName, &shoalv1.ListJobsRequest{}, codes.PermissionDenied},
+		{"submitter reports its job's checkpoint", "sub", shoalv1.Jobs_ReportCheckpoint_FullMethodName, &shoalv1.ReportCheckpointRequest{Name: "own"}, codes.OK},
+		{"submitter reports another's checkpoint", "sub", shoalv1.Jobs_ReportCheckpoint_FullMethodName, &shoalv1.ReportCheckpointRequest{Name: "others"}, codes.PermissionDenied},
+		{"queue-admin reports another's checkpoint", "qa", shoalv1.Jobs_ReportCheckpoint_FullMethodName, &shoalv1.ReportCheckpointRequest{Name: "others"}, codes.OK},
+		{"viewer reports a checkpoint", "view", shoalv1.Jobs_ReportCheckpoint_FullMethodName, &shoalv1.ReportCheckpointRequest{Name: "others"}, codes.PermissionDenied},
+		{"submitter registers a model version", "sub", shoalv1.Models_Register_FullMethodName, &shoalv1.RegisterModelVersionRequest{}, codes.OK},
+		{"viewer registers a model version", "view", shoalv1.Models_Register_FullMethodName, &shoalv1.RegisterModelVersionRequest{}, codes.PermissionDenied},
+		{"viewer reads a lineage", "view", shoalv1.Models_Lineage_FullMethodName, &shoalv1.GetModelVersionRequest{Name: "m@1"}, codes.OK},
+		{"a user reports as an agent", "sub", shoalv1.Clusters_ReportJobCheckpoint_FullMethodName, &shoalv1.ReportCheckpointRequest{Name: "own"}, codes.PermissionDenied},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

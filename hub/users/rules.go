@@ -39,10 +39,13 @@ const (
 	GitOps     Resource = "gitops"
 	Rollouts   Resource = "rollouts"
 	UsersRes   Resource = "users"
+	// Models are model versions (docs/models.md): in no queue; a role with
+	// the verb in some queue has it on every version.
+	Models Resource = "models"
 )
 
 // Resources lists every resource.
-var Resources = []Resource{Jobs, Queues, Clusters, JoinTokens, GitOps, Rollouts, UsersRes}
+var Resources = []Resource{Jobs, Queues, Clusters, JoinTokens, GitOps, Rollouts, UsersRes, Models}
 
 // Method is how a principal authenticated.
 type Method string
@@ -109,6 +112,7 @@ var roleGrants = map[v1alpha1.UserRole]map[Resource][]grant{
 	v1alpha1.UserRoleQueueAdmin: {
 		Jobs:   {{verbs: []Verb{Get, List, Watch, Create, Update, Cancel, Delete}}},
 		Queues: {{verbs: []Verb{Get, List, Create, Update, Delete}}},
+		Models: {{verbs: []Verb{Get, List, Create}}},
 	},
 	v1alpha1.UserRoleSubmitter: {
 		Jobs: {
@@ -116,10 +120,12 @@ var roleGrants = map[v1alpha1.UserRole]map[Resource][]grant{
 			{verbs: []Verb{Get, List, Watch, Update, Cancel, Delete}, ownOnly: true},
 		},
 		Queues: {{verbs: []Verb{Get, List}}},
+		Models: {{verbs: []Verb{Get, List, Create}}},
 	},
 	v1alpha1.UserRoleViewer: {
 		Jobs:   {{verbs: []Verb{Get, List, Watch}}},
 		Queues: {{verbs: []Verb{Get, List}}},
+		Models: {{verbs: []Verb{Get, List}}},
 	},
 }
 
