@@ -26,6 +26,7 @@ import (
 var owners = map[string]string{
 	"jobs":           "hub/jobs",
 	"queues":         "hub/queues",
+	"modelversions":  "hub/models",
 	"reservations":   "hub/ledger",
 	"ledgerclusters": "hub/ledger",
 	"clusters":       "hub/registry",
