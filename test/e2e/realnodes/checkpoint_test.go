@@ -22,8 +22,8 @@ import (
 const trainerImage = "shoal.local/trainer:dev"
 
 // trainerJob is a job manifest of members running the trainer with args,
-// with extra YAML lines under spec.
-func trainerJob(name string, members, maxClusters int, specExtra string, args ...string) string {
+// placed as placement says (YAML flow), with extra YAML lines under spec.
+func trainerJob(name string, members int, placement, specExtra string, args ...string) string {
 	return fmt.Sprintf(`apiVersion: shoal.dev/v1alpha1
 kind: Job
 metadata:
@@ -31,22 +31,23 @@ metadata:
 spec:
   queue: realnodes
   gang: {members: %d, gpusPerMember: 8}
-  placement: {maxClusters: %d}
+  placement: %s
 %s  template:
     spec:
-%s`, name, members, maxClusters, specExtra, container(trainerImage, args, "", ""))
+%s`, name, members, placement, specExtra, container(trainerImage, args, "", ""))
 }
 
 // TestPreemptedTrainerResumesFromItsCheckpoint: a spot trainer's
 // checkpoint lines reach the hub through its agent; preempted by a
-// production gang that needs both nodes, it saves on the notice, and that
+// production gang (a production filler holds the other node), it saves on
+// the notice, and that
 // report ends its 120 s grace at once; placed again after the production
 // gang, its new member resumes from that checkpoint (env and file).
 func TestPreemptedTrainerResumesFromItsCheckpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real containers")
 	}
-	submitJob(t, "realnodes", trainerJob("rn-spot", 1, 1, "  priorityClass: spot\n  preemption: {gracePeriodSeconds: 120}\n",
+	submitJob(t, "realnodes", trainerJob("rn-spot", 1, "{maxClusters: 1}", "  priorityClass: spot\n  preemption: {gracePeriodSeconds: 120}\n",
 		"--step-every", "200ms", "--checkpoint-every", "5"))
 	first := waitPhase(t, "rn-spot", v1alpha1.JobRunning, 3*time.Minute).Status.Epoch
 	var j *v1alpha1.Job
@@ -58,7 +59,11 @@ func TestPreemptedTrainerResumesFromItsCheckpoint(t *testing.T) {
 			fmt.Errorf("%v, checkpoint %+v", err, c)
 	})
 
-	submitJob(t, "realnodes", trainerJob("rn-urgent", 2, 2, "  priorityClass: production\n", "--until", "5", "--checkpoint-every", "0"))
+	// A production member holds the other node (not preemptible), so the
+	// next production member can only run by preempting the spot one.
+	submitJob(t, "realnodes", trainerJob("rn-filler", 1, "{maxClusters: 1}", "  priorityClass: production\n", "--checkpoint-every", "0"))
+	waitPhase(t, "rn-filler", v1alpha1.JobRunning, 3*time.Minute)
+	submitJob(t, "realnodes", trainerJob("rn-urgent", 1, "{maxClusters: 1}", "  priorityClass: production\n", "--until", "5", "--checkpoint-every", "0"))
 	var notice time.Time
 	poll(t, time.Minute, "rn-spot preempted", func() (bool, error) {
 		j, err := getJob(t, "rn-spot")
