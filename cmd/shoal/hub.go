@@ -12,5 +12,6 @@ func addHubCommands(root *cobra.Command) {
 	addQueueCommands(root)
 	addGitOpsCommands(root)
 	addRolloutCommands(root)
+	addModelCommands(root)
 	addUserCommands(root)
 }
