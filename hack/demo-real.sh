@@ -17,7 +17,7 @@ if "$shoal" dev kubeconfig --dir "$dir" >/dev/null 2>&1; then
   echo "stopping the real-node fleet a previous run left"
   "$shoal" dev down --dir "$dir"
 fi
-"$shoal" dev up --dir "$dir" --clusters 2 --profile hgx-h100 --nodes 1 --real-nodes 1 --base-port 0
+SHOAL_PREEMPT_AFTER=0s "$shoal" dev up --dir "$dir" --clusters 2 --profile hgx-h100 --nodes 1 --real-nodes 1 --base-port 0
 cfg=$dir/shoal-config
 "$shoal" --config "$cfg" queue create demo-real
 
@@ -54,6 +54,10 @@ say "Every member's log, read from the hub (hub API server -> agent's virtual ku
 "$shoal" dev logs --dir "$dir" hub "$job"
 if [ "$phase" != Succeeded ]; then
   echo "the real-container job did not succeed; the fleet is left up in $dir"
+  exit 1
+fi
+if ! SHOAL=$shoal CONFIG=$cfg hack/demo-checkpoint.sh; then
+  echo "the checkpoint demo failed; the fleet is left up in $dir"
   exit 1
 fi
 "$shoal" dev down --dir "$dir"

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/shoal-dev/shoal/internal/devfleet"
+	"github.com/shoal-dev/shoal/internal/images"
 )
 
 // devShoalBinaries finds shoal-hub and shoal-agent next to the running shoal
@@ -138,16 +139,19 @@ func newDevEnvCommand(dir *string) *cobra.Command {
 }
 
 // devRealNodeOptions finds the programs real nodes run (shoal-pause,
-// shoal-deviceplugin, and shoal-rendezvous for its image) like devShoalBinaries.
+// shoal-deviceplugin, and shoal-rendezvous and shoal-trainer for their
+// images) like devShoalBinaries.
 func devRealNodeOptions(perCluster int) (*devfleet.RealNodeOptions, error) {
 	dirs := devBinaryDirs()
 	found := map[string]string{}
-	for _, b := range []string{"shoal-pause", "shoal-deviceplugin", "shoal-rendezvous"} {
+	for _, b := range []string{"shoal-pause", "shoal-deviceplugin", "shoal-rendezvous", "shoal-trainer"} {
 		p, err := devFindBinary(b, dirs)
 		if err != nil {
 			return nil, err
 		}
 		found[b] = p
 	}
-	return devfleet.NewRealNodeOptions(perCluster, found["shoal-pause"], found["shoal-deviceplugin"], found["shoal-rendezvous"]), nil
+	o := devfleet.NewRealNodeOptions(perCluster, found["shoal-pause"], found["shoal-deviceplugin"], found["shoal-rendezvous"])
+	o.Images = append(o.Images, images.Spec{Ref: devfleet.TrainerImage, Binary: found["shoal-trainer"]})
+	return o, nil
 }

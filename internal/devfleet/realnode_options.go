@@ -91,6 +91,10 @@ func (o *Options) real() bool { return o.RealNodes != nil && o.RealNodes.PerClus
 // on every real node.
 const RendezvousImage = "shoal.local/rendezvous:dev"
 
+// TrainerImage is the image of the stand-in training job (cmd/shoal-trainer)
+// on every real node, when its binary is given (docs/checkpoints.md).
+const TrainerImage = "shoal.local/trainer:dev"
+
 // NewRealNodeOptions runs perCluster real nodes per workload cluster with
 // the given shoal-pause, shoal-deviceplugin and shoal-rendezvous binaries
 // (static builds: `make build`), the last one as RendezvousImage.

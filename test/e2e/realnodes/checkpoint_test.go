@@ -15,11 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
-
-// trainerImage runs test/programs/trainer: steps, checkpoint lines, a
-// checkpoint on SIGTERM.
-const trainerImage = "shoal.local/trainer:dev"
 
 // trainerJob is a job manifest of members running the trainer with args,
 // placed as placement says (YAML flow), with extra YAML lines under spec.
@@ -34,7 +31,7 @@ spec:
   placement: %s
 %s  template:
     spec:
-%s`, name, members, placement, specExtra, container(trainerImage, args, "", ""))
+%s`, name, members, placement, specExtra, container(devfleet.TrainerImage, args, "", ""))
 }
 
 // TestPreemptedTrainerResumesFromItsCheckpoint: a spot trainer's
@@ -42,7 +39,8 @@ spec:
 // production gang (a production filler holds the other node), it saves on
 // the notice, and that
 // report ends its 120 s grace at once; placed again after the production
-// gang, its new member resumes from that checkpoint (env and file).
+// gang, its new member resumes from that checkpoint (env and file); a
+// model version registered from the job traces back to it.
 func TestPreemptedTrainerResumesFromItsCheckpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real containers")
@@ -63,6 +61,7 @@ func TestPreemptedTrainerResumesFromItsCheckpoint(t *testing.T) {
 	// next production member can only run by preempting the spot one.
 	submitJob(t, "realnodes", trainerJob("rn-filler", 1, "{maxClusters: 1}", "  priorityClass: production\n", "--checkpoint-every", "0"))
 	waitPhase(t, "rn-filler", v1alpha1.JobRunning, 3*time.Minute)
+	t.Logf("rn-filler running at %s", time.Now().UTC().Format(time.RFC3339))
 	submitJob(t, "realnodes", trainerJob("rn-urgent", 1, "{maxClusters: 1}", "  priorityClass: production\n", "--until", "5", "--checkpoint-every", "0"))
 	var notice time.Time
 	poll(t, time.Minute, "rn-spot preempted", func() (bool, error) {
@@ -96,7 +95,9 @@ func TestPreemptedTrainerResumesFromItsCheckpoint(t *testing.T) {
 		notice.Format(time.RFC3339), saved.Step, saved.ReportedAt.Format(time.RFC3339), first)
 
 	waitPhase(t, "rn-urgent", v1alpha1.JobSucceeded, 3*time.Minute)
+	t.Logf("rn-urgent succeeded at %s", time.Now().UTC().Format(time.RFC3339))
 	j = waitPhase(t, "rn-spot", v1alpha1.JobRunning, 3*time.Minute)
+	t.Logf("rn-spot running again at %s (epoch %d)", time.Now().UTC().Format(time.RFC3339), j.Status.Epoch)
 	var log string
 	poll(t, time.Minute, "the new member's resume lines", func() (bool, error) {
 		for _, p := range hubMemberPods(t, "rn-spot") {
@@ -110,6 +111,15 @@ func TestPreemptedTrainerResumesFromItsCheckpoint(t *testing.T) {
 	wantFile := fmt.Sprintf(`"step":%d,"uri":%q`, saved.Step, saved.URI)
 	if !strings.Contains(log, wantEnv) || !strings.Contains(log, wantFile) {
 		t.Fatalf("member of epoch %d did not resume from step %d:\n%s", j.Status.Epoch, saved.Step, log)
+	}
+
+	// A model version made from this training: its lineage, through the
+	// CLI and the hub, names the job and the checkpoint it was made from.
+	mustCLI(t, "", "model", "register", "--model", "rn-model", "--version", "1.0", "--artifact", "s3://models/rn-model/1.0",
+		"--digest", "sha256:"+strings.Repeat("ab", 32), "--framework", "pytorch", "--job", "rn-spot")
+	out := mustCLI(t, "", "model", "lineage", "rn-model@1.0")
+	if !strings.Contains(out, "trained by job rn-spot (queue realnodes") || !strings.Contains(out, "from checkpoint step ") {
+		t.Fatalf("lineage does not name the job and its checkpoint:\n%s", out)
 	}
 }
 

@@ -44,7 +44,7 @@ var (
 const echoImage = "shoal.local/echo:dev"
 
 // programs are built static (they run inside images with nothing else).
-var programs = []string{"shoal", "shoal-hub", "shoal-agent", "shoal-pause", "shoal-deviceplugin", "shoal-rendezvous"}
+var programs = []string{"shoal", "shoal-hub", "shoal-agent", "shoal-pause", "shoal-deviceplugin", "shoal-rendezvous", "shoal-trainer"}
 
 func TestMain(m *testing.M) {
 	flag.Parse()
@@ -75,7 +75,7 @@ func run(m *testing.M) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	start := time.Now()
 	real := devfleet.NewRealNodeOptions(1, bin("shoal-pause"), bin("shoal-deviceplugin"), bin("shoal-rendezvous"))
-	real.Images = append(real.Images, images.Spec{Ref: echoImage, Binary: bin("echo")}, images.Spec{Ref: trainerImage, Binary: bin("trainer")})
+	real.Images = append(real.Images, images.Spec{Ref: echoImage, Binary: bin("echo")}, images.Spec{Ref: devfleet.TrainerImage, Binary: bin("shoal-trainer")})
 	fl, err = framework.StartFleet(ctx, devfleet.Options{
 		Profiles: []string{"hgx-h100"}, Clusters: 2, Nodes: 1, RealNodes: real,
 		Shoal: &devfleet.ShoalOptions{HubBinary: bin("shoal-hub"), AgentBinary: bin("shoal-agent")},
@@ -121,7 +121,7 @@ func buildPrograms() (string, error) {
 	for _, p := range programs {
 		args = append(args, "./cmd/"+p)
 	}
-	args = append(args, "./test/programs/echo", "./test/programs/trainer")
+	args = append(args, "./test/programs/echo")
 	cmd := exec.Command("go", args...)
 	cmd.Dir = filepath.Join("..", "..", "..")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Command trainer is the real-node tests' stand-in for a training job that
+// Command shoal-trainer is a stand-in for a training job that
 // checkpoints (docs/checkpoints.md). It prints where it resumes from (the
 // SHOAL_RESUME_* environment and the resume file), then counts steps and
 // prints a checkpoint line (SHOAL_CHECKPOINT) every --checkpoint-every
