@@ -3,7 +3,7 @@
 # real-node fleet hack/demo-real.sh started (CONFIG: its shoal config; its
 # hub runs with SHOAL_PREEMPT_AFTER=0s). A spot training job (shoal-trainer)
 # prints checkpoint lines that its agent passes to the hub; a production job
-# preempts it; the trainer saves on the notice and that report ends its
+# preempts it; the trainer saves on the notice and exits, well within its
 # 120 s grace; placed again, it resumes from that checkpoint; a model
 # version registered from it traces back to the job and the checkpoint.
 set -euo pipefail
@@ -14,8 +14,10 @@ q=demo-real
 sh() { "$shoal" --config "$cfg" "$@"; }
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 
-# field JOB COLUMN: a column of `shoal job get JOB -o wide`.
-field() { sh job get "$1" -o wide | awk -v c="$2" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == c) k = i; next } { print $k }'; }
+# phase JOB and checkpoint_step JOB read `shoal job get JOB -o wide`: PHASE
+# is its third column, CHECKPOINT (the latest step, or -) its last.
+phase() { sh job get "$1" -o wide | awk 'NR == 2 { print $3 }'; }
+checkpoint_step() { sh job get "$1" -o wide | awk 'NR == 2 { print $NF }'; }
 
 # until_ SECONDS WHAT CMD...: retries CMD every second until it succeeds.
 until_() {
@@ -30,8 +32,8 @@ until_() {
   done
   echo "$what after $((SECONDS - t0))s"
 }
-phase_is() { [ "$(field "$1" PHASE)" = "$2" ]; }
-has_checkpoint() { [ "$(field "$1" CHECKPOINT)" != "-" ]; }
+phase_is() { [ "$(phase "$1")" = "$2" ]; }
+has_checkpoint() { [[ "$(checkpoint_step "$1")" =~ ^[0-9]+$ ]]; }
 
 trainer() { # NAME PRIORITY GRACE ARGS...
   local name=$1 prio=$2 grace=$3
@@ -55,7 +57,7 @@ JOB
 }
 
 say "A spot training job (shoal-trainer, one 8-GPU member): member 0 prints SHOAL_CHECKPOINT lines, its agent passes them to the hub"
-trainer ckpt-train spot 120 --step-every 200ms --checkpoint-every 5
+trainer ckpt-train spot 120 --step-every 200ms --checkpoint-every 5 --exit-on-notice
 until_ 180 "ckpt-train Running" phase_is ckpt-train Running
 until_ 60 "a checkpoint reported by the agent" has_checkpoint ckpt-train
 sh job describe ckpt-train | sed -n '/^Checkpoint:/,/^Conditions:/p' | sed '$d'
@@ -65,7 +67,7 @@ trainer ckpt-filler production 30 --checkpoint-every 0
 until_ 180 "ckpt-filler Running" phase_is ckpt-filler Running
 t0=$SECONDS
 trainer ckpt-urgent production 30 --until 10 --checkpoint-every 0
-until_ 110 "ckpt-urgent Running: the trainer saved on the notice and its grace was cut short" phase_is ckpt-urgent Running
+until_ 110 "ckpt-urgent Running: the trainer saved on the notice and exited" phase_is ckpt-urgent Running
 echo "from submitting the production job to its member running: $((SECONDS - t0))s, against the trainer's 120 s grace"
 echo "ckpt-train's latest checkpoint, taken after the notice:"
 sh job describe ckpt-train | sed -n '/^Checkpoint:/,/^Conditions:/p' | sed '$d'

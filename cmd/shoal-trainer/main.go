@@ -5,7 +5,8 @@
 // SHOAL_RESUME_* environment and the resume file), then counts steps and
 // prints a checkpoint line (SHOAL_CHECKPOINT) every --checkpoint-every
 // steps, which the agent passes on to the hub. On SIGTERM — a preemption
-// notice — it prints one for the step it reached and then keeps running
+// notice — it saves (--save-time) and prints one for the step it reached,
+// then exits with --exit-on-notice, or else keeps running
 // until it is killed, so that only the hub ending its grace stops it
 // early. With --until it exits 0 at that step.
 package main
@@ -29,6 +30,8 @@ func main() {
 	ckptEvery := flag.Int64("checkpoint-every", 10, "steps between checkpoints (0: only on SIGTERM)")
 	until := flag.Int64("until", 0, "exit 0 at this step (0: run until killed)")
 	prefix := flag.String("uri-prefix", "file:///checkpoints/", "checkpoint URIs are this plus step-N")
+	save := flag.Duration("save-time", 2*time.Second, "how long saving the checkpoint on SIGTERM takes")
+	exit := flag.Bool("exit-on-notice", false, "exit 0 once the checkpoint of SIGTERM is printed, instead of waiting to be killed")
 	flag.Parse()
 
 	step := int64(0)
@@ -58,7 +61,11 @@ func main() {
 		select {
 		case <-term:
 			fmt.Printf("notice: preempted at step %d; saving\n", step)
+			time.Sleep(*save)
 			checkpoint(*prefix, step)
+			if *exit {
+				return
+			}
 			signal.Ignore(syscall.SIGTERM, syscall.SIGINT)
 			for { // wait to be killed
 				time.Sleep(time.Hour)

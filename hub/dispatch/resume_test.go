@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -59,5 +60,25 @@ func TestMembersResumeFromTheLatestCheckpoint(t *testing.T) {
 				t.Errorf("member %d container %s mounts %+v", m.Index, c.Name, c.VolumeMounts)
 			}
 		}
+	}
+}
+
+// TestGraceCutWaitsForTheKubeletsFirstKill: a grace is cut no sooner than
+// graceCutDelay after the last member began terminating.
+func TestGraceCutWaitsForTheKubeletsFirstKill(t *testing.T) {
+	now := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	g := int64(120)
+	deleting := func(ago time.Duration) *corev1.Pod {
+		ts := metav1.NewTime(now.Add(-ago).Add(time.Duration(g) * time.Second))
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &ts, DeletionGracePeriodSeconds: &g}}
+	}
+	if at := graceCutAt([]*corev1.Pod{deleting(10 * time.Second), deleting(time.Second)}, now); !at.Equal(now.Add(graceCutDelay - time.Second)) {
+		t.Errorf("cut at %s, want %s after the last deletion began", at, graceCutDelay)
+	}
+	if at := graceCutAt([]*corev1.Pod{deleting(10 * time.Second), {}}, now); !at.Equal(now.Add(graceCutDelay)) {
+		t.Errorf("a member not yet deleted: cut at %s, want now + %s", at, graceCutDelay)
+	}
+	if at := graceCutAt([]*corev1.Pod{deleting(10 * time.Second)}, now); at.After(now) {
+		t.Errorf("deleted 10s ago: cut at %s, want now", at)
 	}
 }

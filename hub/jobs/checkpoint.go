@@ -17,8 +17,10 @@ import (
 // ReportCheckpoint records a checkpoint of job name, reported by `by` (a
 // user, or agent:<cluster>), as its latest (status.checkpoint) and returns
 // the job. The report is validated first (field paths, InvalidArgument).
-// Reporting the latest again (same step and URI) changes nothing; a step
-// below the latest, or the latest step at another URI, is refused
+// Reporting the latest again (same step and URI) changes nothing, unless
+// its time is later (whole seconds): then only its time, report time and
+// reporter move; a step below the latest, or the latest step at another
+// URI, is refused
 // (FailedPrecondition), as is a job that never ran. A finished job still
 // takes a report: its last checkpoint may arrive after its members ended.
 func (s *Service) ReportCheckpoint(ctx context.Context, name string, r v1alpha1.CheckpointReport, by string) (*v1alpha1.Job, int64, error) {
@@ -59,7 +61,14 @@ func recordCheckpoint(j *v1alpha1.Job, r v1alpha1.CheckpointReport, by string, n
 	if last != nil {
 		switch {
 		case r.Step == last.Step && r.URI == last.URI:
-			return false, nil
+			// The same checkpoint again: a later time is the job saying its
+			// state is still that one (e.g. saved again on a preemption
+			// notice), which ends a preemption grace; the count stays.
+			if !r.Time.Truncate(time.Second).After(last.Time.Time) {
+				return false, nil
+			}
+			last.Time, last.ReportedAt, last.ReportedBy = metav1.NewTime(r.Time.UTC()), metav1.NewTime(now.UTC()), by
+			return true, nil
 		case r.Step < last.Step:
 			return false, errs.Precondition(fmt.Sprintf("job %q already reported step %d (%s); step %d is older", j.Name, last.Step, last.URI, r.Step),
 				"a job's checkpoints only go forward")

@@ -52,14 +52,19 @@ func TestReportCheckpoint(t *testing.T) {
 		c.ReportedBy != "alice" || c.Epoch != 3 || c.Count != 1 || c.IntervalSeconds != 3600 {
 		t.Fatalf("first checkpoint: %+v", c)
 	}
-	// The same again changes nothing (no new revision).
+	// The same again, taken no later, changes nothing (no new revision).
 	_, rev1, _ := js.Get(ctx, name)
 	clk.SetTime(t0.Add(61 * time.Minute))
-	if j, err := report(100, "s3://b/step-100", time.Time{}); err != nil || j.Status.Checkpoint.Count != 1 {
+	if j, err := report(100, "s3://b/step-100", t0.Add(time.Hour+300*time.Millisecond)); err != nil || j.Status.Checkpoint.Count != 1 {
 		t.Fatalf("repeat: %v %+v", err, j.Status.Checkpoint)
 	}
 	if _, rev2, _ := js.Get(ctx, name); rev2 != rev1 {
 		t.Errorf("a repeated report wrote the job (revision %d → %d)", rev1, rev2)
+	}
+	// Taken later (saved again, e.g. on a preemption notice): its time moves, not its count.
+	if j, err := report(100, "s3://b/step-100", time.Time{}); err != nil || j.Status.Checkpoint.Count != 1 ||
+		!j.Status.Checkpoint.Time.Time.Equal(t0.Add(61*time.Minute)) || !j.Status.Checkpoint.ReportedAt.Time.Equal(t0.Add(61*time.Minute)) {
+		t.Fatalf("repeat taken later: %v %+v", err, j.Status.Checkpoint)
 	}
 	// Older steps and the same step elsewhere are refused.
 	if _, err := report(90, "s3://b/step-90", time.Time{}); !errors.Is(err, errs.ErrFailedPrecondition) ||
@@ -80,13 +85,14 @@ func TestReportCheckpoint(t *testing.T) {
 			t.Errorf("error does not name %s: %v", f, err)
 		}
 	}
-	// A later one, with its own time: counted, interval from the last.
+	// A later one, with its own time: counted, interval from the last
+	// (as confirmed at 61 minutes).
 	clk.SetTime(t0.Add(95 * time.Minute))
 	j, err = report(200, "s3://b/step-200", t0.Add(90*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := j.Status.Checkpoint; c.Step != 200 || c.Count != 2 || c.IntervalSeconds != 1800 || !c.ReportedAt.Time.Equal(t0.Add(95*time.Minute)) {
+	if c := j.Status.Checkpoint; c.Step != 200 || c.Count != 2 || c.IntervalSeconds != 1740 || !c.ReportedAt.Time.Equal(t0.Add(95*time.Minute)) {
 		t.Fatalf("second checkpoint: %+v", c)
 	}
 	if _, _, err := js.ReportCheckpoint(ctx, "no-such-job", v1alpha1.CheckpointReport{Step: 1, URI: "s3://x"}, "alice"); !errors.Is(err, store.ErrNotFound) {
