@@ -37,15 +37,15 @@ spec:
 // TestPreemptedTrainerResumesFromItsCheckpoint: a spot trainer's
 // checkpoint lines reach the hub through its agent; preempted by a
 // production gang (a production filler holds the other node), it saves on
-// the notice, and that
-// report ends its 120 s grace at once; placed again after the production
-// gang, its new member resumes from that checkpoint (env and file); a
-// model version registered from the job traces back to it.
+// the notice, and that report ends its 60 s grace on the hub (the job is
+// requeued); placed again after the production gang, its new member
+// resumes from that checkpoint (env and file); a model version registered
+// from the job traces back to it.
 func TestPreemptedTrainerResumesFromItsCheckpoint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real containers")
 	}
-	submitJob(t, "realnodes", trainerJob("rn-spot", 1, "{maxClusters: 1}", "  priorityClass: spot\n  preemption: {gracePeriodSeconds: 120}\n",
+	submitJob(t, "realnodes", trainerJob("rn-spot", 1, "{maxClusters: 1}", "  priorityClass: spot\n  preemption: {gracePeriodSeconds: 60}\n",
 		"--step-every", "200ms", "--checkpoint-every", "5", "--save-time", "0s"))
 	first := waitPhase(t, "rn-spot", v1alpha1.JobRunning, 3*time.Minute).Status.Epoch
 	var j *v1alpha1.Job
@@ -78,11 +78,11 @@ func TestPreemptedTrainerResumesFromItsCheckpoint(t *testing.T) {
 	})
 	// The member saves on SIGTERM at once (--save-time 0s) and waits to be
 	// killed: only the hub ending the grace on that report requeues the job
-	// before 120 s. (Whether the workload cluster's kubelet then stops the
+	// before 60 s. (Whether the workload cluster's kubelet then stops the
 	// container sooner is its own: see docs/checkpoints.md, Limits.)
-	j = waitPhase(t, "rn-spot", v1alpha1.JobPending, time.Minute)
+	j = waitPhase(t, "rn-spot", v1alpha1.JobPending, 40*time.Second)
 	t.Logf("rn-spot requeued at %s, %s after the notice", time.Now().UTC().Format(time.RFC3339), time.Since(notice).Round(time.Second))
-	poll(t, 90*time.Second, "the preempted member gone well within its 120 s grace", func() (bool, error) {
+	poll(t, 40*time.Second, "the preempted member gone on the hub well within its 60 s grace", func() (bool, error) {
 		pods, err := hubCS.CoreV1().Pods(metav1.NamespaceAll).List(t.Context(), metav1.ListOptions{
 			LabelSelector: v1alpha1.LabelJob + "=rn-spot," + v1alpha1.LabelEpoch + "=" + strconv.FormatInt(first, 10)})
 		return err == nil && len(pods.Items) == 0, fmt.Errorf("%v, %d member pods of epoch %d left", err, len(pods.Items), first)
