@@ -117,6 +117,19 @@ func TestPreemptedTrainerResumesFromItsCheckpoint(t *testing.T) {
 		t.Fatalf("member of epoch %d did not resume from step %d:\n%s", j.Status.Epoch, saved.Step, log)
 	}
 
+	// A checkpoint reported through the CLI (a pipeline's way) goes in; an
+	// older step than the latest is refused with the reason.
+	cur, err := getJob(t, "rn-spot")
+	if err != nil || cur.Status.Checkpoint == nil {
+		t.Fatalf("rn-spot checkpoint: %v", err)
+	}
+	next := cur.Status.Checkpoint.Step + 1000
+	mustCLI(t, "", "job", "checkpoint", "rn-spot", "--step", strconv.FormatInt(next, 10), "--uri", fmt.Sprintf("s3://ckpt/rn/%d", next))
+	if out, err := shoalCLI(t, "", "job", "checkpoint", "rn-spot", "--step", "1", "--uri", "s3://ckpt/rn/1"); err == nil ||
+		!strings.Contains(out, "is older") {
+		t.Fatalf("an older step was not refused (err %v):\n%s", err, out)
+	}
+
 	// A model version made from this training: its lineage, through the
 	// CLI and the hub, names the job and the checkpoint it was made from.
 	mustCLI(t, "", "model", "register", "--model", "rn-model", "--version", "1.0", "--artifact", "s3://models/rn-model/1.0",
