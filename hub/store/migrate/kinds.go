@@ -23,6 +23,7 @@ var schemas = map[string]Schema{
 	"users":          {},
 	"oidcbindings":   {},
 	"pki":            {},
+	"modelversions":  {},
 }
 
 // For returns kind's schema; a kind the hub does not store (a test's) has
