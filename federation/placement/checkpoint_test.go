@@ -88,10 +88,28 @@ func TestPreemptionLossBudgetOfLowerPriorities(t *testing.T) {
 	if len(d.Preemptions) != 0 {
 		t.Fatalf("a batch gang preempted at a loss of %v GPU-hours", d.Preemptions[0].GPUHoursLost)
 	}
-	// After 40 hours its budget (0.1 × 39.5h × 8 = 31.6) covers the loss.
-	d = Schedule(checkpointFleet(t), Input{Now: now, Pending: []Gang{batch(40 * time.Hour)}})
+	// Nearly 4 hours beyond preempt-after: still bounded (0.1 × 3.9h × 8 < 24.7).
+	d = Schedule(checkpointFleet(t), Input{Now: now, Pending: []Gang{batch(4*time.Hour + 24*time.Minute)}})
+	if len(d.Preemptions) != 0 {
+		t.Fatalf("a batch gang preempted at a loss of %v GPU-hours within the budget's 4 hours", d.Preemptions[0].GPUHoursLost)
+	}
+	// After 4 hours beyond it the budget ends: victims that never
+	// checkpoint would otherwise never be preempted.
+	d = Schedule(checkpointFleet(t), Input{Now: now, Pending: []Gang{batch(4*time.Hour + 31*time.Minute)}})
 	if len(d.Preemptions) != 1 {
-		t.Fatalf("preemptions = %+v, want one", d.Preemptions)
+		t.Fatalf("preemptions = %+v, want one once the budget's 4 hours are over", d.Preemptions)
+	}
+	// A larger budget covers the loss at once (100 × 0.5h × 8 = 400).
+	d = Schedule(checkpointFleet(t), Input{Now: now, Pending: []Gang{batch(time.Hour)}}, WithPreemptionLossBudget(100, 0))
+	if len(d.Preemptions) != 1 {
+		t.Fatalf("budget 100: preemptions = %+v, want one", d.Preemptions)
+	}
+	// A queue that reclaims its quota is not held to the budget.
+	rq := batch(time.Hour)
+	rq.Queue = "lender"
+	d = Schedule(checkpointFleet(t), Input{Now: now, Pending: []Gang{rq}, Queues: []Queue{{Name: "lender", Reclaim: true}}})
+	if len(d.Preemptions) != 1 {
+		t.Fatalf("reclaiming queue: preemptions = %+v, want one", d.Preemptions)
 	}
 	// A victim about to checkpoint costs nothing: preempted at once.
 	s := checkpointFleet(t)
@@ -103,7 +121,7 @@ func TestPreemptionLossBudgetOfLowerPriorities(t *testing.T) {
 		t.Fatalf("preemptions = %+v, want b", d.Preemptions)
 	}
 	// Without the budget the batch gang preempts at once.
-	d = Schedule(checkpointFleet(t), Input{Now: now, Pending: []Gang{batch(time.Hour)}}, WithPreemptionLossBudget(-1))
+	d = Schedule(checkpointFleet(t), Input{Now: now, Pending: []Gang{batch(time.Hour)}}, WithPreemptionLossBudget(-1, 0))
 	if len(d.Preemptions) != 1 {
 		t.Fatalf("budget off: preemptions = %+v", d.Preemptions)
 	}

@@ -47,7 +47,7 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 			maxCost = wait.Hours() * float64(g.GPUs())
 		}
 	}
-	if f := c.cfg.lossPerWait; f >= 0 && !g.Submitted.IsZero() && g.Priority < PriorityProduction {
+	if f := c.cfg.lossPerWait; f >= 0 && c.budgeted(g) {
 		waited := c.in.Now.Sub(g.Submitted) - c.cfg.preemptAfter
 		maxCost = min(maxCost, f*waited.Hours()*float64(g.GPUs()))
 	}
@@ -80,6 +80,18 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 		})
 	}
 	return true
+}
+
+// budgeted reports whether g's preemptions are held to the lost-work
+// budget: a gang below production priority, of a queue that does not
+// reclaim its quota (a guarantee is not delayed), that has waited less
+// than lossBudgetWait beyond the preempt-after time (victims that never
+// checkpoint lose work faster than the budget grows, so it ends).
+func (c *cycle) budgeted(g *Gang) bool {
+	if g.Submitted.IsZero() || g.Priority >= PriorityProduction || c.cfg.reclaim || c.qt.reclaims(g.Queue) {
+		return false
+	}
+	return c.in.Now.Sub(g.Submitted)-c.cfg.preemptAfter < c.cfg.lossBudgetWait
 }
 
 // candidates lists the running gangs g may preempt, cheapest first: lower

@@ -94,6 +94,7 @@ type config struct {
 	maxPreemptors      int
 	preemptAfter       time.Duration
 	lossPerWait        float64
+	lossBudgetWait     time.Duration
 	reclaim            bool
 	place              params
 	quality            bool
@@ -134,11 +135,22 @@ func WithPreemptAfter(d time.Duration) Option { return func(c *config) { c.preem
 // priority may cost: at most f GPU-hours of its victims' lost work (counted
 // from their last checkpoints, nothing for a victim whose next checkpoint
 // falls within its grace) per GPU-hour it has waited beyond the
-// preempt-after time (default 0.1). Such a gang first takes only victims
-// about to checkpoint and accepts costlier ones as its wait grows.
-// Production gangs are not bounded by it: they keep the latency preemption
-// buys them, choosing the cheapest victims. A negative f turns it off.
-func WithPreemptionLossBudget(f float64) Option { return func(c *config) { c.lossPerWait = f } }
+// preempt-after time (default 0.1), for at most maxWait of waiting beyond
+// it (default 4 hours, a few usual checkpoint intervals; 0 keeps the
+// default).
+// Such a gang first takes only victims about to checkpoint and accepts
+// costlier ones as its wait grows; after maxWait the budget ends (victims
+// that never checkpoint lose work faster than it grows). Production gangs,
+// and gangs of queues that reclaim their quota, are not bounded by it. A
+// negative f turns it off.
+func WithPreemptionLossBudget(f float64, maxWait time.Duration) Option {
+	return func(c *config) {
+		c.lossPerWait = f
+		if maxWait > 0 {
+			c.lossBudgetWait = maxWait
+		}
+	}
+}
 
 // WithReclaim lets a gang whose queue (and its ancestors) stays within its
 // nominal quota preempt same- or lower-priority gangs of queues borrowing
@@ -166,7 +178,7 @@ func WithoutExplanations() Option { return func(c *config) { c.terse = true } }
 
 func defaults() config {
 	return config{maxReservations: 4, maxHeldFraction: 0.25, preemption: true, maxPreemptors: 4,
-		preemptAfter: 30 * time.Minute, lossPerWait: 0.1}
+		preemptAfter: 30 * time.Minute, lossPerWait: 0.1, lossBudgetWait: 4 * time.Hour}
 }
 
 // gpusByProduct returns the GPUs a placement of a gang without roles

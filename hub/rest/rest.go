@@ -57,6 +57,7 @@ func NewHandler(ctx context.Context, conn *grpc.ClientConn) (*http.ServeMux, err
 		runtime.WithOutgoingTrailerMatcher(func(string) (string, bool) { return "", false }),
 		runtime.WithMetadata(peerCertificate),
 		runtime.WithForwardResponseOption(startStream),
+		runtime.WithErrorHandler(closingAsUnavailable),
 	)
 	for _, r := range register {
 		if err := r(ctx, gwmux, conn); err != nil {

@@ -5,7 +5,11 @@ package rest
 import (
 	"context"
 	"net/http"
+	"strings"
 
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -54,4 +58,16 @@ func oneHeaderHandler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(&oneHeader{ResponseWriter: w}, r)
 	})
+}
+
+// closingAsUnavailable answers a call the gateway could not pass on because
+// its connection to the hub's gRPC server is closing (the hub is stopping)
+// as Unavailable, which clients retry (another replica, or this one
+// restarted), and not as the Canceled (HTTP 499) gRPC reports for it.
+// Every other error goes to the default handler unchanged.
+func closingAsUnavailable(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+	if st, ok := status.FromError(err); ok && st.Code() == codes.Canceled && strings.Contains(st.Message(), "client connection is closing") {
+		err = status.Error(codes.Unavailable, "the hub is stopping; retry")
+	}
+	runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 }

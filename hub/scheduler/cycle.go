@@ -243,6 +243,8 @@ func (s *Scheduler) preempt(ctx context.Context, f *fleet, p placement.Preemptio
 		next, err := s.status.Apply(ctx, it, jobs.MarkPreempted(p.Preemptor, msg, now), guards(held)...)
 		if err == nil && next.Revision != it.Revision {
 			s.wroteAt(next.Revision)
+			preemptions.Inc()
+			preemptionLoss.Add(p.GPUHoursLost)
 		}
 		return err
 	}

@@ -25,6 +25,14 @@ var (
 		Name: "shoal_scheduler_cache_events_total",
 		Help: "Store changes applied to the scheduler's watch-fed caches, by kind.",
 	}, []string{"kind"})
+	preemptions = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_scheduler_preemptions_total",
+		Help: "Running jobs the scheduler marked preempted.",
+	})
+	preemptionLoss = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_scheduler_preemption_lost_gpu_hours_total",
+		Help: "GPU-hours of work the marked preemptions were expected to lose: each victim's GPUs from its last reported checkpoint (or start) to the end of its grace, nothing when its next checkpoint falls within it.",
+	})
 	cacheRelists = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shoal_scheduler_cache_relists_total",
 		Help: "Lists of a kind after its cache's watch ended (compacted history, a lost store), by kind.",
@@ -33,7 +41,7 @@ var (
 
 // Register registers the scheduler's metrics.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, cacheEvents, cacheRelists, cycleDuration, admissionWait, fleetGauges} {
+	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, cycleDuration, admissionWait, fleetGauges} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -137,6 +137,17 @@ class Client:
         """Cancels the job and returns its record."""
         return self._record(self._call("POST", "/v1/jobs/" + _seg(name) + ":cancel", body={}))
 
+    def report_checkpoint(self, name: str, step: int, uri: str,
+                          time: Optional[str] = None) -> Dict[str, Any]:
+        """Reports a checkpoint the job took (step, where it is, and when,
+        RFC 3339; the hub's clock when left out) and returns the job's
+        record: a gang placed again resumes from the latest
+        (docs/checkpoints.md). An older step is refused."""
+        body: Dict[str, Any] = {"step": step, "uri": uri}
+        if time:
+            body["time"] = time
+        return self._record(self._call("POST", "/v1/jobs/" + _seg(name) + ":checkpoint", body=body))
+
     def watch(self, name: Optional[str] = None, revision: int = 0) -> Iterator[Event]:
         """Changes to jobs (only the one named, when given) after store
         revision `revision` (0: from now on), as they happen. The iterator

@@ -135,6 +135,15 @@ class HubTest(unittest.TestCase):
         self.assertEqual(e.exception.status, 404)
         with self.assertRaises(ValueError):
             Client("http://insecure.example")
+        # A checkpoint of a job that never ran: refused, with the reason.
+        pending = self.c.submit(job(self.name(), self.queue))
+        with self.assertRaises(ShoalError) as e:
+            self.c.report_checkpoint(pending["metadata"]["name"], 10, "s3://ckpt/py/10")
+        self.assertEqual(e.exception.code, 9)  # FailedPrecondition
+        self.assertIn("has not run yet", str(e.exception))
+        with self.assertRaises(ShoalError) as e:
+            self.c.report_checkpoint(pending["metadata"]["name"], -1, "relative")
+        self.assertEqual((e.exception.status, e.exception.code), (400, 3))
 
 
 if __name__ == "__main__":
