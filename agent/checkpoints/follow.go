@@ -86,8 +86,9 @@ func cutTimestamp(line string) (ts time.Time, rest string, ok bool) {
 }
 
 // follow reads the log of s until ctx ends, reopening it with backoff
-// whenever its stream ends.
-func (r *Reader) follow(ctx context.Context, s stream) {
+// whenever its stream ends, until a stream ends without an error once
+// stopping is closed (its container stopped: the log was read to its end).
+func (r *Reader) follow(ctx context.Context, s stream, stopping <-chan struct{}) {
 	log := klog.FromContext(ctx).WithValues("pod", klog.KRef(s.namespace, s.pod), "job", s.job, "epoch", s.epoch)
 	ctx = klog.NewContext(ctx, log)
 	log.V(1).Info("Following member 0's log for checkpoints", "container", s.container)
@@ -106,6 +107,9 @@ func (r *Reader) follow(ctx context.Context, s stream) {
 			}
 		}
 		if ctx.Err() != nil {
+			return
+		}
+		if err == nil && closed(stopping) {
 			return
 		}
 		wait := bo.Next()
@@ -253,4 +257,14 @@ func clip(s string) string {
 		i--
 	}
 	return s[:i] + "…"
+}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

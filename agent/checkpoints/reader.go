@@ -49,6 +49,10 @@ const (
 	DefaultReportAttempts = 6
 	// DefaultReportTimeout bounds one call to the hub.
 	DefaultReportTimeout = 15 * time.Second
+	// DefaultDrain is how long a follower keeps reading after its
+	// container stopped running (the pod still exists), for the lines
+	// printed just before the end.
+	DefaultDrain = 10 * time.Second
 )
 
 // Option changes a Reader built by New.
@@ -65,6 +69,10 @@ func WithReportRetries(attempts int, initial, maxWait time.Duration) Option {
 		r.retry = hubclient.Backoff{Initial: initial, Max: maxWait}
 	}
 }
+
+// WithDrain keeps a follower reading for d after its container stopped
+// running (0: it stops at once).
+func WithDrain(d time.Duration) Option { return func(r *Reader) { r.drain = d } }
 
 // WithReconnectBackoff waits a backoff from initial to maxWait before opening
 // a log again after its stream ended while the container still runs (reset
@@ -84,6 +92,7 @@ type Reader struct {
 	timeout   time.Duration
 	retry     hubclient.Backoff
 	reconnect hubclient.Backoff
+	drain     time.Duration
 
 	mu sync.Mutex
 	// following holds the follower of each pod followed, by namespace/name.
@@ -99,6 +108,9 @@ type follower struct {
 	id     string
 	cancel context.CancelFunc
 	done   chan struct{}
+	// stopping is closed when the container stopped running: the follower
+	// then ends at the end of its log instead of reopening it.
+	stopping chan struct{}
 }
 
 // New returns a Reader of the member 0 pods in workload that sends their
@@ -112,6 +124,7 @@ func New(workload *cluster.Cache, reporter Reporter, opts ...Option) *Reader {
 		timeout:   DefaultReportTimeout,
 		retry:     hubclient.Backoff{Initial: 500 * time.Millisecond, Max: 15 * time.Second},
 		reconnect: hubclient.Backoff{Initial: time.Second, Max: 30 * time.Second},
+		drain:     DefaultDrain,
 		following: map[string]*follower{},
 	}
 	for _, o := range opts {
@@ -178,8 +191,9 @@ func target(pod *corev1.Pod) (s stream, id string, ok bool) {
 
 // update starts following pod's log when it is a running member 0 not
 // followed yet (or with a new container), and stops following it
-// otherwise. A new follower of a pod starts once the previous one ended,
-// so that one pod's reports keep their order.
+// otherwise: after the drain time when its container stopped, so that the
+// lines it printed last are read. A new follower of a pod starts once the
+// previous one ended, so that one pod's reports keep their order.
 func (r *Reader) update(ctx context.Context, obj any) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -201,7 +215,15 @@ func (r *Reader) update(ctx context.Context, obj any) {
 	}
 	var prev <-chan struct{}
 	if cur != nil {
-		cur.cancel()
+		if follow || r.drain <= 0 {
+			cur.cancel()
+		} else {
+			// The container stopped: its last lines (a checkpoint saved on
+			// SIGTERM just before it exited) may still be on their way. The
+			// follower reads its log to the end, for at most the drain.
+			close(cur.stopping)
+			time.AfterFunc(r.drain, cur.cancel)
+		}
 		prev = cur.done
 		delete(r.following, key)
 	}
@@ -209,7 +231,7 @@ func (r *Reader) update(ctx context.Context, obj any) {
 		return
 	}
 	fctx, cancel := context.WithCancel(ctx)
-	f := &follower{id: id, cancel: cancel, done: make(chan struct{})}
+	f := &follower{id: id, cancel: cancel, done: make(chan struct{}), stopping: make(chan struct{})}
 	r.following[key] = f
 	r.wg.Add(1)
 	go func() {
@@ -222,7 +244,7 @@ func (r *Reader) update(ctx context.Context, obj any) {
 				return
 			}
 		}
-		r.follow(fctx, s)
+		r.follow(fctx, s, f.stopping)
 	}()
 }
 

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -181,7 +182,7 @@ func start(t *testing.T, logs *fakeLogs, hub *fakeHub, pods ...*corev1.Pod) (*fa
 		t.Fatal(err)
 	}
 	r := New(workload, hub, WithLogOpener(logs.open), WithReportRetries(3, time.Millisecond, 4*time.Millisecond),
-		WithReconnectBackoff(time.Millisecond, 4*time.Millisecond))
+		WithReconnectBackoff(time.Millisecond, 4*time.Millisecond), WithDrain(50*time.Millisecond))
 	ctx, cancel := context.WithCancel(t.Context())
 	cacheDone, readerDone := make(chan error, 1), make(chan error, 1)
 	go func() { cacheDone <- workload.Run(ctx) }()
@@ -449,5 +450,64 @@ func TestStopsFollowing(t *testing.T) {
 	}
 	if n := len(logs.openedPods()); n != 3 {
 		t.Errorf("%d opens, want 3 (no reconnect of a log that was followed to the end)", n)
+	}
+}
+
+// TestReadsTheLastLinesAfterTheContainerStopped: a checkpoint printed just
+// before the container ended, arriving after the pod already shows it
+// stopped, is still reported (the drain); with no drain it is lost.
+func TestReadsTheLastLinesAfterTheContainerStopped(t *testing.T) {
+	for _, tc := range []struct {
+		drain time.Duration
+		want  []int64
+	}{{drain: time.Second, want: []int64{100, 200}}, {drain: 0, want: []int64{100}}} {
+		t.Run(fmt.Sprintf("drain %s", tc.drain), func(t *testing.T) {
+			cs := fake.NewClientset()
+			if _, err := cs.CoreV1().Pods(ns).Create(t.Context(), member("train-0", "0", corev1.PodRunning), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			workload, err := cluster.New(cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			stopped := make(chan struct{})
+			opens := 0
+			open := func(ctx context.Context, _, _, _ string, _ *metav1.Time) (io.ReadCloser, error) {
+				opens++
+				pr, pw := io.Pipe()
+				if opens > 1 { // a reopened log has nothing new
+					_ = pw.Close()
+					return pr, nil
+				}
+				go func() {
+					_, _ = pw.Write([]byte(stamp(0, ckpt(100))))
+					<-stopped // the kubelet reports the container stopped first
+					time.Sleep(50 * time.Millisecond)
+					_, _ = pw.Write([]byte(stamp(time.Second, ckpt(200))))
+					_ = pw.Close()
+				}()
+				return pr, nil
+			}
+			hub := &fakeHub{}
+			r := New(workload, hub, WithLogOpener(open), WithReportRetries(1, time.Millisecond, time.Millisecond),
+				WithReconnectBackoff(time.Millisecond, 4*time.Millisecond), WithDrain(tc.drain))
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			go func() { _ = workload.Run(ctx) }()
+			readerDone := make(chan struct{})
+			go func() { _ = r.Run(ctx); close(readerDone) }()
+			eventually(t, "the first checkpoint", func() bool { return len(hub.steps()) == 1 })
+			if _, err := cs.CoreV1().Pods(ns).Update(t.Context(), member("train-0", "0", corev1.PodSucceeded), metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond) // the Reader sees the stop before the last line comes
+			close(stopped)
+			time.Sleep(300 * time.Millisecond)
+			if got := hub.steps(); !slices.Equal(got, tc.want) {
+				t.Errorf("reported %v, want %v", got, tc.want)
+			}
+			cancel()
+			<-readerDone
+		})
 	}
 }
