@@ -68,24 +68,31 @@ func (r CheckpointReport) Validate(job string, now time.Time) error {
 	if r.Step < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("step"), r.Step, "must be 0 or more"))
 	}
-	p := field.NewPath("uri")
-	switch u, err := url.Parse(r.URI); {
-	case r.URI == "":
-		errs = append(errs, field.Required(p, "where the checkpoint is, e.g. s3://bucket/run/step-100"))
-	case len(r.URI) > MaxCheckpointURILength:
-		errs = append(errs, field.TooLong(p, "", MaxCheckpointURILength))
-	case err != nil:
-		errs = append(errs, field.Invalid(p, r.URI, err.Error()))
-	case u.Scheme == "" || !u.IsAbs():
-		errs = append(errs, field.Invalid(p, r.URI, "must be an absolute URI with a scheme (s3://, gs://, file:///, pvc://…)"))
-	case strings.ContainsAny(r.URI, "\n\r\t "):
-		errs = append(errs, field.Invalid(p, r.URI, "must not contain white space"))
-	}
+	errs = append(errs, validateURI(field.NewPath("uri"), r.URI, "where the checkpoint is, e.g. s3://bucket/run/step-100")...)
 	if !r.Time.IsZero() && r.Time.After(now.Add(CheckpointClockSkew)) {
 		errs = append(errs, field.Invalid(field.NewPath("time"), r.Time.UTC().Format(time.RFC3339),
 			fmt.Sprintf("is more than %s after the hub's clock (%s)", CheckpointClockSkew, now.UTC().Format(time.RFC3339))))
 	}
 	return NewInvalidError("Checkpoint", job, errs)
+}
+
+// validateURI checks where a checkpoint or an artefact is: an absolute URI
+// with a scheme, no white space, MaxCheckpointURILength bytes at most;
+// required says what to give when it is empty.
+func validateURI(p *field.Path, uri, required string) field.ErrorList {
+	switch u, err := url.Parse(uri); {
+	case uri == "":
+		return field.ErrorList{field.Required(p, required)}
+	case len(uri) > MaxCheckpointURILength:
+		return field.ErrorList{field.TooLong(p, "", MaxCheckpointURILength)}
+	case err != nil:
+		return field.ErrorList{field.Invalid(p, uri, err.Error())}
+	case !u.IsAbs():
+		return field.ErrorList{field.Invalid(p, uri, "must be an absolute URI with a scheme (s3://, gs://, file:///, pvc://…)")}
+	case strings.ContainsAny(uri, "\n\r\t "):
+		return field.ErrorList{field.Invalid(p, uri, "must not contain white space")}
+	}
+	return nil
 }
 
 // CheckpointLinePrefix starts the line a job's member 0 prints on its

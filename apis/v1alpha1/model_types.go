@@ -4,7 +4,6 @@ package v1alpha1
 
 import (
 	"fmt"
-	"net/url"
 	"regexp"
 	"strings"
 
@@ -114,15 +113,7 @@ func ValidateModelVersion(m *ModelVersion) error {
 	if want := ModelVersionName(s.Model, s.Version); m.Name != "" && m.Name != want {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), m.Name, fmt.Sprintf("must be %q (model@version) or empty", want)))
 	}
-	p := sp.Child("artifactURI")
-	switch u, err := url.Parse(s.ArtifactURI); {
-	case s.ArtifactURI == "":
-		errs = append(errs, field.Required(p, "where the artefact is, e.g. s3://models/llama/1.0"))
-	case len(s.ArtifactURI) > MaxCheckpointURILength:
-		errs = append(errs, field.TooLong(p, "", MaxCheckpointURILength))
-	case err != nil || u.Scheme == "" || strings.ContainsAny(s.ArtifactURI, " \t\r\n"):
-		errs = append(errs, field.Invalid(p, s.ArtifactURI, "must be an absolute URI with a scheme and no white space"))
-	}
+	errs = append(errs, validateURI(sp.Child("artifactURI"), s.ArtifactURI, "where the artefact is, e.g. s3://models/llama/1.0")...)
 	if !digestRE.MatchString(s.Digest) {
 		errs = append(errs, field.Invalid(sp.Child("digest"), s.Digest, "must be sha256: and 64 lower-case hex digits"))
 	}
