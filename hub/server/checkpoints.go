@@ -54,24 +54,11 @@ func (s *clustersServer) ReportJobCheckpoint(ctx context.Context, req *shoalv1.R
 	if err != nil {
 		return nil, err
 	}
-	if !placedOn(j, id.Cluster) {
+	if !slices.Contains(j.Status.Clusters(), id.Cluster) {
 		return nil, errs.Of(errs.ErrPermissionDenied, "job %q has no member on cluster %s; an agent reports checkpoints only of its own cluster's jobs", req.Name, id.Cluster)
 	}
 	if _, _, err := s.checkpoints.ReportCheckpoint(ctx, req.Name, r, fmt.Sprintf("agent:%s", id.Cluster)); err != nil {
 		return nil, err
 	}
 	return &shoalv1.ReportJobCheckpointResponse{}, nil
-}
-
-// placedOn reports whether the job's current placement uses cluster.
-func placedOn(j *v1alpha1.Job, cluster string) bool {
-	if p := j.Status.Placement; p != nil && slices.Contains(p.Clusters, cluster) {
-		return true
-	}
-	for _, m := range j.Status.Members {
-		if m.Cluster == cluster {
-			return true
-		}
-	}
-	return false
 }
