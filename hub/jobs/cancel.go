@@ -22,8 +22,15 @@ func (s *Service) Cancel(ctx context.Context, name string) (*v1alpha1.Job, int64
 // update applies t to the job as stored, retrying on conflicts: for changes
 // the user asks for, which hold whatever else changed meanwhile.
 func (s *Service) update(ctx context.Context, name string, t Transition) (*v1alpha1.Job, int64, error) {
+	return s.change(ctx, name, func(j *v1alpha1.Job) (*v1alpha1.Job, bool, error) { return next(j, t) })
+}
+
+// change stores what fn makes of the job as stored, retrying on conflicts;
+// fn reports whether it changed anything (nothing is written otherwise) or
+// why the change is refused. It returns the job as stored after it.
+func (s *Service) change(ctx context.Context, name string, fn func(*v1alpha1.Job) (*v1alpha1.Job, bool, error)) (*v1alpha1.Job, int64, error) {
 	j, rev, err := s.jobs.GuaranteedUpdate(ctx, name, func(j *v1alpha1.Job) (*v1alpha1.Job, error) {
-		n, changed, err := next(j, t)
+		n, changed, err := fn(j)
 		if err == nil && !changed {
 			err = errUnchanged
 		}

@@ -4,7 +4,6 @@ package jobs
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -31,23 +30,18 @@ func (s *Service) ReportCheckpoint(ctx context.Context, name string, r v1alpha1.
 	if r.Time.IsZero() {
 		r.Time = now
 	}
-	j, rev, err := s.jobs.GuaranteedUpdate(ctx, name, func(j *v1alpha1.Job) (*v1alpha1.Job, error) {
+	wrote := false
+	j, rev, err := s.change(ctx, name, func(j *v1alpha1.Job) (*v1alpha1.Job, bool, error) {
 		n := j.DeepCopy()
 		n.ResourceVersion = ""
 		changed, err := recordCheckpoint(n, r, by, now)
-		if err == nil && !changed {
-			err = errUnchanged
-		}
-		return n, err
+		wrote = changed
+		return n, changed, err
 	})
-	switch {
-	case errors.Is(err, errUnchanged):
-		return withRevision(j, rev), rev, nil
-	case err != nil:
-		return nil, 0, notFound(err, name)
+	if err == nil && wrote {
+		checkpoints.Inc()
 	}
-	checkpoints.Inc()
-	return withRevision(j, rev), rev, nil
+	return j, rev, err
 }
 
 // recordCheckpoint makes r the job's latest checkpoint; false: it already is.
