@@ -5,6 +5,7 @@ package models_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -17,27 +18,12 @@ import (
 	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/models"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/test/hubtest"
 )
 
-var shared *store.Store
-
-func TestMain(m *testing.M) { os.Exit(run(m)) }
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "shoal-models-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if shared, err = store.Open(ctx, store.Config{DataDir: dir}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = shared.Close() }()
-	return m.Run()
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(hubtest.Run(m, "models"))
 }
 
 // fakeJobs serves jobs by name.
@@ -62,7 +48,8 @@ func version(model, v string, mutate ...func(*v1alpha1.ModelVersion)) *v1alpha1.
 }
 
 func TestRegisterAndLineage(t *testing.T) {
-	ctx := t.Context()
+	e := hubtest.New(t)
+	ctx := e.Ctx
 	pre := fmt.Sprintf("m%d", time.Now().UnixNano()%1e9)
 	ckpt := &v1alpha1.JobCheckpoint{Step: 1200, URI: "s3://ckpt/sft/step-1200", Time: metav1.NewTime(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)), Count: 3}
 	jobs := fakeJobs{
@@ -71,7 +58,7 @@ func TestRegisterAndLineage(t *testing.T) {
 		"sft": {ObjectMeta: metav1.ObjectMeta{Name: "sft", UID: "u2"}, Spec: v1alpha1.JobSpec{Queue: "research/nlp"},
 			Status: v1alpha1.JobStatus{Owner: "bob", Phase: v1alpha1.JobRunning, Checkpoint: ckpt}},
 	}
-	ms := models.New(shared, jobs)
+	ms := models.New(e.Store, jobs)
 	base := version(pre+"-base", "1.0", func(m *v1alpha1.ModelVersion) { m.Spec.Source = &v1alpha1.ModelSource{Job: "pretrain"} })
 	got, _, res, err := ms.Register(ctx, base, "alice", nil)
 	if err != nil || res != models.Created {
