@@ -49,7 +49,12 @@ func BuildDRA(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys Lab
 			addDRA(&n, d, class, mapped)
 		}
 		u := used[n.Name]
-		n.UsedGPUs += int(u[ResourceGPU])
+		if sh := n.Shared; sh != nil {
+			sh.Used = int(u[sh.Resource])
+		}
+		if !n.Shared.unrenamed() {
+			n.UsedGPUs += int(u[ResourceGPU])
+		}
 		for r, m := range n.MIG {
 			m.Used = int(u[r])
 			n.MIG[r] = m
@@ -97,6 +102,7 @@ func nodeFrom(kn *corev1.Node, keys LabelKeys) (Node, bool) {
 			n.MIG[string(name)] = MIGResource{Allocatable: int(q.Value())}
 		}
 	}
+	sharedFrom(kn, &n)
 	return n, true
 }
 
@@ -132,9 +138,10 @@ func nodeLabels(kn *corev1.Node, keys LabelKeys) Node {
 }
 
 // IsGPUNode reports whether Build keeps the node: it has whole-GPU capacity
-// or allocatable, or an allocatable MIG slice.
+// or allocatable, or an allocatable MIG slice or GPU share.
 func IsGPUNode(kn *corev1.Node) bool {
-	if quantity(kn.Status.Allocatable, ResourceGPU) > 0 || quantity(kn.Status.Capacity, ResourceGPU) > 0 {
+	if quantity(kn.Status.Allocatable, ResourceGPU) > 0 || quantity(kn.Status.Capacity, ResourceGPU) > 0 ||
+		quantity(kn.Status.Allocatable, ResourceGPUShared) > 0 {
 		return true
 	}
 	for name, q := range kn.Status.Allocatable {
@@ -181,7 +188,7 @@ func usageByNode(pods []*corev1.Pod) map[string]map[string]int64 {
 }
 
 // PodGPURequests returns the pod's effective request of each GPU resource
-// (whole GPUs and every MIG profile), the way the kube-scheduler computes it:
+// (whole GPUs, every MIG profile and GPU shares), the way the kube-scheduler computes it:
 // per resource, the larger of the app containers plus sidecars and the
 // largest init container plus the sidecars started before it. It is the one
 // GPU-request rule of Shoal: the inventory counts used GPUs with it and the
@@ -241,5 +248,7 @@ func containerGPURequests(c corev1.Container) map[string]int64 {
 
 func value(q resource.Quantity) int64 { return q.Value() }
 
-// IsGPUResource reports whether r is a whole-GPU or MIG slice resource.
-func IsGPUResource(r string) bool { return r == ResourceGPU || strings.HasPrefix(r, ResourceMIGPrefix) }
+// IsGPUResource reports whether r is a whole-GPU, MIG slice or GPU share resource.
+func IsGPUResource(r string) bool {
+	return r == ResourceGPU || r == ResourceGPUShared || strings.HasPrefix(r, ResourceMIGPrefix)
+}

@@ -139,7 +139,7 @@ func TestPodGPURequestsPerResource(t *testing.T) {
 	if len(got) != len(want) || got[mig] != want[mig] || got[ResourceGPU] != want[ResourceGPU] {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	for r, want := range map[string]bool{ResourceGPU: true, mig: true, "nvidia.com/gpu.shared": false, "cpu": false} {
+	for r, want := range map[string]bool{ResourceGPU: true, mig: true, "nvidia.com/gpu.shared": true, "nvidia.com/gpu.other": false, "cpu": false} {
 		if IsGPUResource(r) != want {
 			t.Errorf("IsGPUResource(%q) = %v", r, !want)
 		}

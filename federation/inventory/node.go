@@ -46,6 +46,9 @@ type Node struct {
 	DRADevices *DRADevices `json:"draDevices,omitempty"`
 	// MIG maps a MIG resource name (nvidia.com/mig-1g.10gb) to its counts.
 	MIG map[string]MIGResource `json:"mig,omitempty"`
+	// Shared is the node's time-sliced or MPS GPUs (nil without sharing;
+	// shared.go). Their shares are not in GPUs.
+	Shared *SharedGPUs `json:"shared,omitempty"`
 	// Clique is the multi-node NVLink domain from the cluster's NVLink key
 	// (gfd preset: nvidia.com/gpu.clique; "" if none).
 	Clique string `json:"clique,omitempty"`

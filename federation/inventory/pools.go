@@ -8,15 +8,16 @@ import (
 	"strings"
 )
 
-// Pool is the capacity of one GPU shape in a cluster: one GPU product, or one
-// MIG profile of a product. Each pool is published as one virtual node named
+// Pool is the capacity of one GPU shape in a cluster: one GPU product, one
+// MIG profile of a product, or the shares of a product's shared GPUs. Each pool is published as one virtual node named
 // shoal-<cluster>-<pool>.
 type Pool struct {
 	// Name is a DNS-label-safe slug such as h100-80gb or a100-80gb-mig-1g-10gb.
 	Name string `json:"name"`
 	// Product is the GPU product the pool's nodes carry.
 	Product string `json:"product,omitempty"`
-	// Resource is the extended resource pods request: nvidia.com/gpu or a MIG resource.
+	// Resource is the extended resource pods request: nvidia.com/gpu, a MIG
+	// resource or nvidia.com/gpu.shared.
 	Resource string `json:"resource"`
 	// MemoryMiB is the GPU memory of the product (the largest seen).
 	MemoryMiB int64 `json:"memoryMiB,omitempty"`
@@ -40,7 +41,8 @@ type Pool struct {
 const maxPoolName = 36
 
 // Pools returns the cluster's pools sorted by name: one per GPU product with
-// whole GPUs, one per (product, MIG profile).
+// whole GPUs, one per (product, MIG profile), one per product with
+// requestable shared GPUs (h100-80gb-shared).
 func (c Cluster) Pools() []Pool {
 	byKey := map[[2]string]*Pool{}
 	for i := range c.Nodes {
@@ -52,6 +54,10 @@ func (c Cluster) Pools() []Pool {
 		for _, r := range sortedKeys(n.MIG) {
 			p := pool(byKey, n.Product, r)
 			add(p, n, n.MIG[r].Allocatable, n.FreeMIG(r))
+		}
+		if n.Shared.Requestable() {
+			p := pool(byKey, n.Product, ResourceGPUShared)
+			add(p, n, n.Shared.Allocatable, n.FreeShared())
 		}
 	}
 	out := make([]Pool, 0, len(byKey))
@@ -115,7 +121,8 @@ var noise = map[string]bool{
 
 // PoolName returns the DNS-label-safe slug of a product and resource, e.g.
 // ("NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu") → "h100-80gb" and
-// ("NVIDIA-A100-SXM4-80GB", "nvidia.com/mig-1g.10gb") → "a100-80gb-mig-1g-10gb".
+// ("NVIDIA-A100-SXM4-80GB", "nvidia.com/mig-1g.10gb") → "a100-80gb-mig-1g-10gb"
+// and ("NVIDIA-H100-80GB-HBM3", "nvidia.com/gpu.shared") → "h100-80gb-shared".
 func PoolName(product, res string) string {
 	var parts []string
 	for _, t := range tokens(product) {
@@ -129,6 +136,9 @@ func PoolName(product, res string) string {
 	if strings.HasPrefix(res, ResourceMIGPrefix) {
 		parts = append(parts, "mig")
 		parts = append(parts, tokens(strings.TrimPrefix(res, ResourceMIGPrefix))...)
+	}
+	if res == ResourceGPUShared {
+		parts = append(parts, "shared")
 	}
 	return strings.TrimRight(truncate(strings.Join(parts, "-"), maxPoolName), "-")
 }

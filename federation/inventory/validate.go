@@ -44,6 +44,10 @@ func (c *Cluster) Validate() error {
 				return fmt.Errorf("%s.mig[%s]: counts must not be negative (allocatable %d, used %d)", at, r, m.Allocatable, m.Used)
 			}
 		}
+		if sh := n.Shared; sh != nil && (sh.Allocatable < 0 || sh.Used < 0 || sh.Replicas < 1 || sh.GPUs < 0) {
+			return fmt.Errorf("%s.shared: counts must not be negative and replicas at least 1 (allocatable %d, used %d, replicas %d, gpus %d)",
+				at, sh.Allocatable, sh.Used, sh.Replicas, sh.GPUs)
+		}
 	}
 	return nil
 }
