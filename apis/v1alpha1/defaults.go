@@ -14,6 +14,7 @@ const (
 	DefaultGracePeriodSeconds int64 = 30
 	DefaultQueueWeight        int32 = 1
 	DefaultMIGPerMember       int32 = 1
+	DefaultSharedPerMember    int32 = 1
 )
 
 // SetJobDefaults fills the unset fields of a Job in place: apiVersion and
@@ -32,9 +33,15 @@ func SetJobDefaults(j *Job) {
 	if s.Gang.MIG != nil && s.Gang.MIG.PerMember == 0 {
 		s.Gang.MIG.PerMember = DefaultMIGPerMember
 	}
+	if s.Gang.Shared != nil && s.Gang.Shared.PerMember == 0 {
+		s.Gang.Shared.PerMember = DefaultSharedPerMember
+	}
 	for i := range s.Roles {
 		if m := s.Roles[i].MIG; m != nil && m.PerMember == 0 {
 			m.PerMember = DefaultMIGPerMember
+		}
+		if sh := s.Roles[i].Shared; sh != nil && sh.PerMember == 0 {
+			sh.PerMember = DefaultSharedPerMember
 		}
 	}
 	if s.Placement.MaxClusters == 0 {
@@ -90,10 +97,14 @@ func defaultTemplateLimit(t *corev1.PodTemplateSpec, name corev1.ResourceName, n
 }
 
 // Resource returns the extended resource and count each member needs:
-// nvidia.com/gpu × GPUsPerMember, or the MIG profile's resource × PerMember.
+// nvidia.com/gpu × GPUsPerMember, the MIG profile's resource × PerMember,
+// or nvidia.com/gpu.shared × the shares PerMember.
 func (g Gang) Resource() (corev1.ResourceName, int32) {
 	if g.MIG != nil {
 		return g.MIG.ResourceName(), g.MIG.PerMember
+	}
+	if g.Shared != nil {
+		return ResourceGPUShared, g.Shared.PerMember
 	}
 	return ResourceGPU, g.GPUsPerMember
 }

@@ -71,8 +71,12 @@ type Role struct {
 	// MIG is set, and at least one role of the job asks for GPUs.
 	GPUsPerMember int32 `json:"gpusPerMember,omitempty"`
 	// MIG asks for MIG slices instead of whole GPUs. Every GPU role of a job
-	// asks for the same resource: whole GPUs, or slices of one profile.
+	// asks for the same resource: whole GPUs, slices of one profile, or
+	// shares of shared GPUs.
 	MIG *MIGRequest `json:"mig,omitempty"`
+	// Shared asks for shares of time-sliced or MPS GPUs instead of whole
+	// GPUs (docs/shared-gpus.md).
+	Shared *SharedGPURequest `json:"shared,omitempty"`
 	// Template is the pod every member of this role runs.
 	Template corev1.PodTemplateSpec `json:"template"`
 }
@@ -82,10 +86,14 @@ type Gang struct {
 	// Members is the number of pods; all are placed together or none.
 	Members int32 `json:"members"`
 	// GPUsPerMember is the number of whole GPUs (nvidia.com/gpu) per member.
-	// Exactly one of GPUsPerMember and MIG is set.
+	// Exactly one of GPUsPerMember, MIG and Shared is set.
 	GPUsPerMember int32 `json:"gpusPerMember,omitempty"`
 	// MIG asks for MIG slices instead of whole GPUs.
 	MIG *MIGRequest `json:"mig,omitempty"`
+	// Shared asks for shares of time-sliced or MPS GPUs
+	// (nvidia.com/gpu.shared) instead of whole GPUs: for members that need
+	// a fraction of a GPU (docs/shared-gpus.md). Not with devices.
+	Shared *SharedGPURequest `json:"shared,omitempty"`
 	// Devices asks for each member's gpusPerMember whole GPUs by Dynamic
 	// Resource Allocation instead of the nvidia.com/gpu extended resource:
 	// devices of a DeviceClass that match every selector, placed
@@ -126,6 +134,31 @@ func (m MIGRequest) ResourceName() corev1.ResourceName {
 
 // migResourcePrefix is the prefix of every MIG slice resource.
 const migResourcePrefix = "nvidia.com/mig-"
+
+// SharedGPURequest is a number of shares of time-sliced or MPS GPUs per
+// member, the resource nvidia.com/gpu.shared that the NVIDIA device plugin
+// advertises with renameByDefault.
+type SharedGPURequest struct {
+	// PerMember is the number of shares per member; default 1. A share is
+	// 1/replicas of a GPU of the node it lands on.
+	PerMember int32 `json:"perMember,omitempty"`
+	// Strategy is the sharing the member needs: time-slicing or mps; empty
+	// accepts either.
+	Strategy SharingStrategy `json:"strategy,omitempty"`
+}
+
+// SharingStrategy is how a shared GPU is shared, as GPU Feature Discovery
+// labels it (nvidia.com/gpu.sharing-strategy).
+type SharingStrategy string
+
+// Sharing strategies a SharedGPURequest may ask for.
+const (
+	SharingTimeSlicing SharingStrategy = "time-slicing"
+	SharingMPS         SharingStrategy = "mps"
+)
+
+// ResourceGPUShared is the extended resource of one share of a shared GPU.
+const ResourceGPUShared corev1.ResourceName = "nvidia.com/gpu.shared"
 
 // ResourceGPU is the extended resource of a whole NVIDIA GPU.
 const ResourceGPU corev1.ResourceName = "nvidia.com/gpu"

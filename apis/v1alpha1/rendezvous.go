@@ -88,12 +88,13 @@ func EndpointSliceName(job string, k int) string { return fmt.Sprintf("%s-rdv-%d
 // ProcessesPerMember is the job's processes per member: the spec's value,
 // or, when it is unset, its default: the member's accelerator count, at
 // least 1; 1 for a job with roles, whose members need not have the same
-// count (every member, CPU-only ones too, takes part in the rendezvous).
+// count (every member, CPU-only ones too, takes part in the rendezvous), and
+// for shared GPUs (shares are of one device, not devices).
 func (s *JobSpec) ProcessesPerMember() int32 {
 	if s.Rendezvous.ProcessesPerMember > 0 {
 		return s.Rendezvous.ProcessesPerMember
 	}
-	if _, n := s.Gang.Resource(); n > 0 {
+	if _, n := s.Gang.Resource(); n > 0 && s.Gang.Shared == nil {
 		return n
 	}
 	return 1

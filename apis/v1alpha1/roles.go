@@ -24,11 +24,15 @@ type MemberRole struct {
 }
 
 // Resource returns the extended resource and count each member of the role
-// needs: nvidia.com/gpu × GPUsPerMember, or the MIG profile's resource ×
-// PerMember; the count is 0 for a CPU-only role.
+// needs: nvidia.com/gpu × GPUsPerMember, the MIG profile's resource ×
+// PerMember, or nvidia.com/gpu.shared × the shares PerMember; the count is 0
+// for a CPU-only role.
 func (r Role) Resource() (corev1.ResourceName, int32) {
 	if r.MIG != nil {
 		return r.MIG.ResourceName(), r.MIG.PerMember
+	}
+	if r.Shared != nil {
+		return ResourceGPUShared, r.Shared.PerMember
 	}
 	return ResourceGPU, r.GPUsPerMember
 }

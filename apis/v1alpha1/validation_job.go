@@ -21,6 +21,9 @@ const (
 	MaxGangMembers = 100000
 	// MaxGPUsPerMember is the most whole GPUs one member (a pod on one node) may ask for.
 	MaxGPUsPerMember = 64
+	// MaxSharesPerMember is the most shares of shared GPUs one member may
+	// ask for (the NVIDIA device plugin allows many replicas per GPU).
+	MaxSharesPerMember = 256
 )
 
 // migProfile matches MIG profiles such as 1g.10gb or 3g.40gb.
@@ -60,7 +63,7 @@ func validateJobSpec(s *JobSpec, p *field.Path) field.ErrorList {
 		for i := range s.Roles {
 			r := &s.Roles[i]
 			name, n := r.Resource()
-			errs = append(errs, validateTemplate(&r.Template, name, n, r.MIG != nil,
+			errs = append(errs, validateTemplate(&r.Template, name, n, r.MIG != nil || r.Shared != nil,
 				p.Child("roles").Index(i).Child("template"))...)
 		}
 		return errs
@@ -70,7 +73,7 @@ func validateJobSpec(s *JobSpec, p *field.Path) field.ErrorList {
 		errs = append(errs, validateDeviceTemplate(&s.Template, p.Child("template"))...)
 		name = "" // the claim, not a limit, carries the GPUs: no limit to compare
 	}
-	return append(errs, validateTemplate(&s.Template, name, n, s.Gang.MIG != nil, p.Child("template"))...)
+	return append(errs, validateTemplate(&s.Template, name, n, s.Gang.MIG != nil || s.Gang.Shared != nil, p.Child("template"))...)
 }
 
 // validateDeviceTemplate refuses what a template of a gang asking for DRA
@@ -101,15 +104,41 @@ func validateGang(g *Gang, p *field.Path) field.ErrorList {
 	switch {
 	case g.MIG != nil && g.GPUsPerMember != 0:
 		errs = append(errs, field.Forbidden(p.Child("gpusPerMember"), "set either gpusPerMember or mig, not both"))
-	case g.MIG == nil && g.GPUsPerMember < 1:
+	case g.Shared != nil && g.GPUsPerMember != 0:
+		errs = append(errs, field.Forbidden(p.Child("gpusPerMember"), "set either gpusPerMember or shared, not both"))
+	case g.MIG == nil && g.Shared == nil && g.GPUsPerMember < 1:
 		errs = append(errs, field.Invalid(p.Child("gpusPerMember"), g.GPUsPerMember,
-			"must be at least 1 (or ask for MIG slices with spec.gang.mig)"))
+			"must be at least 1 (or ask for MIG slices with spec.gang.mig, GPU shares with spec.gang.shared)"))
 	case g.GPUsPerMember > MaxGPUsPerMember:
 		errs = append(errs, field.Invalid(p.Child("gpusPerMember"), g.GPUsPerMember, fmt.Sprintf(
 			"must be at most %d: a member is one pod on one node; use more members for more GPUs", MaxGPUsPerMember)))
 	}
 	errs = append(errs, validateDevices(g.Devices, g.MIG != nil, p.Child("devices"))...)
+	if g.Devices != nil && g.Shared != nil {
+		errs = append(errs, field.Forbidden(p.Child("devices"), "set either shared or devices, not both: devices are whole GPUs"))
+	}
+	errs = append(errs, validateShared(g.Shared, g.MIG != nil, p.Child("shared"))...)
 	return append(errs, validateMIG(g.MIG, p.Child("mig"))...)
+}
+
+// validateShared checks a request for shares of shared GPUs; mig says the
+// same gang or role asks for MIG slices too.
+func validateShared(sh *SharedGPURequest, mig bool, sp *field.Path) field.ErrorList {
+	if sh == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	if mig {
+		errs = append(errs, field.Forbidden(sp, "set either mig or shared, not both"))
+	}
+	if sh.PerMember < 0 || sh.PerMember > MaxSharesPerMember {
+		errs = append(errs, field.Invalid(sp.Child("perMember"), sh.PerMember,
+			fmt.Sprintf("must be 1 to %d (0: the default, 1)", MaxSharesPerMember)))
+	}
+	if sh.Strategy != "" && sh.Strategy != SharingTimeSlicing && sh.Strategy != SharingMPS {
+		errs = append(errs, field.NotSupported(sp.Child("strategy"), sh.Strategy, []SharingStrategy{SharingTimeSlicing, SharingMPS}))
+	}
+	return errs
 }
 
 func validateMIG(m *MIGRequest, mp *field.Path) field.ErrorList {
@@ -201,7 +230,7 @@ func validatePreemption(pr *Preemption, p *field.Path) field.ErrorList {
 
 // validateTemplate checks what Shoal relies on: containers exist, the hub
 // does the binding, and the containers ask for the members' accelerators
-// (n of resource name per member; a MIG request when mig).
+// (n of resource name per member; a MIG or shared-GPU request when mig).
 func validateTemplate(t *corev1.PodTemplateSpec, name corev1.ResourceName, n int32, mig bool, p *field.Path) field.ErrorList {
 	sp := p.Child("spec")
 	var errs field.ErrorList
@@ -227,7 +256,7 @@ func validateTemplate(t *corev1.PodTemplateSpec, name corev1.ResourceName, n int
 	}
 	if mig && TemplateResource(t, ResourceGPU) > 0 {
 		errs = append(errs, field.Forbidden(sp.Child("containers"),
-			fmt.Sprintf("a MIG gang must not ask for %s", ResourceGPU)))
+			fmt.Sprintf("a MIG or shared-GPU gang must not ask for %s", ResourceGPU)))
 	}
 	errs = append(errs, validateResumeReserved(&t.Spec, sp)...)
 	return append(errs, validateReservedEnv(t.Spec.Containers, sp.Child("containers"))...)
@@ -240,7 +269,7 @@ func templateAccelerators(t *corev1.PodTemplateSpec) []string {
 	for _, c := range t.Spec.Containers {
 		for _, rl := range []corev1.ResourceList{c.Resources.Limits, c.Resources.Requests} {
 			for name, q := range rl {
-				if (name == ResourceGPU || strings.HasPrefix(string(name), migResourcePrefix)) && !q.IsZero() {
+				if (name == ResourceGPU || name == ResourceGPUShared || strings.HasPrefix(string(name), migResourcePrefix)) && !q.IsZero() {
 					seen[string(name)] = true
 				}
 			}

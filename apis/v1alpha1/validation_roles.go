@@ -48,6 +48,8 @@ func validateRoles(s *JobSpec, p *field.Path) field.ErrorList {
 		switch {
 		case r.MIG != nil && r.GPUsPerMember != 0:
 			errs = append(errs, field.Forbidden(ip.Child("gpusPerMember"), "set either gpusPerMember or mig, not both"))
+		case r.Shared != nil && r.GPUsPerMember != 0:
+			errs = append(errs, field.Forbidden(ip.Child("gpusPerMember"), "set either gpusPerMember or shared, not both"))
 		case r.GPUsPerMember < 0:
 			errs = append(errs, field.Invalid(ip.Child("gpusPerMember"), r.GPUsPerMember,
 				"must not be negative (0 makes a CPU-only role)"))
@@ -56,14 +58,15 @@ func validateRoles(s *JobSpec, p *field.Path) field.ErrorList {
 				"must be at most %d: a member is one pod on one node; use more members for more GPUs", MaxGPUsPerMember)))
 		}
 		errs = append(errs, validateMIG(r.MIG, ip.Child("mig"))...)
-		if r.MIG == nil && r.GPUsPerMember <= 0 {
+		errs = append(errs, validateShared(r.Shared, r.MIG != nil, ip.Child("shared"))...)
+		if r.MIG == nil && r.Shared == nil && r.GPUsPerMember <= 0 {
 			continue
 		}
 		if gpuRole < 0 {
 			gpuRole = i
 			continue
 		}
-		if first, _ := s.Roles[gpuRole].Resource(); r.MIG != nil || s.Roles[gpuRole].MIG != nil {
+		if first, _ := s.Roles[gpuRole].Resource(); r.MIG != nil || r.Shared != nil || s.Roles[gpuRole].MIG != nil || s.Roles[gpuRole].Shared != nil {
 			if res, _ := r.Resource(); res != first {
 				errs = append(errs, field.Invalid(ip, r.Name, fmt.Sprintf(
 					"every GPU role of a job asks for the same resource; role %s asks for %s, this one for %s",
