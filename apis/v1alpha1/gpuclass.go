@@ -28,6 +28,10 @@ type GPUClass struct {
 // MIGClassPrefix prefixes the GPU class of a MIG profile: mig-1g.10gb.
 const MIGClassPrefix = "mig-"
 
+// SharedClass is the GPU class of shares of time-sliced or MPS GPUs
+// (nvidia.com/gpu.shared): it counts shares, whatever the product.
+const SharedClass = "shared"
+
 // gpuClasses is the class table, sorted by name.
 var gpuClasses = []GPUClass{
 	{"a100", []string{"NVIDIA-A100-SXM4-80GB", "NVIDIA-A100-80GB-PCIe", "NVIDIA-A100-SXM4-40GB", "NVIDIA-A100-PCIE-40GB"}},
@@ -60,12 +64,15 @@ func GPUClassNames() []string {
 	for _, c := range gpuClasses {
 		out = append(out, c.Name)
 	}
-	return append(out, MIGClassPrefix+"<profile> (e.g. mig-1g.10gb)")
+	return append(out, MIGClassPrefix+"<profile> (e.g. mig-1g.10gb)", SharedClass)
 }
 
-// KnownGPUClass reports whether name is a class of the table or the class
-// of a valid MIG profile.
+// KnownGPUClass reports whether name is a class of the table, the class
+// of a valid MIG profile, or the shared class.
 func KnownGPUClass(name string) bool {
+	if name == SharedClass {
+		return true
+	}
 	if p, ok := strings.CutPrefix(name, MIGClassPrefix); ok {
 		return migProfile.MatchString(p)
 	}
@@ -83,6 +90,16 @@ func GPUClassesOfProduct(product string) []string {
 		}
 	}
 	return out
+}
+
+// GPUClassOfResource returns the class that counts a resource of slices or
+// shares: the MIG class of a MIG resource (GPUClassOfMIG), SharedClass for
+// nvidia.com/gpu.shared, and false for any other resource.
+func GPUClassOfResource(resource string) (string, bool) {
+	if resource == string(ResourceGPUShared) {
+		return SharedClass, true
+	}
+	return GPUClassOfMIG(resource)
 }
 
 // GPUClassOfMIG returns the class of a MIG resource, "mig-1g.10gb" for

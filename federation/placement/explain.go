@@ -47,16 +47,15 @@ func (u *Unschedulable) Error() string { return string(u.Reason) + ": " + u.Mess
 
 // explain builds the Unschedulable for a request that did not fit.
 func (s *Snapshot) explain(r *request) *Unschedulable {
-	unit := fmt.Sprintf("%d GPUs", r.gpm)
-	shape := fmt.Sprintf("%d×%d GPUs", r.need, r.gpm)
-	if r.mig != "" {
-		unit = fmt.Sprintf("%d %s slices", r.gpm, strings.TrimPrefix(r.mig, "nvidia.com/"))
-		shape = fmt.Sprintf("%d×%d %s slices", r.need, r.gpm, strings.TrimPrefix(r.mig, "nvidia.com/"))
-	}
+	unit := fmt.Sprintf("%d %s", r.gpm, r.g.unit())
+	shape := fmt.Sprintf("%d×%d %s", r.need, r.gpm, r.g.unit())
 	if r.g.Products != nil {
 		shape += " of " + strings.Join(r.g.Products, "|")
 	}
 	filters := "products, clusters, MIG profile and tolerations"
+	if r.shared {
+		filters = "products, clusters, sharing strategy and tolerations"
+	}
 	if r.g.Devices != nil && len(r.g.Roles) == 0 {
 		if st, ok := r.g.Devices.(fmt.Stringer); ok {
 			shape += " (" + st.String() + ")"
@@ -140,13 +139,7 @@ func (s *Snapshot) explainTopology(r *request, shape string) *Unschedulable {
 // NVLink domain had room; required rack kept". It is computed on demand so
 // that decisions stay cheap.
 func (p Placement) Explain(g Gang) string {
-	shape := fmt.Sprintf("%d×%d GPUs", g.Members, g.GPUsPerMember)
-	if g.MIGResource != "" {
-		shape = fmt.Sprintf("%d×%d %s slices", g.Members, g.GPUsPerMember, strings.TrimPrefix(g.MIGResource, "nvidia.com/"))
-	}
-	if len(g.Roles) > 0 {
-		shape = g.Shape()
-	}
+	shape := g.Shape()
 	if len(p.Clusters) > 1 {
 		return fmt.Sprintf("%s on %d nodes over %d clusters (%s): no single cluster had room; the fewest clusters are used",
 			shape, len(p.Assignments), len(p.Clusters), strings.Join(p.Clusters, ", "))

@@ -69,6 +69,12 @@ func (s *Snapshot) bestDomain(r *request, l int, onlyCluster int) (int, bool) {
 			if r.firstFit {
 				return int(d), true
 			}
+			if r.shared && l == lvNode && r.policy != Spread {
+				if best < 0 || s.sharesFirst(r, d, int32(best), free, bestFree) {
+					best, bestFree = int(d), free
+				}
+				continue
+			}
 			if best < 0 || (r.policy == Spread && free > bestFree) || (r.policy != Spread && free < bestFree) {
 				best, bestFree = int(d), free
 			}
@@ -223,4 +229,16 @@ func (s *Snapshot) domainRange(r *request, c, l int) [2]int32 {
 		return [2]int32{d, d + 1}
 	}
 	return [2]int32{s.nodes[w.lo].dom[l], s.nodes[w.hi-1].dom[l] + 1}
+}
+
+// sharesFirst reports whether node i, with free shares, packs a shared-GPU
+// member better than node j with jFree: the node with the most shares in
+// use first (a GPU already shared), then the fewest free (best fit), so
+// that shared nodes left untouched stay whole.
+func (s *Snapshot) sharesFirst(r *request, i, j, free, jFree int32) bool {
+	ui, uj := s.nodes[i].mig[r.mig].used, s.nodes[j].mig[r.mig].used
+	if ui != uj {
+		return ui > uj
+	}
+	return free < jFree
 }

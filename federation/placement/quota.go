@@ -38,7 +38,7 @@ type usage map[string]int
 func (s *Snapshot) addUse(u usage, class int32, mig string, g int) {
 	u[""] += g
 	if mig != "" {
-		if k, ok := v1alpha1.GPUClassOfMIG(mig); ok {
+		if k, ok := v1alpha1.GPUClassOfResource(mig); ok {
 			u[k] += g
 		}
 		return
@@ -52,7 +52,7 @@ func (s *Snapshot) addUse(u usage, class int32, mig string, g int) {
 func (s *Snapshot) useOf(g *Gang, picks []pick) usage {
 	u := usage{}
 	for k, pk := range picks {
-		s.addUse(u, s.nodes[pk.node].class, g.MIGResource, int(pk.members)*s.pickGPM(g, k))
+		s.addUse(u, s.nodes[pk.node].class, g.sliceResource(), int(pk.members)*s.pickGPM(g, k))
 	}
 	return u
 }
@@ -80,7 +80,7 @@ func (s *Snapshot) addAllocUse(u usage, al *allocation) {
 func (s *Snapshot) addOffUse(u usage, al *allocation) {
 	if g := al.offGPUs; g > 0 {
 		u[""] += g
-		switch mk, ok := v1alpha1.GPUClassOfMIG(al.mig); {
+		switch mk, ok := v1alpha1.GPUClassOfResource(al.mig); {
 		case ok:
 			u[mk] += g
 		case al.mig == "" && len(al.Gang.Products) == 1:
@@ -96,13 +96,13 @@ func (s *Snapshot) addOffUse(u usage, al *allocation) {
 // cached per cycle by MIG resource or product list: scale them by the
 // gang's GPUs. Callers must not change them.
 func (c *cycle) candidateUses(g *Gang) []usage {
-	key := g.MIGResource
+	key := g.sliceResource()
 	if key == "" {
 		key = "\x00" + strings.Join(g.Products, "\x00")
 	}
 	us, ok := c.uses[key]
 	if !ok {
-		us = c.s.candidateUses(g.MIGResource, g.Products, c.qt.cap)
+		us = c.s.candidateUses(g.sliceResource(), g.Products, c.qt.cap)
 		c.uses[key] = us
 	}
 	return us
@@ -112,7 +112,7 @@ func (c *cycle) candidateUses(g *Gang) []usage {
 func (s *Snapshot) candidateUses(mig string, products []string, capacity map[string]int) []usage {
 	if mig != "" {
 		u := usage{"": 1}
-		if k, ok := v1alpha1.GPUClassOfMIG(mig); ok {
+		if k, ok := v1alpha1.GPUClassOfResource(mig); ok {
 			u[k] = 1
 		}
 		return []usage{u}
@@ -184,6 +184,8 @@ func quotaRefusal(queue, key string, after int, q Quota, tail string) *Unschedul
 		what = "GPUs"
 	case strings.HasPrefix(key, v1alpha1.MIGClassPrefix):
 		what = strings.TrimPrefix(key, v1alpha1.MIGClassPrefix) + " MIG slices"
+	case key == v1alpha1.SharedClass:
+		what = "GPU shares"
 	}
 	limit := "unlimited"
 	if q.BorrowingLimit != nil {

@@ -17,7 +17,8 @@ import (
 type request struct {
 	g           *Gang
 	gpm, need   int32
-	mig         string
+	mig         string // the slice or share resource (Gang.sliceResource)
+	shared      bool   // mig is nvidia.com/gpu.shared: pack onto shares in use first
 	classOK     []bool
 	clusterOK   []bool
 	ceil        int // highest level index allowed (lvFleet: several clusters)
@@ -47,6 +48,9 @@ func validate(g *Gang) error {
 	case g.GPUsPerMember <= 0:
 		return fmt.Errorf("%w: gpusPerMember must be positive", ErrInvalidGang)
 	}
+	if g.Shared != nil && g.MIGResource != "" {
+		return fmt.Errorf("%w: shared GPUs and MIG slices both asked for", ErrInvalidGang)
+	}
 	for _, l := range []inventory.Level{g.Topology.Required, g.Topology.Preferred} {
 		if _, ok := levelIndex(l); l != "" && !ok {
 			return fmt.Errorf("%w: unknown topology level %q", ErrInvalidGang, l)
@@ -58,7 +62,7 @@ func validate(g *Gang) error {
 
 // newRequest resolves a gang's filters against the snapshot.
 func (s *Snapshot) newRequest(g *Gang, p params) *request {
-	r := &request{g: g, gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.MIGResource,
+	r := &request{g: g, gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.sliceResource(), shared: g.Shared != nil,
 		policy: g.Policy, topology: !p.ignoreTopology, firstFit: p.firstFit, holder: -1, within: -1, endsAt: math.MaxInt64,
 		maxClusters: max(1, g.MaxClusters)}
 	if r.policy == "" {
@@ -83,6 +87,7 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 	for i := range s.classes {
 		c := &s.classes[i]
 		r.classOK[i] = r.clusterOK[c.cluster] && productMatches(g.Products, c.product) && tolerates(g.unitTolerations(), c.taints) &&
+			(g.Shared == nil || g.Shared.Strategy == "" || g.Shared.Strategy == c.sharing) &&
 			(g.Devices == nil || len(g.Roles) > 0 || g.Devices.Matches(c.devices))
 	}
 	s.classFit(r, &s.scratch.fit)

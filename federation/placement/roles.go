@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -337,9 +336,6 @@ func firstGPUCluster(g *Gang, as []Assignment) string {
 // explainRoles says why a heterogeneous request does not fit.
 func (s *Snapshot) explainRoles(r *request) *Unschedulable {
 	shape := r.g.Shape()
-	if r.mig != "" {
-		shape = strings.TrimSuffix(shape, "GPUs") + strings.TrimPrefix(r.mig, "nvidia.com/") + " slices"
-	}
 	_, free := s.GPUs()
 	if r.mig == "" && free < r.g.GPUs() {
 		return &Unschedulable{ReasonInsufficientGPUs, fmt.Sprintf("needs %s; %d GPUs are free", shape, free)}

@@ -47,7 +47,7 @@ type node struct {
 	used        int32
 	free        int32 // gpus-used when schedulable, else 0
 	schedulable bool
-	mig         map[string]*migCount
+	mig         map[string]*migCount // MIG slices, and shares (nvidia.com/gpu.shared), by resource
 }
 
 type migCount struct{ alloc, used int32 }
@@ -72,6 +72,7 @@ type class struct {
 	product   string
 	taints    []corev1.Taint
 	devices   *inventory.DRADevices // the nodes' DRA GPUs (nil: none)
+	sharing   string                // the nodes' sharing strategy of requestable shares ("" if none)
 	quotaKeys []string              // GPU classes the product counts in (quota.go)
 }
 
@@ -205,7 +206,11 @@ func domainKeys(n *inventory.Node) [numLevels]string {
 }
 
 func (s *Snapshot) newNode(n *inventory.Node, c int32, classIdx map[string]int32) node {
-	sig := fmt.Sprintf("%d\x00%s\x00%v", c, n.Product, n.Taints)
+	sharing := ""
+	if n.Shared.Requestable() {
+		sharing = n.Shared.Strategy
+	}
+	sig := fmt.Sprintf("%d\x00%s\x00%v\x00%s", c, n.Product, n.Taints, sharing)
 	if n.DRADevices != nil {
 		sig += "\x00" + n.DRADevices.Key()
 	}
@@ -213,7 +218,7 @@ func (s *Snapshot) newNode(n *inventory.Node, c int32, classIdx map[string]int32
 	if !ok {
 		ci = int32(len(s.classes))
 		classIdx[sig] = ci
-		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints, devices: n.DRADevices,
+		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints, devices: n.DRADevices, sharing: sharing,
 			quotaKeys: v1alpha1.GPUClassesOfProduct(n.Product)})
 	}
 	out := node{name: n.Name, cluster: c, class: ci, gpus: int32(n.GPUs), used: int32(n.UsedGPUs),
@@ -223,6 +228,12 @@ func (s *Snapshot) newNode(n *inventory.Node, c int32, classIdx map[string]int32
 			out.mig = map[string]*migCount{}
 		}
 		out.mig[r] = &migCount{alloc: int32(m.Allocatable), used: int32(m.Used)}
+	}
+	if sh := n.Shared; sh.Requestable() {
+		if out.mig == nil {
+			out.mig = map[string]*migCount{}
+		}
+		out.mig[inventory.ResourceGPUShared] = &migCount{alloc: int32(sh.Allocatable), used: int32(sh.Used)}
 	}
 	out.free = out.freeNow()
 	s.maxNode = max(s.maxNode, out.gpus)

@@ -32,7 +32,7 @@ func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
 		if !ok {
 			return fmt.Errorf("%w: unknown node %s/%s", ErrConflict, as.Cluster, as.Node)
 		}
-		if s.capacity(i, gpm, g.MIGResource) < int32(as.Members) {
+		if s.capacity(i, gpm, g.sliceResource()) < int32(as.Members) {
 			return fmt.Errorf("%w: node %s/%s has no room for %d members", ErrConflict, as.Cluster, as.Node, as.Members)
 		}
 	}
@@ -42,7 +42,7 @@ func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
 
 // add records an allocation; book subtracts its GPUs from the nodes.
 func (s *Snapshot) add(a Allocation, book bool) {
-	al := &allocation{Allocation: a, mig: a.Gang.MIGResource}
+	al := &allocation{Allocation: a, mig: a.Gang.sliceResource()}
 	for _, as := range a.Assignments {
 		gpus := int32(as.Members * a.Gang.gpmOf(as.Role))
 		if gpus <= 0 {

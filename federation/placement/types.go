@@ -93,6 +93,10 @@ type Gang struct {
 	Roles []Role
 	// MIGResource, when set (nvidia.com/mig-1g.10gb), makes members ask for MIG slices.
 	MIGResource string
+	// Shared, when set, makes members ask for shares of time-sliced or MPS
+	// GPUs (nvidia.com/gpu.shared); GPUsPerMember then counts shares. Not
+	// with MIGResource.
+	Shared *SharedRequest
 	// Products lists the GPU products the gang accepts; empty accepts any.
 	Products []string
 	// Devices, when set, makes the members' GPUs DRA devices: only nodes
@@ -121,6 +125,32 @@ type Gang struct {
 	// gang if it ends before they are needed, and reservations can tell when
 	// nodes will drain.
 	Estimate time.Duration
+}
+
+// SharedRequest is what a gang asks of shared GPUs besides its shares.
+type SharedRequest struct {
+	// Strategy is the sharing the members need (inventory.SharingTimeSlicing
+	// or SharingMPS); empty accepts either.
+	Strategy string
+}
+
+// Resource returns the extended resource each member asks for:
+// nvidia.com/gpu, the MIG resource, or nvidia.com/gpu.shared.
+func (g *Gang) Resource() string {
+	if r := g.sliceResource(); r != "" {
+		return r
+	}
+	return inventory.ResourceGPU
+}
+
+// sliceResource is the resource a gang counts in slices or shares instead
+// of whole GPUs ("" for whole GPUs): its MIG resource, or
+// nvidia.com/gpu.shared.
+func (g *Gang) sliceResource() string {
+	if g.Shared != nil {
+		return inventory.ResourceGPUShared
+	}
+	return g.MIGResource
 }
 
 // DeviceMatcher tells whether a node's DRA GPUs serve a gang's device
@@ -163,13 +193,25 @@ func (g *Gang) gpmOf(role string) int {
 // "launcher 1×0 + worker 4×8 GPUs".
 func (g *Gang) Shape() string {
 	if len(g.Roles) == 0 {
-		return fmt.Sprintf("%d×%d GPUs", g.Members, g.GPUsPerMember)
+		return fmt.Sprintf("%d×%d %s", g.Members, g.GPUsPerMember, g.unit())
 	}
 	parts := make([]string, len(g.Roles))
 	for i, r := range g.Roles {
 		parts[i] = fmt.Sprintf("%s %d×%d", r.Name, r.Members, r.GPUsPerMember)
 	}
-	return strings.Join(parts, " + ") + " GPUs"
+	return strings.Join(parts, " + ") + " " + g.unit()
+}
+
+// unit names what GPUsPerMember counts: "GPUs", "mig-1g.10gb slices" or
+// "GPU shares".
+func (g *Gang) unit() string {
+	switch {
+	case g.Shared != nil:
+		return "GPU shares"
+	case g.MIGResource != "":
+		return strings.TrimPrefix(g.MIGResource, "nvidia.com/") + " slices"
+	}
+	return "GPUs"
 }
 
 // Assignment puts Members members of a gang on one node.

@@ -36,6 +36,9 @@ type Gang struct {
 	GPUsPerMember int `json:"GPUsPerMember"`
 	// MIGResource, when set, makes members ask for MIG slices.
 	MIGResource string `json:"MIGResource"`
+	// Shared, when set, makes members ask for shares of shared GPUs
+	// (GPUsPerMember counts shares); absent in records of earlier hubs.
+	Shared *placement.SharedRequest `json:"Shared,omitempty"`
 	// Products lists the GPU products the gang accepts; empty accepts any.
 	Products []string `json:"Products"`
 	// ClusterSelector is the selector's matchLabels, the only part hubs
@@ -100,7 +103,7 @@ type Assignment struct {
 func GangOf(g placement.Gang) Gang {
 	out := Gang{
 		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
-		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Products: g.Products,
+		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Shared: g.Shared, Products: g.Products,
 		ClusterLabelSelector: g.ClusterSelector, Clusters: g.Clusters, Tolerations: g.Tolerations,
 		Topology:    Topology{Required: string(g.Topology.Required), Preferred: string(g.Topology.Preferred)},
 		MaxClusters: g.MaxClusters, Policy: string(g.Policy), Submitted: g.Submitted, Estimate: g.Estimate,
@@ -134,7 +137,7 @@ func (g Gang) Placement() placement.Gang {
 	}
 	return placement.Gang{Roles: roles,
 		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
-		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Products: g.Products,
+		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Shared: g.Shared, Products: g.Products,
 		ClusterSelector: g.clusterSelector(), Clusters: g.Clusters, Tolerations: g.Tolerations,
 		Topology: placement.Topology{Required: inventory.Level(g.Topology.Required),
 			Preferred: inventory.Level(g.Topology.Preferred)},

@@ -101,7 +101,9 @@ func TestSelectorStored(t *testing.T) {
 }
 
 func TestGangRoundTrip(t *testing.T) {
-	for _, g := range []placement.Gang{{}, legacyGang(), expressionGang()} {
+	shared := legacyGang()
+	shared.Shared = &placement.SharedRequest{Strategy: "mps"}
+	for _, g := range []placement.Gang{{}, legacyGang(), expressionGang(), shared} {
 		if got := GangOf(g).Placement(); !reflect.DeepEqual(got, g) {
 			t.Errorf("round trip of %+v = %+v", g, got)
 		}

@@ -38,10 +38,14 @@ func GangOf(j *v1alpha1.Job) placement.Gang {
 	if r := devicesel.NewRequest(s.Gang.Devices); r != nil {
 		g.Devices = r
 	}
-	if s.Gang.MIG != nil {
+	switch {
+	case s.Gang.MIG != nil:
 		g.MIGResource = string(s.Gang.MIG.ResourceName())
 		g.GPUsPerMember = int(max(1, s.Gang.MIG.PerMember))
-	} else {
+	case s.Gang.Shared != nil:
+		g.Shared = sharedOf(s.Gang.Shared)
+		g.GPUsPerMember = int(max(1, s.Gang.Shared.PerMember))
+	default:
 		g.GPUsPerMember = int(s.Gang.GPUsPerMember)
 	}
 	if s.Placement.ClusterSelector != nil {
@@ -71,10 +75,10 @@ func GangOf(j *v1alpha1.Job) placement.Gang {
 }
 
 // setRoles makes g the gang of a job with roles: members summed over the
-// roles, the GPU roles' MIG resource, and an estimate only when every role
+// roles, the GPU roles' MIG resource or shared GPUs, and an estimate only when every role
 // has a deadline (the longest).
 func setRoles(g *placement.Gang, s *v1alpha1.JobSpec) {
-	g.Members, g.GPUsPerMember, g.MIGResource, g.Tolerations, g.Estimate = int(s.MemberCount()), 0, "", nil, 0
+	g.Members, g.GPUsPerMember, g.MIGResource, g.Shared, g.Tolerations, g.Estimate = int(s.MemberCount()), 0, "", nil, nil, 0
 	estimate := time.Duration(0)
 	for i := range s.Roles {
 		r := &s.Roles[i]
@@ -82,6 +86,10 @@ func setRoles(g *placement.Gang, s *v1alpha1.JobSpec) {
 		if r.MIG != nil {
 			g.MIGResource = string(r.MIG.ResourceName())
 			gpm = int(max(1, r.MIG.PerMember))
+		}
+		if r.Shared != nil {
+			g.Shared = sharedOf(r.Shared)
+			gpm = int(max(1, r.Shared.PerMember))
 		}
 		g.Roles = append(g.Roles, placement.Role{Name: r.Name, Members: int(r.Members), GPUsPerMember: gpm,
 			Tolerations: r.Template.Spec.Tolerations})
@@ -96,11 +104,11 @@ func setRoles(g *placement.Gang, s *v1alpha1.JobSpec) {
 }
 
 // resourceOf is the extended resource a gang's members request.
-func resourceOf(g *placement.Gang) string {
-	if g.MIGResource != "" {
-		return g.MIGResource
-	}
-	return inventory.ResourceGPU
+func resourceOf(g *placement.Gang) string { return g.Resource() }
+
+// sharedOf maps a job's request for GPU shares to the engine's.
+func sharedOf(sh *v1alpha1.SharedGPURequest) *placement.SharedRequest {
+	return &placement.SharedRequest{Strategy: string(sh.Strategy)}
 }
 
 // queuesOf maps the stored queues to the placement queue tree: weights,

@@ -46,3 +46,26 @@ func TestGangOfRoles(t *testing.T) {
 		t.Errorf("MIG roles: %+v", g)
 	}
 }
+
+// TestGangOfShared: spec.gang.shared (and a role's) maps to the engine's
+// shared request, shares per member as GPUsPerMember, and the members'
+// resource is nvidia.com/gpu.shared.
+func TestGangOfShared(t *testing.T) {
+	j := testjob.New("infer").Queue("q").With(func(j *v1alpha1.Job) {
+		j.Spec.Gang = v1alpha1.Gang{Members: 2, Shared: &v1alpha1.SharedGPURequest{Strategy: v1alpha1.SharingMPS}}
+	}).Obj()
+	v1alpha1.SetJobDefaults(j)
+	g := scheduler.GangOf(j)
+	if g.Shared == nil || g.Shared.Strategy != "mps" || g.GPUsPerMember != 1 || g.MIGResource != "" ||
+		g.Resource() != "nvidia.com/gpu.shared" {
+		t.Fatalf("gang %+v (shared %+v)", g, g.Shared)
+	}
+	if back := ledger.GangOf(g).Placement(); !reflect.DeepEqual(back.Shared, g.Shared) {
+		t.Errorf("through the ledger: %+v", back.Shared)
+	}
+	r := testjob.New("roles").Queue("q").Role("server", 2, 0, "s").Obj()
+	r.Spec.Roles[0].Shared = &v1alpha1.SharedGPURequest{PerMember: 3}
+	if g := scheduler.GangOf(r); g.Shared == nil || g.Roles[0].GPUsPerMember != 3 {
+		t.Errorf("shared role: %+v", g)
+	}
+}
