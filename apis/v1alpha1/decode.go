@@ -56,7 +56,7 @@ func Decode(data []byte) (any, error) {
 	obj := newObject(tm.Kind)
 	if obj == nil {
 		return nil, &DecodeError{Reasons: []string{fmt.Sprintf(
-			"kind %q is not one of %s, %s, %s, %s, %s, %s", tm.Kind, KindJob, KindQueue, KindCluster, KindJoinToken, KindRollout, KindModelVersion)}}
+			"kind %q is not one of %s, %s, %s, %s, %s, %s, %s", tm.Kind, KindJob, KindQueue, KindCluster, KindJoinToken, KindRollout, KindModelVersion, KindInferenceService)}}
 	}
 	if err := strictUnmarshal(jsonData, obj); err != nil {
 		return nil, err
@@ -88,6 +88,8 @@ func newObject(kind string) any {
 		return &ModelVersion{}
 	case KindRollout:
 		return &Rollout{}
+	case KindInferenceService:
+		return &InferenceService{}
 	}
 	return nil
 }
@@ -121,6 +123,11 @@ func DecodeCluster(data []byte) (*Cluster, error) { return decodeAs[Cluster](dat
 // DecodeModelVersion decodes a ModelVersion in YAML or JSON, strictly.
 func DecodeModelVersion(data []byte) (*ModelVersion, error) {
 	return decodeAs[ModelVersion](data, KindModelVersion)
+}
+
+// DecodeInferenceService decodes an InferenceService in YAML or JSON, strictly.
+func DecodeInferenceService(data []byte) (*InferenceService, error) {
+	return decodeAs[InferenceService](data, KindInferenceService)
 }
 
 func decodeAs[T any](data []byte, kind string) (*T, error) {

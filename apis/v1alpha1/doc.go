@@ -44,6 +44,8 @@ const (
 	KindUser      = "User"
 	// KindModelVersion is a registered model version (docs/models.md).
 	KindModelVersion = "ModelVersion"
+	// KindInferenceService is a served model (docs/inference.md).
+	KindInferenceService = "InferenceService"
 )
 
 // SubmitResultHeader is the gRPC response header in which Jobs.Submit says

@@ -162,6 +162,11 @@ type MemberStatus struct {
 	Domain string `json:"domain,omitempty"`
 	// Phase of the member pod.
 	Phase MemberPhase `json:"phase,omitempty"`
+	// Address is the member's pod IP (its node's IP with hostNetwork) while
+	// it runs, as its agent reported it.
+	Address string `json:"address,omitempty"`
+	// Ready is the member pod's Ready condition.
+	Ready bool `json:"ready,omitempty"`
 }
 
 // Clusters returns the distinct clusters of the job's members and placement.

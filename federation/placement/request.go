@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -109,7 +110,38 @@ func clusterMatches(g *Gang, sel labels.Selector, name string, ls map[string]str
 			return false
 		}
 	}
-	return sel.Matches(labels.Set(ls))
+	return sel.Matches(clusterLabels{name: name, ls: ls})
+}
+
+// clusterLabels are a cluster's labels with its name as
+// v1alpha1.LabelClusterName, which selectors may use (docs/api.md); the
+// hub's name wins over a label of that key the cluster carries.
+type clusterLabels struct {
+	name string
+	ls   map[string]string
+}
+
+func (c clusterLabels) Has(k string) bool {
+	if k == v1alpha1.LabelClusterName {
+		return true
+	}
+	_, ok := c.ls[k]
+	return ok
+}
+
+func (c clusterLabels) Lookup(k string) (string, bool) {
+	if k == v1alpha1.LabelClusterName {
+		return c.name, true
+	}
+	v, ok := c.ls[k]
+	return v, ok
+}
+
+func (c clusterLabels) Get(k string) string {
+	if k == v1alpha1.LabelClusterName {
+		return c.name
+	}
+	return c.ls[k]
 }
 
 func productMatches(products []string, p string) bool {

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -125,4 +126,16 @@ func mustSelector(t *testing.T, g *Gang) labels.Selector {
 		t.Fatal(err)
 	}
 	return sel
+}
+
+func TestClusterSelectorMatchesTheClusterName(t *testing.T) {
+	g := &Gang{ClusterSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: v1alpha1.LabelClusterName, Operator: metav1.LabelSelectorOpIn, Values: []string{"west"}}}}}
+	sel, err := clusterSelector(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !clusterMatches(g, sel, "west", nil) || clusterMatches(g, sel, "east", map[string]string{v1alpha1.LabelClusterName: "west"}) {
+		t.Fatalf("%s selects the cluster by its hub name, whatever label it carries", v1alpha1.LabelClusterName)
+	}
 }

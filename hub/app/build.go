@@ -37,7 +37,7 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving *pki.Serving) 
 	}
 	h.reg = registry.New(h.st, h.ca, regCfg)
 	ix := jobs.NewListIndex(h.st)
-	services, js, err := apiServices(h.st, rc, c.Dispatch.Namespace, ix)
+	services, js, is, err := apiServices(h.st, rc, c.Dispatch.Namespace, ix)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,6 +47,7 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving *pki.Serving) 
 		return nil, nil, err
 	}
 	parts = withRetention(parts, js, ix, c.Retention)
+	parts = withInference(parts, is, h.reg)
 	if c.runs(Rollouts) {
 		parts = append(parts, leaderPart{legacyElection: rollout.Election, lead: rollouts.Lead})
 	}
@@ -54,7 +55,7 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving *pki.Serving) 
 		Listen: c.Listen, HTTPListen: c.HTTPListen, HTTPTLS: c.HTTPTLS, HealthListen: c.HealthListen, RESTListen: c.RESTListen, RESTHandlers: c.RESTHandlers,
 		RegisterLimit: c.RegisterLimit, RegisterBurst: c.RegisterBurst, TLS: serving.TLSConfig(),
 		Store: h.st, ReadyChecks: append([]server.ReadyCheck{leaderCheck(h.st, c.Identity, primaryElection(parts))}, checks...), Registry: h.reg, Services: append(services, gitopsServices...), GitOps: true,
-		Users: users.New(h.st, h.ca, users.WithCertValidity(c.UserCertValidity)), CAPEM: h.ca.BundlePEM(), Jobs: js, Checkpoints: js, Audit: h.audit,
+		Users: users.New(h.st, h.ca, users.WithCertValidity(c.UserCertValidity)), CAPEM: h.ca.BundlePEM(), Jobs: js, Checkpoints: js, Inference: is, Audit: h.audit,
 	}
 	if c.OIDC.IssuerURL != "" {
 		tv, err := users.NewTokenVerifier(c.OIDC)

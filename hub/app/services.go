@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/shoal-dev/shoal/hub/inference"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/models"
 	"github.com/shoal-dev/shoal/hub/queues"
@@ -23,7 +24,7 @@ import (
 // cluster (rc not nil) pod templates are checked by a server-side dry-run
 // there, and the objects they reference must exist in the member namespace
 // (memberNS, the dispatcher's) there.
-func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.ListIndex) ([]func(grpc.ServiceRegistrar), *jobs.Service, error) {
+func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.ListIndex) ([]func(grpc.ServiceRegistrar), *jobs.Service, *inference.Service, error) {
 	opts := []jobs.Option{jobs.WithListIndex(ix)}
 	if rc != nil {
 		// Every submit makes a dry-run (and reads the objects its template
@@ -33,7 +34,7 @@ func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.Lis
 		rc.QPS, rc.Burst = 200, 400
 		cs, err := kubernetes.NewForConfig(rc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("hub cluster client: %w", err)
+			return nil, nil, nil, fmt.Errorf("hub cluster client: %w", err)
 		}
 		// Identical templates reuse a verdict for jobs.DefaultVerdictTTL
 		// (docs/api.md, "Intake"): pipelines submit thousands of them.
@@ -44,7 +45,9 @@ func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.Lis
 	js := jobs.New(st, opts...)
 	qs := queues.New(st, js)
 	ms := models.New(st, js)
-	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs), server.RegisterModels(ms)}, js, nil
+	is := inference.New(st, ms, js)
+	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs), server.RegisterModels(ms),
+		server.RegisterInference(is)}, js, is, nil
 }
 
 // gitOps builds the leader-elected rollout controller (its Run must be

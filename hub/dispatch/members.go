@@ -127,14 +127,17 @@ func epochOf(p *corev1.Pod) int64 {
 // memberStatuses returns each member's placement and phase.
 func memberStatuses(s *scope) []v1alpha1.MemberStatus {
 	byName := map[string]memberState{}
+	pods := map[string]*corev1.Pod{}
 	for _, p := range s.pods {
 		st, _ := stateOf(p)
 		byName[p.Name] = st
+		pods[p.Name] = p
 	}
 	out := make([]v1alpha1.MemberStatus, len(s.res.Members))
 	for i, m := range s.res.Members {
 		phase := v1alpha1.MemberPending
-		switch byName[v1alpha1.MemberPodName(s.name, s.res.Epoch, m.Index)] {
+		pod := v1alpha1.MemberPodName(s.name, s.res.Epoch, m.Index)
+		switch byName[pod] {
 		case memberPrepared:
 			phase = v1alpha1.MemberPrepared
 		case memberRunning:
@@ -146,6 +149,19 @@ func memberStatuses(s *scope) []v1alpha1.MemberStatus {
 		}
 		out[i] = v1alpha1.MemberStatus{Index: m.Index, Role: m.Role, Cluster: m.Cluster, Node: m.Node,
 			Namespace: v1alpha1.ClusterNamespace(m.Cluster), Domain: m.Domain, Phase: phase}
+		if p := pods[pod]; p != nil && phase == v1alpha1.MemberRunning {
+			out[i].Address, out[i].Ready = memberAddress(p), podReady(p)
+		}
 	}
 	return out
+}
+
+// podReady is the pod's Ready condition.
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

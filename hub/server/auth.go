@@ -87,7 +87,9 @@ type authorizer struct {
 	// tokens verifies bearer ID tokens; nil: the hub accepts none.
 	tokens TokenVerifier
 	jobs   JobReader
-	audit  *audit.Log
+	// services reads inference services for their authorization.
+	services InferenceServices
+	audit    *audit.Log
 }
 
 // call is what authorize learned about one call, for the audit log.

@@ -31,10 +31,12 @@ type clustersServer struct {
 	register *sourceLimiter
 	// checkpoints records the checkpoints agents pass on; nil: none.
 	checkpoints CheckpointRecorder
+	// services records the load agents report; nil: none.
+	services InferenceServices
 }
 
-func newClustersServer(reg *registry.Registry, register *sourceLimiter, cps CheckpointRecorder) *clustersServer {
-	return &clustersServer{reg: reg, register: register, checkpoints: cps}
+func newClustersServer(reg *registry.Registry, register *sourceLimiter, cps CheckpointRecorder, svcs InferenceServices) *clustersServer {
+	return &clustersServer{reg: reg, register: register, checkpoints: cps, services: svcs}
 }
 
 // object encodes v as an Object at revision rev.

@@ -25,8 +25,8 @@ type gitopsClustersServer struct {
 
 // clustersService is the Clusters service; with gitops agents' GitOps
 // reports are stored and answered with the source to sync.
-func clustersService(reg *registry.Registry, gitops bool, register *sourceLimiter, cps CheckpointRecorder) shoalv1.ClustersServer {
-	cs := newClustersServer(reg, register, cps)
+func clustersService(reg *registry.Registry, gitops bool, register *sourceLimiter, cps CheckpointRecorder, svcs InferenceServices) shoalv1.ClustersServer {
+	cs := newClustersServer(reg, register, cps, svcs)
 	if !gitops {
 		return cs
 	}

@@ -63,7 +63,7 @@ func gitopsEnv(t *testing.T) gitopsClients {
 		resp, err := h(ctx, req)
 		return resp, toStatus(ctx, info.FullMethod, err)
 	}))
-	shoalv1.RegisterClustersServer(g, clustersService(reg, true, newSourceLimiter(0, 0), nil))
+	shoalv1.RegisterClustersServer(g, clustersService(reg, true, newSourceLimiter(0, 0), nil, nil))
 	GitOpsService(reg)(g)
 	RolloutsService(rollout.NewController(st, reg, rollout.Config{}))(g)
 	go func() { _ = g.Serve(lis) }()

@@ -76,6 +76,9 @@ var methods = map[string]method{
 	// The agent passes on a checkpoint of a job placed on its own cluster
 	// (the handler checks the placement); a periodic report, not audited.
 	shoalv1.Clusters_ReportJobCheckpoint_FullMethodName: {access: accessAgent},
+	// The agent reports the load of a service's replicas on its own
+	// cluster (the handler checks they are there); periodic, not audited.
+	shoalv1.Clusters_ReportServiceLoad_FullMethodName: {access: accessAgent},
 	// Credentials of the calling agent's own cluster (the audit log's user
 	// agent:<cluster> names it).
 	shoalv1.Clusters_RenewCertificate_FullMethodName:    {access: accessAgent, mutating: true},
@@ -100,10 +103,18 @@ var methods = map[string]method{
 	shoalv1.Queues_Delete_FullMethodName: {verb: users.Delete, res: users.Queues, target: queueNameTarget, mutating: true},
 
 	// Model versions are not in a queue: anyone with the verb in some queue.
-	shoalv1.Models_Register_FullMethodName: {verb: users.Create, res: users.Models, mutating: true},
-	shoalv1.Models_Get_FullMethodName:      {verb: users.Get, res: users.Models},
-	shoalv1.Models_List_FullMethodName:     {verb: users.List, res: users.Models},
-	shoalv1.Models_Lineage_FullMethodName:  {verb: users.Get, res: users.Models},
+	// Inference services: in a queue, with an owner, like jobs.
+	shoalv1.Inference_Create_FullMethodName: {verb: users.Create, res: users.Services, target: createServiceTarget, mutating: true},
+	shoalv1.Inference_Update_FullMethodName: {verb: users.Update, res: users.Services, target: serviceTarget, mutating: true},
+	shoalv1.Inference_Get_FullMethodName:    {verb: users.Get, res: users.Services, target: serviceTarget},
+	shoalv1.Inference_List_FullMethodName:   {verb: users.List, res: users.Services, target: listServicesTarget},
+	shoalv1.Inference_Delete_FullMethodName: {verb: users.Delete, res: users.Services, target: serviceTarget, mutating: true},
+	// A gateway's load report changes the service's status.load.
+	shoalv1.Inference_ReportLoad_FullMethodName: {verb: users.Update, res: users.Services, target: serviceTarget},
+	shoalv1.Models_Register_FullMethodName:      {verb: users.Create, res: users.Models, mutating: true},
+	shoalv1.Models_Get_FullMethodName:           {verb: users.Get, res: users.Models},
+	shoalv1.Models_List_FullMethodName:          {verb: users.List, res: users.Models},
+	shoalv1.Models_Lineage_FullMethodName:       {verb: users.Get, res: users.Models},
 
 	shoalv1.GitOps_SetSource_FullMethodName:  admin(users.Update, users.GitOps, true),
 	shoalv1.GitOps_ListStatus_FullMethodName: admin(users.List, users.GitOps, false),

@@ -78,6 +78,9 @@ type Config struct {
 	// Checkpoints records the checkpoints agents pass on (Clusters
 	// ReportJobCheckpoint); nil refuses them.
 	Checkpoints CheckpointRecorder
+	// Inference reads inference services for the authorization of calls
+	// naming one, and records the load agents report; nil refuses both.
+	Inference InferenceServices
 	// Audit receives one entry per mutating call; nil writes none.
 	Audit *audit.Log
 	// Services registers further services (jobs, queues) on the gRPC server.
@@ -118,7 +121,7 @@ func New(cfg Config) (*Server, error) {
 	if err := (endpoint.Config{Addr: cfg.HTTPListen, TLS: cfg.HTTPTLS}).Validate(); err != nil {
 		return nil, fmt.Errorf("server: HTTP endpoint: %w", err)
 	}
-	auth := authorizer{agents: cfg.Registry, jobs: cfg.Jobs, audit: cfg.Audit, tokens: cfg.Tokens}
+	auth := authorizer{agents: cfg.Registry, jobs: cfg.Jobs, services: cfg.Inference, audit: cfg.Audit, tokens: cfg.Tokens}
 	if cfg.Users != nil {
 		auth.users = cfg.Users
 	}
@@ -130,7 +133,7 @@ func New(cfg Config) (*Server, error) {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}),
 		grpc.MaxRecvMsgSize(16<<20),
 	)
-	shoalv1.RegisterClustersServer(s.grpc, clustersService(cfg.Registry, cfg.GitOps, newSourceLimiter(cfg.RegisterLimit, cfg.RegisterBurst), cfg.Checkpoints))
+	shoalv1.RegisterClustersServer(s.grpc, clustersService(cfg.Registry, cfg.GitOps, newSourceLimiter(cfg.RegisterLimit, cfg.RegisterBurst), cfg.Checkpoints, cfg.Inference))
 	if cfg.Users != nil {
 		shoalv1.RegisterUsersServer(s.grpc, &usersServer{users: cfg.Users, caPEM: cfg.CAPEM, oidc: cfg.Tokens != nil})
 	}

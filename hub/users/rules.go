@@ -42,10 +42,13 @@ const (
 	// Models are model versions (docs/models.md): in no queue; a role with
 	// the verb in some queue has it on every version.
 	Models Resource = "models"
+	// Services are inference services (docs/inference.md): in a queue,
+	// with an owner, granted like jobs.
+	Services Resource = "services"
 )
 
 // Resources lists every resource.
-var Resources = []Resource{Jobs, Queues, Clusters, JoinTokens, GitOps, Rollouts, UsersRes, Models}
+var Resources = []Resource{Jobs, Queues, Clusters, JoinTokens, GitOps, Rollouts, UsersRes, Models, Services}
 
 // Method is how a principal authenticated.
 type Method string
@@ -110,9 +113,10 @@ type grant struct {
 // its queue subtree (docs/security.md). The admin role allows everything.
 var roleGrants = map[v1alpha1.UserRole]map[Resource][]grant{
 	v1alpha1.UserRoleQueueAdmin: {
-		Jobs:   {{verbs: []Verb{Get, List, Watch, Create, Update, Cancel, Delete}}},
-		Queues: {{verbs: []Verb{Get, List, Create, Update, Delete}}},
-		Models: {{verbs: []Verb{Get, List, Create}}},
+		Jobs:     {{verbs: []Verb{Get, List, Watch, Create, Update, Cancel, Delete}}},
+		Queues:   {{verbs: []Verb{Get, List, Create, Update, Delete}}},
+		Models:   {{verbs: []Verb{Get, List, Create}}},
+		Services: {{verbs: []Verb{Get, List, Create, Update, Delete}}},
 	},
 	v1alpha1.UserRoleSubmitter: {
 		Jobs: {
@@ -121,11 +125,16 @@ var roleGrants = map[v1alpha1.UserRole]map[Resource][]grant{
 		},
 		Queues: {{verbs: []Verb{Get, List}}},
 		Models: {{verbs: []Verb{Get, List, Create}}},
+		Services: {
+			{verbs: []Verb{Create}},
+			{verbs: []Verb{Get, List, Update, Delete}, ownOnly: true},
+		},
 	},
 	v1alpha1.UserRoleViewer: {
-		Jobs:   {{verbs: []Verb{Get, List, Watch}}},
-		Queues: {{verbs: []Verb{Get, List}}},
-		Models: {{verbs: []Verb{Get, List}}},
+		Jobs:     {{verbs: []Verb{Get, List, Watch}}},
+		Queues:   {{verbs: []Verb{Get, List}}},
+		Models:   {{verbs: []Verb{Get, List}}},
+		Services: {{verbs: []Verb{Get, List}}},
 	},
 }
 

@@ -1435,7 +1435,7 @@ var File_shoal_v1alpha1_clusters_proto protoreflect.FileDescriptor
 
 const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"\n" +
-	"\x1dshoal/v1alpha1/clusters.proto\x12\x0eshoal.v1alpha1\x1a\x1bshoal/v1alpha1/common.proto\x1a\x19shoal/v1alpha1/jobs.proto\"s\n" +
+	"\x1dshoal/v1alpha1/clusters.proto\x12\x0eshoal.v1alpha1\x1a\x1bshoal/v1alpha1/common.proto\x1a\x1eshoal/v1alpha1/inference.proto\x1a\x19shoal/v1alpha1/jobs.proto\"s\n" +
 	"\x16CreateJoinTokenRequest\x12\x1f\n" +
 	"\vttl_seconds\x18\x01 \x01(\x03R\n" +
 	"ttlSeconds\x12\x16\n" +
@@ -1523,7 +1523,7 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"\x1aIssueHubCredentialsRequest\"D\n" +
 	"\x1bIssueHubCredentialsResponse\x12%\n" +
 	"\x0ehub_kubeconfig\x18\x01 \x01(\fR\rhubKubeconfig\"\x1d\n" +
-	"\x1bReportJobCheckpointResponse2\x99\f\n" +
+	"\x1bReportJobCheckpointResponse2\x83\r\n" +
 	"\bClusters\x12b\n" +
 	"\x0fCreateJoinToken\x12&.shoal.v1alpha1.CreateJoinTokenRequest\x1a'.shoal.v1alpha1.CreateJoinTokenResponse\x12_\n" +
 	"\x0eListJoinTokens\x12%.shoal.v1alpha1.ListJoinTokensRequest\x1a&.shoal.v1alpha1.ListJoinTokensResponse\x12b\n" +
@@ -1540,7 +1540,8 @@ const file_shoal_v1alpha1_clusters_proto_rawDesc = "" +
 	"\tHeartbeat\x12 .shoal.v1alpha1.HeartbeatRequest\x1a!.shoal.v1alpha1.HeartbeatResponse\x12b\n" +
 	"\x0fReportInventory\x12&.shoal.v1alpha1.ReportInventoryRequest\x1a'.shoal.v1alpha1.ReportInventoryResponse\x12k\n" +
 	"\x12ReportGitOpsStatus\x12).shoal.v1alpha1.ReportGitOpsStatusRequest\x1a*.shoal.v1alpha1.ReportGitOpsStatusResponse\x12k\n" +
-	"\x13ReportJobCheckpoint\x12'.shoal.v1alpha1.ReportCheckpointRequest\x1a+.shoal.v1alpha1.ReportJobCheckpointResponse\x12e\n" +
+	"\x13ReportJobCheckpoint\x12'.shoal.v1alpha1.ReportCheckpointRequest\x1a+.shoal.v1alpha1.ReportJobCheckpointResponse\x12h\n" +
+	"\x11ReportServiceLoad\x12(.shoal.v1alpha1.ReportServiceLoadRequest\x1a).shoal.v1alpha1.ReportServiceLoadResponse\x12e\n" +
 	"\x10RenewCertificate\x12'.shoal.v1alpha1.RenewCertificateRequest\x1a(.shoal.v1alpha1.RenewCertificateResponse\x12n\n" +
 	"\x13IssueHubCredentials\x12*.shoal.v1alpha1.IssueHubCredentialsRequest\x1a+.shoal.v1alpha1.IssueHubCredentialsResponseBDZBgithub.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1;shoalv1alpha1b\x06proto3"
 
@@ -1590,6 +1591,8 @@ var file_shoal_v1alpha1_clusters_proto_goTypes = []any{
 	(*ListOptions)(nil),                 // 29: shoal.v1alpha1.ListOptions
 	(*ListMeta)(nil),                    // 30: shoal.v1alpha1.ListMeta
 	(*ReportCheckpointRequest)(nil),     // 31: shoal.v1alpha1.ReportCheckpointRequest
+	(*ReportServiceLoadRequest)(nil),    // 32: shoal.v1alpha1.ReportServiceLoadRequest
+	(*ReportServiceLoadResponse)(nil),   // 33: shoal.v1alpha1.ReportServiceLoadResponse
 }
 var file_shoal_v1alpha1_clusters_proto_depIdxs = []int32{
 	28, // 0: shoal.v1alpha1.CreateJoinTokenResponse.join_token:type_name -> shoal.v1alpha1.Object
@@ -1614,27 +1617,29 @@ var file_shoal_v1alpha1_clusters_proto_depIdxs = []int32{
 	18, // 19: shoal.v1alpha1.Clusters.ReportInventory:input_type -> shoal.v1alpha1.ReportInventoryRequest
 	20, // 20: shoal.v1alpha1.Clusters.ReportGitOpsStatus:input_type -> shoal.v1alpha1.ReportGitOpsStatusRequest
 	31, // 21: shoal.v1alpha1.Clusters.ReportJobCheckpoint:input_type -> shoal.v1alpha1.ReportCheckpointRequest
-	22, // 22: shoal.v1alpha1.Clusters.RenewCertificate:input_type -> shoal.v1alpha1.RenewCertificateRequest
-	24, // 23: shoal.v1alpha1.Clusters.IssueHubCredentials:input_type -> shoal.v1alpha1.IssueHubCredentialsRequest
-	1,  // 24: shoal.v1alpha1.Clusters.CreateJoinToken:output_type -> shoal.v1alpha1.CreateJoinTokenResponse
-	3,  // 25: shoal.v1alpha1.Clusters.ListJoinTokens:output_type -> shoal.v1alpha1.ListJoinTokensResponse
-	5,  // 26: shoal.v1alpha1.Clusters.RevokeJoinToken:output_type -> shoal.v1alpha1.RevokeJoinTokenResponse
-	28, // 27: shoal.v1alpha1.Clusters.GetCluster:output_type -> shoal.v1alpha1.Object
-	28, // 28: shoal.v1alpha1.Clusters.GetInventory:output_type -> shoal.v1alpha1.Object
-	8,  // 29: shoal.v1alpha1.Clusters.ListClusters:output_type -> shoal.v1alpha1.ListClustersResponse
-	28, // 30: shoal.v1alpha1.Clusters.CordonCluster:output_type -> shoal.v1alpha1.Object
-	28, // 31: shoal.v1alpha1.Clusters.DrainCluster:output_type -> shoal.v1alpha1.Object
-	28, // 32: shoal.v1alpha1.Clusters.DrainNode:output_type -> shoal.v1alpha1.Object
-	13, // 33: shoal.v1alpha1.Clusters.RemoveCluster:output_type -> shoal.v1alpha1.RemoveClusterResponse
-	15, // 34: shoal.v1alpha1.Clusters.Register:output_type -> shoal.v1alpha1.RegisterResponse
-	17, // 35: shoal.v1alpha1.Clusters.Heartbeat:output_type -> shoal.v1alpha1.HeartbeatResponse
-	19, // 36: shoal.v1alpha1.Clusters.ReportInventory:output_type -> shoal.v1alpha1.ReportInventoryResponse
-	21, // 37: shoal.v1alpha1.Clusters.ReportGitOpsStatus:output_type -> shoal.v1alpha1.ReportGitOpsStatusResponse
-	26, // 38: shoal.v1alpha1.Clusters.ReportJobCheckpoint:output_type -> shoal.v1alpha1.ReportJobCheckpointResponse
-	23, // 39: shoal.v1alpha1.Clusters.RenewCertificate:output_type -> shoal.v1alpha1.RenewCertificateResponse
-	25, // 40: shoal.v1alpha1.Clusters.IssueHubCredentials:output_type -> shoal.v1alpha1.IssueHubCredentialsResponse
-	24, // [24:41] is the sub-list for method output_type
-	7,  // [7:24] is the sub-list for method input_type
+	32, // 22: shoal.v1alpha1.Clusters.ReportServiceLoad:input_type -> shoal.v1alpha1.ReportServiceLoadRequest
+	22, // 23: shoal.v1alpha1.Clusters.RenewCertificate:input_type -> shoal.v1alpha1.RenewCertificateRequest
+	24, // 24: shoal.v1alpha1.Clusters.IssueHubCredentials:input_type -> shoal.v1alpha1.IssueHubCredentialsRequest
+	1,  // 25: shoal.v1alpha1.Clusters.CreateJoinToken:output_type -> shoal.v1alpha1.CreateJoinTokenResponse
+	3,  // 26: shoal.v1alpha1.Clusters.ListJoinTokens:output_type -> shoal.v1alpha1.ListJoinTokensResponse
+	5,  // 27: shoal.v1alpha1.Clusters.RevokeJoinToken:output_type -> shoal.v1alpha1.RevokeJoinTokenResponse
+	28, // 28: shoal.v1alpha1.Clusters.GetCluster:output_type -> shoal.v1alpha1.Object
+	28, // 29: shoal.v1alpha1.Clusters.GetInventory:output_type -> shoal.v1alpha1.Object
+	8,  // 30: shoal.v1alpha1.Clusters.ListClusters:output_type -> shoal.v1alpha1.ListClustersResponse
+	28, // 31: shoal.v1alpha1.Clusters.CordonCluster:output_type -> shoal.v1alpha1.Object
+	28, // 32: shoal.v1alpha1.Clusters.DrainCluster:output_type -> shoal.v1alpha1.Object
+	28, // 33: shoal.v1alpha1.Clusters.DrainNode:output_type -> shoal.v1alpha1.Object
+	13, // 34: shoal.v1alpha1.Clusters.RemoveCluster:output_type -> shoal.v1alpha1.RemoveClusterResponse
+	15, // 35: shoal.v1alpha1.Clusters.Register:output_type -> shoal.v1alpha1.RegisterResponse
+	17, // 36: shoal.v1alpha1.Clusters.Heartbeat:output_type -> shoal.v1alpha1.HeartbeatResponse
+	19, // 37: shoal.v1alpha1.Clusters.ReportInventory:output_type -> shoal.v1alpha1.ReportInventoryResponse
+	21, // 38: shoal.v1alpha1.Clusters.ReportGitOpsStatus:output_type -> shoal.v1alpha1.ReportGitOpsStatusResponse
+	26, // 39: shoal.v1alpha1.Clusters.ReportJobCheckpoint:output_type -> shoal.v1alpha1.ReportJobCheckpointResponse
+	33, // 40: shoal.v1alpha1.Clusters.ReportServiceLoad:output_type -> shoal.v1alpha1.ReportServiceLoadResponse
+	23, // 41: shoal.v1alpha1.Clusters.RenewCertificate:output_type -> shoal.v1alpha1.RenewCertificateResponse
+	25, // 42: shoal.v1alpha1.Clusters.IssueHubCredentials:output_type -> shoal.v1alpha1.IssueHubCredentialsResponse
+	25, // [25:43] is the sub-list for method output_type
+	7,  // [7:25] is the sub-list for method input_type
 	7,  // [7:7] is the sub-list for extension type_name
 	7,  // [7:7] is the sub-list for extension extendee
 	0,  // [0:7] is the sub-list for field type_name
@@ -1646,6 +1651,7 @@ func file_shoal_v1alpha1_clusters_proto_init() {
 		return
 	}
 	file_shoal_v1alpha1_common_proto_init()
+	file_shoal_v1alpha1_inference_proto_init()
 	file_shoal_v1alpha1_jobs_proto_init()
 	file_shoal_v1alpha1_clusters_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}

@@ -36,6 +36,7 @@ const (
 	Clusters_ReportInventory_FullMethodName     = "/shoal.v1alpha1.Clusters/ReportInventory"
 	Clusters_ReportGitOpsStatus_FullMethodName  = "/shoal.v1alpha1.Clusters/ReportGitOpsStatus"
 	Clusters_ReportJobCheckpoint_FullMethodName = "/shoal.v1alpha1.Clusters/ReportJobCheckpoint"
+	Clusters_ReportServiceLoad_FullMethodName   = "/shoal.v1alpha1.Clusters/ReportServiceLoad"
 	Clusters_RenewCertificate_FullMethodName    = "/shoal.v1alpha1.Clusters/RenewCertificate"
 	Clusters_IssueHubCredentials_FullMethodName = "/shoal.v1alpha1.Clusters/IssueHubCredentials"
 )
@@ -77,6 +78,10 @@ type ClustersClient interface {
 	// job placed on its cluster printed (agent/checkpoints); as
 	// Jobs.ReportCheckpoint otherwise.
 	ReportJobCheckpoint(ctx context.Context, in *ReportCheckpointRequest, opts ...grpc.CallOption) (*ReportJobCheckpointResponse, error)
+	// ReportServiceLoad is an agent reporting the load of an inference
+	// service's replicas in its cluster (the gauge spec.autoscaling.metric
+	// names, summed over member 0 of each ready replica there).
+	ReportServiceLoad(ctx context.Context, in *ReportServiceLoadRequest, opts ...grpc.CallOption) (*ReportServiceLoadResponse, error)
 	// RenewCertificate signs a new client certificate for the calling
 	// agent's cluster (the cluster comes from the certificate the call is
 	// made with, which must be the cluster's current one) from a CSR of a key
@@ -247,6 +252,16 @@ func (c *clustersClient) ReportJobCheckpoint(ctx context.Context, in *ReportChec
 	return out, nil
 }
 
+func (c *clustersClient) ReportServiceLoad(ctx context.Context, in *ReportServiceLoadRequest, opts ...grpc.CallOption) (*ReportServiceLoadResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReportServiceLoadResponse)
+	err := c.cc.Invoke(ctx, Clusters_ReportServiceLoad_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *clustersClient) RenewCertificate(ctx context.Context, in *RenewCertificateRequest, opts ...grpc.CallOption) (*RenewCertificateResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(RenewCertificateResponse)
@@ -304,6 +319,10 @@ type ClustersServer interface {
 	// job placed on its cluster printed (agent/checkpoints); as
 	// Jobs.ReportCheckpoint otherwise.
 	ReportJobCheckpoint(context.Context, *ReportCheckpointRequest) (*ReportJobCheckpointResponse, error)
+	// ReportServiceLoad is an agent reporting the load of an inference
+	// service's replicas in its cluster (the gauge spec.autoscaling.metric
+	// names, summed over member 0 of each ready replica there).
+	ReportServiceLoad(context.Context, *ReportServiceLoadRequest) (*ReportServiceLoadResponse, error)
 	// RenewCertificate signs a new client certificate for the calling
 	// agent's cluster (the cluster comes from the certificate the call is
 	// made with, which must be the cluster's current one) from a CSR of a key
@@ -368,6 +387,9 @@ func (UnimplementedClustersServer) ReportGitOpsStatus(context.Context, *ReportGi
 }
 func (UnimplementedClustersServer) ReportJobCheckpoint(context.Context, *ReportCheckpointRequest) (*ReportJobCheckpointResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ReportJobCheckpoint not implemented")
+}
+func (UnimplementedClustersServer) ReportServiceLoad(context.Context, *ReportServiceLoadRequest) (*ReportServiceLoadResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReportServiceLoad not implemented")
 }
 func (UnimplementedClustersServer) RenewCertificate(context.Context, *RenewCertificateRequest) (*RenewCertificateResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method RenewCertificate not implemented")
@@ -666,6 +688,24 @@ func _Clusters_ReportJobCheckpoint_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Clusters_ReportServiceLoad_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReportServiceLoadRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClustersServer).ReportServiceLoad(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Clusters_ReportServiceLoad_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClustersServer).ReportServiceLoad(ctx, req.(*ReportServiceLoadRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Clusters_RenewCertificate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(RenewCertificateRequest)
 	if err := dec(in); err != nil {
@@ -768,6 +808,10 @@ var Clusters_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ReportJobCheckpoint",
 			Handler:    _Clusters_ReportJobCheckpoint_Handler,
+		},
+		{
+			MethodName: "ReportServiceLoad",
+			Handler:    _Clusters_ReportServiceLoad_Handler,
 		},
 		{
 			MethodName: "RenewCertificate",
