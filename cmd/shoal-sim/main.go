@@ -34,6 +34,7 @@ type runSpec struct {
 	load     float64
 	strategy string
 	seed     uint64
+	pack     *bool // with -shared: fractional members on GPU shares (true) or whole GPUs
 }
 
 func run() error {
@@ -53,6 +54,8 @@ func run() error {
 	flag.StringVar(&tf.fleet, "trace-fleet", "", "the fleet of -trace: one row per node (cluster,node,gpus,product,clique,rack,block,zone,region,count); .jsonl for JSON lines")
 	flag.StringVar(&tf.mapping, "trace-mapping", "", "YAML mapping of -trace's columns to job fields (examples/traces/)")
 	starts := flag.Bool("starts", false, "with -trace, list every gang start (job, time, clusters) in the JSON of -out")
+	sharedFlag := flag.String("shared", "", "RUNNING:NODES[:REPLICAS]: add fractional members (RUNNING on average) and run each spec twice, "+
+		"their members on one whole GPU each (+whole-gpu) and on GPU shares of NODES shared nodes per cluster, REPLICAS shares per GPU, default 4 (+shared-pack); docs/shared-gpus.md")
 	flag.Parse()
 	if *parse != "" {
 		return runParseBench(*parse, *out)
@@ -62,8 +65,16 @@ func run() error {
 	if tf.workload == "" && (tf.fleet != "" || tf.mapping != "" || *starts) {
 		return fmt.Errorf("-trace-fleet, -trace-mapping and -starts need -trace")
 	}
-	if tf.workload != "" && (set["fleets"] || set["loads"]) {
-		return fmt.Errorf("-fleets and -loads do not apply to -trace (its fleet and load are the files')")
+	var mix *sim.SharedMix
+	if *sharedFlag != "" {
+		m, err := sim.ParseSharedMix(*sharedFlag)
+		if err != nil {
+			return err
+		}
+		mix = &m
+	}
+	if tf.workload != "" && (set["fleets"] || set["loads"] || mix != nil) {
+		return fmt.Errorf("-fleets, -loads and -shared do not apply to -trace (its fleet and load are the files')")
 	}
 	if *profile != "" {
 		f, err := os.Create(*profile)
@@ -104,7 +115,13 @@ func run() error {
 			}
 			for _, s := range strings.Split(*strategies, ",") {
 				for k := range max(1, *seeds) {
-					specs = append(specs, runSpec{name, horizon, load, s, *seed + uint64(k)})
+					if mix == nil {
+						specs = append(specs, runSpec{name, horizon, load, s, *seed + uint64(k), nil})
+						continue
+					}
+					for _, pack := range []bool{false, true} {
+						specs = append(specs, runSpec{name, horizon, load, s, *seed + uint64(k), &pack})
+					}
 				}
 			}
 		}
@@ -120,7 +137,15 @@ func run() error {
 			defer func() { <-sem; wg.Done() }()
 			cfg := sim.Config{Fleet: sp.fleet, Workload: sim.DefaultWorkload(sp.load, sp.horizon, sp.seed),
 				NodeFailuresPerDay: *failures, CheckpointOnPreempt: *ckpt}
+			if sp.pack != nil {
+				m := *mix
+				m.Pack = *sp.pack
+				cfg.Shared = &m
+			}
 			results[i], errs[i] = sim.Run(cfg, sp.strategy)
+			if sp.pack != nil {
+				results[i].Strategy += map[bool]string{false: "+whole-gpu", true: "+shared-pack"}[*sp.pack]
+			}
 			fmt.Fprintf(os.Stderr, "done %s load %.1f %s seed %d in %.1fs\n", sp.fleet, sp.load, sp.strategy, sp.seed, results[i].WallSeconds)
 		}()
 	}
@@ -131,6 +156,10 @@ func run() error {
 		}
 	}
 	sim.PrintTable(os.Stdout, results)
+	if mix != nil {
+		fmt.Println()
+		sim.PrintSharedTable(os.Stdout, results)
+	}
 	if *seeds > 1 {
 		fmt.Println()
 		sim.PrintSeedSummary(os.Stdout, results)

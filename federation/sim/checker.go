@@ -19,14 +19,17 @@ type checker struct {
 
 type cnode struct {
 	gpus, used int
+	shares     int // allocatable shares of shared GPUs; used in sharesUsed
+	sharesUsed int
 	up         bool
 	product    string
 	keys       [5]string // node, nvlink, rack, block, cluster
 }
 
 type booking struct {
-	n    *cnode
-	gpus int
+	n      *cnode
+	gpus   int
+	shared bool // gpus are shares
 }
 
 func newChecker(clusters []inventory.Cluster) *checker {
@@ -45,7 +48,11 @@ func newChecker(clusters []inventory.Cluster) *checker {
 			if n.Block != "" {
 				k[3] = cl.Name + "/block:" + n.Block
 			}
-			c.nodes[cl.Name+"/"+n.Name] = &cnode{gpus: n.GPUs, used: n.UsedGPUs, up: n.Schedulable(), product: n.Product, keys: k}
+			cn := &cnode{gpus: n.GPUs, used: n.UsedGPUs, up: n.Schedulable(), product: n.Product, keys: k}
+			if n.Shared.Requestable() {
+				cn.shares, cn.sharesUsed = n.Shared.Allocatable, n.Shared.Used
+			}
+			c.nodes[cl.Name+"/"+n.Name] = cn
 		}
 	}
 	return c
@@ -72,11 +79,14 @@ func (c *checker) start(g placement.Gang, p placement.Placement) {
 			continue
 		}
 		gpus := a.Members * g.GPUsPerMember
-		n.used += gpus
-		if n.used > n.gpus {
+		if g.Shared != nil {
+			if n.sharesUsed += gpus; n.sharesUsed > n.shares {
+				c.double++
+			}
+		} else if n.used += gpus; n.used > n.gpus {
 			c.double++
 		}
-		books = append(books, booking{n, gpus})
+		books = append(books, booking{n, gpus, g.Shared != nil})
 		members += a.Members
 		for l, k := range n.keys {
 			seen[l][k] = true
@@ -98,7 +108,11 @@ func (c *checker) start(g placement.Gang, p placement.Placement) {
 
 func (c *checker) stop(id string) {
 	for _, b := range c.running[id] {
-		b.n.used -= b.gpus
+		if b.shared {
+			b.n.sharesUsed -= b.gpus
+		} else {
+			b.n.used -= b.gpus
+		}
 	}
 	delete(c.running, id)
 }

@@ -42,6 +42,9 @@ type Config struct {
 	Trace *Trace
 	// RecordStarts lists every start of a gang in Result.Starts.
 	RecordStarts bool
+	// Shared, when set, adds fractional members and, with Pack, shared-GPU
+	// nodes to a generated run (shared.go).
+	Shared *SharedMix
 }
 
 func (c *Config) defaults() {
@@ -177,6 +180,7 @@ func Run(cfg Config, strategyName string) (Result, error) {
 	}
 	var clusters []inventory.Cluster
 	var jobs []Job
+	sharedGPUs := 0 // physical GPUs of the shared nodes
 	if t := cfg.Trace; t != nil {
 		if len(t.Clusters) == 0 || len(t.Jobs) == 0 {
 			return Result{}, fmt.Errorf("trace %q: %d clusters, %d jobs", t.Name, len(t.Clusters), len(t.Jobs))
@@ -189,6 +193,12 @@ func Run(cfg Config, strategyName string) (Result, error) {
 			return Result{}, err
 		}
 		jobs = Generate(Fleets[cfg.Fleet], cfg.Workload)
+		if m := cfg.Shared; m != nil {
+			jobs = withFractional(jobs, m.fractional(cfg.Workload))
+			if m.Pack {
+				sharedGPUs = m.shareNodes(clusters)
+			}
+		}
 	}
 	e := &engine{cfg: cfg, strategy: strategy, snap: placement.NewSnapshot(clusters, nil),
 		byID: map[string]*jobState{}, term: map[string]string{}, fs: placement.NewFairShare(6 * time.Hour),
@@ -199,6 +209,7 @@ func Run(cfg Config, strategyName string) (Result, error) {
 		}
 	}
 	total, _ := e.snap.GPUs()
+	total += sharedGPUs
 	leaves := Leaves
 	if cfg.Trace != nil {
 		e.queues, leaves = cfg.Trace.Queues(), cfg.Trace.leaves()
@@ -206,6 +217,7 @@ func Run(cfg Config, strategyName string) (Result, error) {
 		e.queues = Queues(total)
 	}
 	e.m = newMetrics(cfg, total, e.queues, leaves)
+	e.m.fracAlloc = sharedGPUs
 	for i, j := range jobs {
 		js := &jobState{Job: j, idx: i, remaining: j.Duration}
 		if _, dup := e.byID[j.Gang.ID]; dup {
@@ -214,7 +226,7 @@ func Run(cfg Config, strategyName string) (Result, error) {
 		e.jobs = append(e.jobs, js)
 		e.byID[j.Gang.ID] = js
 		e.push(j.Arrival, evArrive, i, 0)
-		e.m.offered += float64(j.Gang.GPUs()) * j.Duration.Hours()
+		e.m.offered += float64(js.wholeGPUs()) * j.Duration.Hours()
 		e.end = max(e.end, j.Arrival) + j.Duration
 	}
 	if cfg.Trace != nil {

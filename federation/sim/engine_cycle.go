@@ -60,7 +60,7 @@ func (e *engine) start(js *jobState, p placement.Placement) {
 		e.push(e.now+e.cfg.CheckpointEvery, evCheckpoint, js.idx, js.attempt)
 	}
 	e.m.placed(js, p, e.now)
-	e.m.allocate(js.Gang.Queue, js.Gang.GPUs())
+	e.m.hold(js, 1)
 	e.m.backlog(js.Gang.Queue, -1)
 }
 
@@ -80,7 +80,7 @@ func (e *engine) stop(js *jobState) {
 	_, _ = e.snap.Release(js.Gang.ID)
 	e.check.stop(js.Gang.ID)
 	js.running = false
-	e.m.allocate(js.Gang.Queue, -js.Gang.GPUs())
+	e.m.hold(js, -1)
 	if js.terminating {
 		js.terminating = false
 		delete(e.term, js.Gang.ID)
@@ -103,7 +103,7 @@ func (e *engine) interrupt(js *jobState, saved bool) float64 {
 	js.pending, js.queuedAt = true, e.now
 	e.pending = append(e.pending, js)
 	e.m.backlog(js.Gang.Queue, +1)
-	lost := (elapsed - kept).Hours() * float64(js.Gang.GPUs())
+	lost := (elapsed - kept).Hours() * float64(js.wholeGPUs())
 	e.m.lost(e.now, lost)
 	return lost
 }

@@ -97,6 +97,14 @@ type Result struct {
 	Finished int `json:"finished"`
 	// Starts lists every gang start in order (Config.RecordStarts).
 	Starts []Start `json:"starts,omitempty"`
+	// With Config.Shared: FractionalGPUs is the time-averaged share of the
+	// fleet's GPUs fractional members take from gangs (the whole GPUs they
+	// hold, or the shared nodes' GPUs), WholeForGangs the rest (the whole
+	// GPUs kept for gangs), GangAllocation the share held by the other
+	// gangs. Fractional members' delays are the class "fractional".
+	FractionalGPUs float64 `json:"fractionalGPUs,omitempty"`
+	WholeForGangs  float64 `json:"wholeForGangs,omitempty"`
+	GangAllocation float64 `json:"gangAllocation,omitempty"`
 }
 
 // Start is one start of a gang in a run.
@@ -143,6 +151,10 @@ type metrics struct {
 	fragN           int
 	starts          []Start
 	record          bool
+	fracAlloc       int     // GPUs taken by fractional members: whole GPUs they hold, or the shared nodes'
+	fracGPUHours    float64 // fracAlloc integrated over the window
+	gangGPUHours    float64 // GPUs held by the other gangs, integrated over the window
+	gangAlloc       int
 }
 
 func newMetrics(cfg Config, total int, queues []placement.Queue, leaves []LeafQueue) *metrics {
@@ -197,6 +209,20 @@ func (m *metrics) integrate(t0, t1 time.Duration) {
 	a, b := max(t0, m.from), min(t1, m.to)
 	if b > a {
 		m.allocGPUHours += float64(m.alloc) * (b - a).Hours()
+		m.fracGPUHours += float64(m.fracAlloc) * (b - a).Hours()
+		m.gangGPUHours += float64(m.gangAlloc) * (b - a).Hours()
+	}
+}
+
+// hold counts a job's whole GPUs as held (sign 1) or given back (-1), and
+// apart for fractional members and the other gangs.
+func (m *metrics) hold(js *jobState, sign int) {
+	g := sign * js.wholeGPUs()
+	m.allocate(js.Gang.Queue, g)
+	if isFractional(&js.Gang) {
+		m.fracAlloc += g
+	} else {
+		m.gangAlloc += g
 	}
 }
 
@@ -216,6 +242,9 @@ func (m *metrics) placed(js *jobState, p placement.Placement, now time.Duration)
 	}
 	m.started++
 	c := sizeClass(js.Gang.GPUs())
+	if isFractional(&js.Gang) {
+		c = classFractional
+	}
 	m.delays[c] = append(m.delays[c], (now - js.queuedAt).Minutes())
 	m.allDelays = append(m.allDelays, (now - js.queuedAt).Minutes())
 	if js.Gang.Priority >= placement.PriorityProduction {
@@ -315,6 +344,11 @@ func (m *metrics) result(cfg Config, name string, e *engine, wall time.Duration)
 		r.FreeWhileWaiting = m.freeSum / float64(m.fragN)
 	}
 	r.BackloggedSamples = m.fragN
+	if cfg.Shared != nil && hours > 0 {
+		r.FractionalGPUs = m.fracGPUHours / (float64(m.total) * hours)
+		r.WholeForGangs = 1 - r.FractionalGPUs
+		r.GangAllocation = m.gangGPUHours / (float64(m.total) * hours)
+	}
 	for c, ds := range m.delays {
 		slices.Sort(ds)
 		r.DelayP50[c] = round(ds[len(ds)/2])
@@ -383,6 +417,9 @@ func (m *metrics) fragment(e *engine) {
 	seen := map[string]bool{}
 	for _, js := range e.pending {
 		g := js.Gang
+		if g.Shared != nil {
+			continue // shares, not whole GPUs
+		}
 		gpm := g.GPUsPerMember
 		for _, r := range g.Roles {
 			if r.GPUsPerMember > 0 && (gpm == 0 || r.GPUsPerMember < gpm) {
