@@ -55,6 +55,9 @@ const (
 	// ResourceMIG1g10gb and ResourceMIG3g40gb are MIG slices under the mixed strategy.
 	ResourceMIG1g10gb = "nvidia.com/mig-1g.10gb"
 	ResourceMIG3g40gb = "nvidia.com/mig-3g.40gb"
+	// ResourceGPUShared is one share of a time-sliced or MPS GPU, as the
+	// device plugin advertises it with renameByDefault.
+	ResourceGPUShared = "nvidia.com/gpu.shared"
 )
 
 // MIGLabel returns the GFD label key for one attribute of a MIG profile under

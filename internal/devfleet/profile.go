@@ -102,6 +102,17 @@ var profiles = map[string]*Profile{
 			ResourceGPU: "2", ResourceMIG1g10gb: "28", ResourceMIG3g40gb: "4",
 		},
 	},
+	"l4-shared": {
+		Name: "l4-shared", Short: "l4s",
+		Description: "L4 nodes whose 4 GPUs are time-sliced 4 ways by the device plugin (renameByDefault): " +
+			"16 x nvidia.com/gpu.shared each, no whole GPU; racks of 8 nodes (not in the default fleet)",
+		DefaultNodes: 16, RackSize: 8, RacksPerBlock: 4, Arch: "amd64",
+		Labels: merge(gfdLabels("NVIDIA-L4", "ada-lovelace", "23034", "4", "8", "9", "PowerEdge-R760xa", false),
+			map[string]string{"nvidia.com/gpu.replicas": "4", "nvidia.com/gpu.sharing-strategy": "time-slicing"}),
+		Resources: map[string]string{
+			"cpu": "96", "memory": "512Gi", "pods": "110", "ephemeral-storage": "7Ti", ResourceGPUShared: "16",
+		},
+	},
 }
 
 // The labellings of Profile.Topology.

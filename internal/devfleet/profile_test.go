@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
 func TestBuildNodes(t *testing.T) {
@@ -25,6 +27,7 @@ func TestBuildNodes(t *testing.T) {
 		{"gb200-nvl72", 40, 4, "NVIDIA-GB200", 3, 3, ResourceGPU, 4},
 		{"a100-mig", 16, 2, "NVIDIA-A100-SXM4-80GB", 2, 0, ResourceMIG1g10gb, 28},
 		{"a100-mig", 3, 2, "NVIDIA-A100-SXM4-80GB", 1, 0, ResourceMIG3g40gb, 4},
+		{"l4-shared", 16, 0, "NVIDIA-L4", 2, 0, ResourceGPUShared, 16},
 	}
 	for _, tt := range tests {
 		t.Run(tt.profile, func(t *testing.T) {
@@ -125,5 +128,26 @@ func TestBuildNodesTopographV1(t *testing.T) {
 	}
 	if len(racks) != 2 || racks["c1-r000"] != 8 || racks["c1-r001"] != 8 {
 		t.Errorf("tier-0 (rack) domains = %v, want two of 8 nodes", racks)
+	}
+}
+
+// TestSharedProfileInventory: the l4-shared nodes, as GFD and the device
+// plugin label them, are shared GPUs in the inventory: 4 physical GPUs of
+// 4 replicas each, 16 requestable shares, no whole GPU, one shared pool.
+func TestSharedProfileInventory(t *testing.T) {
+	p, err := LookupProfile("l4-shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fedinv.Build("c1", BuildNodes("c1", "local", p, 2), nil, fedinv.DefaultLabelKeys())
+	want := fedinv.SharedGPUs{Strategy: fedinv.SharingTimeSlicing, Replicas: 4, Resource: fedinv.ResourceGPUShared,
+		GPUs: 4, Allocatable: 16}
+	for _, n := range c.Nodes {
+		if n.GPUs != 0 || n.Shared == nil || *n.Shared != want {
+			t.Errorf("%s: %d whole GPUs, shared %+v; want 0, %+v", n.Name, n.GPUs, n.Shared, want)
+		}
+	}
+	if pools := c.Pools(); len(pools) != 1 || pools[0].Name != "l4-shared" || pools[0].Capacity != 32 {
+		t.Errorf("pools %+v, want one l4-shared pool of 32 shares", pools)
 	}
 }
