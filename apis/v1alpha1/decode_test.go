@@ -138,6 +138,11 @@ func TestExamplesAreValid(t *testing.T) {
 			case *Queue:
 				SetQueueDefaults(x)
 				errs = ValidateQueue(x)
+			case *InferenceService:
+				SetInferenceServiceDefaults(x)
+				if err := ValidateInferenceService(x); err != nil {
+					t.Errorf("%s: %v", f, err)
+				}
 			}
 			if len(errs) > 0 {
 				t.Errorf("%s: %v", f, errs)

@@ -148,6 +148,24 @@ func checkDecoded(t *testing.T, obj any) {
 			t.Fatalf("decoded *JoinToken of kind %q", o.Kind)
 		}
 		roundTrip(t, o)
+	case *ModelVersion:
+		if o.Kind != KindModelVersion {
+			t.Fatalf("decoded *ModelVersion of kind %q", o.Kind)
+		}
+		roundTrip(t, o)
+	case *InferenceService:
+		if o.Kind != KindInferenceService {
+			t.Fatalf("decoded *InferenceService of kind %q", o.Kind)
+		}
+		roundTrip(t, o)
+		once := o.DeepCopy()
+		SetInferenceServiceDefaults(once)
+		twice := once.DeepCopy()
+		SetInferenceServiceDefaults(twice)
+		if !equality.Semantic.DeepEqual(once, twice) {
+			t.Fatalf("SetInferenceServiceDefaults is not idempotent:\n%+v\n%+v", once.Spec, twice.Spec)
+		}
+		_ = ValidateInferenceService(once)
 	default:
 		t.Fatalf("decoded an object of unexpected type %T", obj)
 	}
