@@ -200,33 +200,22 @@ func (r *Reader) line(ctx context.Context, s stream, line string, pos *position)
 // unavailable, at most r.attempts times.
 func (r *Reader) report(ctx context.Context, job string, rep v1alpha1.CheckpointReport) {
 	log := klog.FromContext(ctx).WithValues("step", rep.Step, "uri", rep.URI)
-	bo := r.retry
-	for attempt := 1; ; attempt++ {
-		callCtx, cancel := context.WithTimeout(ctx, r.timeout)
-		err := r.reporter.ReportJobCheckpoint(callCtx, job, rep)
-		cancel()
-		switch {
-		case err == nil:
-			metricLines.WithLabelValues(resultReported).Inc()
-			log.V(1).Info("Reported a checkpoint to the hub")
-			return
-		case refused(err):
-			metricLines.WithLabelValues(resultRefused).Inc()
-			log.V(1).Info("The hub refused the checkpoint", "reason", status.Code(err).String(), "err", err)
-			return
-		case ctx.Err() != nil: // the pod stopped or the agent stops
-			return
-		case retryable(err) && attempt < r.attempts:
-			wait := bo.Next()
-			log.V(1).Info("Reporting the checkpoint failed; retrying", "err", err, "attempt", attempt, "after", wait)
-			if !hubclient.Sleep(ctx, wait) {
-				return
-			}
-		default:
-			metricLines.WithLabelValues(resultError).Inc()
-			log.Error(err, "Could not report the checkpoint to the hub; giving up", "attempts", attempt)
-			return
-		}
+	attempts, err := hubclient.Resend(ctx, r.attempts, r.timeout, r.retry, func(ctx context.Context) error {
+		return r.reporter.ReportJobCheckpoint(ctx, job, rep)
+	}, func(err error, attempt int, wait time.Duration) {
+		log.V(1).Info("Reporting the checkpoint failed; retrying", "err", err, "attempt", attempt, "after", wait)
+	})
+	switch {
+	case err == nil:
+		metricLines.WithLabelValues(resultReported).Inc()
+		log.V(1).Info("Reported a checkpoint to the hub")
+	case refused(err):
+		metricLines.WithLabelValues(resultRefused).Inc()
+		log.V(1).Info("The hub refused the checkpoint", "reason", status.Code(err).String(), "err", err)
+	case ctx.Err() != nil: // the pod stopped or the agent stops
+	default:
+		metricLines.WithLabelValues(resultError).Inc()
+		log.Error(err, "Could not report the checkpoint to the hub; giving up", "attempts", attempts)
 	}
 }
 
@@ -239,12 +228,6 @@ func refused(err error) bool {
 		return true
 	}
 	return false
-}
-
-// retryable reports whether a failed report may succeed when sent again:
-// the hub is unavailable or busy, or the call timed out.
-func retryable(err error) bool {
-	return hubclient.Retryable(err) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // clip shortens a line for the log.

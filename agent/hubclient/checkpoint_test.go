@@ -12,7 +12,6 @@ import (
 
 	shoalv1alpha1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	"github.com/shoal-dev/shoal/federation/cahash"
 )
 
 // checkpointHub records the checkpoints agents pass on and refuses any
@@ -43,15 +42,7 @@ func TestReportJobCheckpoint(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	creds, err := Register(ctx, Registration{Address: addr, Token: "good", CAHash: cahash.Of(h.ca), Cluster: "eu1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Dial(addr, creds, "v-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := registered(ctx, t, h, addr)
 	at := time.Date(2026, 12, 2, 10, 0, 0, 123456789, time.FixedZone("CET", 3600))
 	if err := c.ReportJobCheckpoint(ctx, "train", v1alpha1.CheckpointReport{Step: 100, URI: "s3://c/100", Time: at}); err != nil {
 		t.Fatal(err)
@@ -59,7 +50,7 @@ func TestReportJobCheckpoint(t *testing.T) {
 	if err := c.ReportJobCheckpoint(ctx, "train", v1alpha1.CheckpointReport{Step: 200, URI: "s3://c/200"}); err != nil {
 		t.Fatal(err)
 	}
-	err = c.ReportJobCheckpoint(ctx, "train", v1alpha1.CheckpointReport{Step: 50, URI: "s3://c/50"})
+	err := c.ReportJobCheckpoint(ctx, "train", v1alpha1.CheckpointReport{Step: 50, URI: "s3://c/50"})
 	if status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("older step: %v, want the hub's FailedPrecondition", err)
 	}

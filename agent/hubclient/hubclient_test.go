@@ -311,3 +311,19 @@ func TestBackoff(t *testing.T) {
 		t.Errorf("after reset: %v", d)
 	}
 }
+
+// registered registers cluster eu1 with the hub h at addr and dials it
+// with the credentials it got; the client closes with the test.
+func registered(ctx context.Context, t *testing.T, h *testHub, addr string) *Client {
+	t.Helper()
+	creds, err := Register(ctx, Registration{Address: addr, Token: "good", CAHash: cahash.Of(h.ca), Cluster: "eu1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Dial(addr, creds, "v-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
