@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/shoal-dev/shoal/agent/cluster"
+	"github.com/shoal-dev/shoal/agent/cluster/clustertest"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
@@ -171,61 +172,14 @@ func (h *fakeHub) steps() []int64 {
 // stop ends both and fails the test if the Reader does not return.
 func start(t *testing.T, logs *fakeLogs, hub *fakeHub, pods ...*corev1.Pod) (*fake.Clientset, func()) {
 	t.Helper()
-	cs := fake.NewClientset()
-	for _, p := range pods {
-		if _, err := cs.CoreV1().Pods(p.Namespace).Create(t.Context(), p, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	workload, err := cluster.New(cs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := New(workload, hub, WithLogOpener(logs.open), WithReportRetries(3, time.Millisecond, 4*time.Millisecond),
-		WithReconnectBackoff(time.Millisecond, 4*time.Millisecond), WithDrain(50*time.Millisecond))
-	ctx, cancel := context.WithCancel(t.Context())
-	cacheDone, readerDone := make(chan error, 1), make(chan error, 1)
-	go func() { cacheDone <- workload.Run(ctx) }()
-	go func() { readerDone <- r.Run(ctx) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		for _, done := range []chan error{readerDone, cacheDone} {
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("Run = %v", err)
-				}
-			case <-time.After(5 * time.Second):
-				t.Fatal("Run did not end with its context")
-			}
-		}
-	}
-	t.Cleanup(stop)
-	// Ending the cache before its first sync is an error: wait for it.
-	select {
-	case <-workload.Synced():
-	case <-time.After(5 * time.Second):
-		t.Fatal("the workload cache did not sync")
-	}
-	return cs, stop
+	return clustertest.Start(t, func(workload *cluster.Cache) func(context.Context) error {
+		return New(workload, hub, WithLogOpener(logs.open), WithReportRetries(3, time.Millisecond, 4*time.Millisecond),
+			WithReconnectBackoff(time.Millisecond, 4*time.Millisecond), WithDrain(50*time.Millisecond)).Run
+	}, pods...)
 }
 
 // eventually polls cond until it holds or 5 s passed.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
+var eventually = clustertest.Eventually
 
 func counts() map[string]float64 {
 	out := map[string]float64{}
