@@ -26,6 +26,7 @@ import (
 	"github.com/shoal-dev/shoal/agent/nodehealth"
 	"github.com/shoal-dev/shoal/agent/podsync"
 	"github.com/shoal-dev/shoal/agent/rendezvous"
+	"github.com/shoal-dev/shoal/agent/serviceload"
 	"github.com/shoal-dev/shoal/agent/vnode"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
@@ -124,7 +125,8 @@ func (a *Agent) localClient() (kubernetes.Interface, error) {
 // the pod syncer with the gang gate, the copies of the members' ConfigMaps,
 // Secrets and ServiceAccounts (agent/deps) and the fence (fed by every successful
 // heartbeat sent while the hub cluster probe is answered), the node failure watcher, the rendezvous mirror, the
-// reader of member 0's checkpoint lines (agent/checkpoints, reporting them over hubAPI), and the
+// reader of member 0's checkpoint lines (agent/checkpoints, reporting them over hubAPI), the reader
+// of the inference replicas' load (agent/serviceload, reporting it over hubAPI), and the
 // virtual nodes with their kubelet endpoints (once the gate has loaded its
 // epochs and the hub cluster accepts the agent's credentials).
 func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclient.Keeper, hubAPI *hubclient.Client,
@@ -194,10 +196,12 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclie
 	copies.SetRecorder(nodes.Recorder())
 	mirror := rendezvous.New(hub, v1alpha1.ClusterNamespace(a.cfg.Cluster), workload)
 	checkpointLines := checkpoints.New(workload, hubAPI)
+	serviceLoad := serviceload.New(workload, hubAPI)
 	toNodes := watcher.Subscribe()
 	g.Go(func() error { return hubKube.Run(ctx) })
 	g.Go(func() error { return mirror.Run(ctx) })
 	g.Go(func() error { return checkpointLines.Run(ctx) })
+	g.Go(func() error { return serviceLoad.Run(ctx) })
 	g.Go(func() error { return syncer.Run(ctx) })
 	g.Go(func() error { return copies.Run(ctx) })
 	g.Go(func() error { return fenced.Run(ctx) })

@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-dev/shoal/agent/inventory"
 	"github.com/shoal-dev/shoal/agent/nodehealth"
 	"github.com/shoal-dev/shoal/agent/podsync"
+	"github.com/shoal-dev/shoal/agent/serviceload"
 )
 
 // Collectors returns the collectors of every agent package, for the
@@ -19,7 +20,7 @@ import (
 func Collectors() []prometheus.Collector {
 	var out []prometheus.Collector
 	for _, cs := range [][]prometheus.Collector{checkpoints.Collectors(), fence.Collectors(), gitops.Collectors(), hubclient.Collectors(),
-		inventory.Collectors(), nodehealth.Collectors(), podsync.Collectors()} {
+		inventory.Collectors(), nodehealth.Collectors(), podsync.Collectors(), serviceload.Collectors()} {
 		out = append(out, cs...)
 	}
 	return out
