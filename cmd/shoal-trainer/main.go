@@ -9,6 +9,12 @@
 // then exits with --exit-on-notice, or else keeps running
 // until it is killed, so that only the hub ending its grace stops it
 // early. With --until it exits 0 at that step.
+//
+// Its serve mode (shoal-trainer serve, serve.go) stands in for a model
+// server of an inference replica.
+//
+//	shoal-trainer [train] [flags]   train (the default)
+//	shoal-trainer serve [flags]     serve HTTP
 package main
 
 import (
@@ -26,13 +32,28 @@ import (
 )
 
 func main() {
-	every := flag.Duration("step-every", 200*time.Millisecond, "time per step")
-	ckptEvery := flag.Int64("checkpoint-every", 10, "steps between checkpoints (0: only on SIGTERM)")
-	until := flag.Int64("until", 0, "exit 0 at this step (0: run until killed)")
-	prefix := flag.String("uri-prefix", "file:///checkpoints/", "checkpoint URIs are this plus step-N")
-	save := flag.Duration("save-time", 2*time.Second, "how long saving the checkpoint on SIGTERM takes")
-	exit := flag.Bool("exit-on-notice", false, "exit 0 once the checkpoint of SIGTERM is printed, instead of waiting to be killed")
-	flag.Parse()
+	args := os.Args[1:]
+	mode := "train"
+	if len(args) > 0 && (args[0] == "train" || args[0] == "serve") {
+		mode, args = args[0], args[1:]
+	}
+	if mode == "serve" {
+		os.Exit(serve(args))
+	}
+	train(args)
+}
+
+// train is the train mode: flags as before the serve mode came, without a
+// subcommand.
+func train(args []string) {
+	fs := flag.NewFlagSet("shoal-trainer", flag.ExitOnError)
+	every := fs.Duration("step-every", 200*time.Millisecond, "time per step")
+	ckptEvery := fs.Int64("checkpoint-every", 10, "steps between checkpoints (0: only on SIGTERM)")
+	until := fs.Int64("until", 0, "exit 0 at this step (0: run until killed)")
+	prefix := fs.String("uri-prefix", "file:///checkpoints/", "checkpoint URIs are this plus step-N")
+	save := fs.Duration("save-time", 2*time.Second, "how long saving the checkpoint on SIGTERM takes")
+	exit := fs.Bool("exit-on-notice", false, "exit 0 once the checkpoint of SIGTERM is printed, instead of waiting to be killed")
+	_ = fs.Parse(args) // ExitOnError
 
 	step := int64(0)
 	if s := os.Getenv(v1alpha1.EnvResumeStep); s != "" {
