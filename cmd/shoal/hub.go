@@ -13,5 +13,6 @@ func addHubCommands(root *cobra.Command) {
 	addGitOpsCommands(root)
 	addRolloutCommands(root)
 	addModelCommands(root)
+	addServiceCommands(root)
 	addUserCommands(root)
 }

@@ -37,8 +37,11 @@ func gangShape(members, gpus int32, mig *v1alpha1.MIGRequest) string {
 }
 
 // jobTopology renders the topology rule as "rack (prefer nvlink)".
-func jobTopology(j *v1alpha1.Job) string {
-	t := j.Spec.Placement.Topology
+func jobTopology(j *v1alpha1.Job) string { return topologyText(j.Spec.Placement.Topology) }
+
+// topologyText is a topology for people: the required level, then the
+// preferred one, or "-".
+func topologyText(t v1alpha1.Topology) string {
 	switch {
 	case t.Required != "" && t.Preferred != "":
 		return fmt.Sprintf("%s (prefer %s)", t.Required, t.Preferred)

@@ -123,6 +123,13 @@ func runModel(t *testing.T, cl shoalv1.ModelsClient, stdin string, args ...strin
 		}
 		return cl, func() {}, nil
 	})
+	return execCommand(t, cmd, stdin, args...)
+}
+
+// execCommand runs cmd with args, reading stdin, and returns what it wrote
+// (stdout and stderr together).
+func execCommand(t *testing.T, cmd *cobra.Command, stdin string, args ...string) (string, error) {
+	t.Helper()
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	var out bytes.Buffer
 	cmd.SetOut(&out)
@@ -133,18 +140,21 @@ func runModel(t *testing.T, cl shoalv1.ModelsClient, stdin string, args ...strin
 	return out.String(), err
 }
 
+// testTime is the RFC 3339 time s.
+func testTime(s string) *metav1.Time {
+	tm, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	mt := metav1.NewTime(tm)
+	return &mt
+}
+
 // sampleModelVersions is llama-chat@2.0 (from a job's checkpoint, derived
 // from llama@1.0) and llama@1.0 (from a job without a checkpoint), and
 // base@0.1 (no source job).
 func sampleModelVersions() []*v1alpha1.ModelVersion {
-	at := func(s string) *metav1.Time {
-		tm, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			panic(err)
-		}
-		mt := metav1.NewTime(tm)
-		return &mt
-	}
+	at := testTime
 	step := int64(1200)
 	meta := metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.KindModelVersion}
 	return []*v1alpha1.ModelVersion{
