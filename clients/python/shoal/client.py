@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """The Shoal hub REST client: jobs (submit, get, list, watch, follow,
-cancel), queues, clusters and whoami."""
+cancel), inference services, queues, clusters and whoami."""
 
 import http.client
 import json
@@ -105,13 +105,7 @@ class Client:
         """Submits a Job (a dict, or its JSON text) and returns the stored
         record. Submit is idempotent: the same name and spec returns the
         existing job; another spec under a taken name is refused (409)."""
-        if isinstance(job, (str, bytes)):
-            job = json.loads(job)
-        if not isinstance(job, dict):
-            raise TypeError("job must be a dict or its JSON text")
-        job = dict(job)
-        job.setdefault("apiVersion", API_VERSION)
-        job.setdefault("kind", "Job")
+        job = _object(job, "Job", "job")
         return self._record(self._call("POST", "/v1/jobs", body={"job": {"json": job}, "dryRun": dry_run}))
 
     def get(self, name: str) -> Dict[str, Any]:
@@ -205,6 +199,52 @@ class Client:
                     raise
                 time.sleep(min(0.1 * 2 ** failures, 5.0))
 
+    # Inference services (docs/inference.md).
+
+    def create_service(self, service: Union[Dict[str, Any], str]) -> Dict[str, Any]:
+        """Creates an InferenceService (a dict, or its JSON text) and
+        returns the stored record; its model version must be registered,
+        and a name taken is refused (409)."""
+        service = _object(service, "InferenceService", "service")
+        return self._record(self._call("POST", "/v1/services", body={"service": {"json": service}}))
+
+    def update_service(self, service: Union[Dict[str, Any], str], revision: int = 0) -> Dict[str, Any]:
+        """Replaces the spec of the service the record names (its queue
+        stays) and returns the stored record: a new spec.model starts a
+        rollout, new spec.replicas bounds a rescale. With revision (a
+        record's metadata.resourceVersion) a service changed since is
+        refused (409, code 10 Aborted)."""
+        service = _object(service, "InferenceService", "service")
+        name = (service.get("metadata") or {}).get("name") or ""
+        if not name:
+            raise ValueError("service has no metadata.name")
+        body = {"service": {"json": service, "revision": str(revision)}}
+        return self._record(self._call("PUT", "/v1/services/" + _seg(name), body=body))
+
+    def get_service(self, name: str) -> Dict[str, Any]:
+        """The service's record: spec, and status with the model served,
+        the rollout, the load, the conditions and the endpoints."""
+        return self._record(self._call("GET", "/v1/services/" + _seg(name)))
+
+    def list_services(self, queue: Optional[str] = None) -> List[Dict[str, Any]]:
+        """Every service (of the queue, when given) the caller may see."""
+        resp = self._call("GET", "/v1/services", query={"queue": queue})
+        return [self._record(o) for o in resp.get("items") or []]
+
+    def delete_service(self, name: str) -> Dict[str, Any]:
+        """Deletes the service (its replicas are cancelled) and returns its
+        last record."""
+        return self._record(self._call("DELETE", "/v1/services/" + _seg(name)))
+
+    def report_service_load(self, name: str, value: int) -> Dict[str, Any]:
+        """Reports the load a gateway sees for the service (requests
+        queued or in flight; source user:<caller>), the autoscaler's
+        signal, and returns the service's record. It counts until the
+        caller's next report, or for 60 s."""
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"load {value!r}: must be a whole number, 0 or more")
+        return self._record(self._call("POST", "/v1/services/" + _seg(name) + ":load", body={"value": str(value)}))
+
     # Other resources.
 
     def whoami(self) -> Dict[str, Any]:
@@ -271,6 +311,18 @@ class Client:
               body: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
         with self._open(method, path, query=query, body=body) as resp:
             return json.loads(resp.read() or b"{}")
+
+
+def _object(obj: Union[Dict[str, Any], str], kind: str, what: str) -> Dict[str, Any]:
+    """obj (a dict or its JSON text) as a dict, apiVersion and kind set when absent."""
+    if isinstance(obj, (str, bytes)):
+        obj = json.loads(obj)
+    if not isinstance(obj, dict):
+        raise TypeError(f"{what} must be a dict or its JSON text")
+    obj = dict(obj)
+    obj.setdefault("apiVersion", API_VERSION)
+    obj.setdefault("kind", kind)
+    return obj
 
 
 def _seg(name: str) -> str:

@@ -38,5 +38,54 @@ class ClientTest(unittest.TestCase):
             Client._record({"json": None, "revision": "0"})
 
 
+class ServiceCallsTest(unittest.TestCase):
+    """The inference-service methods send the REST calls of rest.yaml."""
+
+    def setUp(self):
+        self.c = Client("https://hub:7444")
+        self.calls = []
+
+        def call(method, path, query=None, body=None):
+            self.calls.append((method, path, query, body))
+            if path == "/v1/services" and method == "GET":
+                return {"items": [{"json": {"metadata": {"name": "chat"}}, "revision": "3"}]}
+            return {"json": {"metadata": {"name": "chat"}}, "revision": "3"}
+
+        self.c._call = call
+
+    def test_paths_and_bodies(self):
+        svc = {"metadata": {"name": "chat"}, "spec": {"queue": "serving", "model": "llm@1.0"}}
+        self.assertEqual(self.c.create_service(svc)["metadata"]["name"], "chat")
+        self.c.update_service('{"metadata": {"name": "chat"}, "spec": {}}', revision=12)
+        self.c.get_service("chat")
+        self.assertEqual(len(self.c.list_services(queue="serving")), 1)
+        self.c.list_services()
+        self.c.report_service_load("chat", 42)
+        self.c.delete_service("chat")
+        full = dict(svc, apiVersion="shoal.dev/v1alpha1", kind="InferenceService")
+        self.assertEqual(self.calls, [
+            ("POST", "/v1/services", None, {"service": {"json": full}}),
+            ("PUT", "/v1/services/chat", None, {"service": {"json": {
+                "metadata": {"name": "chat"}, "spec": {}, "apiVersion": "shoal.dev/v1alpha1", "kind": "InferenceService"},
+                "revision": "12"}}),
+            ("GET", "/v1/services/chat", None, None),
+            ("GET", "/v1/services", {"queue": "serving"}, None),
+            ("GET", "/v1/services", {"queue": None}, None),
+            ("POST", "/v1/services/chat:load", None, {"value": "42"}),
+            ("DELETE", "/v1/services/chat", None, None),
+        ])
+        self.assertNotIn("apiVersion", svc)  # the caller's dict is not changed
+
+    def test_refused_before_sending(self):
+        with self.assertRaises(ValueError):
+            self.c.update_service({"spec": {}})
+        for bad in (-1, 1.5, True, "3"):
+            with self.assertRaises(ValueError):
+                self.c.report_service_load("chat", bad)
+        with self.assertRaises(TypeError):
+            self.c.create_service(["not", "a", "service"])
+        self.assertEqual(self.calls, [])
+
+
 if __name__ == "__main__":
     unittest.main()
