@@ -56,7 +56,7 @@ func Decode(data []byte) (any, error) {
 	obj := newObject(tm.Kind)
 	if obj == nil {
 		return nil, &DecodeError{Reasons: []string{fmt.Sprintf(
-			"kind %q is not one of %s, %s, %s, %s, %s, %s, %s", tm.Kind, KindJob, KindQueue, KindCluster, KindJoinToken, KindRollout, KindModelVersion, KindInferenceService)}}
+			"kind %q is not one of %s, %s, %s, %s, %s, %s, %s, %s", tm.Kind, KindJob, KindQueue, KindCluster, KindJoinToken, KindRollout, KindModelVersion, KindInferenceService, KindGPUPool)}}
 	}
 	if err := strictUnmarshal(jsonData, obj); err != nil {
 		return nil, err
@@ -90,6 +90,8 @@ func newObject(kind string) any {
 		return &Rollout{}
 	case KindInferenceService:
 		return &InferenceService{}
+	case KindGPUPool:
+		return &GPUPool{}
 	}
 	return nil
 }
@@ -129,6 +131,9 @@ func DecodeModelVersion(data []byte) (*ModelVersion, error) {
 func DecodeInferenceService(data []byte) (*InferenceService, error) {
 	return decodeAs[InferenceService](data, KindInferenceService)
 }
+
+// DecodeGPUPool decodes a GPUPool in YAML or JSON, strictly.
+func DecodeGPUPool(data []byte) (*GPUPool, error) { return decodeAs[GPUPool](data, KindGPUPool) }
 
 func decodeAs[T any](data []byte, kind string) (*T, error) {
 	obj, err := Decode(data)

@@ -46,6 +46,8 @@ const (
 	KindModelVersion = "ModelVersion"
 	// KindInferenceService is a served model (docs/inference.md).
 	KindInferenceService = "InferenceService"
+	// KindGPUPool is a named set of GPU nodes (docs/pools.md).
+	KindGPUPool = "GPUPool"
 )
 
 // SubmitResultHeader is the gRPC response header in which Jobs.Submit says

@@ -47,6 +47,11 @@ type QueueSpec struct {
 	// strictest set along the path, EffectivePodSecurity); baseline when no
 	// queue on the path sets one.
 	PodSecurity PodSecurityLevel `json:"podSecurity,omitempty"`
+	// Pools binds the queue to GPU pools (docs/pools.md): its jobs, and its
+	// descendants' unless they name pools of their own, are placed only on
+	// nodes of these pools. Every pool must exist. Empty: the nearest
+	// ancestor's, or anywhere.
+	Pools []string `json:"pools,omitempty"`
 }
 
 // GPUQuota is a queue's share of one GPU class.

@@ -21,6 +21,7 @@ func ValidateQueue(q *Queue) field.ErrorList {
 	if l := q.Spec.PodSecurity; l != "" && !l.Valid() {
 		errs = append(errs, field.NotSupported(p.Child("podSecurity"), l, PodSecurityLevels()))
 	}
+	errs = append(errs, validateQueuePools(q.Spec.Pools, p.Child("pools"))...)
 	for _, class := range slices.Sorted(maps.Keys(q.Spec.Quotas)) {
 		quota := q.Spec.Quotas[class]
 		kp := p.Child("quotas").Key(class)

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
 
 // Build computes a cluster's GPU inventory from its Nodes and Pods. Nodes
@@ -127,6 +129,12 @@ func nodeLabels(kn *corev1.Node, keys LabelKeys) Node {
 	}
 	if keys.Zone != "" {
 		n.Zone = l[keys.Zone]
+	}
+	for _, k := range v1alpha1.NodePoolLabelKeys {
+		if v := l[k]; v != "" {
+			n.NodePool = v
+			break
+		}
 	}
 	if mem, err := strconv.ParseInt(l[LabelGPUMemory], 10, 64); err == nil {
 		n.MemoryMiB = mem

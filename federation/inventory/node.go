@@ -56,6 +56,10 @@ type Node struct {
 	Rack  string `json:"rack,omitempty"`
 	Block string `json:"block,omitempty"`
 	Zone  string `json:"zone,omitempty"`
+	// NodePool is the node's node pool in its cluster: the first of
+	// v1alpha1.NodePoolLabelKeys it carries ("" if none), which GPU pools
+	// select nodes by (docs/pools.md).
+	NodePool string `json:"nodePool,omitempty"`
 	// Ready is the node's Ready condition.
 	Ready bool `json:"ready"`
 	// Unschedulable is true for a cordoned node.

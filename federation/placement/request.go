@@ -5,6 +5,7 @@ package placement
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -89,7 +90,8 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 		c := &s.classes[i]
 		r.classOK[i] = r.clusterOK[c.cluster] && productMatches(g.Products, c.product) && tolerates(g.unitTolerations(), c.taints) &&
 			(g.Shared == nil || g.Shared.Strategy == "" || g.Shared.Strategy == c.sharing) &&
-			(g.Devices == nil || len(g.Roles) > 0 || g.Devices.Matches(c.devices))
+			(g.Devices == nil || len(g.Roles) > 0 || g.Devices.Matches(c.devices)) &&
+			inPools(g.Pools, s.clusters[c.cluster].name, c)
 	}
 	s.classFit(r, &s.scratch.fit)
 	if len(g.Roles) > 0 {
@@ -111,6 +113,21 @@ func clusterMatches(g *Gang, sel labels.Selector, name string, ls map[string]str
 		}
 	}
 	return sel.Matches(clusterLabels{name: name, ls: ls})
+}
+
+// inPools says whether nodes of class c in the named cluster are in one of
+// the pools (no pools: anywhere).
+func inPools(pools []PoolFilter, cluster string, c *class) bool {
+	if len(pools) == 0 {
+		return true
+	}
+	for _, p := range pools {
+		if slices.Contains(p.Clusters, cluster) && (len(p.Products) == 0 || slices.Contains(p.Products, c.product)) &&
+			(len(p.NodePools) == 0 || slices.Contains(p.NodePools, c.nodePool)) {
+			return true
+		}
+	}
+	return false
 }
 
 // clusterLabels are a cluster's labels with its name as

@@ -66,13 +66,14 @@ type domain struct {
 }
 
 // class groups nodes a gang's filters cannot tell apart: same cluster,
-// product, taints and DRA GPUs.
+// product, taints, DRA GPUs, sharing and node pool.
 type class struct {
 	cluster   int32
 	product   string
 	taints    []corev1.Taint
 	devices   *inventory.DRADevices // the nodes' DRA GPUs (nil: none)
 	sharing   string                // the nodes' sharing strategy of requestable shares ("" if none)
+	nodePool  string                // the nodes' node pool ("" if none)
 	quotaKeys []string              // GPU classes the product counts in (quota.go)
 }
 
@@ -210,7 +211,7 @@ func (s *Snapshot) newNode(n *inventory.Node, c int32, classIdx map[string]int32
 	if n.Shared.Requestable() {
 		sharing = n.Shared.Strategy
 	}
-	sig := fmt.Sprintf("%d\x00%s\x00%v\x00%s", c, n.Product, n.Taints, sharing)
+	sig := fmt.Sprintf("%d\x00%s\x00%v\x00%s\x00%s", c, n.Product, n.Taints, sharing, n.NodePool)
 	if n.DRADevices != nil {
 		sig += "\x00" + n.DRADevices.Key()
 	}
@@ -219,7 +220,7 @@ func (s *Snapshot) newNode(n *inventory.Node, c int32, classIdx map[string]int32
 		ci = int32(len(s.classes))
 		classIdx[sig] = ci
 		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints, devices: n.DRADevices, sharing: sharing,
-			quotaKeys: v1alpha1.GPUClassesOfProduct(n.Product)})
+			nodePool: n.NodePool, quotaKeys: v1alpha1.GPUClassesOfProduct(n.Product)})
 	}
 	out := node{name: n.Name, cluster: c, class: ci, gpus: int32(n.GPUs), used: int32(n.UsedGPUs),
 		schedulable: n.Schedulable()}

@@ -110,6 +110,9 @@ type Gang struct {
 	ClusterSelector *metav1.LabelSelector
 	// Clusters, when set, lists the clusters the gang may use.
 	Clusters []string
+	// Pools, when set, are the GPU pools of the gang's queue: only nodes in
+	// one of them are candidates (docs/pools.md).
+	Pools []PoolFilter
 	// Tolerations let members land on tainted nodes.
 	Tolerations []corev1.Toleration
 	// Topology is the gang's topology rule.
@@ -125,6 +128,13 @@ type Gang struct {
 	// gang if it ends before they are needed, and reservations can tell when
 	// nodes will drain.
 	Estimate time.Duration
+}
+
+// PoolFilter is one GPU pool as placement filters nodes by it: a node is
+// in it when its cluster is in Clusters, and its product in Products and
+// its node pool in NodePools (each empty: any).
+type PoolFilter struct {
+	Clusters, Products, NodePools []string
 }
 
 // SharedRequest is what a gang asks of shared GPUs besides its shares.

@@ -37,7 +37,7 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving *pki.Serving) 
 	}
 	h.reg = registry.New(h.st, h.ca, regCfg)
 	ix := jobs.NewListIndex(h.st)
-	services, js, is, err := apiServices(h.st, rc, c.Dispatch.Namespace, ix)
+	services, js, is, ps, err := apiServices(h.st, rc, c.Dispatch.Namespace, ix)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -48,6 +48,7 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving *pki.Serving) 
 	}
 	parts = withRetention(parts, js, ix, c.Retention)
 	parts = withInference(parts, is, h.reg)
+	parts = withPools(parts, ps, h.reg)
 	if c.runs(Rollouts) {
 		parts = append(parts, leaderPart{legacyElection: rollout.Election, lead: rollouts.Lead})
 	}

@@ -4,7 +4,6 @@ package app
 
 import (
 	"context"
-	"errors"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -13,32 +12,14 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/inference"
 	"github.com/shoal-dev/shoal/hub/registry"
-	"github.com/shoal-dev/shoal/hub/scheduler"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// withInference runs the inference controller beside the scheduler, in the
-// scheduler's leadership term (as the retention sweeper): one replica, the
-// leader, creates and cancels replica jobs. A replica that runs no
-// scheduler runs no inference controller.
+// withInference runs the inference controller beside the scheduler: one
+// replica, the leader, creates and cancels replica jobs.
 func withInference(parts []leaderPart, svc *inference.Service, reg *registry.Registry) []leaderPart {
 	ctrl := inference.NewController(svc, readyClusters(reg), clock.RealClock{}, inference.DefaultInterval)
-	for i, p := range parts {
-		if p.legacyElection != scheduler.Election {
-			continue
-		}
-		lead := p.lead
-		parts[i].lead = func(ctx context.Context, l store.Leadership) error {
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			done := make(chan error, 1)
-			go func() { done <- ctrl.Lead(ctx, l) }()
-			err := lead(ctx, l)
-			cancel()
-			return errors.Join(err, <-done)
-		}
-	}
-	return parts
+	return besideScheduler(parts, ctrl.Lead)
 }
 
 // readyClusters lists the Ready clusters a selector matches, from the

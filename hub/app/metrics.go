@@ -11,6 +11,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/inference"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/models"
+	"github.com/shoal-dev/shoal/hub/pools"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/scheduler"
@@ -27,7 +28,7 @@ func registerMetrics() error { return RegisterMetrics(prometheus.DefaultRegister
 // collector already there is kept); docs/metrics.md lists them.
 func RegisterMetrics(reg prometheus.Registerer) error {
 	for _, register := range []func(prometheus.Registerer) error{
-		store.Register, server.RegisterMetrics, jobs.Register, models.Register, inference.Register, rollout.Register, registry.RegisterMetrics, scheduler.Register, dispatch.Register,
+		store.Register, server.RegisterMetrics, jobs.Register, models.Register, inference.Register, pools.Register, rollout.Register, registry.RegisterMetrics, scheduler.Register, dispatch.Register,
 	} {
 		var are prometheus.AlreadyRegisteredError
 		if err := register(reg); err != nil && !errors.As(err, &are) {

@@ -4,11 +4,9 @@ package app
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/shoal-dev/shoal/hub/jobs"
-	"github.com/shoal-dev/shoal/hub/scheduler"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -40,20 +38,5 @@ func (c *Config) validateRetention() error {
 // one that leads. A replica that runs no scheduler runs no sweeper.
 func withRetention(parts []leaderPart, js *jobs.Service, ix *jobs.ListIndex, cfg jobs.RetentionConfig) []leaderPart {
 	r := jobs.NewRetention(js, ix, cfg)
-	for i, p := range parts {
-		if p.legacyElection != scheduler.Election {
-			continue
-		}
-		lead := p.lead
-		parts[i].lead = func(ctx context.Context, l store.Leadership) error {
-			ctx, cancel := context.WithCancel(ctx)
-			defer cancel()
-			swept := make(chan error, 1)
-			go func() { swept <- r.Run(ctx) }()
-			err := lead(ctx, l)
-			cancel()
-			return errors.Join(err, <-swept)
-		}
-	}
-	return parts
+	return besideScheduler(parts, func(ctx context.Context, _ store.Leadership) error { return r.Run(ctx) })
 }

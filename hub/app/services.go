@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/inference"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/models"
+	"github.com/shoal-dev/shoal/hub/pools"
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
@@ -24,7 +25,7 @@ import (
 // cluster (rc not nil) pod templates are checked by a server-side dry-run
 // there, and the objects they reference must exist in the member namespace
 // (memberNS, the dispatcher's) there.
-func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.ListIndex) ([]func(grpc.ServiceRegistrar), *jobs.Service, *inference.Service, error) {
+func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.ListIndex) ([]func(grpc.ServiceRegistrar), *jobs.Service, *inference.Service, *pools.Service, error) {
 	opts := []jobs.Option{jobs.WithListIndex(ix)}
 	if rc != nil {
 		// Every submit makes a dry-run (and reads the objects its template
@@ -34,7 +35,7 @@ func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.Lis
 		rc.QPS, rc.Burst = 200, 400
 		cs, err := kubernetes.NewForConfig(rc)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("hub cluster client: %w", err)
+			return nil, nil, nil, nil, fmt.Errorf("hub cluster client: %w", err)
 		}
 		// Identical templates reuse a verdict for jobs.DefaultVerdictTTL
 		// (docs/api.md, "Intake"): pipelines submit thousands of them.
@@ -44,10 +45,12 @@ func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.Lis
 	}
 	js := jobs.New(st, opts...)
 	qs := queues.New(st, js)
+	ps := pools.New(st, qs)
+	qs.CheckPools(ps.Exists)
 	ms := models.New(st, js)
 	is := inference.New(st, ms, js)
 	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs), server.RegisterModels(ms),
-		server.RegisterInference(is)}, js, is, nil
+		server.RegisterInference(is), server.RegisterPools(ps)}, js, is, ps, nil
 }
 
 // gitOps builds the leader-elected rollout controller (its Run must be

@@ -52,6 +52,9 @@ type Gang struct {
 	ClusterLabelSelector *metav1.LabelSelector `json:"ClusterLabelSelector,omitempty"`
 	// Clusters, when set, lists the clusters the gang may use.
 	Clusters []string `json:"Clusters"`
+	// Pools are the GPU pools of the gang's queue as placement filters
+	// nodes by them (absent in records of earlier hubs: anywhere).
+	Pools []placement.PoolFilter `json:"Pools,omitempty"`
 	// Tolerations let members land on tainted nodes.
 	Tolerations []corev1.Toleration `json:"Tolerations"`
 	// Topology is the gang's topology rule.
@@ -104,7 +107,7 @@ func GangOf(g placement.Gang) Gang {
 	out := Gang{
 		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
 		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Shared: g.Shared, Products: g.Products,
-		ClusterLabelSelector: g.ClusterSelector, Clusters: g.Clusters, Tolerations: g.Tolerations,
+		ClusterLabelSelector: g.ClusterSelector, Clusters: g.Clusters, Pools: g.Pools, Tolerations: g.Tolerations,
 		Topology:    Topology{Required: string(g.Topology.Required), Preferred: string(g.Topology.Preferred)},
 		MaxClusters: g.MaxClusters, Policy: string(g.Policy), Submitted: g.Submitted, Estimate: g.Estimate,
 	}
@@ -138,7 +141,7 @@ func (g Gang) Placement() placement.Gang {
 	return placement.Gang{Roles: roles,
 		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
 		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Shared: g.Shared, Products: g.Products,
-		ClusterSelector: g.clusterSelector(), Clusters: g.Clusters, Tolerations: g.Tolerations,
+		ClusterSelector: g.clusterSelector(), Clusters: g.Clusters, Pools: g.Pools, Tolerations: g.Tolerations,
 		Topology: placement.Topology{Required: inventory.Level(g.Topology.Required),
 			Preferred: inventory.Level(g.Topology.Preferred)},
 		MaxClusters: g.MaxClusters, Policy: placement.Policy(g.Policy), Submitted: g.Submitted, Estimate: g.Estimate,

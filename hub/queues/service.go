@@ -27,6 +27,20 @@ type Service struct {
 	queues *store.Collection[*v1alpha1.Queue]
 	jobs   JobCounter
 	clock  clock.PassiveClock
+	// pools checks that the pools a queue names exist (nil: unchecked).
+	pools func(ctx context.Context, names []string) error
+}
+
+// CheckPools makes Create and Update refuse a queue naming a GPU pool
+// check says does not exist (hub/pools.Service.Exists).
+func (s *Service) CheckPools(check func(ctx context.Context, names []string) error) { s.pools = check }
+
+// checkPools refuses pools that do not exist.
+func (s *Service) checkPools(ctx context.Context, q *v1alpha1.Queue) error {
+	if s.pools == nil || len(q.Spec.Pools) == 0 {
+		return nil
+	}
+	return s.pools(ctx, q.Spec.Pools)
 }
 
 // Option configures a Service.
@@ -52,6 +66,9 @@ const maxAttempts = 8
 func (s *Service) Create(ctx context.Context, q *v1alpha1.Queue) (*v1alpha1.Queue, int64, error) {
 	q = prepare(q)
 	if err := validate(q); err != nil {
+		return nil, 0, err
+	}
+	if err := s.checkPools(ctx, q); err != nil {
 		return nil, 0, err
 	}
 	now := metav1.NewTime(s.clock.Now())
@@ -119,6 +136,9 @@ func validate(q *v1alpha1.Queue) error {
 func (s *Service) Update(ctx context.Context, in *v1alpha1.Queue, rev int64) (*v1alpha1.Queue, int64, error) {
 	q := prepare(in)
 	if err := validate(q); err != nil {
+		return nil, 0, err
+	}
+	if err := s.checkPools(ctx, q); err != nil {
 		return nil, 0, err
 	}
 	for range maxAttempts {

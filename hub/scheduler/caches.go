@@ -30,6 +30,7 @@ type caches struct {
 	queues       *watched[*v1alpha1.Queue]
 	clusters     *watched[*v1alpha1.Cluster]
 	inventories  *watched[*registry.InventoryRecord]
+	pools        *watched[*v1alpha1.GPUPool]
 
 	// The jobs' index (under jobs.mu): the unfinished jobs, and how many
 	// finished jobs each terminal phase has.
@@ -60,6 +61,7 @@ func (s *Scheduler) newCaches() *caches {
 		queues:       newWatched(s.queues),
 		clusters:     newWatched(s.clusters),
 		inventories:  newWatched(s.inventories),
+		pools:        newWatched(s.pools),
 		active:       map[string]bool{},
 		finished:     map[v1alpha1.JobPhase]int{},
 		parsed:       map[string]parsedInventory{},
@@ -121,6 +123,9 @@ func (c *caches) syncAll(ctx context.Context) error {
 	if err := c.clusters.sync(ctx); err != nil {
 		return err
 	}
+	if err := c.pools.sync(ctx); err != nil {
+		return err
+	}
 	return c.inventories.sync(ctx)
 }
 
@@ -132,7 +137,7 @@ func (c *caches) start(ctx context.Context, poke func()) (stop func(), err error
 	c.following = true
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	ready := make(chan struct{}, 6)
+	ready := make(chan struct{}, 7)
 	run := func(f func(context.Context, func())) {
 		wg.Add(1)
 		go func() {
@@ -146,8 +151,9 @@ func (c *caches) start(ctx context.Context, poke func()) (stop func(), err error
 	run(c.queues.run)
 	run(c.clusters.run)
 	run(c.inventories.run)
+	run(c.pools.run)
 	stop = func() { cancel(); wg.Wait() }
-	for range 6 {
+	for range 7 {
 		select {
 		case <-ready:
 		case <-ctx.Done():
@@ -219,7 +225,7 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (*fleet, err
 	for _, w := range []interface {
 		waiter
 		newestStored(context.Context) (int64, error)
-	}{c.queues, c.clusters} {
+	}{c.queues, c.clusters, c.pools} {
 		if !c.following {
 			break
 		}
@@ -240,6 +246,13 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (*fleet, err
 	f.revisions[c.queues.r.Kind()] = c.queues.rev
 	c.queues.mu.RUnlock()
 	slices.SortFunc(f.queues, func(a, b *v1alpha1.Queue) int { return strings.Compare(a.Name, b.Name) })
+	c.pools.mu.RLock()
+	for _, p := range c.pools.items {
+		f.pools = append(f.pools, p.Object)
+	}
+	f.revisions[c.pools.r.Kind()] = c.pools.rev
+	c.pools.mu.RUnlock()
+	slices.SortFunc(f.pools, func(a, b *v1alpha1.GPUPool) int { return strings.Compare(a.Name, b.Name) })
 	if err := c.snapshotClusters(f); err != nil {
 		return nil, err
 	}
@@ -324,5 +337,6 @@ func (c *caches) snapshotClusters(f *fleet) error {
 			f.nodes[cl.Name+"/"+n.Name] = n
 		}
 	}
+	f.resolvePools()
 	return nil
 }

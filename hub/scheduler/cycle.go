@@ -127,7 +127,7 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]
 			continue
 		}
 		byName[it.Name] = it
-		in.Pending = append(in.Pending, GangOf(j))
+		in.Pending = append(in.Pending, f.gangOf(j))
 	}
 	s.fair.Advance(now, held)
 	in.Usage = s.fair.Usage()
@@ -148,7 +148,7 @@ func (s *Scheduler) book(ctx context.Context, f *fleet, it store.Item[*v1alpha1.
 	if j == nil {
 		return fmt.Errorf("placement for unknown job %q", p.Gang)
 	}
-	g := GangOf(j)
+	g := f.gangOf(j)
 	r := s.reservation(f, &g, p, j.Status.Epoch+1, now)
 	jobCond, jobOp, _, err := s.status.Ops(it, jobs.Book(booking(j, r, p, now)))
 	if err != nil {

@@ -40,6 +40,10 @@ type fleet struct {
 	// Ready, which only the metrics read (fleetmetrics.go).
 	registered []store.Item[*v1alpha1.Cluster]
 	unready    []store.Item[*registry.InventoryRecord]
+	// pools are the GPU pools; poolFilters their node filters by name
+	// (resolvePools).
+	pools       []*v1alpha1.GPUPool
+	poolFilters map[string]placement.PoolFilter
 	// revisions are the store revisions each kind's cache was current to
 	// when the snapshot was taken; the ledger's is ledger.Revision.
 	revisions map[string]int64

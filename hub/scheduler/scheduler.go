@@ -12,6 +12,7 @@ import (
 	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/hub/pools"
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -52,7 +53,9 @@ type Scheduler struct {
 	queueStatus *queues.StatusWriter
 	clusters    store.Reader[*v1alpha1.Cluster]
 	inventories store.Reader[*registry.InventoryRecord]
-	fair        *placement.FairShare
+	// pools are hub/pools' GPU pools (cordons, queues' pools).
+	pools store.Reader[*v1alpha1.GPUPool]
+	fair  *placement.FairShare
 	// fairStore holds the fair-share usage across leaders (fairshare.go);
 	// fairLoaded says this leadership restored it, fairSaved when it last saved.
 	fairStore  *store.Collection[*placement.FairShareState]
@@ -120,6 +123,7 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 		queueStatus: queues.NewStatusWriter(st),
 		clusters:    registryClusters(st),
 		inventories: registryInventories(st),
+		pools:       pools.NewReader(st),
 		fair:        placement.NewFairShare(cfg.FairShareHalfLife),
 		fairStore:   fairShareCollection(st),
 		holdStore:   holdsCollection(st),

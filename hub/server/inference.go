@@ -152,14 +152,14 @@ func (s *clustersServer) ReportServiceLoad(ctx context.Context, req *shoalv1.Rep
 func serviceTarget(ctx context.Context, a authorizer, req any) (target, error) {
 	var name string
 	switch r := req.(type) {
-	case named:
-		name = r.GetName()
-	case *shoalv1.InferenceServiceRequest:
+	case *shoalv1.InferenceServiceRequest: // Update: the object names it
 		v, err := decodeService(r)
 		if err != nil {
 			return target{}, err
 		}
 		name = v.Name
+	case named:
+		name = r.GetName()
 	}
 	if a.services == nil {
 		return target{}, status.Error(codes.Unimplemented, "this hub serves no inference services")

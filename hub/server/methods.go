@@ -103,6 +103,12 @@ var methods = map[string]method{
 	shoalv1.Queues_Delete_FullMethodName: {verb: users.Delete, res: users.Queues, target: queueNameTarget, mutating: true},
 
 	// Model versions are not in a queue: anyone with the verb in some queue.
+	// GPU pools: the admin's to change; every role reads them.
+	shoalv1.Pools_Create_FullMethodName: admin(users.Create, users.Pools, true),
+	shoalv1.Pools_Update_FullMethodName: admin(users.Update, users.Pools, true),
+	shoalv1.Pools_Delete_FullMethodName: admin(users.Delete, users.Pools, true),
+	shoalv1.Pools_Get_FullMethodName:    {verb: users.Get, res: users.Pools},
+	shoalv1.Pools_List_FullMethodName:   {verb: users.List, res: users.Pools},
 	// Inference services: in a queue, with an owner, like jobs.
 	shoalv1.Inference_Create_FullMethodName: {verb: users.Create, res: users.Services, target: createServiceTarget, mutating: true},
 	shoalv1.Inference_Update_FullMethodName: {verb: users.Update, res: users.Services, target: serviceTarget, mutating: true},

@@ -45,10 +45,13 @@ const (
 	// Services are inference services (docs/inference.md): in a queue,
 	// with an owner, granted like jobs.
 	Services Resource = "services"
+	// Pools are GPU pools (docs/pools.md): in no queue; the admin changes
+	// them, every role reads them.
+	Pools Resource = "pools"
 )
 
 // Resources lists every resource.
-var Resources = []Resource{Jobs, Queues, Clusters, JoinTokens, GitOps, Rollouts, UsersRes, Models, Services}
+var Resources = []Resource{Jobs, Queues, Clusters, JoinTokens, GitOps, Rollouts, UsersRes, Models, Services, Pools}
 
 // Method is how a principal authenticated.
 type Method string
@@ -117,6 +120,7 @@ var roleGrants = map[v1alpha1.UserRole]map[Resource][]grant{
 		Queues:   {{verbs: []Verb{Get, List, Create, Update, Delete}}},
 		Models:   {{verbs: []Verb{Get, List, Create}}},
 		Services: {{verbs: []Verb{Get, List, Create, Update, Delete}}},
+		Pools:    {{verbs: []Verb{Get, List}}},
 	},
 	v1alpha1.UserRoleSubmitter: {
 		Jobs: {
@@ -129,12 +133,14 @@ var roleGrants = map[v1alpha1.UserRole]map[Resource][]grant{
 			{verbs: []Verb{Create}},
 			{verbs: []Verb{Get, List, Update, Delete}, ownOnly: true},
 		},
+		Pools: {{verbs: []Verb{Get, List}}},
 	},
 	v1alpha1.UserRoleViewer: {
 		Jobs:     {{verbs: []Verb{Get, List, Watch}}},
 		Queues:   {{verbs: []Verb{Get, List}}},
 		Models:   {{verbs: []Verb{Get, List}}},
 		Services: {{verbs: []Verb{Get, List}}},
+		Pools:    {{verbs: []Verb{Get, List}}},
 	},
 }
 
