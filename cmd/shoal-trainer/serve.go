@@ -89,12 +89,25 @@ func (s *server) handler() http.Handler {
 	return mux
 }
 
-// root answers after the delay, counted in flight meanwhile.
+// maxHold bounds a request's ?hold=.
+const maxHold = 10 * time.Minute
+
+// root answers after the delay (or the request's ?hold=DURATION, at most
+// maxHold: a test holding requests in flight), counted in flight meanwhile.
 func (s *server) root(w http.ResponseWriter, req *http.Request) {
+	delay := s.delay
+	if h := req.URL.Query().Get("hold"); h != "" {
+		d, err := time.ParseDuration(h)
+		if err != nil || d < 0 || d > maxHold {
+			http.Error(w, fmt.Sprintf("hold %q: want a duration of at most %s", h, maxHold), http.StatusBadRequest)
+			return
+		}
+		delay = d
+	}
 	s.inFlight.Add(1)
 	defer s.inFlight.Add(-1)
-	if s.delay > 0 {
-		t := time.NewTimer(s.delay)
+	if delay > 0 {
+		t := time.NewTimer(delay)
 		defer t.Stop()
 		select {
 		case <-t.C:

@@ -111,3 +111,22 @@ func TestServeFailModel(t *testing.T) {
 		t.Errorf("serve = %d, want 1", code)
 	}
 }
+
+func TestServeHold(t *testing.T) {
+	s := &server{model: "chat@1"}
+	srv := httptest.NewServer(s.handler())
+	defer srv.Close()
+	start := time.Now()
+	resp, err := http.Get(srv.URL + "/?hold=150ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || time.Since(start) < 150*time.Millisecond {
+		t.Fatalf("hold=150ms: %s after %s", resp.Status, time.Since(start))
+	}
+	if resp, err = http.Get(srv.URL + "/?hold=forever"); err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("hold=forever: %v %v, want 400", resp.Status, err)
+	}
+	_ = resp.Body.Close()
+}
