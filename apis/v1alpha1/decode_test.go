@@ -143,6 +143,10 @@ func TestExamplesAreValid(t *testing.T) {
 				if err := ValidateInferenceService(x); err != nil {
 					t.Errorf("%s: %v", f, err)
 				}
+			case *GPUPool:
+				if err := ValidateGPUPool(x); err != nil {
+					t.Errorf("%s: %v", f, err)
+				}
 			}
 			if len(errs) > 0 {
 				t.Errorf("%s: %v", f, errs)

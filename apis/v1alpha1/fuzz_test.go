@@ -166,6 +166,12 @@ func checkDecoded(t *testing.T, obj any) {
 			t.Fatalf("SetInferenceServiceDefaults is not idempotent:\n%+v\n%+v", once.Spec, twice.Spec)
 		}
 		_ = ValidateInferenceService(once)
+	case *GPUPool:
+		if o.Kind != KindGPUPool {
+			t.Fatalf("decoded *GPUPool of kind %q", o.Kind)
+		}
+		roundTrip(t, o)
+		_ = ValidateGPUPool(o)
 	default:
 		t.Fatalf("decoded an object of unexpected type %T", obj)
 	}
