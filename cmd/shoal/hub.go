@@ -13,6 +13,7 @@ func addHubCommands(root *cobra.Command) {
 	addGitOpsCommands(root)
 	addRolloutCommands(root)
 	addModelCommands(root)
+	addPoolCommands(root)
 	addServiceCommands(root)
 	addUserCommands(root)
 }

@@ -244,20 +244,7 @@ func (f *modelFlags) build(cmd *cobra.Command) (*v1alpha1.ModelVersion, error) {
 
 // readModelVersion decodes the ModelVersion of file strictly.
 func readModelVersion(cmd *cobra.Command, file string) (*v1alpha1.ModelVersion, error) {
-	r, closeFn, err := readInput(cmd, file)
-	if err != nil {
-		return nil, err
-	}
-	defer closeFn()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", file, err)
-	}
-	m, err := v1alpha1.DecodeModelVersion(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", file, err)
-	}
-	return m, nil
+	return readManifest(cmd, file, v1alpha1.DecodeModelVersion)
 }
 
 // printModelRegistered writes the line that says what the registration

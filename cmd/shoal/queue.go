@@ -43,6 +43,15 @@ type queueFlags struct {
 	weight    int32
 	// podSecurity is --pod-security: restricted, baseline or privileged.
 	podSecurity string
+	// pools is --pool: the GPU pools the queue is bound to.
+	pools []string
+}
+
+// poolFlag adds --pool to a queue command.
+func poolFlag(cmd *cobra.Command, f *queueFlags, what string) {
+	cmd.Flags().StringSliceVar(&f.pools, "pool", nil, what+" the GPU pools the queue is bound to (repeatable): its jobs, "+
+		"and its descendants' unless they name their own, run only on the pools' nodes (unset: the parent's, or anywhere)")
+	_ = cmd.RegisterFlagCompletionFunc("pool", completePoolNames(poolsClient, true))
 }
 
 // podSecurityFlag adds --pod-security to a queue command.
@@ -59,6 +68,7 @@ func newQueueCreateCommand() *cobra.Command {
 		Use:   "create NAME | -f FILE",
 		Short: "Create a queue (missing parent queues are created with weight 1 and no quota)",
 		Example: "  shoal queue create research/nlp --gpu-quota h100=64 --borrowing-limit h100=16 --weight 2\n" +
+			"  shoal queue create research/train --pool training-h100\n" +
 			"  shoal queue create -f examples/queue.yaml",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,6 +110,7 @@ func newQueueCreateCommand() *cobra.Command {
 	fl.StringToStringVar(&f.borrowing, "borrowing-limit", nil, "GPUs a class may borrow beyond its quota, e.g. h100=16 (default: no limit)")
 	fl.Int32Var(&f.weight, "weight", 0, "fair-share weight relative to sibling queues (default 1)")
 	podSecurityFlag(cmd, &f, "set")
+	poolFlag(cmd, &f, "set")
 	outFlag(cmd, &output)
 	return cmd
 }
@@ -107,7 +118,7 @@ func newQueueCreateCommand() *cobra.Command {
 // build returns the queues of -f, or the one named on the command line.
 func (f *queueFlags) build(cmd *cobra.Command, args []string) ([]*v1alpha1.Queue, error) {
 	if f.file != "" {
-		if len(args) > 0 || len(f.quota) > 0 || len(f.borrowing) > 0 || f.weight != 0 || f.podSecurity != "" {
+		if len(args) > 0 || len(f.quota) > 0 || len(f.borrowing) > 0 || f.weight != 0 || f.podSecurity != "" || len(f.pools) > 0 {
 			return nil, fmt.Errorf("give either -f FILE or NAME with flags, not both")
 		}
 		return readQueues(cmd, f.file)
@@ -121,6 +132,7 @@ func (f *queueFlags) build(cmd *cobra.Command, args []string) ([]*v1alpha1.Queue
 		q.Spec.Weight = &f.weight
 	}
 	q.Spec.PodSecurity = v1alpha1.PodSecurityLevel(f.podSecurity)
+	q.Spec.Pools = f.pools
 	var err error
 	q.Spec.Quotas, err = quotasFromFlags(f.quota, f.borrowing)
 	return []*v1alpha1.Queue{q}, err

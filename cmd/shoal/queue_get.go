@@ -171,12 +171,12 @@ func classCounts(m map[string]int32) string {
 
 // printQueueTable writes queues as a table, with each queue's effective
 // pod-security level computed from tree (the queues by name, ancestors
-// included); wide adds usage.
+// included); wide adds usage and the GPU pools its jobs may use.
 func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, tree map[string]*v1alpha1.Queue, wide bool, now time.Time) error {
 	tw := outTable(w)
 	hdr := "NAME\tWEIGHT\tQUOTAS\tPOD-SECURITY\tAGE"
 	if wide {
-		hdr += "\tIMPLICIT\tCREATED\tPENDING\tACTIVE\tUSED\tBORROWED"
+		hdr += "\tIMPLICIT\tCREATED\tPENDING\tACTIVE\tUSED\tBORROWED\tPOOLS"
 	}
 	fmt.Fprintln(tw, hdr)
 	for _, q := range qs {
@@ -187,9 +187,9 @@ func printQueueTable(w io.Writer, qs []*v1alpha1.Queue, tree map[string]*v1alpha
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s", q.Name, weight, queueQuotas(q), effectivePodSecurity(tree, q.Name),
 			outAge(q.CreationTimestamp, now))
 		if wide {
-			fmt.Fprintf(tw, "\t%t\t%s\t%d\t%d\t%s\t%s", q.Annotations[v1alpha1.AnnotationImplicit] == "true",
+			fmt.Fprintf(tw, "\t%t\t%s\t%d\t%d\t%s\t%s\t%s", q.Annotations[v1alpha1.AnnotationImplicit] == "true",
 				q.CreationTimestamp.UTC().Format(time.RFC3339), q.Status.PendingJobs, q.Status.ActiveJobs,
-				classCounts(q.Status.UsedGPUs), classCounts(q.Status.BorrowedGPUs))
+				classCounts(q.Status.UsedGPUs), classCounts(q.Status.BorrowedGPUs), effectivePools(tree, q.Name))
 		}
 		fmt.Fprintln(tw)
 	}

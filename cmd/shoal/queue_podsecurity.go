@@ -66,3 +66,25 @@ func effectivePodSecurity(tree map[string]*v1alpha1.Queue, name string) string {
 	}
 	return string(l)
 }
+
+// effectivePools renders the GPU pools queue name's jobs may use
+// (v1alpha1.EffectivePools along its path in tree): "a,b", with "(from x)"
+// when an ancestor names them, "-" when none does.
+func effectivePools(tree map[string]*v1alpha1.Queue, name string) string {
+	from := ""
+	pools := v1alpha1.EffectivePools(name, func(n string) (*v1alpha1.QueueSpec, bool) {
+		q := tree[n]
+		if q == nil {
+			return nil, false
+		}
+		if from == "" && len(q.Spec.Pools) > 0 {
+			from = n
+		}
+		return &q.Spec, true
+	})
+	s := outJoin(pools)
+	if len(pools) > 0 && from != name {
+		s += " (from " + from + ")"
+	}
+	return s
+}

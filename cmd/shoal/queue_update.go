@@ -16,8 +16,9 @@ func newQueueUpdateCommand() *cobra.Command {
 	var f queueFlags
 	cmd := &cobra.Command{
 		Use:   "update NAME [flags] | -f FILE",
-		Short: "Change a queue's weight or GPU quotas (flags change only what they name; -f replaces the spec)",
+		Short: "Change a queue's weight, GPU quotas, pod security or pools (flags change only what they name; -f replaces the spec)",
 		Example: "  shoal queue update research/nlp --weight 3 --gpu-quota h100=96 --borrowing-limit h100=0\n" +
+			"  shoal queue update research/train --pool training-h100 --pool eu-spot\n" +
 			"  shoal queue update -f examples/queues.yaml",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -60,6 +61,7 @@ func newQueueUpdateCommand() *cobra.Command {
 	fl.StringToStringVar(&f.borrowing, "borrowing-limit", nil, "set borrowing limits of these GPU classes, e.g. h100=16")
 	fl.Int32Var(&f.weight, "weight", 0, "set the fair-share weight")
 	podSecurityFlag(cmd, &f, "set")
+	poolFlag(cmd, &f, "set (replacing; --pool= unbinds)")
 	cmd.ValidArgsFunction = completeQueueNames
 	return cmd
 }
@@ -70,8 +72,9 @@ func mergeQueueFlags(cmd *cobra.Command, cl shoalv1.QueuesClient, f *queueFlags,
 	if len(args) != 1 {
 		return nil, 0, fmt.Errorf("name the queue or give -f FILE")
 	}
-	if len(f.quota) == 0 && len(f.borrowing) == 0 && f.weight == 0 && f.podSecurity == "" {
-		return nil, 0, fmt.Errorf("nothing to change: give --weight, --gpu-quota, --borrowing-limit or --pod-security")
+	pools := cmd.Flags().Changed("pool")
+	if len(f.quota) == 0 && len(f.borrowing) == 0 && f.weight == 0 && f.podSecurity == "" && !pools {
+		return nil, 0, fmt.Errorf("nothing to change: give --weight, --gpu-quota, --borrowing-limit, --pod-security or --pool")
 	}
 	obj, err := cl.Get(cmd.Context(), &shoalv1.GetQueueRequest{Name: args[0]})
 	if err != nil {
@@ -86,6 +89,9 @@ func mergeQueueFlags(cmd *cobra.Command, cl shoalv1.QueuesClient, f *queueFlags,
 	}
 	if f.podSecurity != "" {
 		q.Spec.PodSecurity = v1alpha1.PodSecurityLevel(f.podSecurity)
+	}
+	if pools {
+		q.Spec.Pools = f.pools // empty (--pool=): unbound
 	}
 	if q.Spec.Quotas == nil {
 		q.Spec.Quotas = map[string]v1alpha1.GPUQuota{}
