@@ -60,4 +60,8 @@ if ! SHOAL=$shoal CONFIG=$cfg hack/demo-checkpoint.sh; then
   echo "the checkpoint demo failed; the fleet is left up in $dir"
   exit 1
 fi
+if ! SHOAL=$shoal CONFIG=$cfg hack/demo-inference.sh; then
+  echo "the inference demo failed; the fleet is left up in $dir"
+  exit 1
+fi
 "$shoal" dev down --dir "$dir"
