@@ -30,7 +30,9 @@ until_() {
 # field NAME KEY: a number of the service's status from `service get -o json`.
 field() { sh service get demo-chat -o json | sed -n "s/^    \"$1\": \([0-9]*\),*$/\1/p" | head -1; }
 ready_is() { [ "$(field readyReplicas)" = "$1" ] && [ "$(field replicas)" = "$1" ]; }
-serves() { [ "$(sh service get demo-chat -o json | sed -n 's/^    "model": "\(.*\)",*$/\1/p' | head -1)" = "$1" ] && ready_is 2; }
+# serves MODEL: the service's MODEL column (status.model, "A → B" while a
+# rollout runs) is MODEL alone, with 2 replicas, all ready.
+serves() { [ "$(sh service get demo-chat | awk 'NR == 2 { print $3, $4 }')" = "$1 2/2" ] && ready_is 2; }
 # ask ADDRESS: GET / of a replica over bash's /dev/tcp (no curl needed).
 ask() {
   exec 3<>"/dev/tcp/$1/8000"

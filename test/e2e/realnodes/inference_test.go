@@ -85,7 +85,7 @@ func TestInferenceServiceServesHTTPAcrossClusters(t *testing.T) {
 
 	// Load steps reported by a gateway: 2 → 3 replicas, timed to ready.
 	var steps []time.Duration
-	for i := range 3 {
+	for i := range 5 {
 		start := time.Now()
 		mustCLI(t, "", "service", "load", "rn-chat", "12")
 		waitServing(t, "rn-chat", 2*time.Minute, "3 ready after a load step", func(s *v1alpha1.InferenceService) bool {
