@@ -24,13 +24,15 @@ import (
 // TestInferenceServiceLifecycle runs one InferenceService through what a
 // user does with it, on the fleet's three clusters, with the hub's own
 // controller (in the scheduler replica) making every decision:
-//   - two replicas (min 2) land in two different clusters (SpreadClusters);
+//   - two replicas (min 2), each a gang of a leader and a worker, land in
+//     two different clusters (SpreadClusters);
 //   - a load of 35 at 10 per replica asks for 4, but the queue's quota (24
 //     H100, no borrowing) holds 3 replicas of 8 GPUs: the 4th waits with
 //     QuotaExceeded and no more than 3 are ever placed;
 //   - without load it returns to 2 after the scale-down delay;
 //   - a rollout to a new model version completes and, sampled every 100
-//     ms, never has fewer than 2 replicas ready;
+//     ms, never has fewer than 2 replicas ready; the served version's
+//     lineage leads to the training job and checkpoint it came from;
 //   - a rollout whose new replicas cannot be placed is rolled back after
 //     its progress deadline, the previous version still serving;
 //   - with min 0 and no load it scales to zero, and a load report brings a
@@ -43,10 +45,21 @@ func TestInferenceServiceLifecycle(t *testing.T) {
 	if _, _, err := h.queues.Create(ctx, testqueue.New(queue).Quota("h100", 24).BorrowingLimit("h100", 0).Obj()); err != nil && !isAlreadyExists(err) {
 		t.Fatal(err)
 	}
+	// chat@1 was trained by a job that reported a checkpoint.
+	submit(t, newJob("chat-train", "e2e", 1, 8))
+	waitPhase(t, "chat-train", v1alpha1.JobRunning, time.Minute)
+	if _, _, err := h.jobs.ReportCheckpoint(ctx, "chat-train", v1alpha1.CheckpointReport{Step: 500, URI: "s3://e2e/chat-train/500"}, "e2e"); err != nil {
+		t.Fatal(err)
+	}
 	ms := models.New(h.st, h.jobs)
 	for _, v := range []string{"1", "2", "3"} {
 		mv := &v1alpha1.ModelVersion{Spec: v1alpha1.ModelVersionSpec{Model: "chat", Version: v,
 			ArtifactURI: "s3://e2e/chat/" + v, Digest: "sha256:" + fmt.Sprintf("%064d", 0)}}
+		if v == "1" {
+			mv.Spec.Source = &v1alpha1.ModelSource{Job: "chat-train"}
+		} else {
+			mv.Spec.Parent = "chat@1"
+		}
 		if _, _, _, err := ms.Register(ctx, mv, "e2e", nil); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +68,7 @@ func TestInferenceServiceLifecycle(t *testing.T) {
 	svc := &v1alpha1.InferenceService{
 		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.APIVersion, Kind: v1alpha1.KindInferenceService},
 		ObjectMeta: metav1.ObjectMeta{Name: "chat"},
-		Spec: v1alpha1.InferenceServiceSpec{Queue: queue, Model: "chat@1", GPUsPerMember: 8,
+		Spec: v1alpha1.InferenceServiceSpec{Queue: queue, Model: "chat@1", Members: 2, GPUsPerMember: 4,
 			Replicas:    v1alpha1.ServiceReplicas{Min: 2, Max: 4},
 			Autoscaling: &v1alpha1.ServiceAutoscaling{TargetPerReplica: 10, ScaleDownDelaySeconds: 5},
 			Rollout:     v1alpha1.ServiceRollout{ProgressDeadlineSeconds: 10},
@@ -99,6 +112,21 @@ func TestInferenceServiceLifecycle(t *testing.T) {
 	})
 	if m := minReady(); m < 2 {
 		t.Fatalf("the rollout dropped to %d ready replicas, below the minimum 2", m)
+	}
+	// Each replica is a gang of a leader and a worker, every member ready;
+	// the served model's lineage goes back to the training job and checkpoint.
+	for _, j := range replicaJobsOf(ctx, t) {
+		if len(j.Status.Members) != 2 || !j.Status.Members[0].Ready || !j.Status.Members[1].Ready {
+			t.Fatalf("replica %s members %+v, want 2 ready", j.Name, j.Status.Members)
+		}
+	}
+	lineage, err := ms.Lineage(ctx, "chat@2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root := lineage[len(lineage)-1]; len(lineage) != 2 || root.Status.Job == nil || root.Status.Job.Name != "chat-train" ||
+		root.Status.Checkpoint == nil || root.Status.Checkpoint.Step != 500 {
+		t.Fatalf("lineage of the served chat@2: %d versions, root %+v; want chat@1 from chat-train step 500", len(lineage), root.Status)
 	}
 
 	// A rollout whose replicas cannot be placed rolls back.
