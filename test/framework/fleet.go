@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -65,6 +66,33 @@ func RunWithFleet(m *testing.M, opts devfleet.Options, set func(*Fleet)) int {
 	if testing.Short() {
 		return m.Run()
 	}
+	return runWithFleet(m, opts, func(f *Fleet) error { set(f); return nil })
+}
+
+// RunWithShoalFleet is RunWithFleet for a fleet run by the shipped shoal-hub
+// and shoal-agent: it builds them and the other commands cmds (e.g.
+// "shoal") into a temporary directory bins, starts the fleet with
+// opts.Shoal running those binaries, and calls set before the tests (a
+// failing set fails the run).
+func RunWithShoalFleet(m *testing.M, opts devfleet.Options, cmds []string, set func(f *Fleet, bins string) error) int {
+	flag.Parse()
+	if testing.Short() {
+		return m.Run()
+	}
+	bins, err := BuildPrograms(append([]string{"shoal-hub", "shoal-agent"}, cmds...)...)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(bins) }()
+	if opts.Shoal == nil {
+		opts.Shoal = &devfleet.ShoalOptions{}
+	}
+	opts.Shoal.HubBinary, opts.Shoal.AgentBinary = filepath.Join(bins, "shoal-hub"), filepath.Join(bins, "shoal-agent")
+	return runWithFleet(m, opts, func(f *Fleet) error { return set(f, bins) })
+}
+
+func runWithFleet(m *testing.M, opts devfleet.Options, set func(*Fleet) error) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	f, err := StartFleet(ctx, opts)
 	cancel()
@@ -72,8 +100,12 @@ func RunWithFleet(m *testing.M, opts devfleet.Options, set func(*Fleet)) int {
 		fmt.Fprintf(os.Stderr, "start fleet: %v\n", err)
 		return 1
 	}
-	set(f)
-	code := m.Run()
+	code := 1
+	if err := set(f); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+	} else {
+		code = m.Run()
+	}
 	if err := f.Stop(code != 0); err != nil {
 		fmt.Fprintf(os.Stderr, "stop fleet: %v\n", err)
 		if code == 0 {

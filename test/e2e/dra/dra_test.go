@@ -18,11 +18,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
-	"github.com/shoal-dev/shoal/internal/devfleet"
-	"github.com/shoal-dev/shoal/test/framework"
 )
 
 // TestDRAOnlyClusterInventory: the cluster has no nvidia.com/gpu anywhere,
@@ -152,24 +149,7 @@ func waitRunningPods(t *testing.T, job string, n int) []corev1.Pod {
 // waitInventory waits until the DRA cluster's inventory on the hub satisfies ok.
 func waitInventory(t *testing.T, ok func(*fedinv.Cluster) bool) *fedinv.Cluster {
 	t.Helper()
-	cl := shoalv1.NewClustersClient(framework.DialHub(t, fl.Shoal.Config, devfleet.ShoalContext))
-	var last *fedinv.Cluster
-	err := wait.PollUntilContextTimeout(t.Context(), 500*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		obj, err := cl.GetInventory(ctx, &shoalv1.GetClusterRequest{Name: draName})
-		if err != nil {
-			return false, nil
-		}
-		var inv fedinv.Cluster
-		if err := json.Unmarshal(obj.Json, &inv); err != nil {
-			return false, err
-		}
-		last = &inv
-		return ok(&inv), nil
-	})
-	if err != nil {
-		t.Fatalf("inventory of %s: %v; last %+v", draName, err, last)
-	}
-	return last
+	return fl.NewHubAPI(t).WaitInventory(t, draName, time.Minute, ok)
 }
 
 // shoalCLI runs the shoal CLI against the fleet's hub with stdin.

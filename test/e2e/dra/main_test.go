@@ -9,14 +9,8 @@
 package dra
 
 import (
-	"context"
-	"flag"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 
@@ -44,56 +38,22 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		os.Exit(m.Run())
-	}
-	os.Exit(run(m))
+	os.Exit(framework.RunWithShoalFleet(m, devfleet.Options{Profiles: []string{profileDRA, profileExtended}, Clusters: 2, Nodes: nodes},
+		[]string{"shoal"}, setFleet))
 }
 
-func run(m *testing.M) int {
-	var err error
-	if bins, err = buildPrograms(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() { _ = os.RemoveAll(bins) }()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	fl, err = framework.StartFleet(ctx, devfleet.Options{
-		Profiles: []string{profileDRA, profileExtended}, Clusters: 2, Nodes: nodes,
-		Shoal: &devfleet.ShoalOptions{HubBinary: filepath.Join(bins, "shoal-hub"), AgentBinary: filepath.Join(bins, "shoal-agent")},
-	})
-	cancel()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "start fleet:", err)
-		return 1
-	}
-	code := 1
-	defer func() { _ = fl.Stop(code != 0) }()
-	for _, w := range fl.Workloads() {
+// setFleet keeps f, the binaries' directory and the DRA cluster.
+func setFleet(f *framework.Fleet, dir string) error {
+	fl, bins = f, dir
+	for _, w := range f.Workloads() {
 		if w.Profile != profileDRA {
 			continue
 		}
 		draName = w.Name
+		var err error
 		if draCS, err = w.Clientset(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
+			return err
 		}
 	}
-	code = m.Run()
-	return code
-}
-
-// buildPrograms builds the CLI, the hub and the agent into a temporary directory.
-func buildPrograms() (string, error) {
-	out, err := os.MkdirTemp("", "shoal-dra-bin-")
-	if err != nil {
-		return "", err
-	}
-	cmd := exec.Command("go", "build", "-o", out+"/", "./cmd/shoal", "./cmd/shoal-hub", "./cmd/shoal-agent")
-	cmd.Dir = filepath.Join("..", "..", "..")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %w\n%s", err, b)
-	}
-	return out, nil
+	return nil
 }
