@@ -55,6 +55,10 @@ func (s *Service) SubmitAs(ctx context.Context, in *v1alpha1.Job, owner string, 
 	}
 	j.Status.Owner = owner
 	if dryRun {
+		// A dry run answers what a submit would: an unknown queue too.
+		if _, err := s.queueRevision(ctx, j.Spec.Queue); err != nil {
+			return nil, 0, "", err
+		}
 		return j, 0, DryRun, nil
 	}
 	tracing.NewAttempt(start).Annotate(j.Annotations)

@@ -70,6 +70,9 @@ func TestSubmitRefusals(t *testing.T) {
 	if _, _, err := js.Get(ctx, name); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("dry run stored the job: %v", err)
 	}
+	if _, _, _, err := js.Submit(ctx, job(uniq("dry"), "no-such-queue"), true); !errors.Is(err, errs.ErrFailedPrecondition) {
+		t.Errorf("a dry run into an unknown queue: %v, want FailedPrecondition as a submit", err)
+	}
 }
 
 // validatorFunc adapts a function to jobs.TemplateValidator.

@@ -116,7 +116,7 @@ var methods = map[string]method{
 	shoalv1.Inference_List_FullMethodName:   {verb: users.List, res: users.Services, target: listServicesTarget},
 	shoalv1.Inference_Delete_FullMethodName: {verb: users.Delete, res: users.Services, target: serviceTarget, mutating: true},
 	// A gateway's load report changes the service's status.load.
-	shoalv1.Inference_ReportLoad_FullMethodName: {verb: users.Update, res: users.Services, target: serviceTarget},
+	shoalv1.Inference_ReportLoad_FullMethodName: {verb: users.Update, res: users.Services, target: serviceTarget, mutating: true},
 	shoalv1.Models_Register_FullMethodName:      {verb: users.Create, res: users.Models, mutating: true},
 	shoalv1.Models_Get_FullMethodName:           {verb: users.Get, res: users.Models},
 	shoalv1.Models_List_FullMethodName:          {verb: users.List, res: users.Models},

@@ -25,7 +25,8 @@ import (
 func TestEveryMethodInTable(t *testing.T) {
 	served := map[string]bool{}
 	for _, d := range []grpc.ServiceDesc{shoalv1.Clusters_ServiceDesc, shoalv1.Jobs_ServiceDesc, shoalv1.Queues_ServiceDesc,
-		shoalv1.GitOps_ServiceDesc, shoalv1.Rollouts_ServiceDesc, shoalv1.Users_ServiceDesc, shoalv1.Models_ServiceDesc} {
+		shoalv1.GitOps_ServiceDesc, shoalv1.Rollouts_ServiceDesc, shoalv1.Users_ServiceDesc, shoalv1.Models_ServiceDesc,
+		shoalv1.Inference_ServiceDesc, shoalv1.Pools_ServiceDesc} {
 		for _, m := range d.Methods {
 			served["/"+d.ServiceName+"/"+m.MethodName] = true
 		}
