@@ -48,7 +48,9 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving *pki.Serving) 
 	}
 	parts = withRetention(parts, js, ix, c.Retention)
 	parts = withInference(parts, is, h.reg)
-	parts = withPools(parts, ps, h.reg)
+	if parts, err = withPools(parts, ps, h.reg, rc); err != nil {
+		return nil, nil, err
+	}
 	if c.runs(Rollouts) {
 		parts = append(parts, leaderPart{legacyElection: rollout.Election, lead: rollouts.Lead})
 	}

@@ -4,7 +4,10 @@ package app
 
 import (
 	"context"
+	"fmt"
 
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
@@ -13,10 +16,18 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// withPools runs the GPU pools' controller beside the scheduler.
-func withPools(parts []leaderPart, svc *pools.Service, reg *registry.Registry) []leaderPart {
+// withPools runs the GPU pools' controller beside the scheduler; with a
+// hub cluster (rc not nil) it labels the virtual nodes with their pools.
+func withPools(parts []leaderPart, svc *pools.Service, reg *registry.Registry, rc *rest.Config) ([]leaderPart, error) {
 	ctrl := pools.NewController(svc, poolFleet{reg}, clock.RealClock{}, pools.DefaultInterval)
-	return besideScheduler(parts, ctrl.Lead)
+	if rc != nil {
+		cs, err := kubernetes.NewForConfig(rc)
+		if err != nil {
+			return nil, fmt.Errorf("hub cluster client: %w", err)
+		}
+		ctrl.WithHubCluster(cs)
+	}
+	return besideScheduler(parts, ctrl.Lead), nil
 }
 
 // poolFleet is the registry as the pools' controller reads and drains it.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/kubernetes"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -31,13 +32,25 @@ type Fleet interface {
 // DefaultInterval is how often the controller refreshes every pool.
 const DefaultInterval = 10 * time.Second
 
-// Controller writes pools' status and carries out their drains.
+// Controller writes pools' status, carries out their drains and labels
+// the hub cluster's virtual nodes with their pools.
 type Controller struct {
 	svc      *Service
 	fleet    Fleet
 	clock    clock.WithTicker
 	interval time.Duration
 	held     []store.Cond
+	// kube is the hub cluster (nil: no virtual-node labels).
+	kube kubernetes.Interface
+	// hadPools: the last refresh saw pools (their labels may need removing).
+	hadPools bool
+}
+
+// WithHubCluster makes the controller label the hub cluster's virtual
+// nodes with the pools they hold nodes of (LabelPoolPrefix).
+func (c *Controller) WithHubCluster(cs kubernetes.Interface) *Controller {
+	c.kube = cs
+	return c
 }
 
 // NewController returns the controller of svc's pools.
@@ -76,9 +89,10 @@ func (c *Controller) Refresh(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(ps) == 0 {
-		return nil
+	if len(ps) == 0 && !c.hadPools {
+		return nil // nothing to count, and no virtual-node label left to remove
 	}
+	c.hadPools = len(ps) > 0
 	invs, err := c.fleet.Inventories(ctx)
 	if err != nil {
 		return err
@@ -109,6 +123,9 @@ func (c *Controller) Refresh(ctx context.Context) error {
 		if err := c.write(ctx, p, st); err != nil {
 			all = append(all, err)
 		}
+	}
+	if c.kube != nil {
+		all = append(all, labelVirtualNodes(ctx, c.kube, vnodePools(ps, invs, labels)))
 	}
 	return errors.Join(all...)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -66,5 +67,32 @@ func TestFilterIsThePoolInPlacementTerms(t *testing.T) {
 	f := m.Filter([]string{"east"})
 	if len(f.Clusters) != 1 || len(f.NodePools) != 1 || f.NodePools[0] != "serve" || len(f.Products) != 0 {
 		t.Fatalf("filter %+v", f)
+	}
+}
+
+func TestVirtualNodesOfAPool(t *testing.T) {
+	invs, labels := fleet()
+	ps := []*v1alpha1.GPUPool{
+		{ObjectMeta: metav1.ObjectMeta{Name: "serve"}, Spec: v1alpha1.GPUPoolSpec{NodePools: []string{"serve"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "eu"}, Spec: v1alpha1.GPUPoolSpec{ClusterSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"region": "eu"}}}},
+	}
+	got := vnodePools(ps, invs, labels)
+	l4 := "east/" + inventory.PoolName("L4", inventory.ResourceGPU)
+	h100East := "east/" + inventory.PoolName("H100", inventory.ResourceGPU)
+	h100West := "west/" + inventory.PoolName("H100", inventory.ResourceGPU)
+	if len(got[l4]) != 1 || got[l4][0] != "serve" || len(got[h100East]) != 0 || len(got[h100West]) != 1 || got[h100West][0] != "eu" {
+		t.Fatalf("virtual nodes' pools %v", got)
+	}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{LabelPoolPrefix + "old": "true", LabelPoolPrefix + "eu": "true"}}}
+	p := poolLabelPatch(n, []string{"eu", "serve"})
+	if len(p) != 2 || p[LabelPoolPrefix+"old"] != nil || p[LabelPoolPrefix+"serve"] != "true" {
+		t.Fatalf("patch %v: want old removed and serve added", p)
+	}
+	if _, ok := p[LabelPoolPrefix+"old"]; !ok {
+		t.Fatalf("patch %v does not remove the stale label", p)
+	}
+	n.Labels = map[string]string{LabelPoolPrefix + "eu": "true"}
+	if p := poolLabelPatch(n, []string{"eu"}); p != nil {
+		t.Fatalf("labels already right, patch %v", p)
 	}
 }

@@ -65,6 +65,25 @@ func TestGPUPoolBindsCordonsAndDrains(t *testing.T) {
 			fmt.Errorf("status %+v", st)
 	})
 
+	// The pool is on its cluster's virtual nodes, on no other.
+	eventually(t, 30*time.Second, "the pool label on the virtual nodes", func(ctx context.Context) (bool, error) {
+		nodes, err := h.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelVirtual + "=true"})
+		if err != nil {
+			return false, err
+		}
+		var with, without int
+		for _, n := range nodes.Items {
+			labelled := n.Labels[pools.LabelPoolPrefix+"e2e-spare"] == "true"
+			switch mine := n.Labels[v1alpha1.LabelCluster] == c; {
+			case mine && labelled, !mine && !labelled:
+				with++
+			default:
+				without++
+			}
+		}
+		return with > 0 && without == 0, fmt.Errorf("%d virtual nodes labelled right, %d wrong", with, without)
+	})
+
 	// Cordoned: a new job of the queue waits (the other clusters are not its).
 	setPool(t, ps, func(p *v1alpha1.GPUPool) { p.Spec.Cordoned = true })
 	submit(t, newJob("pooled-2", "pooled", 1, 8, grace))
