@@ -256,19 +256,25 @@ func (s *Service) updateStatus(ctx context.Context, name string, gen int64, st v
 			return nil, errStale
 		}
 		n := cur.DeepCopy()
-		load := n.Status.Load
+		st.Load = n.Status.Load
+		if equality.Semantic.DeepEqual(n.Status, st) {
+			return nil, errUnchanged // most passes: nothing to write
+		}
 		n.Status = st
-		n.Status.Load = load
 		return n, nil
 	}, guards...)
-	if errors.Is(err, errStale) {
+	if errors.Is(err, errStale) || errors.Is(err, errUnchanged) {
 		return nil
 	}
 	return err
 }
 
-// errStale: the spec changed since the status was decided.
-var errStale = errors.New("inference service changed")
+// errStale: the spec changed since the status was decided; errUnchanged:
+// the status is already st.
+var (
+	errStale     = errors.New("inference service changed")
+	errUnchanged = errors.New("inference service status unchanged")
+)
 
 func fieldErr(path string, value any, detail string) field.ErrorList {
 	return field.ErrorList{field.Invalid(field.NewPath(path), value, detail)}

@@ -195,3 +195,26 @@ func replicas(t *testing.T, e *env) []*v1alpha1.Job {
 	}
 	return out
 }
+
+// TestSteadyPassesWriteNothing: a pass that changes nothing leaves the
+// service's revision alone (a write per service per second otherwise).
+func TestSteadyPassesWriteNothing(t *testing.T) {
+	e := newEnv(t)
+	if _, _, err := e.svc.Create(e.Ctx, chat(), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the first creates the replicas, the second lists them
+		if err := e.ctrl.ReconcileAll(e.Ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, before, _ := e.svc.Get(e.Ctx, "chat")
+	for range 3 {
+		if err := e.ctrl.ReconcileAll(e.Ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, after, _ := e.svc.Get(e.Ctx, "chat"); after != before {
+		t.Fatalf("steady passes rewrote the service: revision %d → %d", before, after)
+	}
+}
