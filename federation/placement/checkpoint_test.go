@@ -17,8 +17,15 @@ func checkpointFleet(t *testing.T) *Snapshot {
 	t.Helper()
 	c := fleetSpec{name: "c", racks: 1, perRack: 2, gpus: 8}.cluster()
 	s := NewSnapshot([]inventory.Cluster{c}, nil)
-	for _, id := range []string{"a", "b"} {
-		g := newGang(id, 1, 8).priority(PriorityDevelopment, true).obj()
+	startAtT0(t, s, newGang("a", 1, 8).priority(PriorityDevelopment, true).obj(),
+		newGang("b", 1, 8).priority(PriorityDevelopment, true).obj())
+	return s
+}
+
+// startAtT0 places the gangs, with a 5-minute grace, and starts them at t0.
+func startAtT0(t *testing.T, s *Snapshot, gs ...Gang) {
+	t.Helper()
+	for _, g := range gs {
 		g.GracePeriod = 5 * time.Minute
 		p, err := s.Place(g)
 		if err != nil {
@@ -28,7 +35,6 @@ func checkpointFleet(t *testing.T) *Snapshot {
 			t.Fatal(err)
 		}
 	}
-	return s
 }
 
 func TestPreemptionPicksTheVictimWithTheLatestCheckpoint(t *testing.T) {
@@ -141,5 +147,57 @@ func TestCheckpointedInterval(t *testing.T) {
 	_ = s.Checkpointed("a", t0.Add(65*time.Minute))
 	if al.CheckpointInterval != 25*time.Minute {
 		t.Fatalf("interval %v, want 25m", al.CheckpointInterval)
+	}
+}
+
+func TestPreemptionWaitsForAVictimsCheckpointDueSoon(t *testing.T) {
+	prod := func(now time.Time) Gang {
+		g := newGang("prod", 1, 8).priority(PriorityProduction, false).obj()
+		g.Submitted = now.Add(-2 * time.Hour)
+		return g
+	}
+	// a checkpoints hourly (t0+1h, t0+2h); b never did, so it loses more.
+	s := checkpointFleet(t)
+	for _, at := range []time.Time{t0.Add(time.Hour), t0.Add(2 * time.Hour)} {
+		_ = s.Checkpointed("a", at)
+	}
+	// At t0+2h50m, preempting a loses 55 minutes × 8 GPUs; its report is
+	// due in 10 minutes, less than that for the 8 waiting GPUs: wait.
+	now := t0.Add(2*time.Hour + 50*time.Minute)
+	if d := Schedule(s, Input{Now: now, Pending: []Gang{prod(now)}}); len(d.Preemptions) != 0 {
+		t.Fatalf("preempted %+v 10 minutes before its checkpoint", d.Preemptions)
+	}
+	// At t0+2h20m it loses 25 minutes × 8 GPUs, less than 40 minutes of
+	// waiting: preempt now.
+	now = t0.Add(2*time.Hour + 20*time.Minute)
+	if d := Schedule(s, Input{Now: now, Pending: []Gang{prod(now)}}); len(d.Preemptions) != 1 || d.Preemptions[0].Victim != "a" {
+		t.Fatalf("preemptions = %+v, want a", d.Preemptions)
+	}
+	// Right after the report at t0+3h it loses only its grace: preempted.
+	_ = s.Checkpointed("a", t0.Add(3*time.Hour))
+	now = t0.Add(3 * time.Hour)
+	if d := Schedule(s, Input{Now: now, Pending: []Gang{prod(now)}}); len(d.Preemptions) != 1 || d.Preemptions[0].Victim != "a" {
+		t.Fatalf("after the report: preemptions = %+v, want a", d.Preemptions)
+	}
+}
+
+func TestPreemptionCountsTheGPUsItStrands(t *testing.T) {
+	// Two racks of two 8-GPU nodes: big (2×8) fills one and saved 20
+	// minutes ago; small (1×8, never saved) and a production gang the other.
+	c := fleetSpec{name: "c", racks: 2, perRack: 2, gpus: 8}.cluster()
+	s := NewSnapshot([]inventory.Cluster{c}, nil)
+	startAtT0(t, s,
+		newGang("big", 2, 8).priority(PriorityDevelopment, true).required(inventory.LevelRack).obj(),
+		newGang("small", 1, 8).priority(PriorityDevelopment, true).obj(),
+		newGang("run", 1, 8).priority(PriorityProduction, false).obj())
+	now := t0.Add(55 * time.Minute)
+	_ = s.Checkpointed("big", now.Add(-20*time.Minute))
+	prod := newGang("prod", 1, 8).priority(PriorityProduction, false).required(inventory.LevelRack).obj()
+	prod.Submitted = now.Add(-2 * time.Hour)
+	// big loses 25 minutes × 16 GPUs (6.7 GPU-hours) but strands 8 GPUs
+	// (2 more); small loses 1 hour × 8 GPUs (8) and strands none.
+	d := Schedule(s, Input{Now: now, Pending: []Gang{prod}})
+	if len(d.Preemptions) != 1 || d.Preemptions[0].Victim != "small" {
+		t.Fatalf("preemptions = %+v, want small", d.Preemptions)
 	}
 }

@@ -12,6 +12,11 @@ import (
 // maxPreemptionDomains bounds how many domains a preemption search tries.
 const maxPreemptionDomains = 8
 
+// strandedHours is what a preemption is charged, per GPU, for each GPU its
+// victims free beyond those the preemptor takes: they idle until a waiting
+// gang fits there, and the victim waits to run again.
+const strandedHours = 0.25
+
 // victim is a running gang that may be preempted for the current gang.
 type victim struct {
 	al   *allocation
@@ -65,6 +70,9 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 	if bestDom < 0 || bestCost > maxCost || bestCost > 0 && bestCost == maxCost {
 		return false
 	}
+	if c.checkpointSoon(g, best, bestCost) {
+		return false // cheaper at the victims' next checkpoint reports
+	}
 	c.preempted++
 	if rid, ok := c.resByGang[g.ID]; ok {
 		c.drop(rid)
@@ -80,6 +88,44 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 		})
 	}
 	return true
+}
+
+// checkpointSoon reports whether waiting for the chosen victims' next
+// checkpoints costs less than preempting them now: every victim that would
+// lose work reports its next checkpoint (expected one interval after its
+// last, not yet overdue) before g's GPUs have waited as many GPU-hours as
+// the victims and the GPUs they strand would lose. The cycle runs again on
+// each report, when such a victim loses nothing.
+func (c *cycle) checkpointSoon(g *Gang, vs []victim, cost float64) bool {
+	if cost <= 0 {
+		return false
+	}
+	var last time.Duration
+	for _, v := range vs {
+		if v.cost == 0 {
+			continue
+		}
+		next, ok := nextCheckpoint(v.al)
+		if !ok || next.Before(c.in.Now) {
+			return false
+		}
+		last = max(last, next.Sub(c.in.Now))
+	}
+	return last.Hours()*float64(g.GPUs()) < cost
+}
+
+// nextCheckpoint is when a running gang is expected to report its next
+// checkpoint: one interval after its last (or its start); ok is false when
+// it has not reported an interval.
+func nextCheckpoint(al *allocation) (time.Time, bool) {
+	if al.CheckpointInterval <= 0 {
+		return time.Time{}, false
+	}
+	since := al.Started
+	if al.LastCheckpoint.After(since) {
+		since = al.LastCheckpoint
+	}
+	return since.Add(al.CheckpointInterval), true
 }
 
 // budgeted reports whether g's preemptions are held to the lost-work
@@ -170,10 +216,8 @@ func (c *cycle) lostHours(al *allocation) float64 {
 		since = al.LastCheckpoint
 	}
 	stop := c.in.Now.Add(al.Gang.GracePeriod)
-	if iv := al.CheckpointInterval; iv > 0 {
-		if next := since.Add(iv); !next.Before(c.in.Now) && !next.After(stop) {
-			return 0 // an overdue checkpoint is not counted on
-		}
+	if next, ok := nextCheckpoint(al); ok && !next.Before(c.in.Now) && !next.After(stop) {
+		return 0 // an overdue checkpoint is not counted on
 	}
 	h := stop.Sub(since).Hours()
 	if h < 0 {
@@ -221,7 +265,8 @@ func (c *cycle) rankDomains(r *request, l int, cands []victim) []int32 {
 
 // tryDomain releases candidates touching domain d, cheapest first, until
 // the gang fits there, then puts back every one it turns out not to need.
-// The snapshot is left as it was.
+// Its cost is the victims' lost work plus strandedHours for each GPU they
+// free beyond the gang's. The snapshot is left as it was.
 func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim, []int32, float64, bool) {
 	r.within, r.withinDom = l, d
 	defer func() { r.within = -1 }()
@@ -260,9 +305,16 @@ func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim,
 		nodes = append(nodes, pk.node)
 	}
 	cost := 0.0
+	var freed int32
 	for _, v := range need {
 		c.s.rebook(v.al)
 		cost += v.cost
+		for _, n := range v.al.gpus {
+			freed += n
+		}
+	}
+	if used := r.need * r.gpm; freed > used {
+		cost += strandedHours * float64(freed-used) // see strandedHours
 	}
 	sort.Slice(need, func(i, j int) bool { return need[i].al.Gang.ID < need[j].al.Gang.ID })
 	return need, nodes, cost, true
