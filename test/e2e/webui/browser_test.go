@@ -31,13 +31,27 @@ func startBrowser(t *testing.T) *browser {
 		chromedp.ExecPath(chromium), chromedp.Flag("headless", true), chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-quic", true), chromedp.NoFirstRun, chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.Flag("hide-scrollbars", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1440, 900),
+		chromedp.Flag("hide-scrollbars", true), chromedp.WindowSize(1440, 900),
 	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(func() { cancel(); cancelAlloc() })
-	if err := chromedp.Do(ctx); err != nil { // starts the browser
-		t.Fatalf("start %s: %v", chromium, err)
+	// Chromium sometimes crashes while it starts on a loaded machine (CI saw
+	// one crash at launch, before any page): that is the browser, not the
+	// view under test, so a start is tried up to three times.
+	var ctx context.Context
+	for attempt := 1; ; attempt++ {
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, chromedp.UserDataDir(t.TempDir()))...)
+		c, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+		err := chromedp.Do(c) // starts the browser
+		if err == nil {
+			ctx = c
+			t.Cleanup(func() { cancel(); cancelAlloc() })
+			break
+		}
+		cancel()
+		cancelAlloc()
+		if attempt == 3 {
+			t.Fatalf("start %s (%d attempts): %v", chromium, attempt, err)
+		}
+		t.Logf("start %s, attempt %d: %v; trying again", chromium, attempt, err)
 	}
 	dir := *screenshots
 	if dir == "" {
