@@ -37,7 +37,7 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving *pki.Serving) 
 	}
 	h.reg = registry.New(h.st, h.ca, regCfg)
 	ix := jobs.NewListIndex(h.st)
-	services, js, is, ps, err := apiServices(h.st, rc, c.Dispatch.Namespace, ix)
+	services, js, is, ps, qs, err := apiServices(h.st, rc, c.Dispatch.Namespace, ix)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,7 +47,7 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving *pki.Serving) 
 		return nil, nil, err
 	}
 	parts = withRetention(parts, js, ix, c.Retention)
-	parts = withInference(parts, is, h.reg)
+	parts = withInference(parts, is, h.reg, newPoolView(qs, ps))
 	if parts, err = withPools(parts, ps, h.reg, rc); err != nil {
 		return nil, nil, err
 	}

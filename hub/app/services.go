@@ -25,7 +25,7 @@ import (
 // cluster (rc not nil) pod templates are checked by a server-side dry-run
 // there, and the objects they reference must exist in the member namespace
 // (memberNS, the dispatcher's) there.
-func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.ListIndex) ([]func(grpc.ServiceRegistrar), *jobs.Service, *inference.Service, *pools.Service, error) {
+func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.ListIndex) ([]func(grpc.ServiceRegistrar), *jobs.Service, *inference.Service, *pools.Service, *queues.Service, error) {
 	opts := []jobs.Option{jobs.WithListIndex(ix)}
 	if rc != nil {
 		// Every submit makes a dry-run (and reads the objects its template
@@ -35,7 +35,7 @@ func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.Lis
 		rc.QPS, rc.Burst = 200, 400
 		cs, err := kubernetes.NewForConfig(rc)
 		if err != nil {
-			return nil, nil, nil, nil, fmt.Errorf("hub cluster client: %w", err)
+			return nil, nil, nil, nil, nil, fmt.Errorf("hub cluster client: %w", err)
 		}
 		// Identical templates reuse a verdict for jobs.DefaultVerdictTTL
 		// (docs/api.md, "Intake"): pipelines submit thousands of them.
@@ -50,7 +50,7 @@ func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.Lis
 	ms := models.New(st, js)
 	is := inference.New(st, ms, js)
 	return []func(grpc.ServiceRegistrar){server.RegisterJobs(js), server.RegisterQueues(qs), server.RegisterModels(ms),
-		server.RegisterInference(is), server.RegisterPools(ps)}, js, is, ps, nil
+		server.RegisterInference(is), server.RegisterPools(ps)}, js, is, ps, qs, nil
 }
 
 // gitOps builds the leader-elected rollout controller (its Run must be

@@ -21,9 +21,11 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// Clusters lists the names of the Ready clusters a selector matches (nil:
-// every one), for spread.
-type Clusters func(ctx context.Context, sel *metav1.LabelSelector) ([]string, error)
+// Clusters lists the names of the Ready clusters a service's replicas may
+// be pinned to for spread: those its placement's cluster selector matches
+// (nil: every one) that hold nodes of its queue's GPU pools, when the
+// queue is bound to pools (docs/pools.md).
+type Clusters func(ctx context.Context, s *v1alpha1.InferenceService) ([]string, error)
 
 // DefaultInterval is how often the controller reconciles every service.
 const DefaultInterval = time.Second
@@ -136,7 +138,7 @@ func (c *Controller) Reconcile(ctx context.Context, s *v1alpha1.InferenceService
 	}
 	var clusters []string
 	if c.clusters != nil && s.Spec.Placement.Spread == v1alpha1.SpreadClusters {
-		if clusters, err = c.clusters(ctx, s.Spec.Placement.ClusterSelector); err != nil {
+		if clusters, err = c.clusters(ctx, s); err != nil {
 			return err
 		}
 	}

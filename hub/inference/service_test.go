@@ -48,7 +48,9 @@ func newEnv(t *testing.T) *env {
 		}
 	}
 	e.svc = inference.New(e.Store, ms, e.Jobs, inference.WithClock(e.Clock))
-	clusters := func(context.Context, *metav1.LabelSelector) ([]string, error) { return []string{"east", "west"}, nil }
+	clusters := func(context.Context, *v1alpha1.InferenceService) ([]string, error) {
+		return []string{"east", "west"}, nil
+	}
 	e.ctrl = inference.NewController(e.svc, clusters, e.Clock, time.Second)
 	return e
 }
