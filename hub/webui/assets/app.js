@@ -1,5 +1,5 @@
 // Shoal fleet view: the router and the render loop. Pages are #/clusters,
-// #/gpus, #/queues, #/jobs, #/jobs/<name> and #/waiting.
+// #/gpus, #/queues, #/pools, #/services, #/jobs, #/jobs/<name> and #/waiting.
 'use strict';
 
 const PAGES = [
@@ -10,6 +10,8 @@ const PAGES = [
     return free + '/' + all;
   }},
   {path: 'queues', title: 'Queues', view: viewQueues, count: () => fleet.queues.size},
+  {path: 'pools', title: 'Pools', view: viewPools, count: () => fleet.pools.size},
+  {path: 'services', title: 'Services', view: viewServices, count: () => fleet.services.size},
   {path: 'jobs', title: 'Jobs', view: viewJobs, count: () => fleet.jobs.size},
   {path: 'waiting', title: 'Waiting', view: viewWaiting,
     count: () => [...fleet.jobs.values()].filter((j) => ((j.status || {}).phase || 'Pending') === 'Pending').length},
@@ -41,7 +43,7 @@ function render() {
   live.title = {connecting: 'job updates: watch stream asked for', live: 'job updates: watch stream open',
     reconnecting: 'job updates: watch stream ended, listing again'}[fleet.live];
   document.getElementById('footer').textContent = fleet.refreshed ?
-    'clusters and queues read ' + fleet.refreshed.toLocaleTimeString() + ', every ' + REFRESH_MS / 1000 + 's; jobs follow the watch stream' : '';
+    'clusters, queues, pools and services read ' + fleet.refreshed.toLocaleTimeString() + ', every ' + REFRESH_MS / 1000 + 's; jobs follow the watch stream' : '';
 }
 
 onChange(render);

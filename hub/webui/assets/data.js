@@ -9,6 +9,8 @@ const fleet = {
   clusters: new Map(),    // name -> v1alpha1.Cluster
   inventories: new Map(), // name -> federation/inventory.Cluster
   queues: new Map(),      // name -> v1alpha1.Queue
+  services: new Map(),    // name -> v1alpha1.InferenceService
+  pools: new Map(),       // name -> v1alpha1.GPUPool
   jobs: new Map(),        // name -> v1alpha1.Job
   whoami: null,
   // live is the jobs watch stream's state: 'connecting' (asked, not
@@ -79,13 +81,18 @@ async function load(name, fn) {
 
 function byName(items) { return new Map(items.filter(Boolean).map((o) => [o.metadata.name, o])); }
 
-// refresh reads the clusters and queues, and the inventories when wanted
-// (the GPU map shows them).
+// items reads a list that is not paged (services, pools): {"items": [...]}.
+async function items(path) { return ((await getJSON(path)).items || []).map(record); }
+
+// refresh reads the clusters, queues, inference services and GPU pools,
+// and the inventories when wanted (the GPU map shows them).
 async function refresh(withInventories) {
   await Promise.all([
     load('whoami', async () => { if (!fleet.whoami) fleet.whoami = await getJSON('/v1/whoami'); }),
     load('clusters', async () => { fleet.clusters = byName((await listAll('/v1/clusters')).items); }),
     load('queues', async () => { fleet.queues = byName((await listAll('/v1/queues')).items); }),
+    load('services', async () => { fleet.services = byName(await items('/v1/services')); }),
+    load('pools', async () => { fleet.pools = byName(await items('/v1/pools')); }),
   ]);
   if (withInventories) {
     await load('inventories', async () => {

@@ -133,6 +133,64 @@ function useBar(used, nominal) {
     h('span', {class: 'fill' + (pct > 100 ? ' over' : ''), 'data-pct': Math.min(pct, 100)}), h('span', {class: 'pct'}, pct + '%'));
 }
 
+// ---- GPU pools ----
+
+function viewPools() {
+  const ps = [...fleet.pools.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  const rows = ps.map((p) => {
+    const spec = p.spec || {}, st = p.status || {};
+    const state = spec.drain ? 'Draining' : spec.cordoned ? 'Cordoned' : 'Open';
+    const chooses = [(spec.gpuProducts || []).join(', '), (spec.nodePools || []).map((n) => 'node pool ' + n).join(', ')]
+      .filter(Boolean).join('; ');
+    return h('tr', {'data-pool': p.metadata.name},
+      h('td', {'data-field': 'name'}, h('b', {}, p.metadata.name)),
+      h('td', {'data-field': 'state'}, badge(state, state === 'Open' ? 'ok' : 'warn'), spec.scaleToZero ? [' ', badge('scale to zero', 'info')] : ''),
+      h('td', {}, chooses || 'any GPU'),
+      h('td', {'data-field': 'clusters'}, (st.clusters || []).join(', ') || '—'),
+      h('td', {class: 'n', 'data-field': 'nodes'}, st.nodes || 0),
+      h('td', {class: 'n', 'data-field': 'gpus'}, st.gpus || 0),
+      h('td', {class: 'n', 'data-field': 'used'}, st.usedGPUs || 0),
+      h('td', {class: 'n', 'data-field': 'free'}, st.freeGPUs || 0),
+      h('td', {class: 'n', 'data-field': 'idle', title: (st.idleNodes || []).map((n) => n.cluster + '/' + n.node).join(' ')},
+        spec.scaleToZero ? (st.idleNodes || []).length : '—'),
+      h('td', {'data-field': 'queues'}, (st.queues || []).join(', ') || '—'),
+      h('td', {}, since(st.updateTime)));
+  });
+  return section('GPU pools', table({id: 'pools'}, ['Pool', 'State', 'Chooses', 'Clusters', 'Nodes', 'GPUs', 'Used',
+    'Free', 'Idle nodes', 'Queues', 'Updated'], rows));
+}
+
+// ---- inference services ----
+
+function viewServices() {
+  const ss = [...fleet.services.values()].sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+  const rows = [];
+  for (const s of ss) {
+    const spec = s.spec || {}, st = s.status || {}, reps = spec.replicas || {}, ro = st.rollout;
+    const model = ro && ro.phase === 'Progressing' ? (ro.from || st.model) + ' → ' + ro.to : st.model || spec.model;
+    const eps = st.endpoints || [];
+    rows.push(h('tr', {'data-service': s.metadata.name},
+      h('td', {'data-field': 'name'}, h('b', {}, s.metadata.name)),
+      h('td', {}, spec.queue),
+      h('td', {'data-field': 'model'}, model),
+      h('td', {class: 'n', 'data-field': 'ready'}, (st.readyReplicas || 0) + '/' + (st.replicas || 0)),
+      h('td', {class: 'n', 'data-field': 'desired'}, st.desiredReplicas || 0),
+      h('td', {class: 'n'}, (reps.min || 0) + '–' + (reps.max || reps.min || 0)),
+      h('td', {class: 'n', 'data-field': 'load', title: ((st.load || {}).sources || []).map((x) => x.source + ': ' + x.value).join(', ')},
+        st.load ? st.load.value : '—'),
+      h('td', {'data-field': 'rollout'}, ro ? [badge(ro.phase, ro.phase === 'RolledBack' ? 'bad' : 'info'), ' ', ro.to] : '—'),
+      h('td', {'data-field': 'clusters'}, [...new Set(eps.map((e) => e.cluster).filter(Boolean))].sort().join(', ') || '—')));
+    for (const e of eps) {
+      rows.push(h('tr', {class: 'endpoint', 'data-endpoint': e.replica, 'data-service-of': s.metadata.name},
+        h('td', {}, '↳ ', jobLink(e.replica)), h('td', {}, e.cluster || ''),
+        h('td', {}, e.model), h('td', {'data-field': 'ready'}, badge(e.ready ? 'Ready' : 'NotReady', e.ready ? 'ok' : 'warn')),
+        h('td', {colspan: 5, 'data-field': 'address'}, e.address ? e.address + ':' + e.port : '—')));
+    }
+  }
+  return section('Inference services', table({id: 'services'}, ['Service', 'Queue', 'Model', 'Ready', 'Desired', 'Min–max',
+    'Load', 'Rollout', 'Clusters'], rows));
+}
+
 // ---- jobs ----
 
 function jobRow(j) {

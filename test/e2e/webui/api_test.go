@@ -80,6 +80,14 @@ func (a *restAPI) queues(t *testing.T) []v1alpha1.Queue {
 	return listOf[v1alpha1.Queue](t, a, "/v1/queues")
 }
 
+func (a *restAPI) services(t *testing.T) []v1alpha1.InferenceService {
+	return listOf[v1alpha1.InferenceService](t, a, "/v1/services")
+}
+
+func (a *restAPI) pools(t *testing.T) []v1alpha1.GPUPool {
+	return listOf[v1alpha1.GPUPool](t, a, "/v1/pools")
+}
+
 func (a *restAPI) job(t *testing.T, name string) *v1alpha1.Job {
 	t.Helper()
 	var o object

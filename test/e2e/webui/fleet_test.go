@@ -57,6 +57,9 @@ const (
 	jobBatch   = "batch-eval"  // batch, 2 x 2 A100
 	jobWaiting = "pretrain-xl" // research, 20 x 8 H100: more than the fleet has
 	jobLive    = "live-job"    // submitted while a page is open
+
+	poolA100    = "a100" // the A100 nodes, scale to zero
+	serviceChat = "chat" // 1 replica of 1 A100 GPU in batch
 )
 
 // setUpFleet creates the queues and jobs the pages show and waits until the
@@ -77,11 +80,45 @@ func setUpFleet(t *testing.T, api *restAPI) {
 		}
 	}
 	t.Logf("job submit --wait:\n%s", out)
+	// A GPU pool of the A100 nodes, and an inference service with one
+	// replica of one A100 GPU in the batch queue.
+	shoal(t, "", "pool", "create", poolA100, "--product", "NVIDIA-A100-SXM4-80GB", "--scale-to-zero")
+	shoal(t, "", "model", "register", "--model", "chat", "--version", "1.0", "--artifact", "s3://models/chat/1.0",
+		"--digest", "sha256:"+strings.Repeat("ab", 32), "--framework", "pytorch")
+	shoal(t, `apiVersion: shoal.dev/v1alpha1
+kind: InferenceService
+metadata: {name: `+serviceChat+`}
+spec:
+  queue: batch
+  model: chat@1.0
+  replicas: {min: 1}
+  gpusPerMember: 1
+  port: 8000
+  placement: {gpuProducts: [NVIDIA-A100-SXM4-80GB]}
+  template:
+    spec:
+      containers: [{name: server, image: busybox}]
+`, "service", "create", "-f", "-")
+	waitFor(t, "service "+serviceChat+" with 1 ready replica and the pool's status", func() bool {
+		ss, ps := api.services(t), api.pools(t)
+		return len(ss) == 1 && ss[0].Status.ReadyReplicas == 1 && len(ss[0].Status.Endpoints) == 1 &&
+			len(ps) == 1 && ps[0].Status.Nodes > 0
+	})
 	shoal(t, gang(jobWaiting, "research", 20, 8, "NVIDIA-H100-80GB-HBM3", ""), "job", "submit", "-f", "-")
 	waitJob(t, api, jobWaiting, func(j *v1alpha1.Job) bool {
 		c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPlaced)
 		return c != nil && c.Status == "False" && c.Reason != ""
 	})
+}
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(t.Context(), time.Second, 2*time.Minute, true, func(context.Context) (bool, error) {
+		return ok(), nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
 }
 
 func waitJob(t *testing.T, api *restAPI, name string, ok func(*v1alpha1.Job) bool) *v1alpha1.Job {

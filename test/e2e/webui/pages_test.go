@@ -42,6 +42,8 @@ func TestFleetView(t *testing.T) {
 	t.Run("clusters", func(t *testing.T) { checkClusters(t, b.with(t), api) })
 	t.Run("GPU map", func(t *testing.T) { checkGPUMap(t, b.with(t), api) })
 	t.Run("queues", func(t *testing.T) { checkQueues(t, b.with(t), api) })
+	t.Run("pools", func(t *testing.T) { checkPools(t, b.with(t), api) })
+	t.Run("services", func(t *testing.T) { checkServices(t, b.with(t), api) })
 	t.Run("job", func(t *testing.T) { checkJob(t, b.with(t), api) })
 	t.Run("waiting", func(t *testing.T) { checkWaiting(t, b.with(t), api) })
 	t.Run("live update", func(t *testing.T) { checkLive(t, b.with(t), api) })
@@ -162,6 +164,72 @@ func checkQueues(t *testing.T, b *browser, api *restAPI) {
 			return equal("quota rows", n, 4)
 		})
 	b.shot("queues")
+}
+
+type poolRow struct{ Pool, State, Clusters, Nodes, GPUs, Used, Free, Idle string }
+
+func checkPools(t *testing.T, b *browser, api *restAPI) {
+	b.open("#/pools", "pools")
+	waitShows(b, "pools page", `[...document.querySelectorAll('#pools tr[data-pool]')].map(r => ({Pool: r.dataset.pool,
+		State: r.querySelector('[data-field=state]').textContent, Clusters: r.querySelector('[data-field=clusters]').textContent,
+		Nodes: r.querySelector('[data-field=nodes]').textContent, GPUs: r.querySelector('[data-field=gpus]').textContent,
+		Used: r.querySelector('[data-field=used]').textContent, Free: r.querySelector('[data-field=free]').textContent,
+		Idle: r.querySelector('[data-field=idle]').textContent}))`,
+		func(rows []poolRow) error {
+			ps := api.pools(t)
+			if len(rows) != len(ps) || len(ps) != 1 {
+				return fmt.Errorf("%d rows, the API has %d pools (want 1)", len(rows), len(ps))
+			}
+			p, r := ps[0], rows[0]
+			return equalAll(equal("pool", r.Pool, poolA100), equal("state", r.State, "Open scale to zero"),
+				equal("clusters", r.Clusters, strings.Join(p.Status.Clusters, ", ")),
+				equal("nodes", r.Nodes, strconv.Itoa(int(p.Status.Nodes))), equal("GPUs", r.GPUs, strconv.Itoa(int(p.Status.GPUs))),
+				equal("used", r.Used, strconv.Itoa(int(p.Status.UsedGPUs))), equal("free", r.Free, strconv.Itoa(int(p.Status.FreeGPUs))),
+				equal("idle nodes", r.Idle, strconv.Itoa(len(p.Status.IdleNodes))), equal("a100 clusters", len(p.Status.Clusters), 1))
+		})
+	b.shot("pools")
+}
+
+type serviceRows struct {
+	Services  []struct{ Service, Model, Ready, Clusters string }
+	Endpoints []struct{ Replica, Ready, Address string }
+}
+
+func checkServices(t *testing.T, b *browser, api *restAPI) {
+	b.open("#/services", "services")
+	waitShows(b, "services page", `({Services: [...document.querySelectorAll('#services tr[data-service]')].map(r => ({
+		Service: r.dataset.service, Model: r.querySelector('[data-field=model]').textContent,
+		Ready: r.querySelector('[data-field=ready]').textContent, Clusters: r.querySelector('[data-field=clusters]').textContent})),
+		Endpoints: [...document.querySelectorAll('#services tr[data-endpoint]')].map(r => ({Replica: r.dataset.endpoint,
+		Ready: r.querySelector('[data-field=ready]').textContent, Address: r.querySelector('[data-field=address]').textContent}))})`,
+		func(rows serviceRows) error {
+			ss := api.services(t)
+			if len(rows.Services) != 1 || len(ss) != 1 {
+				return fmt.Errorf("%d service rows, the API has %d services (want 1)", len(rows.Services), len(ss))
+			}
+			s, r := ss[0], rows.Services[0]
+			if err := equalAll(equal("service", r.Service, serviceChat), equal("model", r.Model, s.Status.Model),
+				equal("ready", r.Ready, fmt.Sprintf("%d/%d", s.Status.ReadyReplicas, s.Status.Replicas)),
+				equal("endpoint rows", len(rows.Endpoints), len(s.Status.Endpoints))); err != nil {
+				return err
+			}
+			for i, e := range s.Status.Endpoints {
+				ready := "NotReady"
+				if e.Ready {
+					ready = "Ready"
+				}
+				addr := "—"
+				if e.Address != "" {
+					addr = fmt.Sprintf("%s:%d", e.Address, e.Port)
+				}
+				if err := equalAll(equal("clusters", r.Clusters, e.Cluster), equal("replica", rows.Endpoints[i].Replica, e.Replica),
+					equal("endpoint ready", rows.Endpoints[i].Ready, ready), equal("address", rows.Endpoints[i].Address, addr)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	b.shot("services")
 }
 
 type memberRow struct{ Index, Cluster string }
