@@ -153,7 +153,7 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclie
 	if err != nil {
 		return fmt.Errorf("hub cluster client: %w", err)
 	}
-	gate := gang.New(workload, gang.WithRecord(a.cfg.Namespace))
+	gate := gang.New(workload, gang.WithRecord(a.cfg.Namespace), gang.WithTopology(watcher.TopologyKeys))
 	syncer := podsync.New(workload, a.cfg.Local, gate, nil)
 	self, err := podsync.SelfSubject(ctx, workload.Client())
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/shoal-dev/shoal/agent/cluster"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
 // ErrStaleEpoch refuses a member of an epoch older than one already seen.
@@ -56,6 +58,12 @@ type Gate struct {
 	// not stopped twice.
 	stopped   map[string]map[string]bool
 	nodeLocks map[string]*sync.Mutex
+	// topology returns the agent's topology map (nil: none; slice
+	// PodGroups then carry no topology constraint).
+	topology func() (fedinv.LabelKeys, bool)
+	// noGroupTopology is set once the cluster refused a PodGroup's
+	// topology constraint.
+	noGroupTopology atomic.Bool
 }
 
 // Option configures a Gate.
@@ -66,6 +74,13 @@ type Option func(*Gate)
 // refuses stale epochs even when the job's local pods are gone.
 func WithRecord(namespace string) Option {
 	return func(g *Gate) { g.record = &record{namespace: namespace} }
+}
+
+// WithTopology gives the Gate the agent's topology map, the label keys of
+// NVLink domain, rack, block and zone (ok false while unknown): a slice's
+// PodGroup is constrained to the tightest level its nodes share.
+func WithTopology(keys func() (fedinv.LabelKeys, bool)) Option {
+	return func(g *Gate) { g.topology = keys }
 }
 
 // WithClock sets the clock of the record's retention (default: real time).

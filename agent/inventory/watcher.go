@@ -102,6 +102,17 @@ func (w *Watcher) Latest() (fedinv.Cluster, bool) {
 	return *w.last, true
 }
 
+// TopologyKeys returns the label keys of the topology map the last
+// inventory was built with, or false before the first one.
+func (w *Watcher) TopologyKeys() (fedinv.LabelKeys, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.last == nil || w.last.Topology == nil {
+		return fedinv.LabelKeys{}, false
+	}
+	return w.last.Topology.Keys, true
+}
+
 // Run publishes the inventory until ctx ends: once the cache has synced, and
 // after every node or pod change, and where the cluster serves DRA every
 // ResourceSlice, ResourceClaim or DeviceClass change (at most once per interval).

@@ -56,13 +56,14 @@ func apiserverArgs(c *Cluster, pki string, saTokens bool) []string {
 }
 
 // nativeGangArgs turn on the native gang API (GenericWorkload) in a
-// cluster with NativeGang: the feature gate, and on kube-apiserver the
-// beta group version that serves PodGroups.
+// cluster with NativeGang: the feature gates, and on kube-apiserver the
+// beta group version that serves PodGroups. TopologyAwareWorkloadScheduling
+// (alpha in v1.37) lets a PodGroup carry the slice's topology constraint.
 func nativeGangArgs(c *Cluster, apiserver bool) []string {
 	if !c.NativeGang {
 		return nil
 	}
-	args := []string{"--feature-gates=GenericWorkload=true"}
+	args := []string{"--feature-gates=GenericWorkload=true,TopologyAwareWorkloadScheduling=true"}
 	if apiserver {
 		args = append(args, "--runtime-config=scheduling.k8s.io/v1beta1=true")
 	}

@@ -25,7 +25,7 @@ import (
 // Kubernetes' native gang API (devfleet NativeGang: GenericWorkload on
 // kube-apiserver and kube-scheduler). A 4 × 8 GPU gang split 2 + 2 gets one
 // PodGroup per cluster slice (minCount 2, owned by the slice's local pods,
-// which join it). Then the all-or-nothing case: a second gang's slice in
+// which join it, constrained to the rack its two nodes share). Then the all-or-nothing case: a second gang's slice in
 // cluster A is prepared while cluster B's agent is frozen (SIGSTOP), and a
 // pod from outside Shoal takes one of A's two planned nodes before the
 // commit; once B's agent resumes and the hub commits, A's kube-scheduler
@@ -83,6 +83,11 @@ spec:
 		if pg.Spec.SchedulingPolicy.Gang == nil || pg.Spec.SchedulingPolicy.Gang.MinCount != 2 || len(pg.OwnerReferences) != 2 {
 			t.Errorf("PodGroup %s: policy %+v, owners %d; want gang minCount 2 owned by the 2 pods", name,
 				pg.Spec.SchedulingPolicy, len(pg.OwnerReferences))
+		}
+		// The slice's two nodes share a rack (racks of 8), not an NVLink
+		// domain (HGX: the node): the group is constrained to the rack.
+		if sc := pg.Spec.SchedulingConstraints; sc == nil || len(sc.Topology) != 1 || sc.Topology[0].Key != fedinv.DefaultLabelKeys().Rack {
+			t.Errorf("PodGroup %s: scheduling constraints %+v, want topology key %s", name, sc, fedinv.DefaultLabelKeys().Rack)
 		}
 	}
 	run("", "job", "cancel", "ng-split")
