@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -56,6 +58,11 @@ type Gate struct {
 	// not stopped twice.
 	stopped   map[string]map[string]bool
 	nodeLocks map[string]*sync.Mutex
+	// domains creates and reads ComputeDomains (nil: none are made;
+	// computedomain.go); watched are the committed ones not seen Ready yet.
+	domains       dynamic.Interface
+	domainTimeout time.Duration
+	watched       map[string]watchedDomain
 }
 
 // Option configures a Gate.
@@ -76,7 +83,7 @@ func WithClock(c clock.PassiveClock) Option { return func(g *Gate) { g.clock = c
 func New(c *cluster.Cache, opts ...Option) *Gate {
 	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{},
 		recent: map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
-		stopped: map[string]map[string]bool{},
+		stopped: map[string]map[string]bool{}, watched: map[string]watchedDomain{},
 		stale:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	for _, o := range opts {
 		o(g)
@@ -169,6 +176,7 @@ func (g *Gate) Mutate(hub, local *corev1.Pod) error {
 	if name, _, ok := g.sliceGroup(hub, epoch); ok {
 		joinGroup(local, name)
 	}
+	g.useDomain(hub, local, epoch)
 	if hub.Annotations[v1alpha1.AnnotationCommit] == hub.Annotations[v1alpha1.AnnotationEpoch] {
 		return nil // committed already (agent restart): no gate
 	}
@@ -232,6 +240,7 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 		}
 		if err == nil {
 			klog.FromContext(ctx).V(2).Info("gang member committed", "pod", klog.KObj(lp), "epoch", epoch)
+			g.watchDomain(hub, epoch)
 		}
 		return err
 	}
