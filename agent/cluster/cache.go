@@ -30,7 +30,7 @@ type Cache struct {
 	// draServed, podGroupsServed and computeDomainsServed are set before
 	// synced is closed (ServesDRA, ServesPodGroups, ServesComputeDomains).
 	draServed, podGroupsServed, computeDomainsServed bool
-	synced                     chan struct{}
+	synced                                           chan struct{}
 }
 
 // New returns the cache of the cluster client reaches. Its informers (Nodes

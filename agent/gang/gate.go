@@ -84,7 +84,7 @@ func New(c *cluster.Cache, opts ...Option) *Gate {
 	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{},
 		recent: map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
 		stopped: map[string]map[string]bool{}, watched: map[string]watchedDomain{},
-		stale:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		stale: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	for _, o := range opts {
 		o(g)
 	}

@@ -81,8 +81,8 @@ type class struct {
 type clusterInfo struct {
 	name           string
 	labels         map[string]string
-	computeDomains bool // serves NVIDIA ComputeDomains
-	ranges [numLevels][2]int32 // domain index range per level
+	computeDomains bool                // serves NVIDIA ComputeDomains
+	ranges         [numLevels][2]int32 // domain index range per level
 }
 
 // Snapshot is the fleet as one scheduling decision sees it. Place and
