@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
@@ -153,7 +154,15 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclie
 	if err != nil {
 		return fmt.Errorf("hub cluster client: %w", err)
 	}
-	gate := gang.New(workload, gang.WithRecord(a.cfg.Namespace), gang.WithTopology(watcher.TopologyKeys))
+	gateOpts := []gang.Option{gang.WithRecord(a.cfg.Namespace), gang.WithTopology(watcher.TopologyKeys)}
+	if a.cfg.Local != nil { // ComputeDomains are custom resources: a dynamic client of the workload cluster
+		domains, err := dynamic.NewForConfig(a.cfg.Local)
+		if err != nil {
+			return fmt.Errorf("workload cluster dynamic client: %w", err)
+		}
+		gateOpts = append(gateOpts, gang.WithComputeDomains(domains, 0))
+	}
+	gate := gang.New(workload, gateOpts...)
 	syncer := podsync.New(workload, a.cfg.Local, gate, nil)
 	self, err := podsync.SelfSubject(ctx, workload.Client())
 	if err != nil {

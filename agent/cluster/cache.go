@@ -27,10 +27,10 @@ type Cache struct {
 	nodes   coreinformers.NodeInformer
 	pods    coreinformers.PodInformer
 	dra     *draInformers
-	// draServed and podGroupsServed are set before synced is closed
-	// (ServesDRA, ServesPodGroups).
-	draServed, podGroupsServed bool
-	synced                     chan struct{}
+	// draServed, podGroupsServed and computeDomainsServed are set before
+	// synced is closed (ServesDRA, ServesPodGroups, ServesComputeDomains).
+	draServed, podGroupsServed, computeDomainsServed bool
+	synced                                           chan struct{}
 }
 
 // New returns the cache of the cluster client reaches. Its informers (Nodes
@@ -129,6 +129,10 @@ func (c *Cache) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotSynced, err)
 	}
+	domains, err := c.servesComputeDomains(ctx)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrNotSynced, err)
+	}
 	c.factory.Start(ctx.Done())
 	defer c.factory.Shutdown()
 	syncs := []cache.InformerSynced{c.nodes.Informer().HasSynced, c.pods.Informer().HasSynced}
@@ -140,8 +144,9 @@ func (c *Cache) Run(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), syncs...) {
 		return fmt.Errorf("%w: %w", ErrNotSynced, context.Cause(ctx))
 	}
-	c.draServed, c.podGroupsServed = served, groups
-	klog.FromContext(ctx).V(2).Info("Workload cluster cache synced", "dra", served, "podGroups", groups)
+	c.draServed, c.podGroupsServed, c.computeDomainsServed = served, groups, domains
+	klog.FromContext(ctx).V(2).Info("Workload cluster cache synced", "dra", served, "podGroups", groups,
+		"computeDomains", domains)
 	close(c.synced)
 	<-ctx.Done()
 	return nil

@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/klog/v2"
+
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
 // servesPodGroups reports whether the cluster serves the native gang API
@@ -57,6 +59,26 @@ func (c *Cache) ServesPodGroups() bool {
 	select {
 	case <-c.synced:
 		return c.podGroupsServed
+	default:
+		return false
+	}
+}
+
+// servesComputeDomains reports whether the cluster serves NVIDIA's
+// ComputeDomains (computedomains in resource.nvidia.com/v1beta1, the
+// custom resource of the compute-domain part of k8s-dra-driver-gpu).
+func (c *Cache) servesComputeDomains(ctx context.Context) (bool, error) {
+	return c.serves(ctx, fedinv.ComputeDomainGroup+"/"+fedinv.ComputeDomainVersion, fedinv.ComputeDomainResource)
+}
+
+// ServesComputeDomains reports, once Synced is closed, whether the cluster
+// serves ComputeDomains: the agent then reports it in the inventory and
+// makes one per NVLink clique of a compute-domain gang's slice (agent/gang,
+// docs/compute-domains.md).
+func (c *Cache) ServesComputeDomains() bool {
+	select {
+	case <-c.synced:
+		return c.computeDomainsServed
 	default:
 		return false
 	}

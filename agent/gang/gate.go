@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -64,6 +66,11 @@ type Gate struct {
 	// noGroupTopology is set once the cluster refused a PodGroup's
 	// topology constraint.
 	noGroupTopology atomic.Bool
+	// domains creates and reads ComputeDomains (nil: none are made;
+	// computedomain.go); watched are the committed ones not seen Ready yet.
+	domains       dynamic.Interface
+	domainTimeout time.Duration
+	watched       map[string]watchedDomain
 }
 
 // Option configures a Gate.
@@ -91,8 +98,8 @@ func WithClock(c clock.PassiveClock) Option { return func(g *Gate) { g.clock = c
 func New(c *cluster.Cache, opts ...Option) *Gate {
 	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{},
 		recent: map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
-		stopped: map[string]map[string]bool{},
-		stale:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
+		stopped: map[string]map[string]bool{}, watched: map[string]watchedDomain{},
+		stale: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	for _, o := range opts {
 		o(g)
 	}
@@ -184,6 +191,7 @@ func (g *Gate) Mutate(hub, local *corev1.Pod) error {
 	if name, _, ok := g.sliceGroup(hub, epoch); ok {
 		joinGroup(local, name)
 	}
+	g.useDomain(hub, local, epoch)
 	if hub.Annotations[v1alpha1.AnnotationCommit] == hub.Annotations[v1alpha1.AnnotationEpoch] {
 		return nil // committed already (agent restart): no gate
 	}
@@ -247,6 +255,7 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 		}
 		if err == nil {
 			klog.FromContext(ctx).V(2).Info("gang member committed", "pod", klog.KObj(lp), "epoch", epoch)
+			g.watchDomain(hub, epoch)
 		}
 		return err
 	}

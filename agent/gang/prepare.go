@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,6 +60,10 @@ func (g *Gate) Run(ctx context.Context) error {
 	var stale sync.WaitGroup
 	stale.Add(1)
 	go func() { defer stale.Done(); g.runStale(ctx) }()
+	if g.domains != nil {
+		stale.Add(1)
+		go func() { defer stale.Done(); g.runDomains(ctx, time.Second) }()
+	}
 	defer stale.Wait()
 	var wg sync.WaitGroup
 	for range workers {
@@ -80,7 +85,11 @@ func (g *Gate) next(ctx context.Context, q workqueue.TypedRateLimitingInterface[
 	}
 	defer q.Done(k)
 	if err := g.prepareKey(ctx, k); err != nil {
-		klog.FromContext(ctx).Error(err, "prepare gang member", "pod", k)
+		if errors.Is(err, errWaitComputeDomain) {
+			klog.FromContext(ctx).V(2).Info("Gang member waits for its ComputeDomain", "pod", k, "err", err)
+		} else {
+			klog.FromContext(ctx).Error(err, "prepare gang member", "pod", k)
+		}
 		q.AddRateLimited(k)
 		return true
 	}
@@ -135,6 +144,10 @@ func (g *Gate) Prepare(ctx context.Context, lp *corev1.Pod) error {
 	if g.current(job) > epoch {
 		cond.Status, cond.Reason = corev1.ConditionFalse, v1alpha1.ReasonStaleEpoch
 		cond.Message = fmt.Sprintf("epoch %d is older than %d", epoch, g.current(job))
+	} else if reason, msg, err := g.prepareDomain(ctx, lp); err != nil {
+		return err // retried: the domain's controller makes its channel template soon
+	} else if reason != "" {
+		cond.Status, cond.Reason, cond.Message = corev1.ConditionFalse, reason, msg
 	} else if reason, msg, err := g.fit(lp); err != nil {
 		return err
 	} else if reason == reasonTerminating {

@@ -205,6 +205,7 @@ func (w *Watcher) build() error {
 	devicesel.SetClasses(&c, dra.Classes)
 	c.Labels = w.labels
 	c.Topology = &topo
+	c.ComputeDomains = w.cache.ServesComputeDomains()
 	w.logTopology(topo)
 	if w.gone != nil {
 		goneNodes := map[string]bool{}

@@ -101,6 +101,13 @@ type Gang struct {
 	// member cluster by a ResourceClaim the member's pod carries
 	// (docs/dra.md). Not with mig.
 	Devices *DeviceRequest `json:"devices,omitempty"`
+	// ComputeDomain asks for one NVIDIA ComputeDomain (IMEX channel over
+	// the multi-node NVLink fabric of a GB200 NVL72 rack) per NVLink
+	// clique the gang's members land in: members are placed only on nodes
+	// with a clique, in clusters that serve ComputeDomains, and never in a
+	// clique where another compute-domain job holds nodes
+	// (docs/compute-domains.md). Not with mig or shared.
+	ComputeDomain bool `json:"computeDomain,omitempty"`
 }
 
 // DeviceRequest is a request for whole GPUs by Dynamic Resource Allocation,

@@ -46,6 +46,10 @@ func validateJobSpec(s *JobSpec, p *field.Path) field.ErrorList {
 	}
 	if len(s.Roles) > 0 {
 		errs = append(errs, validateRoles(s, p)...)
+		if s.Gang.ComputeDomain {
+			errs = append(errs, field.Forbidden(p.Child("gang", "computeDomain"),
+				"a job with roles cannot ask for a compute domain yet: use spec.gang without roles"))
+		}
 	} else {
 		errs = append(errs, validateGang(&s.Gang, p.Child("gang"))...)
 	}
@@ -118,6 +122,7 @@ func validateGang(g *Gang, p *field.Path) field.ErrorList {
 		errs = append(errs, field.Forbidden(p.Child("devices"), "set either shared or devices, not both: devices are whole GPUs"))
 	}
 	errs = append(errs, validateShared(g.Shared, g.MIG != nil, p.Child("shared"))...)
+	errs = append(errs, validateComputeDomain(g, p.Child("computeDomain"))...)
 	return append(errs, validateMIG(g.MIG, p.Child("mig"))...)
 }
 

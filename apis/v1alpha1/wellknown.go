@@ -74,6 +74,12 @@ const (
 	// which a cluster serving the native gang API admits its slice all or
 	// nothing (docs/native-gang.md).
 	AnnotationSliceSize = Prefix + "slice-size"
+	// AnnotationComputeDomain is, on a hub pod of a gang with
+	// spec.gang.computeDomain, the JSON of MemberComputeDomain: the nodes
+	// of the member's cluster the epoch's members target, from which the
+	// agent counts the nodes of the member's NVLink clique (the
+	// ComputeDomain's numNodes; docs/compute-domains.md).
+	AnnotationComputeDomain = Prefix + "compute-domain"
 )
 
 // Annotations the agent writes on local pods of its workload cluster.
@@ -254,6 +260,15 @@ const (
 	// and stopped the member itself, so that the hub may run the gang
 	// elsewhere once it counts the cluster Lost (agent/fence).
 	ReasonFenced = "Fenced"
+	// ReasonComputeDomainNotReady: the ComputeDomain of the member's NVLink
+	// clique was not Ready within the agent's bound after the commit (its
+	// IMEX daemons did not start); the agent stopped the member, so the hub
+	// aborts the epoch (docs/compute-domains.md).
+	ReasonComputeDomainNotReady = "ComputeDomainNotReady"
+	// ReasonNoComputeDomain: the Prepared condition's reason for a member of
+	// a compute-domain gang that cannot get one: its cluster does not serve
+	// ComputeDomains, or its target node has no NVLink clique.
+	ReasonNoComputeDomain = "NoComputeDomain"
 )
 
 // virtualNodePrefix is the name prefix of every virtual node.

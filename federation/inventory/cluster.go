@@ -23,6 +23,10 @@ type Cluster struct {
 	// Topology is the topology map the agent read the nodes' NVLink
 	// domain, rack, block and zone with (nil from agents before it).
 	Topology *Topology `json:"topology,omitempty"`
+	// ComputeDomains says the cluster serves NVIDIA's ComputeDomains
+	// (computedomains in resource.nvidia.com/v1beta1), detected by the
+	// agent: only such clusters take compute-domain gangs.
+	ComputeDomains bool `json:"computeDomains,omitempty"`
 }
 
 // Equal reports whether two inventories have the same content. Generation is
@@ -90,6 +94,7 @@ func (c Cluster) Hash() uint64 {
 		str(t.Keys.Zone)
 		str(t.Message)
 	}
+	flag(c.ComputeDomains)
 	num(int64(len(c.Nodes)))
 	for i := range c.Nodes {
 		n := &c.Nodes[i]

@@ -62,6 +62,10 @@ func (s *Snapshot) explain(r *request) *Unschedulable {
 		}
 		filters = "device class and selectors, products, clusters and tolerations"
 	}
+	if r.g.ComputeDomain {
+		shape += " with a compute domain"
+		filters += ", and a free NVLink clique (one no other compute-domain job holds) in a cluster serving ComputeDomains"
+	}
 	var nodes, down, slots, free int32
 	for c := range s.clusters {
 		cr := s.clusters[c].ranges[lvCluster]

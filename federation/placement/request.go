@@ -91,7 +91,8 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 		r.classOK[i] = r.clusterOK[c.cluster] && productMatches(g.Products, c.product) && tolerates(g.unitTolerations(), c.taints) &&
 			(g.Shared == nil || g.Shared.Strategy == "" || g.Shared.Strategy == c.sharing) &&
 			(g.Devices == nil || len(g.Roles) > 0 || g.Devices.Matches(c.devices)) &&
-			inPools(g.Pools, s.clusters[c.cluster].name, c)
+			inPools(g.Pools, s.clusters[c.cluster].name, c) &&
+			(!g.ComputeDomain || s.cliqueFree(c))
 	}
 	s.classFit(r, &s.scratch.fit)
 	if len(g.Roles) > 0 {

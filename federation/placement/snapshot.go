@@ -74,13 +74,15 @@ type class struct {
 	devices   *inventory.DRADevices // the nodes' DRA GPUs (nil: none)
 	sharing   string                // the nodes' sharing strategy of requestable shares ("" if none)
 	nodePool  string                // the nodes' node pool ("" if none)
+	clique    string                // the nodes' NVLink clique where their cluster serves ComputeDomains ("" otherwise)
 	quotaKeys []string              // GPU classes the product counts in (quota.go)
 }
 
 type clusterInfo struct {
-	name   string
-	labels map[string]string
-	ranges [numLevels][2]int32 // domain index range per level
+	name           string
+	labels         map[string]string
+	computeDomains bool                // serves NVIDIA ComputeDomains
+	ranges         [numLevels][2]int32 // domain index range per level
 }
 
 // Snapshot is the fleet as one scheduling decision sees it. Place and
@@ -105,6 +107,9 @@ type Snapshot struct {
 	index     freeIndex
 	dindex    domainIndex
 	maxGPUs   [numLevels]int32 // GPUs of the largest domain per level
+	// cdHeld counts, per "<cluster index>/<clique>", the allocations of
+	// compute-domain gangs holding nodes of that clique (computedomain.go).
+	cdHeld map[string]int
 }
 
 // allocation is a gang holding GPUs in the snapshot.
@@ -136,7 +141,7 @@ type classGPUs struct {
 // kept (they still matter for preemption and fair share) but book nothing.
 func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	s := &Snapshot{nodeIndex: map[string]int32{}, allocs: map[string]*allocation{},
-		runSums: map[runKey]int{}, offAllocs: map[string]*allocation{}}
+		runSums: map[runKey]int{}, offAllocs: map[string]*allocation{}, cdHeld: map[string]int{}}
 	cs := append([]inventory.Cluster(nil), clusters...)
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
 	type keyed struct {
@@ -146,7 +151,8 @@ func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	}
 	var all []keyed
 	for ci := range cs {
-		s.clusters = append(s.clusters, clusterInfo{name: cs[ci].Name, labels: cs[ci].Labels})
+		s.clusters = append(s.clusters, clusterInfo{name: cs[ci].Name, labels: cs[ci].Labels,
+			computeDomains: cs[ci].ComputeDomains})
 		for ni := range cs[ci].Nodes {
 			n := &cs[ci].Nodes[ni]
 			all = append(all, keyed{n: n, c: int32(ci), keys: domainKeys(n)})
@@ -167,7 +173,7 @@ func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	classIdx := map[string]int32{}
 	s.nodes = make([]node, len(all))
 	for i, k := range all {
-		s.nodes[i] = s.newNode(k.n, k.c, classIdx)
+		s.nodes[i] = s.newNode(k.n, k.c, s.clusters[k.c].computeDomains, classIdx)
 		s.nodeIndex[cs[k.c].Name+"/"+k.n.Name] = int32(i)
 	}
 	s.buildDomains(func(i int, l int) string { return all[i].keys[l] })
@@ -206,7 +212,7 @@ func domainKeys(n *inventory.Node) [numLevels]string {
 	return k
 }
 
-func (s *Snapshot) newNode(n *inventory.Node, c int32, classIdx map[string]int32) node {
+func (s *Snapshot) newNode(n *inventory.Node, c int32, computeDomains bool, classIdx map[string]int32) node {
 	sharing := ""
 	if n.Shared.Requestable() {
 		sharing = n.Shared.Strategy
@@ -215,12 +221,17 @@ func (s *Snapshot) newNode(n *inventory.Node, c int32, classIdx map[string]int32
 	if n.DRADevices != nil {
 		sig += "\x00" + n.DRADevices.Key()
 	}
+	clique := ""
+	if computeDomains && n.Clique != "" { // a clique is a class of its own only where it can hold a domain
+		clique = n.Clique
+		sig += "\x00clique:" + clique
+	}
 	ci, ok := classIdx[sig]
 	if !ok {
 		ci = int32(len(s.classes))
 		classIdx[sig] = ci
 		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints, devices: n.DRADevices, sharing: sharing,
-			nodePool: n.NodePool, quotaKeys: v1alpha1.GPUClassesOfProduct(n.Product)})
+			nodePool: n.NodePool, clique: clique, quotaKeys: v1alpha1.GPUClassesOfProduct(n.Product)})
 	}
 	out := node{name: n.Name, cluster: c, class: ci, gpus: int32(n.GPUs), used: int32(n.UsedGPUs),
 		schedulable: n.Schedulable()}

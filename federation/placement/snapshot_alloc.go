@@ -71,6 +71,9 @@ func (s *Snapshot) add(a Allocation, book bool) {
 // per-queue sums a cycle charges (chargeRunning), so that a cycle does not
 // visit every running gang to charge the queues.
 func (s *Snapshot) sumRunning(al *allocation, sign int) {
+	if al.Gang.ComputeDomain {
+		s.holdCliques(al, sign)
+	}
 	for _, cg := range al.byClass {
 		k := runKey{al.Gang.Queue, al.mig, cg.class}
 		if s.runSums[k] += sign * int(cg.gpus); s.runSums[k] == 0 {

@@ -103,6 +103,11 @@ type Gang struct {
 	// whose DRA GPUs it matches are candidates (federation/devicesel; a
 	// node without DRA GPUs never is). Unused with Roles.
 	Devices DeviceMatcher
+	// ComputeDomain makes the gang one that gets an NVIDIA ComputeDomain
+	// per NVLink clique it uses: only nodes with a clique in clusters that
+	// serve ComputeDomains are candidates, and only in cliques where no
+	// other compute-domain gang holds nodes (computedomain.go).
+	ComputeDomain bool
 	// ClusterSelector must match the cluster's labels: matchLabels and
 	// matchExpressions (In, NotIn, Exists, DoesNotExist) alike, with
 	// Kubernetes semantics; nil selects every cluster. An invalid selector

@@ -153,7 +153,8 @@ func TestGangPreparesCommitsAndRuns(t *testing.T) {
 		env["MASTER_ADDR"] != "llama-0.llama."+v1alpha1.LocalMemberNamespace("research") || env["RANK"] != strconv.Itoa(8*member) ||
 		env["NODE_RANK"] != p.Labels[v1alpha1.LabelMember] || p.Spec.Subdomain != "llama" ||
 		p.Annotations[v1alpha1.AnnotationQueue] != "research" || p.Annotations[v1alpha1.AnnotationPodSecurity] != string(v1alpha1.DefaultPodSecurityLevel) ||
-		p.Annotations[v1alpha1.AnnotationSliceSize] != "2" || p.Annotations[v1alpha1.AnnotationDevices] != "" {
+		p.Annotations[v1alpha1.AnnotationSliceSize] != "2" || p.Annotations[v1alpha1.AnnotationDevices] != "" ||
+		p.Annotations[v1alpha1.AnnotationComputeDomain] != "" {
 		t.Fatalf("member pod %s: node %s annotations %v env %v", p.Name, p.Spec.NodeName, p.Annotations, env)
 	}
 	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "llama", metav1.GetOptions{}); err != nil {

@@ -5,6 +5,7 @@ package dispatch
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
@@ -54,6 +55,13 @@ func (d *Dispatcher) memberPod(j *v1alpha1.Job, r *ledger.Reservation, m ledger.
 		b, err := json.Marshal(v1alpha1.MemberDevices{DeviceRequest: *d, Count: j.Spec.Gang.GPUsPerMember})
 		if err == nil { // a struct of strings and numbers always marshals
 			ann[v1alpha1.AnnotationDevices] = string(b)
+		}
+	}
+	delete(ann, v1alpha1.AnnotationComputeDomain) // only the job's, never the template's
+	if j.Spec.Gang.ComputeDomain && len(j.Spec.Roles) == 0 {
+		b, err := json.Marshal(v1alpha1.MemberComputeDomain{Nodes: sliceNodes(r, m.Cluster)})
+		if err == nil { // a list of strings always marshals
+			ann[v1alpha1.AnnotationComputeDomain] = string(b)
 		}
 	}
 	delete(ann, v1alpha1.AnnotationTraceParent) // only the hub's attempt trace, never the template's
@@ -164,4 +172,18 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// sliceNodes returns the distinct target nodes of the reservation's members
+// in cluster, sorted: the agent counts those of a member's NVLink clique as
+// its ComputeDomain's numNodes.
+func sliceNodes(r *ledger.Reservation, cluster string) []string {
+	var out []string
+	for _, o := range r.Members {
+		if o.Cluster == cluster && o.Node != "" && !slices.Contains(out, o.Node) {
+			out = append(out, o.Node)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -55,6 +55,10 @@ type Gang struct {
 	// Pools are the GPU pools of the gang's queue as placement filters
 	// nodes by them (absent in records of earlier hubs: anywhere).
 	Pools []placement.PoolFilter `json:"Pools,omitempty"`
+	// ComputeDomain says the gang gets a ComputeDomain per NVLink clique
+	// it uses: its cliques are held against other compute-domain gangs
+	// (absent in records of earlier hubs: false).
+	ComputeDomain bool `json:"ComputeDomain,omitempty"`
 	// Tolerations let members land on tainted nodes.
 	Tolerations []corev1.Toleration `json:"Tolerations"`
 	// Topology is the gang's topology rule.
@@ -108,8 +112,9 @@ func GangOf(g placement.Gang) Gang {
 		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
 		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Shared: g.Shared, Products: g.Products,
 		ClusterLabelSelector: g.ClusterSelector, Clusters: g.Clusters, Pools: g.Pools, Tolerations: g.Tolerations,
-		Topology:    Topology{Required: string(g.Topology.Required), Preferred: string(g.Topology.Preferred)},
-		MaxClusters: g.MaxClusters, Policy: string(g.Policy), Submitted: g.Submitted, Estimate: g.Estimate,
+		ComputeDomain: g.ComputeDomain,
+		Topology:      Topology{Required: string(g.Topology.Required), Preferred: string(g.Topology.Preferred)},
+		MaxClusters:   g.MaxClusters, Policy: string(g.Policy), Submitted: g.Submitted, Estimate: g.Estimate,
 	}
 	if g.ClusterSelector != nil {
 		out.ClusterSelector = g.ClusterSelector.MatchLabels
@@ -142,6 +147,7 @@ func (g Gang) Placement() placement.Gang {
 		ID: g.ID, Queue: g.Queue, Priority: g.Priority, Preemptible: g.Preemptible, GracePeriod: g.GracePeriod,
 		Members: g.Members, GPUsPerMember: g.GPUsPerMember, MIGResource: g.MIGResource, Shared: g.Shared, Products: g.Products,
 		ClusterSelector: g.clusterSelector(), Clusters: g.Clusters, Pools: g.Pools, Tolerations: g.Tolerations,
+		ComputeDomain: g.ComputeDomain,
 		Topology: placement.Topology{Required: inventory.Level(g.Topology.Required),
 			Preferred: inventory.Level(g.Topology.Preferred)},
 		MaxClusters: g.MaxClusters, Policy: placement.Policy(g.Policy), Submitted: g.Submitted, Estimate: g.Estimate,

@@ -35,6 +35,7 @@ func GangOf(j *v1alpha1.Job) placement.Gang {
 			Preferred: inventory.Level(s.Placement.Topology.Preferred),
 		},
 	}
+	g.ComputeDomain = s.Gang.ComputeDomain && len(s.Roles) == 0
 	if r := devicesel.NewRequest(s.Gang.Devices); r != nil {
 		g.Devices = r
 	}

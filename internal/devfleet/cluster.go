@@ -12,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -135,6 +136,11 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 			return fmt.Errorf("cluster %s: DRA driver simulator: %w", c.Name, err)
 		}
 		f.progress("cluster %s: published %d ResourceSlices of %s (%d GPUs each)", c.Name, len(nodes), DRADeviceClass().Name, d.PerNode)
+	}
+	if p := mustProfile(c.Profile); p.ComputeDomains {
+		if err := c.startComputeDomains(ctx, f, cs, nodes, p.GPUsPerNode()); err != nil {
+			return err
+		}
 	}
 	if err := poll(ctx, 120*time.Second, 200*time.Millisecond, sched, func() bool {
 		return httpOK(ctx, insecureClient(), fmt.Sprintf("https://127.0.0.1:%d/healthz", c.Ports.Scheduler))
@@ -260,4 +266,23 @@ func poll(ctx context.Context, timeout, every time.Duration, p *Process, ok func
 		case <-tick.C:
 		}
 	}
+}
+
+// startComputeDomains installs the ComputeDomain part of the driver
+// simulator and starts its controller for the fleet's lifetime.
+func (c *Cluster) startComputeDomains(ctx context.Context, f *Fleet, cs kubernetes.Interface, nodes []*corev1.Node, channels int) error {
+	cfg, err := c.RESTConfig()
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := InstallComputeDomains(ctx, cs, dyn, nodes, channels); err != nil {
+		return fmt.Errorf("cluster %s: ComputeDomain simulator: %w", c.Name, err)
+	}
+	go RunComputeDomains(f.sims, cs, dyn, 250*time.Millisecond)
+	f.progress("cluster %s: ComputeDomains served, channels published on %d nodes", c.Name, len(nodes))
+	return nil
 }

@@ -3,6 +3,7 @@
 package devfleet
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +35,10 @@ type Fleet struct {
 	mu     sync.Mutex // guards Clusters[*].Processes, output and steps
 	steps  steps
 	saveMu sync.Mutex // serialises writes of the state file
+	// sims is the lifetime of the driver simulators' controllers
+	// (computedomain.go), which run in this process until Stop.
+	sims     context.Context
+	stopSims context.CancelFunc
 }
 
 // ErrNoFleet is returned by Open when the directory holds no fleet.
@@ -129,6 +134,9 @@ func (f *Fleet) RSS() int64 {
 // logs) in place: first the agents, then the hub, then the clusters' own
 // components, newest first in each cluster.
 func (f *Fleet) Stop() error {
+	if f.stopSims != nil {
+		f.stopSims()
+	}
 	agents := f.stopPhase(func(p *Process) bool { return p.Name == AgentProcess })
 	hub := f.stopPhase(func(p *Process) bool { return p.Name == HubProcess })
 	f.killRealNodeWorkloads()

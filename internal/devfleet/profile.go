@@ -38,6 +38,11 @@ type Profile struct {
 	// published as ResourceSlices by the fleet's driver simulator (dra.go),
 	// instead of the extended resource nvidia.com/gpu.
 	DRA *DRADevices
+	// ComputeDomains, when set, makes the clusters serve NVIDIA's
+	// ComputeDomains through the fleet's driver simulator (computedomain.go):
+	// the CRD, the channel DeviceClass and slices, and a controller that
+	// turns a domain Ready once its channel claims are allocated.
+	ComputeDomains bool
 }
 
 // GPUsPerNode is the number of whole GPUs (nvidia.com/gpu, or DRA devices) one node exposes.
@@ -63,6 +68,16 @@ var profiles = map[string]*Profile{
 		Name: "gb200-nvl72", Short: "gb200",
 		Description:  "GB200 NVL72 racks: 18 nodes x 4 GPUs, each rack one nvidia.com/gpu.clique, 8 racks per block",
 		DefaultNodes: 36, RackSize: 18, RacksPerBlock: 8, CliquePerRack: true, Arch: "arm64",
+		Labels: gfdLabels("NVIDIA-GB200", "blackwell", "189471", "4", "10", "0", "GB200-NVL72", false),
+		Resources: map[string]string{
+			"cpu": "144", "memory": "960Gi", "pods": "110", "ephemeral-storage": "15Ti", ResourceGPU: "4",
+		},
+	},
+	"gb200-nvl72-cd": {
+		Name: "gb200-nvl72-cd", Short: "gb200cd",
+		Description: "GB200 racks serving NVIDIA ComputeDomains (the fleet's driver simulator): nodes of 4 x nvidia.com/gpu, " +
+			"racks of 4 nodes (cut down from NVL72's 18 for small fleets), each rack one nvidia.com/gpu.clique",
+		DefaultNodes: 12, RackSize: 4, RacksPerBlock: 8, CliquePerRack: true, Arch: "arm64", ComputeDomains: true,
 		Labels: gfdLabels("NVIDIA-GB200", "blackwell", "189471", "4", "10", "0", "GB200-NVL72", false),
 		Resources: map[string]string{
 			"cpu": "144", "memory": "960Gi", "pods": "110", "ephemeral-storage": "15Ti", ResourceGPU: "4",

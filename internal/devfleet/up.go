@@ -36,6 +36,7 @@ func Up(ctx context.Context, opts Options) (*Fleet, error) {
 		return nil, err
 	}
 	f := &Fleet{opts: opts, State: State{Dir: opts.Dir, StartedAt: time.Now().UTC()}}
+	f.sims, f.stopSims = context.WithCancel(context.WithoutCancel(ctx))
 	if err := f.plan(); err != nil {
 		return nil, err
 	}
