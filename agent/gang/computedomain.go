@@ -69,14 +69,25 @@ type watchedDomain struct {
 	deadline      time.Time
 }
 
-// memberClique returns the NVLink clique (nvidia.com/gpu.clique) of a
-// member's target node, from the cache; "" when it has none.
+// cliqueKey is the node label naming a node's NVLink domain: the agent's
+// topology map's (the one placement read), else GFD's nvidia.com/gpu.clique.
+func (g *Gate) cliqueKey() string {
+	if g.topology != nil {
+		if keys, ok := g.topology(); ok && keys.NVLink != "" {
+			return keys.NVLink
+		}
+	}
+	return fedinv.LabelGPUClique
+}
+
+// memberClique returns the NVLink clique of a member's target node, from
+// the cache; "" when it has none.
 func (g *Gate) memberClique(p *corev1.Pod) string {
 	n, err := g.cache.Nodes().Get(p.Annotations[v1alpha1.AnnotationTargetNode])
 	if err != nil {
 		return ""
 	}
-	return n.Labels[fedinv.LabelGPUClique]
+	return n.Labels[g.cliqueKey()]
 }
 
 // useDomain makes the local pod of a compute-domain member use the channel
@@ -123,11 +134,11 @@ func (g *Gate) prepareDomain(ctx context.Context, lp *corev1.Pod) (reason, msg s
 	clique := g.memberClique(lp)
 	if clique == "" {
 		return v1alpha1.ReasonNoComputeDomain, fmt.Sprintf("node %s has no %s label", lp.Annotations[v1alpha1.AnnotationTargetNode],
-			fedinv.LabelGPUClique), nil
+			g.cliqueKey()), nil
 	}
 	num := int64(0)
 	for _, name := range d.Nodes {
-		if n, err := g.cache.Nodes().Get(name); err == nil && n.Labels[fedinv.LabelGPUClique] == clique {
+		if n, err := g.cache.Nodes().Get(name); err == nil && n.Labels[g.cliqueKey()] == clique {
 			num++
 		}
 	}
