@@ -156,7 +156,11 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclie
 	}
 	gateOpts := []gang.Option{gang.WithRecord(a.cfg.Namespace), gang.WithTopology(watcher.TopologyKeys)}
 	if a.cfg.Local != nil { // ComputeDomains are custom resources: a dynamic client of the workload cluster
-		domains, err := dynamic.NewForConfig(a.cfg.Local)
+		dcfg := rest.CopyConfig(a.cfg.Local)
+		if dcfg.QPS == 0 && dcfg.RateLimiter == nil {
+			dcfg.QPS, dcfg.Burst = clientQPS, clientBurst // every member of a gang slice reads its domain while preparing
+		}
+		domains, err := dynamic.NewForConfig(dcfg)
 		if err != nil {
 			return fmt.Errorf("workload cluster dynamic client: %w", err)
 		}

@@ -56,5 +56,15 @@ func fromLocal(lp *corev1.Pod) *corev1.Pod {
 	p.UID = types.UID(lp.Annotations[v1alpha1.AnnotationHubUID])
 	p.ResourceVersion = ""
 	p.Spec.NodeName = lp.Annotations[v1alpha1.AnnotationVirtualNode]
+	dropLocalClaims(&p.Status)
 	return p
+}
+
+// dropLocalClaims removes from a local pod's status, before the hub sees
+// it, the claims made from templates only the local pod names (a compute
+// domain's IMEX channel): the hub's API server refuses a status naming
+// claims its pod's spec lacks, which would stop every status update of the
+// member, its Prepared condition included.
+func dropLocalClaims(st *corev1.PodStatus) {
+	st.ResourceClaimStatuses = nil
 }

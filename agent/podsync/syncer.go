@@ -137,6 +137,7 @@ func key(ns, name string) types.NamespacedName {
 func (e *entry) hubView() *corev1.Pod {
 	p := e.hub.DeepCopy()
 	p.Status = *e.status.DeepCopy()
+	dropLocalClaims(&p.Status)
 	return p
 }
 

@@ -124,12 +124,12 @@ func RunComputeDomains(ctx context.Context, cs kubernetes.Interface, dyn dynamic
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
 		list, err := dyn.Resource(cdResource).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			log.V(2).Info("Listing ComputeDomains failed", "err", err)
+			log.Error(err, "Listing ComputeDomains failed")
 			return
 		}
 		for i := range list.Items {
 			if err := reconcileDomain(ctx, cs, dyn, &list.Items[i]); err != nil {
-				log.V(2).Info("Reconciling ComputeDomain failed", "computeDomain", klog.KObj(&list.Items[i]), "err", err)
+				log.Error(err, "Reconciling ComputeDomain failed", "computeDomain", klog.KObj(&list.Items[i]))
 			}
 		}
 	}, interval)
