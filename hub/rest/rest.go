@@ -39,6 +39,7 @@ const MaxBodyBytes = 16 << 20
 var register = []func(context.Context, *runtime.ServeMux, *grpc.ClientConn) error{
 	gw.RegisterClustersHandler, gw.RegisterJobsHandler, gw.RegisterQueuesHandler,
 	gw.RegisterGitOpsHandler, gw.RegisterRolloutsHandler, gw.RegisterUsersHandler, gw.RegisterModelsHandler,
+	gw.RegisterInferenceHandler, gw.RegisterPoolsHandler,
 }
 
 // NewHandler is the REST face over conn, a connection to the hub's gRPC
