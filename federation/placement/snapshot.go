@@ -94,6 +94,7 @@ type Snapshot struct {
 	classes   []class
 	nodeIndex map[string]int32 // "cluster/node" → index
 	allocs    map[string]*allocation
+	onNode    [][]*allocation        // per node: the allocations in allocs with GPUs on it (releaseTimes, drainTime)
 	runSums   map[runKey]int         // GPUs the allocations hold by queue, MIG resource and node class
 	offAllocs map[string]*allocation // allocations with GPUs on nodes the snapshot does not know
 	trivial   [numLevels]bool        // level has exactly the domains of the level below
@@ -166,6 +167,7 @@ func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	})
 	classIdx := map[string]int32{}
 	s.nodes = make([]node, len(all))
+	s.onNode = make([][]*allocation, len(all))
 	for i, k := range all {
 		s.nodes[i] = s.newNode(k.n, k.c, classIdx)
 		s.nodeIndex[cs[k.c].Name+"/"+k.n.Name] = int32(i)

@@ -5,6 +5,7 @@ package placement
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -62,9 +63,28 @@ func (s *Snapshot) add(a Allocation, book bool) {
 	}
 	if old, ok := s.allocs[a.Gang.ID]; ok {
 		s.sumRunning(old, -1)
+		s.unlist(old)
 	}
 	s.allocs[a.Gang.ID] = al
 	s.sumRunning(al, 1)
+	s.list(al)
+}
+
+// list adds an allocation to the per-node lists of the nodes it holds GPUs
+// on, so that what runs on a node is found without visiting every
+// allocation; unlist removes it. They follow s.allocs exactly (an
+// allocation naming a node twice is listed twice there, which changes no
+// maximum its readers take).
+func (s *Snapshot) list(al *allocation) {
+	for _, i := range al.nodes {
+		s.onNode[i] = append(s.onNode[i], al)
+	}
+}
+
+func (s *Snapshot) unlist(al *allocation) {
+	for _, i := range al.nodes {
+		s.onNode[i] = slices.DeleteFunc(s.onNode[i], func(x *allocation) bool { return x == al })
+	}
 }
 
 // sumRunning adds (sign 1) or removes (-1) an allocation's GPUs in the
@@ -118,6 +138,7 @@ func (s *Snapshot) Release(gang string) (Allocation, error) {
 	}
 	s.unbook(al)
 	s.sumRunning(al, -1)
+	s.unlist(al)
 	delete(s.allocs, gang)
 	return al.Allocation, nil
 }
