@@ -21,7 +21,8 @@ const strandedHours = 0.25
 type victim struct {
 	al   *allocation
 	cost float64 // GPU-hours lost
-	why  string
+	at   int32   // index in cycle.victims
+	term bool    // in cycle.victims: terminating (Input.Terminating, or chosen this cycle)
 }
 
 // preempt looks for the cheapest set of whole gangs whose removal lets g fit
@@ -82,9 +83,10 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 	where := c.s.levels[l][bestDom].name
 	for _, v := range best {
 		c.in.markTerminating(v.al.Gang.ID, g.ID)
+		c.victims[v.at].term = true
 		c.d.Preemptions = append(c.d.Preemptions, Preemption{
 			Victim: v.al.Gang.ID, Preemptor: g.ID, Grace: v.al.Gang.GracePeriod, GPUHoursLost: v.cost,
-			Reason: preemptReason(v.why, g, where, v.cost),
+			Reason: preemptReason(victimWhy(&v.al.Gang, g), g, where, v.cost),
 		})
 	}
 	return true
@@ -142,7 +144,8 @@ func (c *cycle) budgeted(g *Gang) bool {
 
 // candidates lists the running gangs g may preempt, cheapest first: lower
 // priority and preemptible, or (reclaim) same or lower priority from a queue
-// borrowing beyond its nominal quota while g's queue stays within its own.
+// borrowing beyond its nominal quota while g's queue stays within its own
+// (victimWhy words which).
 func (c *cycle) candidates(g *Gang) []victim {
 	reclaim := false
 	if c.cfg.reclaim || c.qt.reclaims(g.Queue) {
@@ -151,44 +154,46 @@ func (c *cycle) candidates(g *Gang) []victim {
 		}
 	}
 	var out []victim
-	for _, pv := range c.preemptible() {
-		al := pv.al
-		v := &al.Gang
+	vs := c.preemptible()
+	for k := range vs {
+		pv := &vs[k]
+		v := &pv.al.Gang
 		if v.Priority > g.Priority {
 			break // sorted by priority: none further may be preempted
 		}
-		id := al.Gang.ID
-		if c.s.allocs[id] != al {
-			continue // released during the cycle
-		}
-		if c.placed[id] || c.in.Terminating[id] != "" || v.ID == g.ID {
+		if pv.term || v.ID == g.ID {
 			continue
 		}
-		var why string
-		switch {
-		case v.Priority < g.Priority:
-			why = fmt.Sprintf("priority %d below %d", v.Priority, g.Priority)
-		case reclaim && v.Priority <= g.Priority && v.Queue != g.Queue && c.qt.surplus(v.Queue, c.s.allocUse(al)):
-			why = fmt.Sprintf("queue %s borrows beyond its nominal quota and %s reclaims it", v.Queue, g.Queue)
-		default:
+		if v.Priority == g.Priority && !(reclaim && v.Queue != g.Queue && c.qt.surplus(v.Queue, c.s.allocUse(pv.al))) {
 			continue
 		}
-		out = append(out, victim{al: al, cost: pv.cost, why: why})
+		out = append(out, *pv)
 	}
 	return out
+}
+
+// victimWhy says why running gang v may be preempted for g (candidates).
+func victimWhy(v, g *Gang) string {
+	if v.Priority < g.Priority {
+		return fmt.Sprintf("priority %d below %d", v.Priority, g.Priority)
+	}
+	return fmt.Sprintf("queue %s borrows beyond its nominal quota and %s reclaims it", v.Queue, g.Queue)
 }
 
 // preemptible returns the preemptible running gangs, cheapest first
 // (priority, then GPU-hours lost, then ID), listed and sorted once per
 // cycle at its first preemption search: candidates filters it in order.
-// Gangs placed earlier in the cycle are listed too; candidates skips them.
+// Gangs placed earlier in the cycle, and gangs already terminating, are
+// left out: no gang listed can be placed later in the cycle (Assume refuses
+// a gang that runs), nor released (a cycle releases nothing), and the
+// victims a cycle chooses are marked terminating in the list.
 func (c *cycle) preemptible() []victim {
 	if c.victims != nil {
 		return c.victims
 	}
 	c.victims = make([]victim, 0, len(c.s.allocs))
-	for _, al := range c.s.allocs {
-		if al.Gang.Preemptible {
+	for id, al := range c.s.allocs {
+		if al.Gang.Preemptible && !c.placed[id] && c.in.Terminating[id] == "" {
 			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al)})
 		}
 	}
@@ -202,6 +207,9 @@ func (c *cycle) preemptible() []victim {
 		}
 		return a.al.Gang.ID < b.al.Gang.ID
 	})
+	for k := range c.victims {
+		c.victims[k].at = int32(k)
+	}
 	return c.victims
 }
 
@@ -233,19 +241,24 @@ func (c *cycle) lostHours(al *allocation) float64 {
 // rankDomains returns the domains of level l where free GPUs plus the
 // candidates' GPUs could hold the gang, most promising first.
 func (c *cycle) rankDomains(r *request, l int, cands []victim) []int32 {
-	pot := map[int32]int32{}
+	pot := int32s(&c.s.scratch.pot, len(c.s.levels[l])) // by domain; touched lists those > 0
+	var touched []int32
 	for _, v := range cands {
 		for k, i := range v.al.nodes {
 			if r.classOK[c.s.nodes[i].class] {
-				pot[c.s.nodes[i].dom[l]] += v.al.gpus[k]
+				d := c.s.nodes[i].dom[l]
+				if pot[d] == 0 {
+					touched = append(touched, d)
+				}
+				pot[d] += v.al.gpus[k]
 			}
 		}
 	}
 	need := r.need * r.gpm
 	var out []int32
-	for d, p := range pot {
+	for _, d := range touched {
 		dom := &c.s.levels[l][d]
-		if r.clusterOK[dom.cluster] && dom.free+p >= need {
+		if r.clusterOK[dom.cluster] && dom.free+pot[d] >= need {
 			out = append(out, d)
 		}
 	}

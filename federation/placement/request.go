@@ -82,8 +82,9 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 		sel = labels.Nothing() // validate refuses the gang before it gets here
 	}
 	r.clusterOK = s.scratch.bools(&s.scratch.clusterOK, len(s.clusters))
+	anyCluster := len(g.Clusters) == 0 && g.ClusterSelector == nil // what clusterMatches says then, without matching labels
 	for i := range s.clusters {
-		r.clusterOK[i] = clusterMatches(g, sel, s.clusters[i].name, s.clusters[i].labels)
+		r.clusterOK[i] = anyCluster || clusterMatches(g, sel, s.clusters[i].name, s.clusters[i].labels)
 	}
 	r.classOK = s.scratch.bools(&s.scratch.classOK, len(s.classes))
 	for i := range s.classes {

@@ -8,6 +8,7 @@ type scratch struct {
 	clusterOK, classOK, seen []bool
 	fit                      []int8
 	slots, free              [numLevels][]int32
+	pot                      []int32 // rankDomains: candidates' GPUs by domain
 	picked                   []pick
 	// roles[k] is the index in Gang.Roles of picked[k] after a
 	// heterogeneous gang's placement (roles.go); unused otherwise.
