@@ -22,7 +22,40 @@ type cycle struct {
 	blocked   bool
 	victims   []victim           // the preemptible running gangs, cheapest first (preemptible)
 	uses      map[string][]usage // candidateUses cache
+	admits    map[admitKey]admitMemo
+	at        []int32 // decide's buffer of a placement's nodes
 	d         Decision
+}
+
+// admitKey and admitMemo remember a quota answer of decide (admitAny over a
+// gang's candidate usages) while the queue tree's version stays the same:
+// admitAny reads nothing else that changes within a cycle.
+type admitKey struct {
+	queue, uses string // the gang's queue and candidateUses key
+	gpus        int
+}
+
+type admitMemo struct {
+	version uint64
+	why     *Unschedulable // nil: admitted
+}
+
+// admitAny is c.qt.admitAny over g's candidate usages, remembered while
+// the tree does not change; each refusal returned is a fresh copy.
+func (c *cycle) admitAny(g *Gang) *Unschedulable {
+	uses, key := c.candidateUsesKeyed(g)
+	k := admitKey{g.Queue, key, g.GPUs()}
+	m, ok := c.admits[k]
+	if !ok || m.version != c.qt.version {
+		why := c.qt.admitAny(g.Queue, uses, k.gpus) // may add the queue: read the version after
+		m = admitMemo{c.qt.version, why}
+		c.admits[k] = m
+	}
+	if m.why == nil {
+		return nil
+	}
+	why := *m.why
+	return &why
 }
 
 // resv is a reservation active in this cycle.
@@ -44,7 +77,8 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 		o(&cfg)
 	}
 	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
-		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[string][]usage{}}
+		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[string][]usage{},
+		admits: map[admitKey]admitMemo{}}
 	c.total, _ = s.GPUs()
 	c.qt = newQueueTree(in.Queues, s.capacityByProduct())
 	c.chargeRunning()
@@ -92,6 +126,7 @@ func (c *cycle) chargeRunning() {
 		c.s.addUse(use, k.class, k.mig, g)
 		p := c.s.classes[k.class].product
 		for n := c.qt.get(k.queue); n != nil; n = n.parent {
+			n.shareOK = false
 			n.alloc[p] += g
 			for key, g := range use {
 				n.held[key] += g
@@ -100,6 +135,7 @@ func (c *cycle) chargeRunning() {
 	}
 	for q, u := range c.in.Usage {
 		for n := c.qt.get(q); n != nil; n = n.parent {
+			n.shareOK = false
 			n.usage += u
 		}
 	}
@@ -115,7 +151,7 @@ func (c *cycle) decide(g *Gang) {
 		c.wait(g, &Unschedulable{ReasonNoMatchingNodes, err.Error()})
 		return
 	}
-	if why := c.qt.admitAny(g.Queue, c.candidateUses(g), g.GPUs()); why != nil {
+	if why := c.admitAny(g); why != nil {
 		c.wait(g, why) // no product it accepts is within quota: hold and preempt nothing
 		return
 	}
@@ -135,6 +171,11 @@ func (c *cycle) decide(g *Gang) {
 			return
 		}
 		p := c.s.placement(g, picks, level, dom, len(r.roles) > 0)
+		var at []int32 // the assignments' nodes, so that Assume need not find them by name
+		if len(r.roles) == 0 && len(g.Roles) == 0 && c.s.uniqueNames {
+			c.at = append(c.at[:0], c.s.scratch.assigned...)
+			at = c.at
+		}
 		// Taken before MinDomains places again into the scratch picks.
 		var byProduct map[string]int
 		if len(g.Roles) == 0 {
@@ -148,7 +189,7 @@ func (c *cycle) decide(g *Gang) {
 				Racks: c.s.DomainsUsed(p, inventory.LevelRack), MinRacks: c.s.MinDomains(*g, inventory.LevelRack),
 			}
 		}
-		if err := c.s.Assume(*g, p, c.in.Now); err != nil {
+		if err := c.s.assume(*g, p, c.in.Now, at); err != nil {
 			c.wait(g, &Unschedulable{ReasonFragmented, err.Error()})
 			return
 		}

@@ -62,8 +62,9 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 	var best []victim
 	var bestNodes []int32
 	bestCost, bestDom := 0.0, int32(-1)
-	for _, d := range doms {
-		vs, nodes, cost, ok := c.tryDomain(r, l, d, cands)
+	byDom := c.touching(l, doms, cands)
+	for k, d := range doms {
+		vs, nodes, cost, ok := c.tryDomain(r, l, d, byDom[k])
 		if ok && (bestDom < 0 || cost < bestCost || (cost == bestCost && len(vs) < len(best))) {
 			best, bestNodes, bestCost, bestDom = vs, nodes, cost, d
 		}
@@ -276,7 +277,31 @@ func (c *cycle) rankDomains(r *request, l int, cands []victim) []int32 {
 	return out
 }
 
-// tryDomain releases candidates touching domain d, cheapest first, until
+// touching returns, for each of the domains of level l, the candidates
+// with GPUs in it, in candidate order (cheapest first), from one pass over
+// the candidates.
+func (c *cycle) touching(l int, doms []int32, cands []victim) [][]victim {
+	out := make([][]victim, len(doms))
+	if len(doms) == 0 {
+		return out
+	}
+	pos := int32s(&c.s.scratch.pot, len(c.s.levels[l])) // domain → its place in doms + 1
+	for k, d := range doms {
+		pos[d] = int32(k + 1)
+	}
+	last := make([]int, len(doms)) // the last candidate added to each list + 1
+	for j, v := range cands {
+		for _, i := range v.al.nodes {
+			if k := pos[c.s.nodes[i].dom[l]] - 1; k >= 0 && last[k] != j+1 {
+				out[k] = append(out[k], v)
+				last[k] = j + 1
+			}
+		}
+	}
+	return out
+}
+
+// tryDomain releases candidates (those touching domain d), cheapest first, until
 // the gang fits there, then puts back every one it turns out not to need.
 // Its cost is the victims' lost work plus strandedHours for each GPU they
 // free beyond the gang's. The snapshot is left as it was.
@@ -286,9 +311,6 @@ func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim,
 	var taken []victim
 	fits := false
 	for _, v := range cands {
-		if !touches(c.s, v.al, l, d) {
-			continue
-		}
 		c.s.unbook(v.al)
 		taken = append(taken, v)
 		if _, _, _, ok := c.s.place(r); ok {

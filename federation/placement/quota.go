@@ -96,6 +96,12 @@ func (s *Snapshot) addOffUse(u usage, al *allocation) {
 // cached per cycle by MIG resource or product list: scale them by the
 // gang's GPUs. Callers must not change them.
 func (c *cycle) candidateUses(g *Gang) []usage {
+	us, _ := c.candidateUsesKeyed(g)
+	return us
+}
+
+// candidateUsesKeyed is candidateUses with the key it is cached by.
+func (c *cycle) candidateUsesKeyed(g *Gang) ([]usage, string) {
 	key := g.sliceResource()
 	if key == "" {
 		key = "\x00" + strings.Join(g.Products, "\x00")
@@ -105,7 +111,7 @@ func (c *cycle) candidateUses(g *Gang) []usage {
 		us = c.s.candidateUses(g.sliceResource(), g.Products, c.qt.cap)
 		c.uses[key] = us
 	}
-	return us
+	return us, key
 }
 
 // candidateUses computes what cycle.candidateUses caches: usages of one GPU.

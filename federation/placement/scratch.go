@@ -10,6 +10,7 @@ type scratch struct {
 	slots, free              [numLevels][]int32
 	pot                      []int32 // rankDomains: candidates' GPUs by domain
 	picked                   []pick
+	assigned                 []int32 // placement: the node of each assignment (no roles)
 	// roles[k] is the index in Gang.Roles of picked[k] after a
 	// heterogeneous gang's placement (roles.go); unused otherwise.
 	roles []int32

@@ -93,6 +93,8 @@ type Snapshot struct {
 	levels    [numLevels][]domain
 	classes   []class
 	nodeIndex map[string]int32 // "cluster/node" → index
+	// uniqueNames: every node has its own "cluster/node" name in nodeIndex.
+	uniqueNames bool
 	allocs    map[string]*allocation
 	onNode    [][]*allocation        // per node: the allocations in allocs with GPUs on it (releaseTimes, drainTime)
 	runSums   map[runKey]int         // GPUs the allocations hold by queue, MIG resource and node class
@@ -180,8 +182,9 @@ func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 		}
 	}
 	s.buildDomainIndex()
+	s.uniqueNames = len(s.nodeIndex) == len(s.nodes)
 	for _, a := range running {
-		s.add(a, !a.Counted)
+		s.add(a, !a.Counted, nil)
 	}
 	return s
 }

@@ -20,16 +20,25 @@ var ErrConflict = errors.New("placement conflicts with the snapshot")
 // Assume books a placement of g that started at the given time, as a
 // scheduler does once it has committed a decision.
 func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
+	return s.assume(g, p, started, nil)
+}
+
+// assume is Assume; at, when not nil, holds the node index of each of the
+// placement's assignments (placement's scratch.assigned), so that they are
+// not looked up by name. Only a snapshot whose "cluster/node" names are
+// unique (uniqueNames) may be given them: there a name lookup finds that
+// very node.
+func (s *Snapshot) assume(g Gang, p Placement, started time.Time, at []int32) error {
 	if _, dup := s.allocs[g.ID]; dup {
 		return fmt.Errorf("%w: gang %s already holds GPUs", ErrConflict, g.ID)
 	}
 	a := Allocation{Gang: g, Assignments: p.Assignments, Started: started}
-	for _, as := range a.Assignments {
+	for k, as := range a.Assignments {
 		gpm := int32(g.gpmOf(as.Role))
 		if gpm <= 0 && len(g.Roles) > 0 {
 			continue // a CPU-only role takes no GPUs
 		}
-		i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
+		i, ok := s.nodeOf(as, at, k)
 		if !ok {
 			return fmt.Errorf("%w: unknown node %s/%s", ErrConflict, as.Cluster, as.Node)
 		}
@@ -37,19 +46,29 @@ func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
 			return fmt.Errorf("%w: node %s/%s has no room for %d members", ErrConflict, as.Cluster, as.Node, as.Members)
 		}
 	}
-	s.add(a, true)
+	s.add(a, true, at)
 	return nil
 }
 
-// add records an allocation; book subtracts its GPUs from the nodes.
-func (s *Snapshot) add(a Allocation, book bool) {
+// nodeOf returns the node of assignment k: at[k], or found by name.
+func (s *Snapshot) nodeOf(as Assignment, at []int32, k int) (int32, bool) {
+	if at != nil {
+		return at[k], true
+	}
+	i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
+	return i, ok
+}
+
+// add records an allocation; book subtracts its GPUs from the nodes. at is
+// as for assume.
+func (s *Snapshot) add(a Allocation, book bool, at []int32) {
 	al := &allocation{Allocation: a, mig: a.Gang.sliceResource()}
-	for _, as := range a.Assignments {
+	for k, as := range a.Assignments {
 		gpus := int32(as.Members * a.Gang.gpmOf(as.Role))
 		if gpus <= 0 {
 			continue // a CPU-only role takes no GPUs
 		}
-		i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
+		i, ok := s.nodeOf(as, at, k)
 		if !ok {
 			al.offGPUs += int(gpus)
 			continue
