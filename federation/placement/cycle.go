@@ -21,6 +21,7 @@ type cycle struct {
 	attempts  int
 	blocked   bool
 	victims   []victim           // the preemptible running gangs, cheapest first (preemptible)
+	vnodes    []vnode            // their nodes (victim.lo, hi)
 	uses      map[string][]usage // candidateUses cache
 	admits    map[admitKey]admitMemo
 	at        []int32 // decide's buffer of a placement's nodes

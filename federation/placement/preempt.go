@@ -3,9 +3,12 @@
 package placement
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -23,6 +26,17 @@ type victim struct {
 	cost float64 // GPU-hours lost
 	at   int32   // index in cycle.victims
 	term bool    // in cycle.victims: terminating (Input.Terminating, or chosen this cycle)
+	// lo, hi delimit the victim's nodes in cycle.vnodes.
+	lo, hi int32
+}
+
+// vnode is one node of a victim as the preemption search reads it, laid
+// out with the victim's other nodes so that a pass over the candidates
+// reads memory in order instead of the fleet's nodes at random.
+type vnode struct {
+	class int32
+	gpus  int32
+	dom   [numLevels]int32
 }
 
 // preempt looks for the cheapest set of whole gangs whose removal lets g fit
@@ -198,18 +212,23 @@ func (c *cycle) preemptible() []victim {
 			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al)})
 		}
 	}
-	sort.Slice(c.victims, func(i, j int) bool {
-		a, b := c.victims[i], c.victims[j]
+	slices.SortFunc(c.victims, func(a, b victim) int {
 		if a.al.Gang.Priority != b.al.Gang.Priority {
-			return a.al.Gang.Priority < b.al.Gang.Priority
+			return cmp.Compare(a.al.Gang.Priority, b.al.Gang.Priority)
 		}
 		if a.cost != b.cost {
-			return a.cost < b.cost
+			return cmp.Compare(a.cost, b.cost)
 		}
-		return a.al.Gang.ID < b.al.Gang.ID
+		return strings.Compare(a.al.Gang.ID, b.al.Gang.ID)
 	})
 	for k := range c.victims {
-		c.victims[k].at = int32(k)
+		v := &c.victims[k]
+		v.at, v.lo = int32(k), int32(len(c.vnodes))
+		for j, i := range v.al.nodes {
+			n := &c.s.nodes[i]
+			c.vnodes = append(c.vnodes, vnode{class: n.class, gpus: v.al.gpus[j], dom: n.dom})
+		}
+		v.hi = int32(len(c.vnodes))
 	}
 	return c.victims
 }
@@ -245,13 +264,13 @@ func (c *cycle) rankDomains(r *request, l int, cands []victim) []int32 {
 	pot := int32s(&c.s.scratch.pot, len(c.s.levels[l])) // by domain; touched lists those > 0
 	var touched []int32
 	for _, v := range cands {
-		for k, i := range v.al.nodes {
-			if r.classOK[c.s.nodes[i].class] {
-				d := c.s.nodes[i].dom[l]
+		for _, vn := range c.vnodes[v.lo:v.hi] {
+			if r.classOK[vn.class] {
+				d := vn.dom[l]
 				if pot[d] == 0 {
 					touched = append(touched, d)
 				}
-				pot[d] += v.al.gpus[k]
+				pot[d] += vn.gpus
 			}
 		}
 	}
@@ -291,8 +310,8 @@ func (c *cycle) touching(l int, doms []int32, cands []victim) [][]victim {
 	}
 	last := make([]int, len(doms)) // the last candidate added to each list + 1
 	for j, v := range cands {
-		for _, i := range v.al.nodes {
-			if k := pos[c.s.nodes[i].dom[l]] - 1; k >= 0 && last[k] != j+1 {
+		for _, vn := range c.vnodes[v.lo:v.hi] {
+			if k := pos[vn.dom[l]] - 1; k >= 0 && last[k] != j+1 {
 				out[k] = append(out[k], v)
 				last[k] = j + 1
 			}
@@ -353,15 +372,6 @@ func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim,
 	}
 	sort.Slice(need, func(i, j int) bool { return need[i].al.Gang.ID < need[j].al.Gang.ID })
 	return need, nodes, cost, true
-}
-
-func touches(s *Snapshot, al *allocation, l int, d int32) bool {
-	for _, i := range al.nodes {
-		if s.nodes[i].dom[l] == d {
-			return true
-		}
-	}
-	return false
 }
 
 // markTerminating records a victim chosen in this cycle.

@@ -3,7 +3,9 @@
 package placement
 
 import (
-	"sort"
+	"cmp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
@@ -207,15 +209,14 @@ func sortPending(gs []Gang, o Order) []*Gang {
 	for i := range gs {
 		out[i] = &gs[i]
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
+	slices.SortStableFunc(out, func(a, b *Gang) int {
 		if o != OrderFIFO && a.Priority != b.Priority {
-			return a.Priority > b.Priority
+			return cmp.Compare(b.Priority, a.Priority)
 		}
-		if !a.Submitted.Equal(b.Submitted) {
-			return a.Submitted.Before(b.Submitted)
+		if c := a.Submitted.Compare(b.Submitted); c != 0 {
+			return c
 		}
-		return a.ID < b.ID
+		return strings.Compare(a.ID, b.ID)
 	})
 	return out
 }
