@@ -28,6 +28,8 @@ type victim struct {
 	term bool    // in cycle.victims: terminating (Input.Terminating, or chosen this cycle)
 	// lo, hi delimit the victim's nodes in cycle.vnodes.
 	lo, hi int32
+	prio   int32  // al.Gang.Priority
+	id     string // al.Gang.ID
 }
 
 // vnode is one node of a victim as the preemption search reads it, laid
@@ -172,14 +174,13 @@ func (c *cycle) candidates(g *Gang) []victim {
 	vs := c.preemptible()
 	for k := range vs {
 		pv := &vs[k]
-		v := &pv.al.Gang
-		if v.Priority > g.Priority {
+		if pv.prio > g.Priority {
 			break // sorted by priority: none further may be preempted
 		}
-		if pv.term || v.ID == g.ID {
+		if pv.term || pv.id == g.ID {
 			continue
 		}
-		if v.Priority == g.Priority && !(reclaim && v.Queue != g.Queue && c.qt.surplus(v.Queue, c.s.allocUse(pv.al))) {
+		if v := &pv.al.Gang; pv.prio == g.Priority && !(reclaim && v.Queue != g.Queue && c.qt.surplus(v.Queue, c.s.allocUse(pv.al))) {
 			continue
 		}
 		out = append(out, *pv)
@@ -209,17 +210,17 @@ func (c *cycle) preemptible() []victim {
 	c.victims = make([]victim, 0, len(c.s.allocs))
 	for id, al := range c.s.allocs {
 		if al.Gang.Preemptible && !c.placed[id] && c.in.Terminating[id] == "" {
-			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al)})
+			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al), prio: al.Gang.Priority, id: id})
 		}
 	}
 	slices.SortFunc(c.victims, func(a, b victim) int {
-		if a.al.Gang.Priority != b.al.Gang.Priority {
-			return cmp.Compare(a.al.Gang.Priority, b.al.Gang.Priority)
+		if a.prio != b.prio {
+			return cmp.Compare(a.prio, b.prio)
 		}
 		if a.cost != b.cost {
 			return cmp.Compare(a.cost, b.cost)
 		}
-		return strings.Compare(a.al.Gang.ID, b.al.Gang.ID)
+		return strings.Compare(a.id, b.id)
 	})
 	for k := range c.victims {
 		v := &c.victims[k]

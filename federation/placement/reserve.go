@@ -133,6 +133,9 @@ func (c *cycle) plan(r *request) (int, int32, []int32, bool) {
 		if (r.firstFit || !r.topology) && l < top {
 			continue
 		}
+		if s := c.s; s.maxGPUs[l] < need {
+			continue // no domain of the level has the GPUs (dom.gpus below)
+		}
 		best, bestFree := int32(-1), int32(-1)
 		for ci := range c.s.clusters {
 			if !r.clusterOK[ci] {
