@@ -95,19 +95,19 @@ type Snapshot struct {
 	nodeIndex map[string]int32 // "cluster/node" → index
 	// uniqueNames: every node has its own "cluster/node" name in nodeIndex.
 	uniqueNames bool
-	allocs    map[string]*allocation
-	onNode    [][]*allocation        // per node: the allocations in allocs with GPUs on it (releaseTimes, drainTime)
-	runSums   map[runKey]int         // GPUs the allocations hold by queue, MIG resource and node class
-	offAllocs map[string]*allocation // allocations with GPUs on nodes the snapshot does not know
-	trivial   [numLevels]bool        // level has exactly the domains of the level below
-	maxNode   int32                  // most GPUs on one node
-	holders   []int32                // per node: the reservation holding it, -1 for none (nil: no reservations)
-	holdStart []int64                // per reservation: UnixNano its held nodes are expected to be free
-	scratch   scratch
-	names     [numLevels]map[string]int32 // domain name → index, built on demand
-	index     freeIndex
-	dindex    domainIndex
-	maxGPUs   [numLevels]int32 // GPUs of the largest domain per level
+	allocs      map[string]*allocation
+	onNode      [][]*allocation        // per node: the allocations in allocs with GPUs on it (releaseTimes, drainTime)
+	runSums     map[runKey]int         // GPUs the allocations hold by queue, MIG resource and node class
+	offAllocs   map[string]*allocation // allocations with GPUs on nodes the snapshot does not know
+	trivial     [numLevels]bool        // level has exactly the domains of the level below
+	maxNode     int32                  // most GPUs on one node
+	holders     []int32                // per node: the reservation holding it, -1 for none (nil: no reservations)
+	holdStart   []int64                // per reservation: UnixNano its held nodes are expected to be free
+	scratch     scratch
+	names       [numLevels]map[string]int32 // domain name → index, built on demand
+	index       freeIndex
+	dindex      domainIndex
+	maxGPUs     [numLevels]int32 // GPUs of the largest domain per level
 }
 
 // allocation is a gang holding GPUs in the snapshot.
