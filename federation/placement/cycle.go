@@ -25,6 +25,7 @@ type cycle struct {
 	uses      map[string][]usage // candidateUses cache
 	admits    map[admitKey]admitMemo
 	at        []int32 // decide's buffer of a placement's nodes
+	fails     map[waitKey]failMemo
 	d         Decision
 }
 
@@ -79,7 +80,7 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 	}
 	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
 		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[string][]usage{},
-		admits: map[admitKey]admitMemo{}}
+		admits: map[admitKey]admitMemo{}, fails: map[waitKey]failMemo{}}
 	c.total, _ = s.GPUs()
 	c.qt = newQueueTree(in.Queues, s.capacityByProduct())
 	c.chargeRunning()
@@ -157,13 +158,18 @@ func (c *cycle) decide(g *Gang) {
 		return
 	}
 	rid, hasRes := c.resByGang[g.ID]
-	r := c.s.newRequest(g, c.cfg.place)
-	if hasRes {
-		r.holder = rid
+	key, memo := c.waitKey(g, hasRes)
+	if memo {
+		if m, ok := c.fails[key]; ok && m.version == c.s.version {
+			// Nothing a placement reads changed since a gang of the same
+			// class did not fit: neither does g, for the same reason.
+			memoHits.Add(1)
+			why := m.why
+			c.waitFor(g, nil, rid, hasRes, &why)
+			return
+		}
 	}
-	if g.Estimate > 0 {
-		r.endsAt = c.in.Now.Add(g.Estimate).UnixNano()
-	}
+	r := c.request(g, rid, hasRes)
 	picks, level, dom, ok := c.s.place(r)
 	if ok {
 		use := c.s.useOf(g, picks)
@@ -206,16 +212,46 @@ func (c *cycle) decide(g *Gang) {
 	if !c.cfg.terse {
 		why = c.s.why(r)
 	}
+	if memo {
+		c.fails[key] = failMemo{c.s.version, *why}
+	}
+	c.waitFor(g, r, rid, hasRes, why)
+}
+
+// request prepares g for a decision in this cycle.
+func (c *cycle) request(g *Gang, rid int32, hasRes bool) *request {
+	r := c.s.newRequest(g, c.cfg.place)
+	if hasRes {
+		r.holder = rid
+	}
+	if g.Estimate > 0 {
+		r.endsAt = c.in.Now.Add(g.Estimate).UnixNano()
+	}
+	return r
+}
+
+// waitFor leaves g waiting for why, after a preemption or a reservation
+// for it where it may have one. r is g's request, or nil when it did not
+// need one to know that g does not fit (it is then prepared again only for
+// a preemption search or a reservation).
+func (c *cycle) waitFor(g *Gang, r *request, rid int32, hasRes bool, why *Unschedulable) {
+	req := func() *request {
+		if r == nil {
+			r = c.request(g, rid, hasRes)
+		}
+		return r
+	}
 	c.blocked = true
 	head := !c.headSeen[g.Queue]
 	c.headSeen[g.Queue] = true
 	switch {
 	case c.waiting[g.ID]:
 		why = &Unschedulable{ReasonPreempting, "waiting for preempted gangs to leave; " + why.Message}
-	case c.cfg.preemption && c.preempted < c.cfg.maxPreemptors && c.attempts < 4*c.cfg.maxPreemptors && c.preempt(g, r):
+	case c.cfg.preemption && c.preempted < c.cfg.maxPreemptors && c.attempts < 4*c.cfg.maxPreemptors && !c.young(g) &&
+		c.preempt(g, req()):
 		why = &Unschedulable{ReasonPreempting, "preempting lower-priority gangs; " + why.Message}
 	case !hasRes && head && c.cfg.maxReservations > 0:
-		c.reserve(g, r)
+		c.reserve(g, req())
 	}
 	c.wait(g, why)
 }

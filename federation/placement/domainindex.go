@@ -246,6 +246,7 @@ func (x *domainIndex) addDown(n *node, sign int32) {
 // setHolder marks node i held by reservation rid (-1: not held), keeping
 // the held counts and sums of its domains.
 func (s *Snapshot) setHolder(i, rid int32) {
+	s.version++
 	h := s.holdsFor()
 	was, now := h[i] >= 0, rid >= 0
 	h[i] = rid

@@ -45,7 +45,7 @@ type vnode struct {
 // in one domain of its ceiling level, across all clusters; it emits the
 // preemptions, holds the domain for g and reports whether it found any.
 func (c *cycle) preempt(g *Gang, r *request) bool {
-	if !g.Submitted.IsZero() && c.in.Now.Sub(g.Submitted) < c.cfg.preemptAfter {
+	if c.young(g) {
 		return false // young gangs usually find room as others end
 	}
 	c.attempts++
@@ -107,6 +107,12 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 		})
 	}
 	return true
+}
+
+// young reports whether g has waited less than the preempt-after time: it
+// does not preempt yet.
+func (c *cycle) young(g *Gang) bool {
+	return !g.Submitted.IsZero() && c.in.Now.Sub(g.Submitted) < c.cfg.preemptAfter
 }
 
 // checkpointSoon reports whether waiting for the chosen victims' next

@@ -20,6 +20,7 @@ func (s *Snapshot) holdsFor() []int32 {
 
 // clearHolds drops every reservation mark.
 func (s *Snapshot) clearHolds() {
+	s.version++
 	s.holders, s.holdStart = nil, s.holdStart[:0]
 	s.dindex.clearHeldCounts()
 }
@@ -36,6 +37,7 @@ func (c *cycle) hold(gang string, l int, d int32, nodes []int32, backfill bool) 
 			start = t
 		}
 	}
+	c.s.version++
 	c.s.holdStart = append(c.s.holdStart, start)
 	for _, i := range nodes {
 		c.s.setHolder(i, rid)

@@ -103,6 +103,10 @@ type Snapshot struct {
 	maxNode     int32                  // most GPUs on one node
 	holders     []int32                // per node: the reservation holding it, -1 for none (nil: no reservations)
 	holdStart   []int64                // per reservation: UnixNano its held nodes are expected to be free
+	// version counts the changes to what a placement and its explanation
+	// read: free GPUs and slices, schedulable flags, reservation marks and
+	// times (see cycle.waitMemo). A change that is undone still counts.
+	version uint64
 	scratch     scratch
 	names       [numLevels]map[string]int32 // domain name → index, built on demand
 	index       freeIndex

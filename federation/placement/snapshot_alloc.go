@@ -138,6 +138,7 @@ func (al *allocation) addClass(c, gpus int32) {
 
 // use adds (or with a negative count removes) usage on a node.
 func (s *Snapshot) use(i int32, mig string, count int32) {
+	s.version++
 	n := &s.nodes[i]
 	if mig != "" {
 		if m := n.mig[mig]; m != nil {
@@ -181,6 +182,7 @@ func (s *Snapshot) SetNodeSchedulable(cluster, name string, ok bool) bool {
 	if !known {
 		return false
 	}
+	s.version++
 	s.indexSchedulable(i, -1)
 	s.nodes[i].schedulable = ok
 	s.indexSchedulable(i, 1)

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package placement
+
+import (
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// Equivalence classes of waiting gangs. Of 100,000 pending gangs most
+// wait, and once the fleet is full they wait in a few dozen shapes: a cycle
+// remembers, per class, that a gang did not fit and why, and a later gang
+// of the class reuses it while nothing a placement reads has changed.
+//
+// A class is what newRequest, place and explain read of a gang: members,
+// GPUs (or slices, shares and their sharing strategy) per member, products,
+// required level, cluster count and policy, and which reservations' held
+// nodes it may use (it is their holder, or would end before they are due:
+// slots and mayUseHeld compare nothing else of its estimate). Gangs with
+// roles, DRA devices, cluster selectors or lists, pools or tolerations, and
+// gangs holding a reservation, are not classed: they are decided in full.
+//
+// The condition is exact: Snapshot.version counts every change to free
+// GPUs and slices, schedulable flags and reservation marks and times, and
+// the cycle's placement options do not change, so at the same version the
+// same request fails the same way with the same explanation. A change that
+// is undone (a preemption search releases and rebooks its candidates)
+// still ends the class's answer; that costs one decision, never a
+// different one. TestWaitMemoEquivalence compares cycles with and without.
+
+// memoWaits turns the classes on; tests turn them off to compare.
+var memoWaits = true
+
+// memoHits counts the gangs a class answered for (tests).
+var memoHits atomic.Int64
+
+// waitKey is a waiting gang's class.
+type waitKey struct {
+	gpm, need   int32
+	mig         string // sliceResource
+	shared      bool
+	strategy    string // Shared.Strategy
+	nProducts   int    // -1: Products is nil (explain tells nil from empty)
+	products    string // Products joined by NUL
+	required    inventory.Level
+	maxClusters int
+	policy      Policy
+	mayUse      uint64 // bit h: may use the nodes held by reservation h
+}
+
+// failMemo is a class's answer: at snapshot version, a gang of the class
+// did not fit, for why.
+type failMemo struct {
+	version uint64
+	why     Unschedulable
+}
+
+// waitKey returns g's class, or false when g is decided in full.
+func (c *cycle) waitKey(g *Gang, hasRes bool) (waitKey, bool) {
+	if !memoWaits || hasRes || len(g.Roles) > 0 || g.Devices != nil || g.ClusterSelector != nil || len(g.Clusters) > 0 ||
+		len(g.Pools) > 0 || len(g.Tolerations) > 0 || len(c.s.holdStart) > 64 {
+		return waitKey{}, false
+	}
+	k := waitKey{gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.sliceResource(), shared: g.Shared != nil,
+		nProducts: len(g.Products), required: g.Topology.Required, maxClusters: g.MaxClusters, policy: g.Policy}
+	if g.Shared != nil {
+		k.strategy = g.Shared.Strategy
+	}
+	switch len(g.Products) {
+	case 0:
+		if g.Products == nil {
+			k.nProducts = -1
+		}
+	case 1:
+		k.products = g.Products[0]
+	default:
+		k.products = strings.Join(g.Products, "\x00")
+	}
+	endsAt := int64(math.MaxInt64) // as request sets it
+	if g.Estimate > 0 {
+		endsAt = c.in.Now.Add(g.Estimate).UnixNano()
+	}
+	for h, start := range c.s.holdStart {
+		if endsAt <= start {
+			k.mayUse |= 1 << h
+		}
+	}
+	return k, true
+}
