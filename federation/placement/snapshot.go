@@ -107,11 +107,11 @@ type Snapshot struct {
 	// read: free GPUs and slices, schedulable flags, reservation marks and
 	// times (see cycle.waitMemo). A change that is undone still counts.
 	version uint64
-	scratch     scratch
-	names       [numLevels]map[string]int32 // domain name → index, built on demand
-	index       freeIndex
-	dindex      domainIndex
-	maxGPUs     [numLevels]int32 // GPUs of the largest domain per level
+	scratch scratch
+	names   [numLevels]map[string]int32 // domain name → index, built on demand
+	index   freeIndex
+	dindex  domainIndex
+	maxGPUs [numLevels]int32 // GPUs of the largest domain per level
 }
 
 // allocation is a gang holding GPUs in the snapshot.
