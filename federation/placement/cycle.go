@@ -22,6 +22,8 @@ type cycle struct {
 	blocked   bool
 	victims   []victim           // the preemptible running gangs, cheapest first (preemptible)
 	vnodes    []vnode            // their nodes (victim.lo, hi)
+	chosen    int                // victims chosen so far
+	candCache map[int32]candMemo // candidates by preemptor priority
 	uses      map[string][]usage // candidateUses cache
 	admits    map[admitKey]admitMemo
 	at        []int32 // decide's buffer of a placement's nodes
@@ -80,7 +82,8 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 	}
 	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
 		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[string][]usage{},
-		admits: map[admitKey]admitMemo{}, fails: map[waitKey]failMemo{}}
+		admits: map[admitKey]admitMemo{}, fails: map[waitKey]failMemo{},
+		candCache: map[int32]candMemo{}}
 	c.total, _ = s.GPUs()
 	c.qt = newQueueTree(in.Queues, s.capacityByProduct())
 	c.chargeRunning()

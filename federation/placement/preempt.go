@@ -101,6 +101,7 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 	for _, v := range best {
 		c.in.markTerminating(v.al.Gang.ID, g.ID)
 		c.victims[v.at].term = true
+		c.chosen++
 		c.d.Preemptions = append(c.d.Preemptions, Preemption{
 			Victim: v.al.Gang.ID, Preemptor: g.ID, Grace: v.al.Gang.GracePeriod, GPUHoursLost: v.cost,
 			Reason: preemptReason(victimWhy(&v.al.Gang, g), g, where, v.cost),
@@ -169,12 +170,21 @@ func (c *cycle) budgeted(g *Gang) bool {
 // priority and preemptible, or (reclaim) same or lower priority from a queue
 // borrowing beyond its nominal quota while g's queue stays within its own
 // (victimWhy words which).
+//
+// Without reclaim they depend on g's priority alone, as long as no victim
+// was chosen since (and g itself does not run): the list is kept for the
+// next search by a gang of that priority (candCache). Callers must not
+// change it.
 func (c *cycle) candidates(g *Gang) []victim {
 	reclaim := false
 	if c.cfg.reclaim || c.qt.reclaims(g.Queue) {
 		for _, want := range c.candidateUses(g) {
 			reclaim = reclaim || c.qt.withinNominal(g.Queue, want, g.GPUs())
 		}
+	}
+	cache := !reclaim && c.s.allocs[g.ID] == nil
+	if m, ok := c.candCache[g.Priority]; cache && ok && m.chosen == c.chosen {
+		return m.cands
 	}
 	var out []victim
 	vs := c.preemptible()
@@ -191,7 +201,16 @@ func (c *cycle) candidates(g *Gang) []victim {
 		}
 		out = append(out, *pv)
 	}
+	if cache {
+		c.candCache[g.Priority] = candMemo{c.chosen, out}
+	}
 	return out
+}
+
+// candMemo is a priority's candidates while chosen stays the same.
+type candMemo struct {
+	chosen int
+	cands  []victim
 }
 
 // victimWhy says why running gang v may be preempted for g (candidates).
@@ -219,15 +238,29 @@ func (c *cycle) preemptible() []victim {
 			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al), prio: al.Gang.Priority, id: id})
 		}
 	}
-	slices.SortFunc(c.victims, func(a, b victim) int {
+	// Sort compact keys, then lay the victims out in their order.
+	type key struct {
+		cost     float64
+		prio, at int32
+	}
+	keys := make([]key, len(c.victims))
+	for k := range c.victims {
+		keys[k] = key{c.victims[k].cost, c.victims[k].prio, int32(k)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
 		if a.prio != b.prio {
 			return cmp.Compare(a.prio, b.prio)
 		}
 		if a.cost != b.cost {
 			return cmp.Compare(a.cost, b.cost)
 		}
-		return strings.Compare(a.id, b.id)
+		return strings.Compare(c.victims[a.at].id, c.victims[b.at].id)
 	})
+	sorted := make([]victim, len(keys))
+	for k, x := range keys {
+		sorted[k] = c.victims[x.at]
+	}
+	c.victims = sorted
 	for k := range c.victims {
 		v := &c.victims[k]
 		v.at, v.lo = int32(k), int32(len(c.vnodes))

@@ -203,20 +203,67 @@ func (s *Snapshot) capacityByProduct() map[string]int {
 	return out
 }
 
-// sortPending orders gangs by priority (not in FIFO), submission time, ID.
+// sortPending orders gangs by priority (not in FIFO), submission time, ID
+// (then input order, as a stable sort keeps it). It sorts compact keys
+// instead of the gangs: submission times as (Unix seconds, nanoseconds),
+// which order them as Time.Compare does unless two carry monotonic clock
+// readings (then it compares the gangs themselves).
 func sortPending(gs []Gang, o Order) []*Gang {
 	out := make([]*Gang, len(gs))
 	for i := range gs {
 		out[i] = &gs[i]
 	}
-	slices.SortStableFunc(out, func(a, b *Gang) int {
-		if o != OrderFIFO && a.Priority != b.Priority {
-			return cmp.Compare(b.Priority, a.Priority)
+	monotonic := 0
+	for i := range gs {
+		if gs[i].Submitted != gs[i].Submitted.Round(0) {
+			monotonic++
 		}
-		if c := a.Submitted.Compare(b.Submitted); c != 0 {
+	}
+	if monotonic > 1 {
+		slices.SortStableFunc(out, func(a, b *Gang) int { return comparePending(a, b, o) })
+		return out
+	}
+	type key struct {
+		prio, at, nsec int32
+		sec            int64
+		id             string
+	}
+	keys := make([]key, len(gs))
+	for i := range gs {
+		g := &gs[i]
+		keys[i] = key{prio: g.Priority, at: int32(i), nsec: int32(g.Submitted.Nanosecond()), sec: g.Submitted.Unix(), id: g.ID}
+		if o == OrderFIFO {
+			keys[i].prio = 0
+		}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.prio != b.prio {
+			return cmp.Compare(b.prio, a.prio)
+		}
+		if a.sec != b.sec {
+			return cmp.Compare(a.sec, b.sec)
+		}
+		if a.nsec != b.nsec {
+			return cmp.Compare(a.nsec, b.nsec)
+		}
+		if c := strings.Compare(a.id, b.id); c != 0 {
 			return c
 		}
-		return strings.Compare(a.ID, b.ID)
+		return cmp.Compare(a.at, b.at)
 	})
+	for i, k := range keys {
+		out[i] = &gs[k.at]
+	}
 	return out
+}
+
+// comparePending is sortPending's order on the gangs themselves.
+func comparePending(a, b *Gang, o Order) int {
+	if o != OrderFIFO && a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
+	}
+	if c := a.Submitted.Compare(b.Submitted); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }
