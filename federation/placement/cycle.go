@@ -2,7 +2,11 @@
 
 package placement
 
-import "github.com/shoal-dev/shoal/federation/inventory"
+import (
+	"slices"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
 
 // cycle is the state of one Schedule call.
 type cycle struct {
@@ -28,6 +32,7 @@ type cycle struct {
 	admits    map[admitKey]admitMemo
 	at        []int32 // decide's buffer of a placement's nodes
 	fails     map[waitKey]failMemo
+	filters   map[filterKeyT]filters // request's resolved filters
 	d         Decision
 }
 
@@ -83,7 +88,7 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
 		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[string][]usage{},
 		admits: map[admitKey]admitMemo{}, fails: map[waitKey]failMemo{},
-		candCache: map[int32]candMemo{}}
+		candCache: map[int32]candMemo{}, filters: map[filterKeyT]filters{}}
 	c.total, _ = s.GPUs()
 	c.qt = newQueueTree(in.Queues, s.capacityByProduct())
 	c.chargeRunning()
@@ -221,9 +226,22 @@ func (c *cycle) decide(g *Gang) {
 	c.waitFor(g, r, rid, hasRes, why)
 }
 
-// request prepares g for a decision in this cycle.
+// request prepares g for a decision in this cycle. The filters of a gang
+// whose filters are only products and sharing (filterKey) are resolved
+// once per cycle for all gangs with the same: they read nothing else of
+// the gang, and nothing that changes within a cycle (the clusters' labels
+// and the node classes).
 func (c *cycle) request(g *Gang, rid int32, hasRes bool) *request {
-	r := c.s.newRequest(g, c.cfg.place)
+	var r *request
+	if k, ok := filterKey(g); !ok || !memoWaits {
+		r = c.s.newRequest(g, c.cfg.place)
+	} else if f, ok := c.filters[k]; ok {
+		r = c.s.requestOf(g, c.cfg.place)
+		r.clusterOK, r.classOK, r.fit = f.clusterOK, f.classOK, f.fit
+	} else {
+		r = c.s.newRequest(g, c.cfg.place)
+		c.filters[k] = filters{slices.Clone(r.clusterOK), slices.Clone(r.classOK), slices.Clone(r.fit)}
+	}
 	if hasRes {
 		r.holder = rid
 	}

@@ -31,20 +31,59 @@ import (
 // still ends the class's answer; that costs one decision, never a
 // different one. TestWaitMemoEquivalence compares cycles with and without.
 
-// memoWaits turns the classes on; tests turn them off to compare.
+// memoWaits turns the classes on, and the sharing of filters
+// (cycle.request); tests turn them off to compare.
 var memoWaits = true
 
 // memoHits counts the gangs a class answered for (tests).
 var memoHits atomic.Int64
 
+// filterKeyT is what resolveFilters reads of a gang whose only filters
+// are products and sharing (filterKey): gangs with the same share their
+// cluster and class filters within a cycle (cycle.request).
+type filterKeyT struct {
+	shared    bool
+	strategy  string // Shared.Strategy
+	nProducts int    // -1: Products is nil (explain tells nil from empty)
+	products  string // Products joined by NUL
+}
+
+// filterKey returns g's filterKeyT, or false when g has other filters:
+// roles, DRA devices, cluster selectors or lists, pools or tolerations.
+func filterKey(g *Gang) (filterKeyT, bool) {
+	if len(g.Roles) > 0 || g.Devices != nil || g.ClusterSelector != nil || len(g.Clusters) > 0 ||
+		len(g.Pools) > 0 || len(g.Tolerations) > 0 {
+		return filterKeyT{}, false
+	}
+	k := filterKeyT{shared: g.Shared != nil, nProducts: len(g.Products)}
+	if g.Shared != nil {
+		k.strategy = g.Shared.Strategy
+	}
+	switch len(g.Products) {
+	case 0:
+		if g.Products == nil {
+			k.nProducts = -1
+		}
+	case 1:
+		k.products = g.Products[0]
+	default:
+		k.products = strings.Join(g.Products, "\x00")
+	}
+	return k, true
+}
+
+// filters are a request's resolved filters, shared by the gangs of a
+// filterKeyT; no one changes them.
+type filters struct {
+	clusterOK, classOK []bool
+	fit                []int8
+}
+
 // waitKey is a waiting gang's class.
 type waitKey struct {
+	filterKeyT
 	gpm, need   int32
 	mig         string // sliceResource
-	shared      bool
-	strategy    string // Shared.Strategy
-	nProducts   int    // -1: Products is nil (explain tells nil from empty)
-	products    string // Products joined by NUL
 	required    inventory.Level
 	maxClusters int
 	policy      Policy
@@ -60,25 +99,15 @@ type failMemo struct {
 
 // waitKey returns g's class, or false when g is decided in full.
 func (c *cycle) waitKey(g *Gang, hasRes bool) (waitKey, bool) {
-	if !memoWaits || hasRes || len(g.Roles) > 0 || g.Devices != nil || g.ClusterSelector != nil || len(g.Clusters) > 0 ||
-		len(g.Pools) > 0 || len(g.Tolerations) > 0 || len(c.s.holdStart) > 64 {
+	if !memoWaits || hasRes || len(c.s.holdStart) > 64 {
 		return waitKey{}, false
 	}
-	k := waitKey{gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.sliceResource(), shared: g.Shared != nil,
-		nProducts: len(g.Products), required: g.Topology.Required, maxClusters: g.MaxClusters, policy: g.Policy}
-	if g.Shared != nil {
-		k.strategy = g.Shared.Strategy
+	f, ok := filterKey(g)
+	if !ok {
+		return waitKey{}, false
 	}
-	switch len(g.Products) {
-	case 0:
-		if g.Products == nil {
-			k.nProducts = -1
-		}
-	case 1:
-		k.products = g.Products[0]
-	default:
-		k.products = strings.Join(g.Products, "\x00")
-	}
+	k := waitKey{filterKeyT: f, gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.sliceResource(),
+		required: g.Topology.Required, maxClusters: g.MaxClusters, policy: g.Policy}
 	endsAt := int64(math.MaxInt64) // as request sets it
 	if g.Estimate > 0 {
 		endsAt = c.in.Now.Add(g.Estimate).UnixNano()
