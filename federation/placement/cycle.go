@@ -24,11 +24,11 @@ type cycle struct {
 	preempted int
 	attempts  int
 	blocked   bool
-	victims   []victim           // the preemptible running gangs, cheapest first (preemptible)
-	vnodes    []vnode            // their nodes (victim.lo, hi)
-	chosen    int                // victims chosen so far
-	candCache map[int32]candMemo // candidates by preemptor priority
-	uses      map[string][]usage // candidateUses cache
+	victims   []victim            // the preemptible running gangs, cheapest first (preemptible)
+	vnodes    []vnode             // their nodes (victim.lo, hi)
+	chosen    int                 // victims chosen so far
+	candCache map[int32]candMemo  // candidates by preemptor priority
+	uses      map[usesKey][]usage // candidateUses cache
 	admits    map[admitKey]admitMemo
 	at        []int32 // decide's buffer of a placement's nodes
 	fails     map[waitKey]failMemo
@@ -40,8 +40,9 @@ type cycle struct {
 // gang's candidate usages) while the queue tree's version stays the same:
 // admitAny reads nothing else that changes within a cycle.
 type admitKey struct {
-	queue, uses string // the gang's queue and candidateUses key
-	gpus        int
+	queue string
+	uses  usesKey // candidateUses key
+	gpus  int
 }
 
 type admitMemo struct {
@@ -86,7 +87,7 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 		o(&cfg)
 	}
 	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
-		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[string][]usage{},
+		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[usesKey][]usage{},
 		admits: map[admitKey]admitMemo{}, fails: map[waitKey]failMemo{},
 		candCache: map[int32]candMemo{}, filters: map[filterKeyT]filters{}}
 	c.total, _ = s.GPUs()

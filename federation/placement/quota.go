@@ -100,11 +100,27 @@ func (c *cycle) candidateUses(g *Gang) []usage {
 	return us
 }
 
+// usesKey is what candidateUses reads of a gang: its MIG (or share)
+// resource, else its products (one is kept as is, several joined by NUL:
+// no string is built for a gang of one product).
+type usesKey struct {
+	mig       string
+	nProducts int
+	products  string
+}
+
 // candidateUsesKeyed is candidateUses with the key it is cached by.
-func (c *cycle) candidateUsesKeyed(g *Gang) ([]usage, string) {
-	key := g.sliceResource()
-	if key == "" {
-		key = "\x00" + strings.Join(g.Products, "\x00")
+func (c *cycle) candidateUsesKeyed(g *Gang) ([]usage, usesKey) {
+	key := usesKey{mig: g.sliceResource()}
+	if key.mig == "" {
+		key.nProducts = len(g.Products)
+		switch len(g.Products) {
+		case 0:
+		case 1:
+			key.products = g.Products[0]
+		default:
+			key.products = strings.Join(g.Products, "\x00")
+		}
 	}
 	us, ok := c.uses[key]
 	if !ok {
