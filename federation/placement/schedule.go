@@ -223,30 +223,31 @@ func sortPending(gs []Gang, o Order) []*Gang {
 		slices.SortStableFunc(out, func(a, b *Gang) int { return comparePending(a, b, o) })
 		return out
 	}
+	// Keys of 128 bits ordering as (priority descending, seconds,
+	// nanoseconds): hi holds the flipped priority and the high half of the
+	// seconds (sign bit flipped), lo the low half and the nanoseconds.
 	type key struct {
-		prio, at, nsec int32
-		sec            int64
-		id             string
+		hi, lo uint64
+		at     int32
 	}
 	keys := make([]key, len(gs))
 	for i := range gs {
 		g := &gs[i]
-		keys[i] = key{prio: g.Priority, at: int32(i), nsec: int32(g.Submitted.Nanosecond()), sec: g.Submitted.Unix(), id: g.ID}
-		if o == OrderFIFO {
-			keys[i].prio = 0
+		prio := uint32(0)
+		if o != OrderFIFO {
+			prio = ^(uint32(g.Priority) ^ 1<<31) // descending
 		}
+		sec := uint64(g.Submitted.Unix()) ^ 1<<63
+		keys[i] = key{hi: uint64(prio)<<32 | sec>>32, lo: sec<<32 | uint64(g.Submitted.Nanosecond()), at: int32(i)}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
-		if a.prio != b.prio {
-			return cmp.Compare(b.prio, a.prio)
+		if a.hi != b.hi {
+			return cmp.Compare(a.hi, b.hi)
 		}
-		if a.sec != b.sec {
-			return cmp.Compare(a.sec, b.sec)
+		if a.lo != b.lo {
+			return cmp.Compare(a.lo, b.lo)
 		}
-		if a.nsec != b.nsec {
-			return cmp.Compare(a.nsec, b.nsec)
-		}
-		if c := strings.Compare(a.id, b.id); c != 0 {
+		if c := strings.Compare(gs[a.at].ID, gs[b.at].ID); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.at, b.at)
