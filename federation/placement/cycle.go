@@ -53,11 +53,10 @@ type admitMemo struct {
 // admitAny is c.qt.admitAny over g's candidate usages, remembered while
 // the tree does not change; each refusal returned is a fresh copy.
 func (c *cycle) admitAny(g *Gang) *Unschedulable {
-	uses, key := c.candidateUsesKeyed(g)
-	k := admitKey{g.Queue, key, g.GPUs()}
+	k := admitKey{g.Queue, usesKeyOf(g), g.GPUs()}
 	m, ok := c.admits[k]
 	if !ok || m.version != c.qt.version {
-		why := c.qt.admitAny(g.Queue, uses, k.gpus) // may add the queue: read the version after
+		why := c.qt.admitAny(g.Queue, c.candidateUses(g), k.gpus) // may add the queue: read the version after
 		m = admitMemo{c.qt.version, why}
 		c.admits[k] = m
 	}

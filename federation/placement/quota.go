@@ -96,7 +96,12 @@ func (s *Snapshot) addOffUse(u usage, al *allocation) {
 // cached per cycle by MIG resource or product list: scale them by the
 // gang's GPUs. Callers must not change them.
 func (c *cycle) candidateUses(g *Gang) []usage {
-	us, _ := c.candidateUsesKeyed(g)
+	key := usesKeyOf(g)
+	us, ok := c.uses[key]
+	if !ok {
+		us = c.s.candidateUses(g.sliceResource(), g.Products, c.qt.cap)
+		c.uses[key] = us
+	}
 	return us
 }
 
@@ -109,8 +114,8 @@ type usesKey struct {
 	products  string
 }
 
-// candidateUsesKeyed is candidateUses with the key it is cached by.
-func (c *cycle) candidateUsesKeyed(g *Gang) ([]usage, usesKey) {
+// usesKeyOf returns the key candidateUses caches g's usages by.
+func usesKeyOf(g *Gang) usesKey {
 	key := usesKey{mig: g.sliceResource()}
 	if key.mig == "" {
 		key.nProducts = len(g.Products)
@@ -122,12 +127,7 @@ func (c *cycle) candidateUsesKeyed(g *Gang) ([]usage, usesKey) {
 			key.products = strings.Join(g.Products, "\x00")
 		}
 	}
-	us, ok := c.uses[key]
-	if !ok {
-		us = c.s.candidateUses(g.sliceResource(), g.Products, c.qt.cap)
-		c.uses[key] = us
-	}
-	return us, key
+	return key
 }
 
 // candidateUses computes what cycle.candidateUses caches: usages of one GPU.
