@@ -49,10 +49,6 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 		return false // young gangs usually find room as others end
 	}
 	c.attempts++
-	cands := c.candidates(g)
-	if len(cands) == 0 {
-		return false
-	}
 	// Preempt only when waiting would cost more: the gang's GPUs idle until
 	// the nodes a reservation would hold are expected to drain.
 	maxCost := math.Inf(1)
@@ -72,6 +68,12 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 	if f := c.cfg.lossPerWait; f >= 0 && c.budgeted(g) {
 		waited := c.in.Now.Sub(g.Submitted) - c.cfg.preemptAfter
 		maxCost = min(maxCost, f*waited.Hours()*float64(g.GPUs()))
+	}
+	// The candidates last: a gang that would rather wait needs none (the
+	// checks above read nothing the candidates change, nor they anything).
+	cands := c.candidates(g)
+	if len(cands) == 0 {
+		return false
 	}
 	l := min(r.ceil, lvCluster)
 	doms := c.rankDomains(r, l, cands)
