@@ -4,6 +4,7 @@ package placement
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -110,6 +111,17 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 		})
 	}
 	return true
+}
+
+// idPrefix returns the first 16 bytes of s, zero-padded, as two big-endian
+// words: where two strings' words differ, they order the strings as
+// strings.Compare does (the first differing byte, or the shorter string's
+// end against a non-zero byte, decides); where they are equal, the strings
+// must be compared.
+func idPrefix(s string) (uint64, uint64) {
+	var b [16]byte
+	copy(b[:], s)
+	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
 }
 
 // young reports whether g has waited less than the preempt-after time: it
@@ -240,14 +252,20 @@ func (c *cycle) preemptible() []victim {
 			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al), prio: al.Gang.Priority, id: id})
 		}
 	}
-	// Sort compact keys, then lay the victims out in their order.
+	// Sort compact keys, then lay the victims out in their order. Costs
+	// tie often (gangs started together lose alike), so the keys carry the
+	// IDs' first 16 bytes too (idPrefix); whole IDs are compared only when
+	// those are the same.
 	type key struct {
 		cost     float64
+		id0, id1 uint64
 		prio, at int32
 	}
 	keys := make([]key, len(c.victims))
 	for k := range c.victims {
-		keys[k] = key{c.victims[k].cost, c.victims[k].prio, int32(k)}
+		v := &c.victims[k]
+		id0, id1 := idPrefix(v.id)
+		keys[k] = key{v.cost, id0, id1, v.prio, int32(k)}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
 		if a.prio != b.prio {
@@ -255,6 +273,12 @@ func (c *cycle) preemptible() []victim {
 		}
 		if a.cost != b.cost {
 			return cmp.Compare(a.cost, b.cost)
+		}
+		if a.id0 != b.id0 {
+			return cmp.Compare(a.id0, b.id0)
+		}
+		if a.id1 != b.id1 {
+			return cmp.Compare(a.id1, b.id1)
 		}
 		return strings.Compare(c.victims[a.at].id, c.victims[b.at].id)
 	})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -48,4 +49,42 @@ func TestSortPendingKeys(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestIDPrefixOrder checks that where idPrefix's words differ they order
+// two strings as strings.Compare does.
+func TestIDPrefixOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte{0, 1, 'a', 'b', 0xff}
+	str := func() string {
+		b := make([]byte, rng.IntN(20))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range 200000 {
+		a, b := str(), str()
+		a0, a1 := idPrefix(a)
+		b0, b1 := idPrefix(b)
+		var got int
+		switch {
+		case a0 != b0:
+			got = cmpUint(a0, b0)
+		case a1 != b1:
+			got = cmpUint(a1, b1)
+		default:
+			continue
+		}
+		if want := strings.Compare(a, b); got != want {
+			t.Fatalf("%q vs %q: prefixes say %d, strings.Compare %d", a, b, got, want)
+		}
+	}
+}
+
+func cmpUint(a, b uint64) int {
+	if a < b {
+		return -1
+	}
+	return 1
 }
