@@ -200,8 +200,14 @@ func (c *cycle) candidates(g *Gang) []victim {
 	if m, ok := c.candCache[g.Priority]; cache && ok && m.chosen == c.chosen {
 		return m.cands
 	}
-	var out []victim
 	vs := c.preemptible()
+	if cache && c.chosen == 0 {
+		// No victim is terminating: the candidates are the victims of
+		// lower priority, a prefix of the list.
+		k, _ := slices.BinarySearchFunc(vs, g.Priority, func(v victim, p int32) int { return cmp.Compare(v.prio, p) })
+		return vs[:k:k]
+	}
+	var out []victim
 	for k := range vs {
 		pv := &vs[k]
 		if pv.prio > g.Priority {
