@@ -19,7 +19,7 @@ type cycle struct {
 	held      int // GPUs of the domains held
 	total     int
 	headSeen  map[string]bool
-	placed    map[string]bool
+	gen       uint64          // this cycle's Snapshot.cycles: allocation.placedIn of the gangs it places
 	waiting   map[string]bool // preemptors with victims still terminating
 	preempted int
 	attempts  int
@@ -86,9 +86,11 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 		o(&cfg)
 	}
 	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
-		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[usesKey][]usage{},
+		waiting: map[string]bool{}, uses: map[usesKey][]usage{},
 		admits: map[admitKey]admitMemo{}, fails: map[waitKey]failMemo{},
 		candCache: map[int32]candMemo{}, filters: map[filterKeyT]filters{}}
+	s.cycles++
+	c.gen = s.cycles
 	c.total, _ = s.GPUs()
 	c.qt = newQueueTree(in.Queues, s.capacityByProduct())
 	c.chargeRunning()
@@ -204,12 +206,13 @@ func (c *cycle) decide(g *Gang) {
 				Racks: c.s.DomainsUsed(p, inventory.LevelRack), MinRacks: c.s.MinDomains(*g, inventory.LevelRack),
 			}
 		}
-		if err := c.s.assume(*g, p, c.in.Now, at); err != nil {
+		al, err := c.s.assume(*g, p, c.in.Now, at)
+		if err != nil {
 			c.wait(g, &Unschedulable{ReasonFragmented, err.Error()})
 			return
 		}
 		c.qt.charge(g.Queue, byProduct, use)
-		c.placed[g.ID] = true
+		al.placedIn = c.gen
 		if hasRes {
 			c.drop(rid)
 		}

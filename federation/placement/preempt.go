@@ -254,7 +254,7 @@ func (c *cycle) preemptible() []victim {
 	}
 	c.victims = make([]victim, 0, len(c.s.allocs))
 	for id, al := range c.s.allocs {
-		if al.Gang.Preemptible && !c.placed[id] && c.in.Terminating[id] == "" {
+		if al.Gang.Preemptible && al.placedIn != c.gen && c.in.Terminating[id] == "" {
 			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al), prio: al.Gang.Priority, id: id})
 		}
 	}

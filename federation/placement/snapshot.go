@@ -107,6 +107,7 @@ type Snapshot struct {
 	// read: free GPUs and slices, schedulable flags, reservation marks and
 	// times (see cycle.waitMemo). A change that is undone still counts.
 	version uint64
+	cycles  uint64 // scheduling cycles run on the snapshot
 	scratch scratch
 	names   [numLevels]map[string]int32 // domain name → index, built on demand
 	index   freeIndex
@@ -124,6 +125,9 @@ type allocation struct {
 	// byClass sums gpus by node class, in order of first appearance, so a
 	// cycle charges queues without visiting every node of every gang.
 	byClass []classGPUs
+	// placedIn is the Snapshot.cycles of the scheduling cycle that placed
+	// the gang (0: booked by Assume or NewSnapshot).
+	placedIn uint64
 }
 
 // runKey sums the running gangs' GPUs a cycle charges to one queue.

@@ -20,7 +20,8 @@ var ErrConflict = errors.New("placement conflicts with the snapshot")
 // Assume books a placement of g that started at the given time, as a
 // scheduler does once it has committed a decision.
 func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
-	return s.assume(g, p, started, nil)
+	_, err := s.assume(g, p, started, nil)
+	return err
 }
 
 // assume is Assume; at, when not nil, holds the node index of each of the
@@ -28,9 +29,9 @@ func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
 // not looked up by name. Only a snapshot whose "cluster/node" names are
 // unique (uniqueNames) may be given them: there a name lookup finds that
 // very node.
-func (s *Snapshot) assume(g Gang, p Placement, started time.Time, at []int32) error {
+func (s *Snapshot) assume(g Gang, p Placement, started time.Time, at []int32) (*allocation, error) {
 	if _, dup := s.allocs[g.ID]; dup {
-		return fmt.Errorf("%w: gang %s already holds GPUs", ErrConflict, g.ID)
+		return nil, fmt.Errorf("%w: gang %s already holds GPUs", ErrConflict, g.ID)
 	}
 	a := Allocation{Gang: g, Assignments: p.Assignments, Started: started}
 	for k, as := range a.Assignments {
@@ -40,14 +41,13 @@ func (s *Snapshot) assume(g Gang, p Placement, started time.Time, at []int32) er
 		}
 		i, ok := s.nodeOf(as, at, k)
 		if !ok {
-			return fmt.Errorf("%w: unknown node %s/%s", ErrConflict, as.Cluster, as.Node)
+			return nil, fmt.Errorf("%w: unknown node %s/%s", ErrConflict, as.Cluster, as.Node)
 		}
 		if s.capacity(i, gpm, g.sliceResource()) < int32(as.Members) {
-			return fmt.Errorf("%w: node %s/%s has no room for %d members", ErrConflict, as.Cluster, as.Node, as.Members)
+			return nil, fmt.Errorf("%w: node %s/%s has no room for %d members", ErrConflict, as.Cluster, as.Node, as.Members)
 		}
 	}
-	s.add(a, true, at)
-	return nil
+	return s.add(a, true, at), nil
 }
 
 // nodeOf returns the node of assignment k: at[k], or found by name.
@@ -61,7 +61,7 @@ func (s *Snapshot) nodeOf(as Assignment, at []int32, k int) (int32, bool) {
 
 // add records an allocation; book subtracts its GPUs from the nodes. at is
 // as for assume.
-func (s *Snapshot) add(a Allocation, book bool, at []int32) {
+func (s *Snapshot) add(a Allocation, book bool, at []int32) *allocation {
 	al := &allocation{Allocation: a, mig: a.Gang.sliceResource()}
 	for k, as := range a.Assignments {
 		gpus := int32(as.Members * a.Gang.gpmOf(as.Role))
@@ -87,6 +87,7 @@ func (s *Snapshot) add(a Allocation, book bool, at []int32) {
 	s.allocs[a.Gang.ID] = al
 	s.sumRunning(al, 1)
 	s.list(al)
+	return al
 }
 
 // list adds an allocation to the per-node lists of the nodes it holds GPUs
