@@ -281,6 +281,9 @@ func (c *cycle) waitFor(g *Gang, r *request, rid int32, hasRes bool, why *Unsche
 }
 
 func (c *cycle) wait(g *Gang, why *Unschedulable) {
+	if c.d.Waiting == nil {
+		c.d.Waiting = make([]Wait, 0, len(c.in.Pending)-len(c.d.Placements)) // room for every gang left
+	}
 	c.d.Waiting = append(c.d.Waiting, Wait{Gang: g.ID, Why: why})
 }
 

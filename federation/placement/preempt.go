@@ -293,6 +293,7 @@ func (c *cycle) preemptible() []victim {
 		sorted[k] = c.victims[x.at]
 	}
 	c.victims = sorted
+	c.vnodes = make([]vnode, 0, 2*len(c.victims)) // about their nodes; append grows it
 	for k := range c.victims {
 		v := &c.victims[k]
 		v.at, v.lo = int32(k), int32(len(c.vnodes))
