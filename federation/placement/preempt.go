@@ -216,8 +216,8 @@ func (c *cycle) candidates(g *Gang) []victim {
 		if pv.term || pv.id == g.ID {
 			continue
 		}
-		if v := &pv.al.Gang; pv.prio == g.Priority && !(reclaim && v.Queue != g.Queue && c.qt.surplus(v.Queue, c.s.allocUse(pv.al))) {
-			continue
+		if v := &pv.al.Gang; pv.prio == g.Priority && (!reclaim || v.Queue == g.Queue || !c.qt.surplus(v.Queue, c.s.allocUse(pv.al))) {
+			continue // same priority: only a borrowing queue's surplus, under reclaim
 		}
 		out = append(out, *pv)
 	}
