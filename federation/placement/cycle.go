@@ -2,7 +2,11 @@
 
 package placement
 
-import "github.com/shoal-dev/shoal/federation/inventory"
+import (
+	"slices"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
 
 // cycle is the state of one Schedule call.
 type cycle struct {
@@ -15,14 +19,52 @@ type cycle struct {
 	held      int // GPUs of the domains held
 	total     int
 	headSeen  map[string]bool
-	placed    map[string]bool
+	gen       uint64          // this cycle's Snapshot.cycles: allocation.placedIn of the gangs it places
 	waiting   map[string]bool // preemptors with victims still terminating
 	preempted int
 	attempts  int
 	blocked   bool
-	victims   []victim           // the preemptible running gangs, cheapest first (preemptible)
-	uses      map[string][]usage // candidateUses cache
+	victims   []victim            // the preemptible running gangs, cheapest first (preemptible)
+	vnodes    []vnode             // their nodes (victim.lo, hi)
+	chosen    int                 // victims chosen so far
+	candCache map[int32]candMemo  // candidates by preemptor priority
+	uses      map[usesKey][]usage // candidateUses cache
+	admits    map[admitKey]admitMemo
+	at        []int32 // decide's buffer of a placement's nodes
+	fails     map[waitKey]failMemo
+	filters   map[filterKeyT]filters // request's resolved filters
 	d         Decision
+}
+
+// admitKey and admitMemo remember a quota answer of decide (admitAny over a
+// gang's candidate usages) while the queue tree's version stays the same:
+// admitAny reads nothing else that changes within a cycle.
+type admitKey struct {
+	queue string
+	uses  usesKey // candidateUses key
+	gpus  int
+}
+
+type admitMemo struct {
+	version uint64
+	why     *Unschedulable // nil: admitted
+}
+
+// admitAny is c.qt.admitAny over g's candidate usages, remembered while
+// the tree does not change; each refusal returned is a fresh copy.
+func (c *cycle) admitAny(g *Gang) *Unschedulable {
+	k := admitKey{g.Queue, usesKeyOf(g), g.GPUs()}
+	m, ok := c.admits[k]
+	if !ok || m.version != c.qt.version {
+		why := c.qt.admitAny(g.Queue, c.candidateUses(g), k.gpus) // may add the queue: read the version after
+		m = admitMemo{c.qt.version, why}
+		c.admits[k] = m
+	}
+	if m.why == nil {
+		return nil
+	}
+	why := *m.why
+	return &why
 }
 
 // resv is a reservation active in this cycle.
@@ -44,7 +86,11 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 		o(&cfg)
 	}
 	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
-		placed: map[string]bool{}, waiting: map[string]bool{}, uses: map[string][]usage{}}
+		waiting: map[string]bool{}, uses: map[usesKey][]usage{},
+		admits: map[admitKey]admitMemo{}, fails: map[waitKey]failMemo{},
+		candCache: map[int32]candMemo{}, filters: map[filterKeyT]filters{}}
+	s.cycles++
+	c.gen = s.cycles
 	c.total, _ = s.GPUs()
 	c.qt = newQueueTree(in.Queues, s.capacityByProduct())
 	c.chargeRunning()
@@ -92,6 +138,7 @@ func (c *cycle) chargeRunning() {
 		c.s.addUse(use, k.class, k.mig, g)
 		p := c.s.classes[k.class].product
 		for n := c.qt.get(k.queue); n != nil; n = n.parent {
+			n.shareOK = false
 			n.alloc[p] += g
 			for key, g := range use {
 				n.held[key] += g
@@ -100,6 +147,7 @@ func (c *cycle) chargeRunning() {
 	}
 	for q, u := range c.in.Usage {
 		for n := c.qt.get(q); n != nil; n = n.parent {
+			n.shareOK = false
 			n.usage += u
 		}
 	}
@@ -115,18 +163,23 @@ func (c *cycle) decide(g *Gang) {
 		c.wait(g, &Unschedulable{ReasonNoMatchingNodes, err.Error()})
 		return
 	}
-	if why := c.qt.admitAny(g.Queue, c.candidateUses(g), g.GPUs()); why != nil {
+	if why := c.admitAny(g); why != nil {
 		c.wait(g, why) // no product it accepts is within quota: hold and preempt nothing
 		return
 	}
 	rid, hasRes := c.resByGang[g.ID]
-	r := c.s.newRequest(g, c.cfg.place)
-	if hasRes {
-		r.holder = rid
+	key, memo := c.waitKey(g, hasRes)
+	if memo {
+		if m, ok := c.fails[key]; ok && m.version == c.s.version {
+			// Nothing a placement reads changed since a gang of the same
+			// class did not fit: neither does g, for the same reason.
+			memoHits.Add(1)
+			why := m.why
+			c.waitFor(g, nil, rid, hasRes, &why)
+			return
+		}
 	}
-	if g.Estimate > 0 {
-		r.endsAt = c.in.Now.Add(g.Estimate).UnixNano()
-	}
+	r := c.request(g, rid, hasRes)
 	picks, level, dom, ok := c.s.place(r)
 	if ok {
 		use := c.s.useOf(g, picks)
@@ -135,6 +188,11 @@ func (c *cycle) decide(g *Gang) {
 			return
 		}
 		p := c.s.placement(g, picks, level, dom, len(r.roles) > 0)
+		var at []int32 // the assignments' nodes, so that Assume need not find them by name
+		if len(r.roles) == 0 && len(g.Roles) == 0 && c.s.uniqueNames {
+			c.at = append(c.at[:0], c.s.scratch.assigned...)
+			at = c.at
+		}
 		// Taken before MinDomains places again into the scratch picks.
 		var byProduct map[string]int
 		if len(g.Roles) == 0 {
@@ -148,12 +206,13 @@ func (c *cycle) decide(g *Gang) {
 				Racks: c.s.DomainsUsed(p, inventory.LevelRack), MinRacks: c.s.MinDomains(*g, inventory.LevelRack),
 			}
 		}
-		if err := c.s.Assume(*g, p, c.in.Now); err != nil {
+		al, err := c.s.assume(*g, p, c.in.Now, at)
+		if err != nil {
 			c.wait(g, &Unschedulable{ReasonFragmented, err.Error()})
 			return
 		}
 		c.qt.charge(g.Queue, byProduct, use)
-		c.placed[g.ID] = true
+		al.placedIn = c.gen
 		if hasRes {
 			c.drop(rid)
 		}
@@ -164,21 +223,67 @@ func (c *cycle) decide(g *Gang) {
 	if !c.cfg.terse {
 		why = c.s.why(r)
 	}
+	if memo {
+		c.fails[key] = failMemo{c.s.version, *why}
+	}
+	c.waitFor(g, r, rid, hasRes, why)
+}
+
+// request prepares g for a decision in this cycle. The filters of a gang
+// whose filters are only products and sharing (filterKey) are resolved
+// once per cycle for all gangs with the same: they read nothing else of
+// the gang, and nothing that changes within a cycle (the clusters' labels
+// and the node classes).
+func (c *cycle) request(g *Gang, rid int32, hasRes bool) *request {
+	var r *request
+	if k, ok := filterKey(g); !ok || !memoWaits {
+		r = c.s.newRequest(g, c.cfg.place)
+	} else if f, ok := c.filters[k]; ok {
+		r = c.s.requestOf(g, c.cfg.place)
+		r.clusterOK, r.classOK, r.fit = f.clusterOK, f.classOK, f.fit
+	} else {
+		r = c.s.newRequest(g, c.cfg.place)
+		c.filters[k] = filters{slices.Clone(r.clusterOK), slices.Clone(r.classOK), slices.Clone(r.fit)}
+	}
+	if hasRes {
+		r.holder = rid
+	}
+	if g.Estimate > 0 {
+		r.endsAt = c.in.Now.Add(g.Estimate).UnixNano()
+	}
+	return r
+}
+
+// waitFor leaves g waiting for why, after a preemption or a reservation
+// for it where it may have one. r is g's request, or nil when it did not
+// need one to know that g does not fit (it is then prepared again only for
+// a preemption search or a reservation).
+func (c *cycle) waitFor(g *Gang, r *request, rid int32, hasRes bool, why *Unschedulable) {
+	req := func() *request {
+		if r == nil {
+			r = c.request(g, rid, hasRes)
+		}
+		return r
+	}
 	c.blocked = true
 	head := !c.headSeen[g.Queue]
 	c.headSeen[g.Queue] = true
 	switch {
 	case c.waiting[g.ID]:
 		why = &Unschedulable{ReasonPreempting, "waiting for preempted gangs to leave; " + why.Message}
-	case c.cfg.preemption && c.preempted < c.cfg.maxPreemptors && c.attempts < 4*c.cfg.maxPreemptors && c.preempt(g, r):
+	case c.cfg.preemption && c.preempted < c.cfg.maxPreemptors && c.attempts < 4*c.cfg.maxPreemptors && !c.young(g) &&
+		c.preempt(g, req()):
 		why = &Unschedulable{ReasonPreempting, "preempting lower-priority gangs; " + why.Message}
 	case !hasRes && head && c.cfg.maxReservations > 0:
-		c.reserve(g, r)
+		c.reserve(g, req())
 	}
 	c.wait(g, why)
 }
 
 func (c *cycle) wait(g *Gang, why *Unschedulable) {
+	if c.d.Waiting == nil {
+		c.d.Waiting = make([]Wait, 0, len(c.in.Pending)-len(c.d.Placements)) // room for every gang left
+	}
 	c.d.Waiting = append(c.d.Waiting, Wait{Gang: g.ID, Why: why})
 }
 

@@ -158,6 +158,10 @@ func (s *Snapshot) indexFree(i, old, free int32) {
 		x.add(&x.hold, n, old, -1)
 		x.add(&x.hold, n, free, 1)
 	}
+	var dks [maxIndexedGPUs]int32 // the change of slots per member size, the same at every level
+	for g := int32(1); g <= x.stride; g++ {
+		dks[g-1] = free/g - old/g
+	}
 	for l := lvNVLink; l < numLevels; l++ {
 		if x.own[l] != l {
 			continue
@@ -167,7 +171,7 @@ func (s *Snapshot) indexFree(i, old, free int32) {
 		sl, ef := x.all.slots[l][base:base+x.stride], x.all.efree[l][base:base+x.stride]
 		b := x.buckets[l]
 		for g := int32(1); g <= x.stride; g++ {
-			if dk := free/g - old/g; dk != 0 {
+			if dk := dks[g-1]; dk != 0 {
 				b.remove(g, sl[g-1], d)
 				b.push(g, sl[g-1]+dk, d)
 				sl[g-1] += dk
@@ -246,6 +250,7 @@ func (x *domainIndex) addDown(n *node, sign int32) {
 // setHolder marks node i held by reservation rid (-1: not held), keeping
 // the held counts and sums of its domains.
 func (s *Snapshot) setHolder(i, rid int32) {
+	s.version++
 	h := s.holdsFor()
 	was, now := h[i] >= 0, rid >= 0
 	h[i] = rid

@@ -59,7 +59,8 @@ func (s *Snapshot) why(r *request) *Unschedulable {
 }
 
 // placement turns picks into a Placement sorted by node order. The picks
-// of a heterogeneous gang have their roles in s.scratch.roles.
+// of a heterogeneous gang have their roles in s.scratch.roles. For other
+// gangs it leaves the node of each assignment in s.scratch.assigned.
 func (s *Snapshot) placement(g *Gang, picks []pick, level, dom int, hetero bool) Placement {
 	if hetero {
 		return s.rolePlacement(g, picks, level, dom)
@@ -67,6 +68,7 @@ func (s *Snapshot) placement(g *Gang, picks []pick, level, dom int, hetero bool)
 	sorted := append([]pick(nil), picks...)
 	slices.SortFunc(sorted, func(a, b pick) int { return cmp.Compare(a.node, b.node) })
 	p := Placement{Gang: g.ID, Assignments: make([]Assignment, 0, len(sorted))}
+	s.scratch.assigned = s.scratch.assigned[:0]
 	last := int32(-1)
 	for _, pk := range sorted {
 		n := &s.nodes[pk.node]
@@ -76,6 +78,7 @@ func (s *Snapshot) placement(g *Gang, picks []pick, level, dom int, hetero bool)
 			continue
 		}
 		p.Assignments = append(p.Assignments, Assignment{Cluster: c, Node: n.name, Members: int(pk.members)})
+		s.scratch.assigned = append(s.scratch.assigned, pk.node)
 		if n.cluster != last {
 			p.Clusters = append(p.Clusters, c)
 			last = n.cluster

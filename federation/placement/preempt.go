@@ -3,9 +3,13 @@
 package placement
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -21,21 +25,31 @@ const strandedHours = 0.25
 type victim struct {
 	al   *allocation
 	cost float64 // GPU-hours lost
-	why  string
+	at   int32   // index in cycle.victims
+	term bool    // in cycle.victims: terminating (Input.Terminating, or chosen this cycle)
+	// lo, hi delimit the victim's nodes in cycle.vnodes.
+	lo, hi int32
+	prio   int32  // al.Gang.Priority
+	id     string // al.Gang.ID
+}
+
+// vnode is one node of a victim as the preemption search reads it, laid
+// out with the victim's other nodes so that a pass over the candidates
+// reads memory in order instead of the fleet's nodes at random.
+type vnode struct {
+	class int32
+	gpus  int32
+	dom   [numLevels]int32
 }
 
 // preempt looks for the cheapest set of whole gangs whose removal lets g fit
 // in one domain of its ceiling level, across all clusters; it emits the
 // preemptions, holds the domain for g and reports whether it found any.
 func (c *cycle) preempt(g *Gang, r *request) bool {
-	if !g.Submitted.IsZero() && c.in.Now.Sub(g.Submitted) < c.cfg.preemptAfter {
+	if c.young(g) {
 		return false // young gangs usually find room as others end
 	}
 	c.attempts++
-	cands := c.candidates(g)
-	if len(cands) == 0 {
-		return false
-	}
 	// Preempt only when waiting would cost more: the gang's GPUs idle until
 	// the nodes a reservation would hold are expected to drain.
 	maxCost := math.Inf(1)
@@ -56,13 +70,20 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 		waited := c.in.Now.Sub(g.Submitted) - c.cfg.preemptAfter
 		maxCost = min(maxCost, f*waited.Hours()*float64(g.GPUs()))
 	}
+	// The candidates last: a gang that would rather wait needs none (the
+	// checks above read nothing the candidates change, nor they anything).
+	cands := c.candidates(g)
+	if len(cands) == 0 {
+		return false
+	}
 	l := min(r.ceil, lvCluster)
 	doms := c.rankDomains(r, l, cands)
 	var best []victim
 	var bestNodes []int32
 	bestCost, bestDom := 0.0, int32(-1)
-	for _, d := range doms {
-		vs, nodes, cost, ok := c.tryDomain(r, l, d, cands)
+	byDom := c.touching(l, doms, cands)
+	for k, d := range doms {
+		vs, nodes, cost, ok := c.tryDomain(r, l, d, byDom[k])
 		if ok && (bestDom < 0 || cost < bestCost || (cost == bestCost && len(vs) < len(best))) {
 			best, bestNodes, bestCost, bestDom = vs, nodes, cost, d
 		}
@@ -82,12 +103,31 @@ func (c *cycle) preempt(g *Gang, r *request) bool {
 	where := c.s.levels[l][bestDom].name
 	for _, v := range best {
 		c.in.markTerminating(v.al.Gang.ID, g.ID)
+		c.victims[v.at].term = true
+		c.chosen++
 		c.d.Preemptions = append(c.d.Preemptions, Preemption{
 			Victim: v.al.Gang.ID, Preemptor: g.ID, Grace: v.al.Gang.GracePeriod, GPUHoursLost: v.cost,
-			Reason: preemptReason(v.why, g, where, v.cost),
+			Reason: preemptReason(victimWhy(&v.al.Gang, g), g, where, v.cost),
 		})
 	}
 	return true
+}
+
+// idPrefix returns the first 16 bytes of s, zero-padded, as two big-endian
+// words: where two strings' words differ, they order the strings as
+// strings.Compare does (the first differing byte, or the shorter string's
+// end against a non-zero byte, decides); where they are equal, the strings
+// must be compared.
+func idPrefix(s string) (uint64, uint64) {
+	var b [16]byte
+	copy(b[:], s)
+	return binary.BigEndian.Uint64(b[:8]), binary.BigEndian.Uint64(b[8:])
+}
+
+// young reports whether g has waited less than the preempt-after time: it
+// does not preempt yet.
+func (c *cycle) young(g *Gang) bool {
+	return !g.Submitted.IsZero() && c.in.Now.Sub(g.Submitted) < c.cfg.preemptAfter
 }
 
 // checkpointSoon reports whether waiting for the chosen victims' next
@@ -142,7 +182,13 @@ func (c *cycle) budgeted(g *Gang) bool {
 
 // candidates lists the running gangs g may preempt, cheapest first: lower
 // priority and preemptible, or (reclaim) same or lower priority from a queue
-// borrowing beyond its nominal quota while g's queue stays within its own.
+// borrowing beyond its nominal quota while g's queue stays within its own
+// (victimWhy words which).
+//
+// Without reclaim they depend on g's priority alone, as long as no victim
+// was chosen since (and g itself does not run): the list is kept for the
+// next search by a gang of that priority (candCache). Callers must not
+// change it.
 func (c *cycle) candidates(g *Gang) []victim {
 	reclaim := false
 	if c.cfg.reclaim || c.qt.reclaims(g.Queue) {
@@ -150,58 +196,113 @@ func (c *cycle) candidates(g *Gang) []victim {
 			reclaim = reclaim || c.qt.withinNominal(g.Queue, want, g.GPUs())
 		}
 	}
+	cache := !reclaim && c.s.allocs[g.ID] == nil
+	if m, ok := c.candCache[g.Priority]; cache && ok && m.chosen == c.chosen {
+		return m.cands
+	}
+	vs := c.preemptible()
+	if cache && c.chosen == 0 {
+		// No victim is terminating: the candidates are the victims of
+		// lower priority, a prefix of the list.
+		k, _ := slices.BinarySearchFunc(vs, g.Priority, func(v victim, p int32) int { return cmp.Compare(v.prio, p) })
+		return vs[:k:k]
+	}
 	var out []victim
-	for _, pv := range c.preemptible() {
-		al := pv.al
-		v := &al.Gang
-		if v.Priority > g.Priority {
+	for k := range vs {
+		pv := &vs[k]
+		if pv.prio > g.Priority {
 			break // sorted by priority: none further may be preempted
 		}
-		id := al.Gang.ID
-		if c.s.allocs[id] != al {
-			continue // released during the cycle
-		}
-		if c.placed[id] || c.in.Terminating[id] != "" || v.ID == g.ID {
+		if pv.term || pv.id == g.ID {
 			continue
 		}
-		var why string
-		switch {
-		case v.Priority < g.Priority:
-			why = fmt.Sprintf("priority %d below %d", v.Priority, g.Priority)
-		case reclaim && v.Priority <= g.Priority && v.Queue != g.Queue && c.qt.surplus(v.Queue, c.s.allocUse(al)):
-			why = fmt.Sprintf("queue %s borrows beyond its nominal quota and %s reclaims it", v.Queue, g.Queue)
-		default:
-			continue
+		if v := &pv.al.Gang; pv.prio == g.Priority && (!reclaim || v.Queue == g.Queue || !c.qt.surplus(v.Queue, c.s.allocUse(pv.al))) {
+			continue // same priority: only a borrowing queue's surplus, under reclaim
 		}
-		out = append(out, victim{al: al, cost: pv.cost, why: why})
+		out = append(out, *pv)
+	}
+	if cache {
+		c.candCache[g.Priority] = candMemo{c.chosen, out}
 	}
 	return out
+}
+
+// candMemo is a priority's candidates while chosen stays the same.
+type candMemo struct {
+	chosen int
+	cands  []victim
+}
+
+// victimWhy says why running gang v may be preempted for g (candidates).
+func victimWhy(v, g *Gang) string {
+	if v.Priority < g.Priority {
+		return fmt.Sprintf("priority %d below %d", v.Priority, g.Priority)
+	}
+	return fmt.Sprintf("queue %s borrows beyond its nominal quota and %s reclaims it", v.Queue, g.Queue)
 }
 
 // preemptible returns the preemptible running gangs, cheapest first
 // (priority, then GPU-hours lost, then ID), listed and sorted once per
 // cycle at its first preemption search: candidates filters it in order.
-// Gangs placed earlier in the cycle are listed too; candidates skips them.
+// Gangs placed earlier in the cycle, and gangs already terminating, are
+// left out: no gang listed can be placed later in the cycle (Assume refuses
+// a gang that runs), nor released (a cycle releases nothing), and the
+// victims a cycle chooses are marked terminating in the list.
 func (c *cycle) preemptible() []victim {
 	if c.victims != nil {
 		return c.victims
 	}
 	c.victims = make([]victim, 0, len(c.s.allocs))
-	for _, al := range c.s.allocs {
-		if al.Gang.Preemptible {
-			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al)})
+	for id, al := range c.s.allocs {
+		if al.Gang.Preemptible && al.placedIn != c.gen && c.in.Terminating[id] == "" {
+			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al), prio: al.Gang.Priority, id: id})
 		}
 	}
-	sort.Slice(c.victims, func(i, j int) bool {
-		a, b := c.victims[i], c.victims[j]
-		if a.al.Gang.Priority != b.al.Gang.Priority {
-			return a.al.Gang.Priority < b.al.Gang.Priority
+	// Sort compact keys, then lay the victims out in their order. Costs
+	// tie often (gangs started together lose alike), so the keys carry the
+	// IDs' first 16 bytes too (idPrefix); whole IDs are compared only when
+	// those are the same.
+	type key struct {
+		cost     float64
+		id0, id1 uint64
+		prio, at int32
+	}
+	keys := make([]key, len(c.victims))
+	for k := range c.victims {
+		v := &c.victims[k]
+		id0, id1 := idPrefix(v.id)
+		keys[k] = key{v.cost, id0, id1, v.prio, int32(k)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.prio != b.prio {
+			return cmp.Compare(a.prio, b.prio)
 		}
 		if a.cost != b.cost {
-			return a.cost < b.cost
+			return cmp.Compare(a.cost, b.cost)
 		}
-		return a.al.Gang.ID < b.al.Gang.ID
+		if a.id0 != b.id0 {
+			return cmp.Compare(a.id0, b.id0)
+		}
+		if a.id1 != b.id1 {
+			return cmp.Compare(a.id1, b.id1)
+		}
+		return strings.Compare(c.victims[a.at].id, c.victims[b.at].id)
 	})
+	sorted := make([]victim, len(keys))
+	for k, x := range keys {
+		sorted[k] = c.victims[x.at]
+	}
+	c.victims = sorted
+	c.vnodes = make([]vnode, 0, 2*len(c.victims)) // about their nodes; append grows it
+	for k := range c.victims {
+		v := &c.victims[k]
+		v.at, v.lo = int32(k), int32(len(c.vnodes))
+		for j, i := range v.al.nodes {
+			n := &c.s.nodes[i]
+			c.vnodes = append(c.vnodes, vnode{class: n.class, gpus: v.al.gpus[j], dom: n.dom})
+		}
+		v.hi = int32(len(c.vnodes))
+	}
 	return c.victims
 }
 
@@ -233,19 +334,24 @@ func (c *cycle) lostHours(al *allocation) float64 {
 // rankDomains returns the domains of level l where free GPUs plus the
 // candidates' GPUs could hold the gang, most promising first.
 func (c *cycle) rankDomains(r *request, l int, cands []victim) []int32 {
-	pot := map[int32]int32{}
+	pot := int32s(&c.s.scratch.pot, len(c.s.levels[l])) // by domain; touched lists those > 0
+	var touched []int32
 	for _, v := range cands {
-		for k, i := range v.al.nodes {
-			if r.classOK[c.s.nodes[i].class] {
-				pot[c.s.nodes[i].dom[l]] += v.al.gpus[k]
+		for _, vn := range c.vnodes[v.lo:v.hi] {
+			if r.classOK[vn.class] {
+				d := vn.dom[l]
+				if pot[d] == 0 {
+					touched = append(touched, d)
+				}
+				pot[d] += vn.gpus
 			}
 		}
 	}
 	need := r.need * r.gpm
 	var out []int32
-	for d, p := range pot {
+	for _, d := range touched {
 		dom := &c.s.levels[l][d]
-		if r.clusterOK[dom.cluster] && dom.free+p >= need {
+		if r.clusterOK[dom.cluster] && dom.free+pot[d] >= need {
 			out = append(out, d)
 		}
 	}
@@ -263,7 +369,31 @@ func (c *cycle) rankDomains(r *request, l int, cands []victim) []int32 {
 	return out
 }
 
-// tryDomain releases candidates touching domain d, cheapest first, until
+// touching returns, for each of the domains of level l, the candidates
+// with GPUs in it, in candidate order (cheapest first), from one pass over
+// the candidates.
+func (c *cycle) touching(l int, doms []int32, cands []victim) [][]victim {
+	out := make([][]victim, len(doms))
+	if len(doms) == 0 {
+		return out
+	}
+	pos := int32s(&c.s.scratch.pot, len(c.s.levels[l])) // domain → its place in doms + 1
+	for k, d := range doms {
+		pos[d] = int32(k + 1)
+	}
+	last := make([]int, len(doms)) // the last candidate added to each list + 1
+	for j, v := range cands {
+		for _, vn := range c.vnodes[v.lo:v.hi] {
+			if k := pos[vn.dom[l]] - 1; k >= 0 && last[k] != j+1 {
+				out[k] = append(out[k], v)
+				last[k] = j + 1
+			}
+		}
+	}
+	return out
+}
+
+// tryDomain releases candidates (those touching domain d), cheapest first, until
 // the gang fits there, then puts back every one it turns out not to need.
 // Its cost is the victims' lost work plus strandedHours for each GPU they
 // free beyond the gang's. The snapshot is left as it was.
@@ -273,9 +403,6 @@ func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim,
 	var taken []victim
 	fits := false
 	for _, v := range cands {
-		if !touches(c.s, v.al, l, d) {
-			continue
-		}
 		c.s.unbook(v.al)
 		taken = append(taken, v)
 		if _, _, _, ok := c.s.place(r); ok {
@@ -318,15 +445,6 @@ func (c *cycle) tryDomain(r *request, l int, d int32, cands []victim) ([]victim,
 	}
 	sort.Slice(need, func(i, j int) bool { return need[i].al.Gang.ID < need[j].al.Gang.ID })
 	return need, nodes, cost, true
-}
-
-func touches(s *Snapshot, al *allocation, l int, d int32) bool {
-	for _, i := range al.nodes {
-		if s.nodes[i].dom[l] == d {
-			return true
-		}
-	}
-	return false
 }
 
 // markTerminating records a victim chosen in this cycle.

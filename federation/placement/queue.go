@@ -60,6 +60,8 @@ type qnode struct {
 	pending   []*Gang        // leaf: gangs waiting, in FIFO order
 	next      int            // leaf: index of the next pending gang
 	active    int            // pending gangs left in this subtree
+	share     float64        // queueTree.share's answer while shareOK
+	shareOK   bool           // cleared whenever alloc or usage changes
 }
 
 // queueTree builds the tree from the queue list, adding any queue a gang
@@ -69,6 +71,9 @@ type queueTree struct {
 	byKey map[string]*qnode
 	cap   map[string]int // fleet GPUs by product
 	total int
+	// version counts the changes to what admit reads (GPUs held, queues
+	// added), so that a cycle may reuse an answer while it stays the same.
+	version uint64
 }
 
 func newQueueTree(queues []Queue, capacity map[string]int) *queueTree {
@@ -96,6 +101,7 @@ func (t *queueTree) get(path string) *qnode {
 	}
 	p := t.get(parentOf(path))
 	n := &qnode{name: path, weight: 1, parent: p, alloc: map[string]int{}, held: usage{}}
+	t.version++
 	p.children = append(p.children, n)
 	sort.Slice(p.children, func(i, j int) bool { return p.children[i].name < p.children[j].name })
 	t.byKey[path] = n
@@ -104,7 +110,9 @@ func (t *queueTree) get(path string) *qnode {
 
 // charge adds held GPUs up the tree, by product and by quota key.
 func (t *queueTree) charge(queue string, byProduct map[string]int, use usage) {
+	t.version++
 	for n := t.get(queue); n != nil; n = n.parent {
+		n.shareOK = false
 		for p, g := range byProduct {
 			n.alloc[p] += g
 		}
@@ -118,6 +126,15 @@ func (t *queueTree) charge(queue string, byProduct map[string]int, use usage) {
 // product's capacity it holds, plus its decayed past usage over the fleet,
 // divided by its weight.
 func (t *queueTree) share(n *qnode) float64 {
+	if !n.shareOK {
+		n.share, n.shareOK = t.computeShare(n), true
+	}
+	return n.share
+}
+
+// computeShare computes share from the queue's alloc and usage (the
+// weight, capacity and total do not change within a cycle).
+func (t *queueTree) computeShare(n *qnode) float64 {
 	dom := 0.0
 	for p, g := range n.alloc {
 		if c := t.cap[p]; c > 0 {

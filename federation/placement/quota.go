@@ -96,16 +96,38 @@ func (s *Snapshot) addOffUse(u usage, al *allocation) {
 // cached per cycle by MIG resource or product list: scale them by the
 // gang's GPUs. Callers must not change them.
 func (c *cycle) candidateUses(g *Gang) []usage {
-	key := g.sliceResource()
-	if key == "" {
-		key = "\x00" + strings.Join(g.Products, "\x00")
-	}
+	key := usesKeyOf(g)
 	us, ok := c.uses[key]
 	if !ok {
 		us = c.s.candidateUses(g.sliceResource(), g.Products, c.qt.cap)
 		c.uses[key] = us
 	}
 	return us
+}
+
+// usesKey is what candidateUses reads of a gang: its MIG (or share)
+// resource, else its products (one is kept as is, several joined by NUL:
+// no string is built for a gang of one product).
+type usesKey struct {
+	mig       string
+	nProducts int
+	products  string
+}
+
+// usesKeyOf returns the key candidateUses caches g's usages by.
+func usesKeyOf(g *Gang) usesKey {
+	key := usesKey{mig: g.sliceResource()}
+	if key.mig == "" {
+		key.nProducts = len(g.Products)
+		switch len(g.Products) {
+		case 0:
+		case 1:
+			key.products = g.Products[0]
+		default:
+			key.products = strings.Join(g.Products, "\x00")
+		}
+	}
+	return key
 }
 
 // candidateUses computes what cycle.candidateUses caches: usages of one GPU.

@@ -64,6 +64,13 @@ func validate(g *Gang) error {
 
 // newRequest resolves a gang's filters against the snapshot.
 func (s *Snapshot) newRequest(g *Gang, p params) *request {
+	r := s.requestOf(g, p)
+	s.resolveFilters(r)
+	return r
+}
+
+// requestOf prepares g's request without its filters (resolveFilters).
+func (s *Snapshot) requestOf(g *Gang, p params) *request {
 	r := &request{g: g, gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.sliceResource(), shared: g.Shared != nil,
 		policy: g.Policy, topology: !p.ignoreTopology, firstFit: p.firstFit, holder: -1, within: -1, endsAt: math.MaxInt64,
 		maxClusters: max(1, g.MaxClusters)}
@@ -77,13 +84,22 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 	if l, ok := levelIndex(g.Topology.Required); ok && r.topology {
 		r.ceil = l
 	}
+	return r
+}
+
+// resolveFilters sets r's cluster and class filters and their fit per
+// cluster, in the snapshot's scratch buffers, and a heterogeneous gang's
+// roles.
+func (s *Snapshot) resolveFilters(r *request) {
+	g := r.g
 	sel, err := clusterSelector(g)
 	if err != nil {
 		sel = labels.Nothing() // validate refuses the gang before it gets here
 	}
 	r.clusterOK = s.scratch.bools(&s.scratch.clusterOK, len(s.clusters))
+	anyCluster := len(g.Clusters) == 0 && g.ClusterSelector == nil // what clusterMatches says then, without matching labels
 	for i := range s.clusters {
-		r.clusterOK[i] = clusterMatches(g, sel, s.clusters[i].name, s.clusters[i].labels)
+		r.clusterOK[i] = anyCluster || clusterMatches(g, sel, s.clusters[i].name, s.clusters[i].labels)
 	}
 	r.classOK = s.scratch.bools(&s.scratch.classOK, len(s.classes))
 	for i := range s.classes {
@@ -98,7 +114,6 @@ func (s *Snapshot) newRequest(g *Gang, p params) *request {
 	if len(g.Roles) > 0 {
 		s.setRoles(r)
 	}
-	return r
 }
 
 // clusterMatches reports whether the named cluster with these labels is in

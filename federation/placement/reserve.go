@@ -20,6 +20,7 @@ func (s *Snapshot) holdsFor() []int32 {
 
 // clearHolds drops every reservation mark.
 func (s *Snapshot) clearHolds() {
+	s.version++
 	s.holders, s.holdStart = nil, s.holdStart[:0]
 	s.dindex.clearHeldCounts()
 }
@@ -36,6 +37,7 @@ func (c *cycle) hold(gang string, l int, d int32, nodes []int32, backfill bool) 
 			start = t
 		}
 	}
+	c.s.version++
 	c.s.holdStart = append(c.s.holdStart, start)
 	for _, i := range nodes {
 		c.s.setHolder(i, rid)
@@ -133,6 +135,9 @@ func (c *cycle) plan(r *request) (int, int32, []int32, bool) {
 		if (r.firstFit || !r.topology) && l < top {
 			continue
 		}
+		if s := c.s; s.maxGPUs[l] < need {
+			continue // no domain of the level has the GPUs (dom.gpus below)
+		}
 		best, bestFree := int32(-1), int32(-1)
 		for ci := range c.s.clusters {
 			if !r.clusterOK[ci] {
@@ -141,6 +146,9 @@ func (c *cycle) plan(r *request) (int, int32, []int32, bool) {
 			rg := c.s.clusters[ci].ranges[l]
 			for d := rg[0]; d < rg[1]; d++ {
 				dom := &c.s.levels[l][d]
+				if r.mig == "" && dom.free <= bestFree {
+					continue // its eligible nodes' free GPUs (domainSlots) cannot beat the best
+				}
 				if dom.gpus < need || c.s.capacitySlots(r, l, d) < r.need {
 					continue
 				}
@@ -198,7 +206,7 @@ func (s *Snapshot) drainSet(r *request, l int, d int32) []int32 {
 	}
 	release := s.releaseTimes(l, d)
 	sort.SliceStable(cands, func(a, b int) bool {
-		ra, rb := release[cands[a]], release[cands[b]]
+		ra, rb := release[cands[a]-dom.lo], release[cands[b]-dom.lo]
 		if ra != rb {
 			return ra < rb
 		}
@@ -230,43 +238,39 @@ func (s *Snapshot) capacity1(r *request, i int32) int32 {
 	return n.gpus / r.gpm
 }
 
-// releaseTimes returns, for the nodes of a domain that run gangs, the
-// UnixNano when the last of them is expected to end (MaxInt64 when one has
-// no estimate). Nodes missing from the map are free now.
-func (s *Snapshot) releaseTimes(l int, d int32) map[int32]int64 {
+// releaseTimes returns, for each node of a domain (indexed from its first
+// node), the UnixNano when the last gang on it is expected to end (MaxInt64
+// when one has no estimate); 0 for a node free now. It reads the per-node
+// allocation lists (Snapshot.onNode), not every allocation.
+func (s *Snapshot) releaseTimes(l int, d int32) []int64 {
 	dom := &s.levels[l][d]
-	out := map[int32]int64{}
-	for _, al := range s.allocs {
-		end := int64(math.MaxInt64)
-		if al.Gang.Estimate > 0 {
-			end = al.Started.Add(al.Gang.Estimate).UnixNano()
-		}
-		for _, i := range al.nodes {
-			if i >= dom.lo && i < dom.hi && end > out[i] {
-				out[i] = end
+	out := make([]int64, dom.hi-dom.lo)
+	for i := dom.lo; i < dom.hi; i++ {
+		for _, al := range s.onNode[i] {
+			if end := allocEnd(al); end > out[i-dom.lo] {
+				out[i-dom.lo] = end
 			}
 		}
 	}
 	return out
 }
 
+// allocEnd is when a running gang is expected to end, UnixNano (MaxInt64
+// without an estimate).
+func allocEnd(al *allocation) int64 {
+	if al.Gang.Estimate > 0 {
+		return al.Started.Add(al.Gang.Estimate).UnixNano()
+	}
+	return math.MaxInt64
+}
+
 // drainTime is when all the nodes are expected to be free: the latest
 // estimated end of the gangs on them, never before now; known is false when
 // one of those gangs has no estimate.
 func (s *Snapshot) drainTime(nodes []int32, now int64) (t int64, known bool) {
-	if len(nodes) == 0 {
-		return now, true
-	}
-	in := make(map[int32]bool, len(nodes))
-	for _, i := range nodes {
-		in[i] = true
-	}
 	t = now
-	for _, al := range s.allocs {
-		for _, i := range al.nodes {
-			if !in[i] {
-				continue
-			}
+	for _, i := range nodes {
+		for _, al := range s.onNode[i] {
 			if al.Gang.Estimate <= 0 {
 				return now, false
 			}

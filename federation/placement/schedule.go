@@ -3,7 +3,9 @@
 package placement
 
 import (
-	"sort"
+	"cmp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
@@ -201,21 +203,68 @@ func (s *Snapshot) capacityByProduct() map[string]int {
 	return out
 }
 
-// sortPending orders gangs by priority (not in FIFO), submission time, ID.
+// sortPending orders gangs by priority (not in FIFO), submission time, ID
+// (then input order, as a stable sort keeps it). It sorts compact keys
+// instead of the gangs: submission times as (Unix seconds, nanoseconds),
+// which order them as Time.Compare does unless two carry monotonic clock
+// readings (then it compares the gangs themselves).
 func sortPending(gs []Gang, o Order) []*Gang {
 	out := make([]*Gang, len(gs))
 	for i := range gs {
 		out[i] = &gs[i]
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if o != OrderFIFO && a.Priority != b.Priority {
-			return a.Priority > b.Priority
+	monotonic := 0
+	for i := range gs {
+		if gs[i].Submitted != gs[i].Submitted.Round(0) {
+			monotonic++
 		}
-		if !a.Submitted.Equal(b.Submitted) {
-			return a.Submitted.Before(b.Submitted)
+	}
+	if monotonic > 1 {
+		slices.SortStableFunc(out, func(a, b *Gang) int { return comparePending(a, b, o) })
+		return out
+	}
+	// Keys of 128 bits ordering as (priority descending, seconds,
+	// nanoseconds): hi holds the flipped priority and the high half of the
+	// seconds (sign bit flipped), lo the low half and the nanoseconds.
+	type key struct {
+		hi, lo uint64
+		at     int32
+	}
+	keys := make([]key, len(gs))
+	for i := range gs {
+		g := &gs[i]
+		prio := uint32(0)
+		if o != OrderFIFO {
+			prio = ^(uint32(g.Priority) ^ 1<<31) // descending
 		}
-		return a.ID < b.ID
+		sec := uint64(g.Submitted.Unix()) ^ 1<<63
+		keys[i] = key{hi: uint64(prio)<<32 | sec>>32, lo: sec<<32 | uint64(g.Submitted.Nanosecond()), at: int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.hi != b.hi {
+			return cmp.Compare(a.hi, b.hi)
+		}
+		if a.lo != b.lo {
+			return cmp.Compare(a.lo, b.lo)
+		}
+		if c := strings.Compare(gs[a.at].ID, gs[b.at].ID); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.at, b.at)
 	})
+	for i, k := range keys {
+		out[i] = &gs[k.at]
+	}
 	return out
+}
+
+// comparePending is sortPending's order on the gangs themselves.
+func comparePending(a, b *Gang, o Order) int {
+	if o != OrderFIFO && a.Priority != b.Priority {
+		return cmp.Compare(b.Priority, a.Priority)
+	}
+	if c := a.Submitted.Compare(b.Submitted); c != 0 {
+		return c
+	}
+	return strings.Compare(a.ID, b.ID)
 }

@@ -8,7 +8,9 @@ type scratch struct {
 	clusterOK, classOK, seen []bool
 	fit                      []int8
 	slots, free              [numLevels][]int32
+	pot                      []int32 // rankDomains: candidates' GPUs by domain
 	picked                   []pick
+	assigned                 []int32 // placement: the node of each assignment (no roles)
 	// roles[k] is the index in Gang.Roles of picked[k] after a
 	// heterogeneous gang's placement (roles.go); unused otherwise.
 	roles []int32

@@ -95,18 +95,26 @@ type Snapshot struct {
 	levels    [numLevels][]domain
 	classes   []class
 	nodeIndex map[string]int32 // "cluster/node" → index
-	allocs    map[string]*allocation
-	runSums   map[runKey]int         // GPUs the allocations hold by queue, MIG resource and node class
-	offAllocs map[string]*allocation // allocations with GPUs on nodes the snapshot does not know
-	trivial   [numLevels]bool        // level has exactly the domains of the level below
-	maxNode   int32                  // most GPUs on one node
-	holders   []int32                // per node: the reservation holding it, -1 for none (nil: no reservations)
-	holdStart []int64                // per reservation: UnixNano its held nodes are expected to be free
-	scratch   scratch
-	names     [numLevels]map[string]int32 // domain name → index, built on demand
-	index     freeIndex
-	dindex    domainIndex
-	maxGPUs   [numLevels]int32 // GPUs of the largest domain per level
+	// uniqueNames: every node has its own "cluster/node" name in nodeIndex.
+	uniqueNames bool
+	allocs      map[string]*allocation
+	onNode      [][]*allocation        // per node: the allocations in allocs with GPUs on it (releaseTimes, drainTime)
+	runSums     map[runKey]int         // GPUs the allocations hold by queue, MIG resource and node class
+	offAllocs   map[string]*allocation // allocations with GPUs on nodes the snapshot does not know
+	trivial     [numLevels]bool        // level has exactly the domains of the level below
+	maxNode     int32                  // most GPUs on one node
+	holders     []int32                // per node: the reservation holding it, -1 for none (nil: no reservations)
+	holdStart   []int64                // per reservation: UnixNano its held nodes are expected to be free
+	// version counts the changes to what a placement and its explanation
+	// read: free GPUs and slices, schedulable flags, reservation marks and
+	// times (see cycle.waitMemo). A change that is undone still counts.
+	version uint64
+	cycles  uint64 // scheduling cycles run on the snapshot
+	scratch scratch
+	names   [numLevels]map[string]int32 // domain name → index, built on demand
+	index   freeIndex
+	dindex  domainIndex
+	maxGPUs [numLevels]int32 // GPUs of the largest domain per level
 	// cdHeld counts, per "<cluster index>/<clique>", the allocations of
 	// compute-domain gangs holding nodes of that clique (computedomain.go).
 	cdHeld map[string]int
@@ -122,6 +130,9 @@ type allocation struct {
 	// byClass sums gpus by node class, in order of first appearance, so a
 	// cycle charges queues without visiting every node of every gang.
 	byClass []classGPUs
+	// placedIn is the Snapshot.cycles of the scheduling cycle that placed
+	// the gang (0: booked by Assume or NewSnapshot).
+	placedIn uint64
 }
 
 // runKey sums the running gangs' GPUs a cycle charges to one queue.
@@ -172,6 +183,7 @@ func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	})
 	classIdx := map[string]int32{}
 	s.nodes = make([]node, len(all))
+	s.onNode = make([][]*allocation, len(all))
 	for i, k := range all {
 		s.nodes[i] = s.newNode(k.n, k.c, s.clusters[k.c].computeDomains, classIdx)
 		s.nodeIndex[cs[k.c].Name+"/"+k.n.Name] = int32(i)
@@ -184,8 +196,9 @@ func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 		}
 	}
 	s.buildDomainIndex()
+	s.uniqueNames = len(s.nodeIndex) == len(s.nodes)
 	for _, a := range running {
-		s.add(a, !a.Counted)
+		s.add(a, !a.Counted, nil)
 	}
 	return s
 }

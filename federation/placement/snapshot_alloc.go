@@ -5,6 +5,7 @@ package placement
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -19,36 +20,55 @@ var ErrConflict = errors.New("placement conflicts with the snapshot")
 // Assume books a placement of g that started at the given time, as a
 // scheduler does once it has committed a decision.
 func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
+	_, err := s.assume(g, p, started, nil)
+	return err
+}
+
+// assume is Assume; at, when not nil, holds the node index of each of the
+// placement's assignments (placement's scratch.assigned), so that they are
+// not looked up by name. Only a snapshot whose "cluster/node" names are
+// unique (uniqueNames) may be given them: there a name lookup finds that
+// very node.
+func (s *Snapshot) assume(g Gang, p Placement, started time.Time, at []int32) (*allocation, error) {
 	if _, dup := s.allocs[g.ID]; dup {
-		return fmt.Errorf("%w: gang %s already holds GPUs", ErrConflict, g.ID)
+		return nil, fmt.Errorf("%w: gang %s already holds GPUs", ErrConflict, g.ID)
 	}
 	a := Allocation{Gang: g, Assignments: p.Assignments, Started: started}
-	for _, as := range a.Assignments {
+	for k, as := range a.Assignments {
 		gpm := int32(g.gpmOf(as.Role))
 		if gpm <= 0 && len(g.Roles) > 0 {
 			continue // a CPU-only role takes no GPUs
 		}
-		i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
+		i, ok := s.nodeOf(as, at, k)
 		if !ok {
-			return fmt.Errorf("%w: unknown node %s/%s", ErrConflict, as.Cluster, as.Node)
+			return nil, fmt.Errorf("%w: unknown node %s/%s", ErrConflict, as.Cluster, as.Node)
 		}
 		if s.capacity(i, gpm, g.sliceResource()) < int32(as.Members) {
-			return fmt.Errorf("%w: node %s/%s has no room for %d members", ErrConflict, as.Cluster, as.Node, as.Members)
+			return nil, fmt.Errorf("%w: node %s/%s has no room for %d members", ErrConflict, as.Cluster, as.Node, as.Members)
 		}
 	}
-	s.add(a, true)
-	return nil
+	return s.add(a, true, at), nil
 }
 
-// add records an allocation; book subtracts its GPUs from the nodes.
-func (s *Snapshot) add(a Allocation, book bool) {
+// nodeOf returns the node of assignment k: at[k], or found by name.
+func (s *Snapshot) nodeOf(as Assignment, at []int32, k int) (int32, bool) {
+	if at != nil {
+		return at[k], true
+	}
+	i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
+	return i, ok
+}
+
+// add records an allocation; book subtracts its GPUs from the nodes. at is
+// as for assume.
+func (s *Snapshot) add(a Allocation, book bool, at []int32) *allocation {
 	al := &allocation{Allocation: a, mig: a.Gang.sliceResource()}
-	for _, as := range a.Assignments {
+	for k, as := range a.Assignments {
 		gpus := int32(as.Members * a.Gang.gpmOf(as.Role))
 		if gpus <= 0 {
 			continue // a CPU-only role takes no GPUs
 		}
-		i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
+		i, ok := s.nodeOf(as, at, k)
 		if !ok {
 			al.offGPUs += int(gpus)
 			continue
@@ -62,9 +82,29 @@ func (s *Snapshot) add(a Allocation, book bool) {
 	}
 	if old, ok := s.allocs[a.Gang.ID]; ok {
 		s.sumRunning(old, -1)
+		s.unlist(old)
 	}
 	s.allocs[a.Gang.ID] = al
 	s.sumRunning(al, 1)
+	s.list(al)
+	return al
+}
+
+// list adds an allocation to the per-node lists of the nodes it holds GPUs
+// on, so that what runs on a node is found without visiting every
+// allocation; unlist removes it. They follow s.allocs exactly (an
+// allocation naming a node twice is listed twice there, which changes no
+// maximum its readers take).
+func (s *Snapshot) list(al *allocation) {
+	for _, i := range al.nodes {
+		s.onNode[i] = append(s.onNode[i], al)
+	}
+}
+
+func (s *Snapshot) unlist(al *allocation) {
+	for _, i := range al.nodes {
+		s.onNode[i] = slices.DeleteFunc(s.onNode[i], func(x *allocation) bool { return x == al })
+	}
 }
 
 // sumRunning adds (sign 1) or removes (-1) an allocation's GPUs in the
@@ -102,6 +142,7 @@ func (al *allocation) addClass(c, gpus int32) {
 
 // use adds (or with a negative count removes) usage on a node.
 func (s *Snapshot) use(i int32, mig string, count int32) {
+	s.version++
 	n := &s.nodes[i]
 	if mig != "" {
 		if m := n.mig[mig]; m != nil {
@@ -121,6 +162,7 @@ func (s *Snapshot) Release(gang string) (Allocation, error) {
 	}
 	s.unbook(al)
 	s.sumRunning(al, -1)
+	s.unlist(al)
 	delete(s.allocs, gang)
 	return al.Allocation, nil
 }
@@ -144,6 +186,7 @@ func (s *Snapshot) SetNodeSchedulable(cluster, name string, ok bool) bool {
 	if !known {
 		return false
 	}
+	s.version++
 	s.indexSchedulable(i, -1)
 	s.nodes[i].schedulable = ok
 	s.indexSchedulable(i, 1)

@@ -74,6 +74,7 @@ func (s *Snapshot) domainName(n *node, l int, key string) string {
 
 // setFree changes a node's free GPUs and every enclosing domain's count.
 func (s *Snapshot) setFree(i int32, free int32) {
+	s.version++
 	n := &s.nodes[i]
 	delta := free - n.free
 	if delta == 0 {

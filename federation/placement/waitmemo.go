@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package placement
+
+import (
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// Equivalence classes of waiting gangs. Of 100,000 pending gangs most
+// wait, and once the fleet is full they wait in a few dozen shapes: a cycle
+// remembers, per class, that a gang did not fit and why, and a later gang
+// of the class reuses it while nothing a placement reads has changed.
+//
+// A class is what newRequest, place and explain read of a gang: members,
+// GPUs (or slices, shares and their sharing strategy) per member, products,
+// required level, cluster count and policy, and which reservations' held
+// nodes it may use (it is their holder, or would end before they are due:
+// slots and mayUseHeld compare nothing else of its estimate). Gangs with
+// roles, DRA devices, cluster selectors or lists, pools or tolerations, and
+// gangs holding a reservation, are not classed: they are decided in full.
+//
+// The condition is exact: Snapshot.version counts every change to free
+// GPUs and slices, schedulable flags and reservation marks and times, and
+// the cycle's placement options do not change, so at the same version the
+// same request fails the same way with the same explanation. A change that
+// is undone (a preemption search releases and rebooks its candidates)
+// still ends the class's answer; that costs one decision, never a
+// different one. TestWaitMemoEquivalence compares cycles with and without.
+
+// memoWaits turns the classes on, and the sharing of filters
+// (cycle.request); tests turn them off to compare.
+var memoWaits = true
+
+// memoHits counts the gangs a class answered for (tests).
+var memoHits atomic.Int64
+
+// filterKeyT is what resolveFilters reads of a gang whose only filters
+// are products and sharing (filterKey): gangs with the same share their
+// cluster and class filters within a cycle (cycle.request).
+type filterKeyT struct {
+	shared    bool
+	strategy  string // Shared.Strategy
+	nProducts int    // -1: Products is nil (explain tells nil from empty)
+	products  string // Products joined by NUL
+}
+
+// filterKey returns g's filterKeyT, or false when g has other filters:
+// roles, DRA devices, cluster selectors or lists, pools, tolerations or a
+// compute domain (whose class filter, the free cliques, changes within a
+// cycle as compute-domain gangs are placed).
+func filterKey(g *Gang) (filterKeyT, bool) {
+	if len(g.Roles) > 0 || g.Devices != nil || g.ClusterSelector != nil || len(g.Clusters) > 0 ||
+		len(g.Pools) > 0 || len(g.Tolerations) > 0 || g.ComputeDomain {
+		return filterKeyT{}, false
+	}
+	k := filterKeyT{shared: g.Shared != nil, nProducts: len(g.Products)}
+	if g.Shared != nil {
+		k.strategy = g.Shared.Strategy
+	}
+	switch len(g.Products) {
+	case 0:
+		if g.Products == nil {
+			k.nProducts = -1
+		}
+	case 1:
+		k.products = g.Products[0]
+	default:
+		k.products = strings.Join(g.Products, "\x00")
+	}
+	return k, true
+}
+
+// filters are a request's resolved filters, shared by the gangs of a
+// filterKeyT; no one changes them.
+type filters struct {
+	clusterOK, classOK []bool
+	fit                []int8
+}
+
+// waitKey is a waiting gang's class.
+type waitKey struct {
+	filterKeyT
+	gpm, need   int32
+	mig         string // sliceResource
+	required    inventory.Level
+	maxClusters int
+	policy      Policy
+	mayUse      uint64 // bit h: may use the nodes held by reservation h
+}
+
+// failMemo is a class's answer: at snapshot version, a gang of the class
+// did not fit, for why.
+type failMemo struct {
+	version uint64
+	why     Unschedulable
+}
+
+// waitKey returns g's class, or false when g is decided in full.
+func (c *cycle) waitKey(g *Gang, hasRes bool) (waitKey, bool) {
+	if !memoWaits || hasRes || len(c.s.holdStart) > 64 {
+		return waitKey{}, false
+	}
+	f, ok := filterKey(g)
+	if !ok {
+		return waitKey{}, false
+	}
+	k := waitKey{filterKeyT: f, gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.sliceResource(),
+		required: g.Topology.Required, maxClusters: g.MaxClusters, policy: g.Policy}
+	endsAt := int64(math.MaxInt64) // as request sets it
+	if g.Estimate > 0 {
+		endsAt = c.in.Now.Add(g.Estimate).UnixNano()
+	}
+	for h, start := range c.s.holdStart {
+		if endsAt <= start {
+			k.mayUse |= 1 << h
+		}
+	}
+	return k, true
+}
