@@ -48,7 +48,7 @@ type DRAMIGLayout struct {
 func DRAMIGDeviceClass(profile string) *resourcev1.DeviceClass {
 	attr := `device.attributes['` + fedinv.DriverGPU + `'].`
 	return &resourcev1.DeviceClass{
-		ObjectMeta: metav1.ObjectMeta{Name: "mig-" + profile + "." + fedinv.DriverGPU},
+		ObjectMeta: metav1.ObjectMeta{Name: "mig-" + profile + ".nvidia.com"},
 		Spec: resourcev1.DeviceClassSpec{
 			Selectors: []resourcev1.DeviceSelector{{CEL: &resourcev1.CELDeviceSelector{Expression: `device.driver == '` +
 				fedinv.DriverGPU + `' && ` + attr + fedinv.DRAAttrType + ` == '` + fedinv.DRATypeMIG + `' && ` +
