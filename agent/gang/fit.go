@@ -23,7 +23,8 @@ const reasonTerminating = "WaitingForTerminatingPods"
 // profile, counted by federation/inventory.PodGPURequests as the hub counts
 // them) must be free there, counting the pods bound to the node and the
 // prepared members targeting it; a node's DRA GPUs that serve nvidia.com/gpu
-// (federation/inventory DRA.ExtendedGPUs) count as allocatable.
+// (federation/inventory DRA.ExtendedGPUs) and its DRA MIG partitions that
+// serve nvidia.com/mig-* (DRA.ExtendedMIG) count as allocatable.
 func (g *Gate) fit(lp *corev1.Pod) (string, string, error) {
 	target := lp.Annotations[v1alpha1.AnnotationTargetNode]
 	if target == "" {
@@ -52,6 +53,11 @@ func (g *Gate) fit(lp *corev1.Pod) (string, string, error) {
 	// member's request too; other claims' devices are in use.
 	draAlloc, draUsed := dra.ExtendedGPUs(target)
 	used[fedinv.ResourceGPU] += draUsed
+	// So do DRA MIG partitions behind a class mapping nvidia.com/mig-*.
+	draMIG := dra.ExtendedMIG(target)
+	for r, m := range draMIG {
+		used[r] += int64(m.Used)
+	}
 	need := memberNeed(lp)
 	_, devices := lp.Annotations[v1alpha1.AnnotationDevices]
 	wait := ""
@@ -62,6 +68,8 @@ func (g *Gate) fit(lp *corev1.Pod) (string, string, error) {
 			alloc = draAlloc // a claim gets DRA devices only, never the device plugin's GPUs
 		case r == fedinv.ResourceGPU:
 			alloc += draAlloc
+		default:
+			alloc += int64(draMIG[r].Allocatable)
 		}
 		if used[r]+need[r] <= alloc {
 			continue

@@ -54,17 +54,22 @@ func (w *Watcher) nodeFailures(n *corev1.Node, bound []*corev1.Pod) map[string]f
 		return out
 	}
 	draAlloc, draUsed := dra.ExtendedGPUs(n.Name)
-	if short, msg := gpuShortage(n, bound, max(0, draAlloc-draUsed)); len(short) > 0 {
+	draFree := map[string]int64{fedinv.ResourceGPU: max(0, draAlloc-draUsed)}
+	for r, m := range dra.ExtendedMIG(n.Name) {
+		draFree[r] = int64(m.Free())
+	}
+	if short, msg := gpuShortage(n, bound, draFree); len(short) > 0 {
 		out["gpus/"+strings.Join(short, ",")] = failure{reason: v1alpha1.ReasonGPUUnhealthy, message: msg, resources: short}
 	}
 	return out
 }
 
 // gpuShortage returns the GPU resources whose allocatable on n is below
-// what the non-terminated pods bound to n hold; draGPUs are the node's DRA
-// GPUs free for nvidia.com/gpu requests (in no other claim), part of its
-// allocatable nvidia.com/gpu.
-func gpuShortage(n *corev1.Node, bound []*corev1.Pod, draGPUs int64) ([]string, string) {
+// what the non-terminated pods bound to n hold; draFree are, per resource,
+// the node's DRA GPUs free for nvidia.com/gpu requests and its DRA MIG
+// partitions free for nvidia.com/mig-* requests (in no other claim), part
+// of its allocatable.
+func gpuShortage(n *corev1.Node, bound []*corev1.Pod, draFree map[string]int64) ([]string, string) {
 	used := map[string]int64{}
 	for _, p := range bound {
 		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
@@ -76,10 +81,7 @@ func gpuShortage(n *corev1.Node, bound []*corev1.Pod, draGPUs int64) ([]string, 
 	}
 	var short, parts []string
 	for r, v := range used {
-		alloc := n.Status.Allocatable.Name(corev1.ResourceName(r), "0").Value()
-		if r == fedinv.ResourceGPU {
-			alloc += draGPUs
-		}
+		alloc := n.Status.Allocatable.Name(corev1.ResourceName(r), "0").Value() + draFree[r]
 		if v > 0 && alloc < v {
 			short = append(short, r)
 			parts = append(parts, fmt.Sprintf("%s: %d allocatable, %d bound", r, alloc, v))

@@ -27,19 +27,23 @@ func Build(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys LabelK
 // Allocation as well: a node's whole GPUs in the GPU driver's ResourceSlices
 // count as its nvidia.com/gpu when a DeviceClass maps that extended resource
 // to devices (DRA.ExtendedGPUClass), as the kube-scheduler then satisfies
-// member pods' nvidia.com/gpu requests with them. Tainted devices are
-// capacity, not allocatable; devices allocated by other ResourceClaims are used.
+// member pods' nvidia.com/gpu requests with them. Likewise its static MIG
+// partitions count as its nvidia.com/mig-<profile> where a DeviceClass maps
+// that resource to them (DRA.MIGNodes). Tainted devices are capacity, not
+// allocatable; devices allocated by other ResourceClaims are used.
 func BuildDRA(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys LabelKeys, dra DRA) Cluster {
 	used := usageByNode(pods)
 	devices := dra.Nodes()
+	migs := dra.MIGNodes()
 	class, mapped := dra.ExtendedGPUClass()
 	out := Cluster{Name: cluster}
 	for _, kn := range nodes {
 		if kn == nil {
 			continue
 		}
-		d, hasDRA := devices[kn.Name]
-		hasDRA = hasDRA && d.GPUs > 0
+		d := devices[kn.Name]
+		m := migs[kn.Name]
+		hasDRA := d.GPUs > 0 || len(m.Published) > 0
 		n, ok := nodeFrom(kn, keys)
 		if !ok && !hasDRA {
 			continue
@@ -47,9 +51,10 @@ func BuildDRA(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys Lab
 		if !ok {
 			n = nodeLabels(kn, keys)
 		}
-		if hasDRA {
+		if d.GPUs > 0 {
 			addDRA(&n, d, class, mapped)
 		}
+		addDRAMIG(&n, m)
 		u := used[n.Name]
 		if sh := n.Shared; sh != nil {
 			sh.Used = int(u[sh.Resource])
@@ -58,7 +63,7 @@ func BuildDRA(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys Lab
 			n.UsedGPUs += int(u[ResourceGPU])
 		}
 		for r, m := range n.MIG {
-			m.Used = int(u[r])
+			m.Used += int(u[r]) // on top of DRA partitions other claims hold
 			n.MIG[r] = m
 		}
 		out.Nodes = append(out.Nodes, n)

@@ -111,6 +111,11 @@ func (c Cluster) Hash() uint64 {
 			num(int64(n.MIG[r].Allocatable))
 			num(int64(n.MIG[r].Used))
 		}
+		for _, r := range sortedKeys(n.DRAMIG) {
+			str(r)
+			num(int64(n.DRAMIG[r]))
+			str(n.DRAMIGClasses[r])
+		}
 		str(n.Clique)
 		str(n.Rack)
 		str(n.Block)

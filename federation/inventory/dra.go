@@ -55,8 +55,11 @@ type DRANode struct {
 	// GPUs counts the whole GPUs (type gpu), Tainted those of them with a
 	// NoSchedule or NoExecute device taint, Used those of them allocated by a
 	// ResourceClaim other than the kube-scheduler's extended-resource claims
-	// (those pods are counted by their nvidia.com/gpu requests) or sharing a
-	// counter set with an allocated device (a MIG partition of the GPU).
+	// (those pods are counted by their nvidia.com/gpu requests), sharing a
+	// counter set with an allocated device, or the parent (parentUUID) of an
+	// allocated MIG partition; a partition allocated by an extended-resource
+	// claim counts here too (MIGNodes never offers a partition sharing
+	// counters with, or carved from, a published whole GPU).
 	GPUs, Tainted, Used int
 	// MIG counts the MIG partitions per profile (type mig), whatever their state.
 	MIG map[string]int
@@ -90,18 +93,7 @@ type DRADevices struct {
 // starts on a DRA-only node. ok is false when no class maps the resource.
 // Like the kube-scheduler, the newest class wins, then the first by name.
 func (d DRA) ExtendedGPUClass() (*resourcev1.DeviceClass, bool) {
-	var best *resourcev1.DeviceClass
-	for _, c := range d.Classes {
-		if c == nil || c.DeletionTimestamp != nil || c.Spec.ExtendedResourceName == nil ||
-			*c.Spec.ExtendedResourceName != ResourceGPU {
-			continue
-		}
-		if best == nil || c.CreationTimestamp.After(best.CreationTimestamp.Time) ||
-			(c.CreationTimestamp.Equal(&best.CreationTimestamp) && c.Name < best.Name) {
-			best = c
-		}
-	}
-	return best, best != nil
+	return d.ExtendedClass(ResourceGPU)
 }
 
 type deviceKey struct{ driver, pool, device string }
@@ -126,7 +118,9 @@ type draDevice struct {
 func (d DRA) Nodes() map[string]DRANode {
 	devices := d.devices()
 	allocated := d.allocated()
-	usedSets := map[string]bool{}
+	// Partitions any claim holds (MIG) make the GPUs they share counters
+	// with, or are carved from, used (dra_mig.go migHolds).
+	usedSets, usedParents := d.migHolds(devices)
 	for k := range allocated {
 		if dev, ok := devices[k]; ok {
 			for _, s := range dev.counters {
@@ -152,7 +146,7 @@ func (d DRA) Nodes() map[string]DRANode {
 		if dev.tainted {
 			n.Tainted++
 		}
-		if allocated[k] || sharesUsedSet(dev, usedSets) {
+		if allocated[k] || sharesUsedSet(dev, usedSets) || usedParents[attrString(dev.attrs, DRAAttrUUID)] {
 			n.Used++
 		}
 		if f, seen := first[dev.node]; !seen || dev.name < f {

@@ -45,7 +45,16 @@ type Node struct {
 	// without any).
 	DRADevices *DRADevices `json:"draDevices,omitempty"`
 	// MIG maps a MIG resource name (nvidia.com/mig-1g.10gb) to its counts.
+	// On a DRA node it includes the driver's static MIG partitions a
+	// DeviceClass maps to the resource (DRAMIGClasses).
 	MIG map[string]MIGResource `json:"mig,omitempty"`
+	// DRAMIG counts the MIG partitions the node's ResourceSlices of the GPU
+	// DRA driver publish, per MIG resource, whatever their state; they are
+	// in MIG only where DRAMIGClasses names a class for the resource.
+	DRAMIG map[string]int `json:"draMIG,omitempty"`
+	// DRAMIGClasses names, per MIG resource, the DeviceClass that maps it to
+	// the node's DRA partitions (spec.extendedResourceName).
+	DRAMIGClasses map[string]string `json:"draMIGClasses,omitempty"`
 	// Shared is the node's time-sliced or MPS GPUs (nil without sharing;
 	// shared.go). Their shares are not in GPUs.
 	Shared *SharedGPUs `json:"shared,omitempty"`

@@ -30,6 +30,9 @@ type DRADevices struct {
 	DriverVersion, CUDADriverVersion             string
 	// Memory is one GPU's memory ("81559Mi").
 	Memory string
+	// MIG are the node's GPUs carved into static MIG partitions, published
+	// besides the PerNode whole GPUs (dra_mig.go).
+	MIG []DRAMIGLayout
 }
 
 // draClassSelector is the CEL selector of the driver's gpu.nvidia.com
@@ -71,6 +74,7 @@ func BuildResourceSlices(nodes []*corev1.Node, d *DRADevices) []*resourcev1.Reso
 		for i := range d.PerNode {
 			s.Spec.Devices = append(s.Spec.Devices, draGPU(n.Name, i, d))
 		}
+		s.Spec.Devices = append(s.Spec.Devices, draMIGDevices(n.Name, d)...)
 		out = append(out, s)
 	}
 	return out
@@ -104,12 +108,15 @@ func gpuUUID(node string, minor int) string {
 	return fmt.Sprintf("GPU-%x-%x-%x-%x-%x", h[0:4], h[4:6], h[6:8], h[8:10], h[10:16])
 }
 
-// PublishDRA is the profile's driver simulator: it installs the DeviceClass
-// and publishes every node's ResourceSlice (existing ones are left as they are).
+// PublishDRA is the profile's driver simulator: it installs the
+// DeviceClasses (DRADeviceClasses) and publishes every node's ResourceSlice (existing ones are left as they are).
 func PublishDRA(ctx context.Context, cs kubernetes.Interface, nodes []*corev1.Node, d *DRADevices) error {
 	if _, err := cs.ResourceV1().DeviceClasses().Create(ctx, DRADeviceClass(), metav1.CreateOptions{}); err != nil &&
 		!apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("create DeviceClass %s: %w", fedinv.DriverGPU, err)
+	}
+	if err := createMIGClasses(ctx, cs, d); err != nil {
+		return err
 	}
 	for _, s := range BuildResourceSlices(nodes, d) {
 		if _, err := cs.ResourceV1().ResourceSlices().Create(ctx, s, metav1.CreateOptions{}); err != nil &&

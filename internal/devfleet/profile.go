@@ -117,6 +117,23 @@ var profiles = map[string]*Profile{
 			ResourceGPU: "2", ResourceMIG1g10gb: "28", ResourceMIG3g40gb: "4",
 		},
 	},
+	"a100-mig-dra": {
+		Name: "a100-mig-dra", Short: "a100dra",
+		Description: "A100 80GB nodes as a100-mig without any extended GPU resource or GFD label: NVIDIA's DRA driver " +
+			"(gpu.nvidia.com, the fleet's driver simulator) publishes 2 whole GPUs and the static MIG partitions of 6 " +
+			"(4 GPUs as 7 x 1g.10gb, 2 as 2 x 3g.40gb), with DeviceClasses mapping nvidia.com/gpu and nvidia.com/mig-* " +
+			"to them; racks of 8 nodes (not in the default fleet)",
+		DefaultNodes: 16, RackSize: 8, RacksPerBlock: 4, Arch: "amd64",
+		Resources: map[string]string{
+			"cpu": "256", "memory": "2Ti", "pods": "110", "ephemeral-storage": "15Ti",
+		},
+		DRA: &DRADevices{PerNode: 2, ProductName: "NVIDIA A100-SXM4-80GB", Architecture: "Ampere",
+			ComputeCapability: "8.0.0", DriverVersion: "570.172.8", CUDADriverVersion: "12.8.0", Memory: "81920Mi",
+			MIG: []DRAMIGLayout{
+				{Profile: "1g.10gb", GPUs: 4, PerGPU: 7, MemorySlices: 1, Memory: "9728Mi", Multiprocessors: 14, CopyEngines: 1},
+				{Profile: "3g.40gb", GPUs: 2, PerGPU: 2, MemorySlices: 4, Memory: "40192Mi", Multiprocessors: 42, CopyEngines: 3, Decoders: 2},
+			}},
+	},
 	"l4-shared": {
 		Name: "l4-shared", Short: "l4s",
 		Description: "L4 nodes whose 4 GPUs are time-sliced 4 ways by the device plugin (renameByDefault): " +
