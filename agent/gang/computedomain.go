@@ -284,10 +284,11 @@ func (g *Gate) checkDomain(ctx context.Context, w watchedDomain) {
 	} else if !apierrors.IsNotFound(err) {
 		log.V(2).Info("Reading ComputeDomain failed", "computeDomain", klog.KRef(w.ns, w.name), "err", err)
 	}
-	if g.clock.Now().Before(w.deadline) || g.current(w.ns+"/"+w.job) > w.epoch {
-		if g.current(w.ns+"/"+w.job) > w.epoch {
-			g.forget(k) // a newer epoch: the stale members go anyway
-		}
+	if g.current(w.ns+"/"+w.job) > w.epoch {
+		g.forget(k) // a newer epoch: the stale members go anyway
+		return
+	}
+	if g.clock.Now().Before(w.deadline) {
 		return
 	}
 	msg := fmt.Sprintf("ComputeDomain %s not Ready %s after the commit: its IMEX daemons did not start", w.name, g.domainTimeout)

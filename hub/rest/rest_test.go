@@ -23,15 +23,7 @@ import (
 // any gRPC call (the connection here leads nowhere); unknown paths are
 // 404; /openapi.json is served.
 func TestBodyLimitAndRefusalsBeforeTheCall(t *testing.T) {
-	conn, err := grpc.NewClient("passthrough:///nowhere", grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = conn.Close() }()
-	h, err := NewHandler(t.Context(), conn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := nowhereHandler(t)
 	big := `{"job": {"json": {"x": "` + strings.Repeat("a", MaxBodyBytes) + `"}}}`
 	for _, tt := range []struct {
 		name, method, path, body string
@@ -68,15 +60,7 @@ func TestBodyLimitAndRefusalsBeforeTheCall(t *testing.T) {
 // connection leads nowhere), none is refused as an unknown path — a
 // service whose handler is not registered answers 404 to every caller.
 func TestEveryDocumentedPathIsRouted(t *testing.T) {
-	conn, err := grpc.NewClient("passthrough:///nowhere", grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = conn.Close() }()
-	h, err := NewHandler(t.Context(), conn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := nowhereHandler(t)
 	var doc struct {
 		Paths map[string]map[string]json.RawMessage `json:"paths"`
 	}
@@ -105,4 +89,20 @@ func TestEveryDocumentedPathIsRouted(t *testing.T) {
 	if n < 30 {
 		t.Fatalf("only %d operations in the OpenAPI document", n)
 	}
+}
+
+// nowhereHandler is the REST face over a connection that leads nowhere:
+// every call that reaches the gRPC client fails Unavailable.
+func nowhereHandler(t *testing.T) http.Handler {
+	t.Helper()
+	conn, err := grpc.NewClient("passthrough:///nowhere", grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	h, err := NewHandler(t.Context(), conn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
