@@ -26,6 +26,11 @@ const Election = "dispatch"
 // DefaultFinishedRetention is shoal-hub's --finished-member-retention.
 const DefaultFinishedRetention = time.Hour
 
+// DefaultResync is Config.Resync's default. Every job is read from the
+// store at each sweep (two reads each), so at 100,000 jobs a sweep every
+// second would be the dispatcher's main load.
+const DefaultResync = 30 * time.Second
+
 // DefaultStartTimeout is Config.StartTimeout's default.
 const DefaultStartTimeout = 5 * time.Minute
 
@@ -62,9 +67,18 @@ type Config struct {
 	// deletes them at once. Running members of a failed or cancelled job
 	// are stopped either way.
 	FinishedRetention time.Duration
-	// Interval is the longest time between sweeps, each of which reads the
-	// clusters and queues every job; default 1s.
+	// Interval is how often the clusters are read (drains, Lost and
+	// NotReady clusters, each agent's last contact); default 1s. Jobs are
+	// reconciled when they, their reservations or their members change and
+	// at their own deadlines, not on the interval.
 	Interval time.Duration
+	// Resync is the longest time between sweeps, each of which queues
+	// every job with a reservation or members and removes orphaned
+	// rendezvous objects and dependency copies: the safety net for a
+	// change no event announced. A sweep also runs at the start of a
+	// leadership, after a watch error and when a cluster's drain or state
+	// changes; default DefaultResync.
+	Resync time.Duration
 	// Workers is how many jobs are reconciled at once (never one job by
 	// two); default DefaultWorkers.
 	Workers int
@@ -139,6 +153,9 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
+	}
+	if cfg.Resync <= 0 {
+		cfg.Resync = DefaultResync
 	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers

@@ -3,6 +3,7 @@
 package dispatch
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"sync"
@@ -129,12 +130,65 @@ func (v *clusterView) get() (drains, lostClusters, heard) {
 }
 
 // wakes keeps each job's pending deadline (wakeTimer), so Run's loop arms
-// one timer at the earliest.
+// one timer at the earliest. A min-heap orders them; an entry whose job has
+// since got another deadline (or none) is stale and skipped, so setting a
+// deadline costs O(log n) however many jobs wait on one.
 type wakes struct {
 	mu sync.Mutex
 	at map[string]time.Time
+	h  wakeHeap
 	// earlier is signalled when a job's deadline is earlier than any before.
 	earlier chan struct{}
+}
+
+// wakeEntry is one deadline pushed on the heap.
+type wakeEntry struct {
+	job string
+	at  time.Time
+}
+
+// wakeHeap is a container/heap of deadlines, earliest first.
+type wakeHeap []wakeEntry
+
+func (h wakeHeap) Len() int           { return len(h) }
+func (h wakeHeap) Less(i, j int) bool { return h[i].at.Before(h[j].at) }
+func (h wakeHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *wakeHeap) Push(x any)        { *h = append(*h, x.(wakeEntry)) }
+func (h *wakeHeap) Pop() any {
+	old := *h
+	e := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return e
+}
+
+// live says whether e is its job's current deadline.
+func (w *wakes) live(e wakeEntry) bool {
+	t, ok := w.at[e.job]
+	return ok && t.Equal(e.at)
+}
+
+// top drops stale entries off the heap and returns the earliest live one.
+func (w *wakes) top() (wakeEntry, bool) {
+	for len(w.h) > 0 {
+		if e := w.h[0]; w.live(e) {
+			return e, true
+		}
+		heap.Pop(&w.h)
+	}
+	return wakeEntry{}, false
+}
+
+// compact rebuilds the heap from the live deadlines once stale entries
+// outnumber them, so that it stays O(jobs waiting).
+func (w *wakes) compact() {
+	if len(w.h) <= 2*len(w.at)+64 {
+		return
+	}
+	w.h = w.h[:0]
+	for job, t := range w.at {
+		w.h = append(w.h, wakeEntry{job: job, at: t})
+	}
+	heap.Init(&w.h)
 }
 
 // setWake records job's pending deadline (zero: none) and signals the loop
@@ -147,17 +201,17 @@ func (d *Dispatcher) setWake(job string, at time.Time) {
 		delete(w.at, job)
 		return
 	}
-	first := true
-	for _, t := range w.at {
-		if !t.After(at) {
-			first = false
-			break
-		}
-	}
 	if w.at == nil { // Pass driven by hand: Wake reads its own
 		return
 	}
+	top, ok := w.top()
+	first := !ok || at.Before(top.at)
+	if t, had := w.at[job]; had && t.Equal(at) {
+		return // already pending at that time
+	}
 	w.at[job] = at
+	heap.Push(&w.h, wakeEntry{job: job, at: at})
+	w.compact()
 	if first && w.earlier != nil {
 		select {
 		case w.earlier <- struct{}{}:
@@ -172,13 +226,15 @@ func (d *Dispatcher) due(now time.Time) []string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var out []string
-	for job, t := range w.at {
-		if !t.After(now) {
-			out = append(out, job)
-			delete(w.at, job)
+	for {
+		e, ok := w.top()
+		if !ok || e.at.After(now) {
+			return out
 		}
+		heap.Pop(&w.h)
+		delete(w.at, e.job)
+		out = append(out, e.job)
 	}
-	return out
 }
 
 // resetWakes forgets the deadlines of an earlier leadership and returns
@@ -188,11 +244,11 @@ func (d *Dispatcher) resetWakes() (<-chan struct{}, func()) {
 	w := &d.wakes
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.at, w.earlier = map[string]time.Time{}, make(chan struct{}, 1)
+	w.at, w.h, w.earlier = map[string]time.Time{}, nil, make(chan struct{}, 1)
 	return w.earlier, func() {
 		w.mu.Lock()
 		defer w.mu.Unlock()
-		w.at, w.earlier = nil, nil
+		w.at, w.h, w.earlier = nil, nil, nil
 	}
 }
 
@@ -209,11 +265,6 @@ func (d *Dispatcher) earliest() time.Time {
 	w := &d.wakes
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	var out time.Time
-	for _, t := range w.at {
-		if out.IsZero() || t.Before(out) {
-			out = t
-		}
-	}
-	return out
+	e, _ := w.top()
+	return e.at
 }

@@ -21,9 +21,16 @@ import (
 // returns once its first sweep is done.
 func (r *rig) leading() {
 	r.T.Helper()
+	r.leadingWith(dispatch.Config{Clock: r.Clock, Interval: time.Hour, Workers: 2})
+}
+
+// leadingWith runs a dispatcher with cfg until the test ends, and returns
+// once its first sweep is done.
+func (r *rig) leadingWith(cfg dispatch.Config) {
+	r.T.Helper()
 	ctx, cancel := context.WithCancel(r.Ctx)
 	done := make(chan error, 1)
-	d := dispatch.New(r.Store, r.hub, dispatch.Config{Clock: r.Clock, Interval: time.Hour, Workers: 2})
+	d := dispatch.New(r.Store, r.hub, cfg)
 	go func() { done <- d.Run(ctx) }()
 	r.T.Cleanup(func() {
 		cancel()
@@ -125,5 +132,34 @@ func TestPrepareDeadlineNamesTheUnpreparedMembers(t *testing.T) {
 	if c == nil || c.Reason != "PrepareTimeout" || !strings.Contains(c.Message, "1 of 2 members prepared") ||
 		!strings.Contains(c.Message, "not prepared: member 1 on eu1 (node b)") {
 		t.Fatalf("placed condition %+v", c)
+	}
+}
+
+// TestPrepareDeadlineWakesTheDispatcher: a gang whose member never reports
+// Prepared sends no event; Lead passes again at its prepare deadline by
+// itself. The clusters are read every second but no sweep comes (resync an
+// hour), so nothing else would queue the job.
+func TestPrepareDeadlineWakesTheDispatcher(t *testing.T) {
+	r := newRig(t)
+	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
+	r.Submit("slow", 2, 8)
+	r.cycle()
+	r.leadingWith(dispatch.Config{Clock: r.Clock, Interval: time.Second, Resync: time.Hour, PrepareTimeout: 10 * time.Second, Workers: 2})
+	err := wait.PollUntilContextTimeout(r.Ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return len(r.pods("slow")) == 2, nil
+	})
+	if err != nil {
+		t.Fatalf("members not created: %d", len(r.pods("slow")))
+	}
+	for range 12 { // a second at a time: each tick reads the clusters only
+		r.Clock.Step(time.Second)
+		time.Sleep(20 * time.Millisecond)
+	}
+	err = wait.PollUntilContextTimeout(r.Ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		c := cond(r.Job("slow"), v1alpha1.JobConditionPlaced)
+		return c != nil && c.Reason == "PrepareTimeout", nil
+	})
+	if err != nil {
+		t.Fatalf("not aborted at the prepare deadline: dispatch %+v", r.Job("slow").Status.Dispatch)
 	}
 }

@@ -155,7 +155,22 @@ func (d *Dispatcher) reconcile(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
+	if terminating(s.pods) || terminating(s.old) {
+		// A hanging member is force-deleted once its agent is heard from
+		// (deletePods): look again after the next sweep read the clusters.
+		s.wakeAt(s.now.Add(d.cfg.Interval))
+	}
 	return d.act(ctx, s, wrote)
+}
+
+// terminating says whether a pod of pods is being deleted.
+func terminating(pods []*corev1.Pod) bool {
+	for _, p := range pods {
+		if p.DeletionTimestamp != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // gather joins the reservations and the cached member pods by job.
@@ -327,8 +342,19 @@ func (d *Dispatcher) prepare(s *scope) bool {
 	case disp.Time != nil && s.now.Sub(disp.Time.Time) > d.cfg.PrepareTimeout:
 		d.abort(s, "PrepareTimeout", fmt.Sprintf("%d of %d members prepared within %s; not prepared: %s",
 			prepared, len(s.res.Members), d.cfg.PrepareTimeout, describeLate(notPrepared(s))))
+	case disp.Time != nil:
+		// Pass again just past the deadline: a member that never reports
+		// Prepared sends no event.
+		s.wakeAt(disp.Time.Add(d.cfg.PrepareTimeout + time.Millisecond))
 	}
 	return true
+}
+
+// wakeAt sets the pass's wake to t unless an earlier one is set.
+func (s *scope) wakeAt(t time.Time) {
+	if s.wake.IsZero() || t.Before(s.wake) {
+		s.wake = t
+	}
 }
 
 // abort decides the abort of the epoch's dispatch and tears it down.

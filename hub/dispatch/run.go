@@ -29,8 +29,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 // ctx ends: the term of a leadership won by Run or shared with the other
 // leader-elected parts (hub/app). Config.Workers workers reconcile the jobs
 // queued by name (queue.go): a job whose record, reservation or member pod
-// changes, and every job at each sweep, which runs on the interval, at the
-// earliest pending deadline and when a cluster's drain or state changes.
+// changes, a job at its own pending deadline (a prepare or start deadline,
+// a grace to cut, a hanging member to look at again), and every job at each
+// sweep, which runs every Config.Resync, after a watch error and when a
+// cluster's drain or state changes. The clusters are read every
+// Config.Interval.
 // It returns nil when ctx ends.
 func (d *Dispatcher) Lead(ctx context.Context, l store.Leadership) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("dispatch"))
@@ -69,19 +72,28 @@ func (d *Dispatcher) Lead(ctx context.Context, l store.Leadership) error {
 	defer ticker.Stop()
 	var wake clock.Timer
 	defer func() { stopTimer(wake) }()
-	for sweep := true; ctx.Err() == nil; {
+	var swept time.Time // the last sweep, when it succeeded (zero: failed)
+	for sweep, tick := true, false; ctx.Err() == nil; {
+		if tick && !sweep {
+			// The clusters every interval; a failed read or sweep, or
+			// the resync period past, makes it a sweep.
+			sweep = swept.IsZero() || !d.refreshClusters(ctx) || !d.cfg.Clock.Now().Before(swept.Add(d.cfg.Resync))
+		}
 		if sweep {
-			d.sweepAll(ctx, jq)
+			swept = time.Time{}
+			if d.sweepAll(ctx, jq) {
+				swept = d.cfg.Clock.Now()
+			}
 		}
 		stopTimer(wake)
 		wake = d.wakeTimer(jq)
-		sweep = false
+		sweep, tick = false, false
 		select {
 		case <-ctx.Done():
 		case <-trigger:
 			sweep = true
 		case <-ticker.C():
-			sweep = true
+			tick = true
 		case <-timerC(wake): // the next round queues the jobs due
 		case <-earlier: // a worker found an earlier deadline: arm for it
 		}
@@ -89,16 +101,34 @@ func (d *Dispatcher) Lead(ctx context.Context, l store.Leadership) error {
 	return nil
 }
 
+// refreshClusters reads the clusters into the view the reconciles read
+// (drains, Lost and NotReady clusters, each agent's last contact). It
+// reports whether the read succeeded; a failure is the dispatcher's
+// readiness until a sweep succeeds.
+func (d *Dispatcher) refreshClusters(ctx context.Context) bool {
+	dr, lost, beats, err := d.readClusters(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "dispatch: read the clusters")
+			d.state.Synced(err)
+		}
+		return false
+	}
+	d.view.set(dr, lost, beats)
+	return true
+}
+
 // sweepAll is one sweep of Lead: ensure the users' namespace, sweep, and
-// queue every job gathered; its result is the dispatcher's readiness.
-func (d *Dispatcher) sweepAll(ctx context.Context, jq *jobQueue) {
+// queue every job gathered; its result is the dispatcher's readiness,
+// and it reports whether it succeeded.
+func (d *Dispatcher) sweepAll(ctx context.Context, jq *jobQueue) bool {
 	err := d.ensureNamespace(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			klog.FromContext(ctx).Error(err, "ensure the member namespace")
 		}
 		d.state.Synced(err)
-		return
+		return false
 	}
 	if err = d.pods.wait(ctx); err == nil {
 		var scopes []*scope
@@ -108,15 +138,16 @@ func (d *Dispatcher) sweepAll(ctx context.Context, jq *jobQueue) {
 		}
 	}
 	if ctx.Err() != nil {
-		return
+		return false
 	}
 	d.state.Synced(err)
 	if err != nil {
 		passes.WithLabelValues("error").Inc()
 		klog.FromContext(ctx).Error(err, "dispatch sweep failed")
-		return
+		return false
 	}
 	passes.WithLabelValues("ok").Inc()
+	return true
 }
 
 // notifyNames queues the name of every changed object on ch, and pokes
