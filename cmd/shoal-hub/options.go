@@ -46,6 +46,8 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.FenceMargin, "fence-margin", c.FenceMargin, "added to --cluster-fence-timeout before a silent cluster turns Lost and its gangs move (at least 1s)")
 	fs.DurationVar(&c.Dispatch.FinishedRetention, "finished-member-retention", dispatch.DefaultFinishedRetention,
 		"how long a finished job keeps its ended members' pods, and so their logs (kubectl logs on the hub), before they are deleted; 0 deletes them at once")
+	fs.IntVar(&c.Dispatch.MaxPreparingMembers, "max-preparing-members", dispatch.DefaultMaxPreparingMembers,
+		"the most members of gangs preparing at once; a placed gang beyond it keeps its GPUs and waits in line for the gangs before it to commit or abort (a gang larger than it starts alone)")
 	fs.DurationVar(&c.Dispatch.StartTimeout, "gang-start-timeout", dispatch.DefaultStartTimeout, "how long after the commit every member of a gang has to be Running (image pull included) before the gang is torn down whole and requeued (reason StartTimeout)")
 	fs.DurationVar(&c.AgentCertValidity, "agent-cert-validity", 0, "lifetime of agent client certificates (default 1 year)")
 	fs.DurationVar(&c.UserCertValidity, "user-cert-validity", 0, "lifetime of user client certificates, and the longest `shoal user create/renew --cert-validity` may ask for (default 1 year)")

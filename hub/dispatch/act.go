@@ -58,7 +58,7 @@ func (d *Dispatcher) act(ctx context.Context, s *scope, wrote bool) error {
 // torn down (s.pods then holds that epoch's members).
 func rendezvousDue(s *scope) bool {
 	j := s.job.Object
-	return s.teardown == nil && s.res != nil && j != nil && !j.Status.Phase.Terminal() && s.res.Epoch == j.Status.Epoch
+	return s.teardown == nil && !s.waiting && s.res != nil && j != nil && !j.Status.Phase.Terminal() && s.res.Epoch == j.Status.Epoch
 }
 
 // missingMembers says whether a member of the reservation's epoch has no

@@ -82,6 +82,12 @@ type Config struct {
 	// Workers is how many jobs are reconciled at once (never one job by
 	// two); default DefaultWorkers.
 	Workers int
+	// MaxPreparingMembers bounds the members of the gangs preparing at
+	// once; a placed gang beyond it keeps its reservation and waits, in
+	// line, for the gangs before it to commit or abort (admit.go). A gang
+	// larger than the bound starts when no other is preparing. Default
+	// DefaultMaxPreparingMembers.
+	MaxPreparingMembers int
 	// Clock is the time source; default the real clock.
 	Clock clock.WithTicker
 }
@@ -123,6 +129,8 @@ type Dispatcher struct {
 	held *store.Cond
 	// state is this replica's standing in the election, for readiness.
 	state *store.LeaderState
+	// admit bounds the gangs preparing at once (admit.go).
+	admit *admission
 }
 
 // State is the dispatcher's standing in its election: leading and synced
@@ -160,6 +168,9 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 	if cfg.Workers <= 0 {
 		cfg.Workers = DefaultWorkers
 	}
+	if cfg.MaxPreparingMembers <= 0 {
+		cfg.MaxPreparingMembers = DefaultMaxPreparingMembers
+	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
@@ -170,7 +181,7 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 	return &Dispatcher{cfg: cfg, st: st, hub: hub, ledger: ledger.New(st), jobs: status.Reader(), status: status, nsReady: map[string]bool{},
 		queues:   store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
 		clusters: store.NewReader(st, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]()),
-		state:    store.NewLeaderState(st, Election)}
+		state:    store.NewLeaderState(st, Election), admit: newAdmission(cfg.MaxPreparingMembers)}
 }
 
 // Start starts the member pod cache (shared informers on the hub pods of

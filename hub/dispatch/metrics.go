@@ -34,7 +34,7 @@ var (
 	})
 	passes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shoal_dispatch_passes_total",
-		Help: "Dispatcher sweeps (clusters read, every job queued), by result (ok, error).",
+		Help: "Dispatcher sweeps (clusters read, orphans removed, every job queued), by result (ok, error).",
 	}, []string{"result"})
 	reconciles = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shoal_dispatch_reconciles_total",
@@ -48,12 +48,20 @@ var (
 		Name: "shoal_dispatch_workers_busy",
 		Help: "Dispatcher workers reconciling a job now.",
 	})
+	preparingMembers = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "shoal_dispatch_preparing_members",
+		Help: "Members of the gangs preparing now (bounded by --max-preparing-members).",
+	})
+	waitingGangs = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "shoal_dispatch_waiting_gangs",
+		Help: "Placed gangs waiting for room under --max-preparing-members before their dispatch starts.",
+	})
 )
 
 // Register registers the dispatcher's metrics.
 func Register(reg prometheus.Registerer) error {
 	for _, c := range []prometheus.Collector{decisions, toRunning, placedToPrepared, preparedToRunning, passes,
-		reconciles, queueDepth, busyWorkers} {
+		reconciles, queueDepth, busyWorkers, preparingMembers, waitingGangs} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

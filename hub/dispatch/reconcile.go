@@ -56,6 +56,9 @@ type scope struct {
 	// wake is a deadline a phase is waiting for (zero: none); Run passes
 	// again then.
 	wake time.Time
+	// waiting is set when the gang was refused room to start preparing
+	// (admit.go): it keeps its reservation and nothing is done for it.
+	waiting bool
 }
 
 // teardown is a decided end of an epoch.
@@ -155,6 +158,7 @@ func (d *Dispatcher) reconcile(ctx context.Context, s *scope) error {
 	if err != nil {
 		return err
 	}
+	d.admit.done(s.name, preparingNow(s), s.waiting)
 	if terminating(s.pods) || terminating(s.old) {
 		// A hanging member is force-deleted once its agent is heard from
 		// (deletePods): look again after the next sweep read the clusters.
@@ -302,11 +306,16 @@ func graceCutAt(pods []*corev1.Pod, now time.Time) time.Time {
 	return at
 }
 
-// decide starts the epoch's dispatch: the Preparing decision, then the
-// members are created.
+// decide starts the epoch's dispatch, when there is room for its members
+// to prepare (admit.go): the Preparing decision, then the members are
+// created.
 func (d *Dispatcher) decide(s *scope) bool {
 	if current(s) != nil {
 		return false
+	}
+	if !d.admit.admit(s.name, len(s.res.Members)) {
+		s.waiting = true
+		return true
 	}
 	s.decision = &jobs.Decision{Dispatch: s.dispatch(v1alpha1.DispatchPreparing, "",
 		fmt.Sprintf("preparing %d members of epoch %d on %v", len(s.res.Members), s.res.Epoch, s.res.Clusters))}

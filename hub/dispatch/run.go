@@ -44,6 +44,8 @@ func (d *Dispatcher) Lead(ctx context.Context, l store.Leadership) error {
 	earlier, forget := d.resetWakes()
 	defer forget() // after the workers stopped
 	jq := newJobQueue(d.cfg.Interval)
+	d.admit.reset(jq.add)
+	defer d.admit.reset(nil)
 	var workers sync.WaitGroup
 	defer workers.Wait()
 	defer jq.q.ShutDown()
