@@ -6,9 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -92,19 +90,10 @@ func (f *fakeIntake) SubmitStream(stream shoalv1.Jobs_SubmitStreamServer) error 
 	if !f.stream {
 		return f.UnimplementedJobsServer.SubmitStream(stream)
 	}
-	for {
-		req, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return grpctest.Answer(stream, func(req *shoalv1.SubmitJobBatchRequest) *shoalv1.SubmitJobBatchResponse {
 		f.count("SubmitStream message")
-		if err := stream.Send(f.answer(req)); err != nil {
-			return err
-		}
-	}
+		return f.answer(req)
+	})
 }
 
 // intakeClient serves f over an in-memory connection.

@@ -6,6 +6,8 @@ package grpctest
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net"
 	"testing"
 
@@ -28,4 +30,22 @@ func Serve(t testing.TB, g *grpc.Server) *grpc.ClientConn {
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	return conn
+}
+
+// Answer serves a bidirectional stream as an echoing fake does: each
+// request gets answer's response, in order, until the client closes its
+// side (OK) or the stream breaks.
+func Answer[Req, Resp any](stream grpc.BidiStreamingServer[Req, Resp], answer func(*Req) *Resp) error {
+	for {
+		req, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := stream.Send(answer(req)); err != nil {
+			return err
+		}
+	}
 }
