@@ -93,7 +93,7 @@ bench-scale: k8s-bin ## Run the hub load harness (test/scale, docs/scale.md): re
 	SCALE_PROFILES=$(SCALE_PROFILES) go test ./test/scale -run '^TestBenchScale$$' -count=1 -timeout 0 -v
 
 .PHONY: bench-intake
-bench-intake: ## Measure job intake through the real shoal-hub (single and batched, as the store grows); JSON under bench/results/.
+bench-intake: ## Measure job intake through the real shoal-hub (single, batched and streamed, as the store grows); JSON under bench/results/.
 	@hack/bench-intake.sh
 
 .PHONY: clean

@@ -6,7 +6,8 @@
 # Knobs (environment), passed to the benchmark:
 #   INTAKE_JOBS=20000       jobs per mode, from an empty store
 #   INTAKE_CLIENTS=16       concurrent clients, one connection each
-#   INTAKE_BATCHES=1,100    modes: 1 is Jobs/Submit, more Jobs/SubmitBatch of that many
+#   INTAKE_BATCHES=1,100    modes: 1 is Jobs/Submit, more Jobs/SubmitBatch of that many (empty: none)
+#   INTAKE_STREAMS=100      modes: Jobs/SubmitStream, that many jobs per message (empty: none)
 #   INTAKE_STAGES=10        stages (figures are per stage, as the store grows)
 #   INTAKE_MAX_DURATION=10m a mode stops after the stage that passes it
 set -euo pipefail

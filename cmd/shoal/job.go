@@ -138,7 +138,7 @@ func readJobs(cmd *cobra.Command, file string) ([]*v1alpha1.Job, error) {
 	return jobs, nil
 }
 
-// submitJobs submits the jobs (one with Submit, several with SubmitBatch),
+// submitJobs submits the jobs (one with Submit, several with submitBatches),
 // prints each job's result and returns the stored jobs with their
 // revisions; a refused job is an error after every result is printed.
 func submitJobs(cmd *cobra.Command, cl shoalv1.JobsClient, jobs []*v1alpha1.Job, dryRun bool, output string) ([]storedJob, error) {

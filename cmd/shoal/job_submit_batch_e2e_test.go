@@ -21,9 +21,10 @@ spec:
 }
 
 // TestSubmitManyDocuments submits a file of several jobs, one of them
-// invalid, against a real hub: they go in one SubmitBatch, the valid ones
-// are stored, each document's result is printed and the command fails
-// after all of them, naming the refused job and its field path.
+// invalid, against a real hub: they go in one batch of a SubmitStream, the
+// valid ones are stored, each document's result is printed and the
+// command fails after all of them, naming the refused job and its field
+// path.
 func TestSubmitManyDocuments(t *testing.T) {
 	config := startHub(t)
 	if out, err := shoal(t, config, "", "queue", "create", "pipeline"); err != nil {

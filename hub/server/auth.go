@@ -238,10 +238,8 @@ func (a authorizer) record(c call, err error) {
 // recordBatch writes one audit entry per job of a batch call that was
 // answered (each with its own code); a call refused as a whole is one
 // entry (record).
-func (a authorizer) recordBatch(c call, b *batchAudit) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, e := range b.entries {
+func (a authorizer) recordBatch(c call, entries []audit.Entry) {
+	for _, e := range entries {
 		e.User, e.Auth, e.OIDCUsername, e.Method = c.user, string(c.auth), c.oidcUser, shortMethod(c.method)
 		_ = a.audit.Write(e)
 	}
@@ -279,20 +277,37 @@ func (a authorizer) unary(ctx context.Context, req any, info *grpc.UnaryServerIn
 	resp, err := handler(ctx, req)
 	err = toStatus(ctx, info.FullMethod, err)
 	if batch != nil && err == nil {
-		a.recordBatch(c, batch)
+		a.recordBatch(c, batch.take())
 		return resp, nil
 	}
 	a.record(c, err)
 	return resp, err
 }
 
+// stream authorizes a stream as a whole when it opens (without a request:
+// methods.go) and audits it as unary does a call; a stream of batches
+// writes its jobs' entries as its handler answers each batch
+// (batchAudit.flush), and one entry more when it ends with an error.
 func (a authorizer) stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	ctx, c, err := a.authorize(ss.Context(), info.FullMethod, nil)
 	if err != nil {
 		a.record(c, err)
 		return err
 	}
-	return handler(srv, &wrappedStream{ServerStream: ss, ctx: ctx})
+	var batch *batchAudit
+	if methods[info.FullMethod].batch {
+		batch = &batchAudit{write: func(e []audit.Entry) { a.recordBatch(c, e) }}
+		ctx = context.WithValue(ctx, batchAuditKey{}, batch)
+	}
+	err = toStatus(ctx, info.FullMethod, handler(srv, &wrappedStream{ServerStream: ss, ctx: ctx}))
+	if batch != nil {
+		batch.flush()
+		if err == nil {
+			return nil
+		}
+	}
+	a.record(c, err)
+	return err
 }
 
 type wrappedStream struct {

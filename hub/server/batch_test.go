@@ -7,7 +7,9 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,11 +28,42 @@ import (
 	"github.com/shoal-dev/shoal/test/builders/testjob"
 )
 
-// TestSubmitBatchAuthorizesAndAuditsEachJob runs SubmitBatch through the
-// auth interceptor as a submitter of queue a/b: each job is authorized in
-// its own queue as Submit is, refused or accepted on its own with its
-// field-path error, and written to the audit log as an entry of its own.
-func TestSubmitBatchAuthorizesAndAuditsEachJob(t *testing.T) {
+// submitFixture is an embedded store with the queues a, a/b and x, its job
+// intake, and an authorizer that knows the user sub, a submitter of queue
+// a/b, and writes to the audit log log.
+type submitFixture struct {
+	js   *jobs.Service
+	ca   *pki.CA
+	auth authorizer
+	log  *lockedBuffer
+}
+
+// lockedBuffer is a bytes.Buffer that a test reads while a server writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.Reset()
+}
+
+func newSubmitFixture(t *testing.T) submitFixture {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts an embedded etcd")
 	}
@@ -40,7 +73,7 @@ func TestSubmitBatchAuthorizesAndAuditsEachJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = st.Close() }()
+	t.Cleanup(func() { _ = st.Close() })
 	js := jobs.New(st)
 	for _, q := range []string{"a", "a/b", "x"} {
 		if _, _, err := queues.New(st, js).Create(ctx, &v1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: q}}); err != nil {
@@ -51,15 +84,61 @@ func TestSubmitBatchAuthorizesAndAuditsEachJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	certPEM, _, err := ca.ClientCertificate(pki.UserCommonName("sub"), []string{pki.UserGroup}, time.Hour)
+	log := &lockedBuffer{}
+	auth := authorizer{users: fakeUsers{"sub": {Name: "sub", Bindings: []v1alpha1.RoleBinding{
+		{Role: v1alpha1.UserRoleSubmitter, Queue: "a/b"}}}}, audit: audit.New(log)}
+	return submitFixture{js: js, ca: ca, auth: auth, log: log}
+}
+
+// userCert is a user certificate of name.
+func userCert(t *testing.T, ca *pki.CA, name string) *x509.Certificate {
+	t.Helper()
+	certPEM, _, err := ca.ClientCertificate(pki.UserCommonName(name), []string{pki.UserGroup}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cert, _ := pki.ParseCertificatePEM(certPEM)
-	var log bytes.Buffer
-	auth := authorizer{users: fakeUsers{"sub": {Name: "sub", Bindings: []v1alpha1.RoleBinding{
-		{Role: v1alpha1.UserRoleSubmitter, Queue: "a/b"}}}}, audit: audit.New(&log)}
-	srv := newJobsServer(js)
+	cert, err := pki.ParseCertificatePEM(certPEM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
+}
+
+// jobObject is j as a request carries it.
+func jobObject(t *testing.T, j *v1alpha1.Job) *shoalv1.Object {
+	t.Helper()
+	o, err := object(j, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// auditEntries are the entries written to log, one a line.
+func auditEntries(t *testing.T, log fmt.Stringer) []audit.Entry {
+	t.Helper()
+	var entries []audit.Entry
+	if strings.TrimSpace(log.String()) == "" {
+		return nil
+	}
+	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
+		var e audit.Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("audit line %q: %v", line, err)
+		}
+		entries = append(entries, e)
+	}
+	return entries
+}
+
+// TestSubmitBatchAuthorizesAndAuditsEachJob runs SubmitBatch through the
+// auth interceptor as a submitter of queue a/b: each job is authorized in
+// its own queue as Submit is, refused or accepted on its own with its
+// field-path error, and written to the audit log as an entry of its own.
+func TestSubmitBatchAuthorizesAndAuditsEachJob(t *testing.T) {
+	f := newSubmitFixture(t)
+	cert, auth, log := userCert(t, f.ca, "sub"), f.auth, f.log
+	srv := newJobsServer(f.js)
 	call := func(peerCert *x509.Certificate, req *shoalv1.SubmitJobBatchRequest) (*shoalv1.SubmitJobBatchResponse, error) {
 		resp, err := auth.unary(withPeer(peerCert), req, &grpc.UnaryServerInfo{FullMethod: shoalv1.Jobs_SubmitBatch_FullMethodName},
 			func(ctx context.Context, req any) (any, error) {
@@ -70,13 +149,7 @@ func TestSubmitBatchAuthorizesAndAuditsEachJob(t *testing.T) {
 		}
 		return resp.(*shoalv1.SubmitJobBatchResponse), nil
 	}
-	enc := func(j *v1alpha1.Job) *shoalv1.Object {
-		o, err := object(j, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return o
-	}
+	enc := func(j *v1alpha1.Job) *shoalv1.Object { return jobObject(t, j) }
 	bad := testjob.New("bad").Queue("a/b").Obj()
 	bad.Spec.Gang.Members = 0
 	resp, err := call(cert, &shoalv1.SubmitJobBatchRequest{Jobs: []*shoalv1.Object{
@@ -112,14 +185,7 @@ func TestSubmitBatchAuthorizesAndAuditsEachJob(t *testing.T) {
 		resp.Results[0].Result != string(jobs.Created) || resp.Results[0].Job.Revision == 0 {
 		t.Errorf("accepted job: %s %q (%v)", resp.Results[0].Job.GetJson(), resp.Results[0].Result, err)
 	}
-	var entries []audit.Entry
-	for _, line := range strings.Split(strings.TrimSpace(log.String()), "\n") {
-		var e audit.Entry
-		if err := json.Unmarshal([]byte(line), &e); err != nil {
-			t.Fatalf("audit line %q: %v", line, err)
-		}
-		entries = append(entries, e)
-	}
+	entries := auditEntries(t, log)
 	wantAudit := []string{"ok1 a/b OK", "elsewhere x PermissionDenied", "bad a/b InvalidArgument", "  InvalidArgument", "ok2 a/b/c FailedPrecondition"}
 	if len(entries) != len(wantAudit) {
 		t.Fatalf("%d audit entries, want one per job: %s", len(entries), log.String())
@@ -132,8 +198,7 @@ func TestSubmitBatchAuthorizesAndAuditsEachJob(t *testing.T) {
 
 	// A viewer may create no job anywhere: the call is refused whole, one entry.
 	log.Reset()
-	viewer, _, _ := ca.ClientCertificate(pki.UserCommonName("view"), []string{pki.UserGroup}, time.Hour)
-	vc, _ := pki.ParseCertificatePEM(viewer)
+	vc := userCert(t, f.ca, "view")
 	auth.users = fakeUsers{"view": {Name: "view", Bindings: []v1alpha1.RoleBinding{{Role: v1alpha1.UserRoleViewer, Queue: "a"}}}}
 	_, err = call(vc, &shoalv1.SubmitJobBatchRequest{Jobs: []*shoalv1.Object{enc(testjob.New("v").Queue("a").Obj())}})
 	if status.Code(err) != codes.PermissionDenied || strings.Count(log.String(), "\n") != 1 {

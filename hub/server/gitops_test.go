@@ -5,15 +5,12 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/test/bufconn"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -21,6 +18,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/test/grpctest"
 )
 
 type gitopsClients struct {
@@ -57,7 +55,6 @@ func gitopsEnv(t *testing.T) gitopsClients {
 		t.Fatal(err)
 	}
 	reg := registry.New(st, ca, registry.Config{})
-	lis := bufconn.Listen(1 << 20)
 	g := grpc.NewServer(grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 		ctx = context.WithValue(ctx, identityKey{}, pki.Identity{Role: pki.RoleAgent, Cluster: "a"})
 		resp, err := h(ctx, req)
@@ -66,14 +63,7 @@ func gitopsEnv(t *testing.T) gitopsClients {
 	shoalv1.RegisterClustersServer(g, clustersService(reg, true, newSourceLimiter(0, 0), nil, nil))
 	GitOpsService(reg)(g)
 	RolloutsService(rollout.NewController(st, reg, rollout.Config{}))(g)
-	go func() { _ = g.Serve(lis) }()
-	t.Cleanup(g.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufconn", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpctest.Serve(t, g)
 	return gitopsClients{shoalv1.NewClustersClient(conn), shoalv1.NewGitOpsClient(conn), shoalv1.NewRolloutsClient(conn)}
 }
 

@@ -5,17 +5,14 @@ package server
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/grpc/test/bufconn"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -23,6 +20,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/store"
 	"github.com/shoal-dev/shoal/hub/users"
+	"github.com/shoal-dev/shoal/test/grpctest"
 )
 
 // intakeClients serves Jobs and Queues on an embedded store over an
@@ -41,7 +39,6 @@ func intakeClients(t testing.TB, opts ...jobs.Option) (shoalv1.JobsClient, shoal
 	}
 	t.Cleanup(func() { _ = st.Close() })
 	js := jobs.New(st, opts...)
-	lis := bufconn.Listen(1 << 20)
 	g := grpc.NewServer(
 		grpc.UnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			resp, err := h(asAdmin(ctx), req)
@@ -52,14 +49,7 @@ func intakeClients(t testing.TB, opts ...jobs.Option) (shoalv1.JobsClient, shoal
 		}))
 	RegisterJobs(js)(g)
 	RegisterQueues(queues.New(st, js))(g)
-	go func() { _ = g.Serve(lis) }()
-	t.Cleanup(g.Stop)
-	conn, err := grpc.NewClient("passthrough:///bufconn", grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) { return lis.DialContext(ctx) }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = conn.Close() })
+	conn := grpctest.Serve(t, g)
 	return shoalv1.NewJobsClient(conn), shoalv1.NewQueuesClient(conn)
 }
 

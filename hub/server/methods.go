@@ -88,11 +88,14 @@ var methods = map[string]method{
 	// SubmitBatch: let in for a user who may create jobs in some queue;
 	// each job is then authorized in its queue by the Submit row above.
 	shoalv1.Jobs_SubmitBatch_FullMethodName: {verb: users.Create, res: users.Jobs, target: submitBatchTarget, mutating: true, batch: true},
-	shoalv1.Jobs_Get_FullMethodName:         {verb: users.Get, res: users.Jobs, target: jobTarget},
-	shoalv1.Jobs_List_FullMethodName:        {verb: users.List, res: users.Jobs, target: listJobsTarget},
-	shoalv1.Jobs_Watch_FullMethodName:       {verb: users.Watch, res: users.Jobs, target: watchJobsTarget},
-	shoalv1.Jobs_Cancel_FullMethodName:      {verb: users.Cancel, res: users.Jobs, target: jobTarget, mutating: true},
-	shoalv1.Jobs_Delete_FullMethodName:      {verb: users.Delete, res: users.Jobs, target: jobTarget, mutating: true},
+	// SubmitStream: let in as SubmitBatch; each batch of the stream is
+	// then judged as SubmitBatch judges one.
+	shoalv1.Jobs_SubmitStream_FullMethodName: {verb: users.Create, res: users.Jobs, target: submitStreamTarget, mutating: true, batch: true},
+	shoalv1.Jobs_Get_FullMethodName:          {verb: users.Get, res: users.Jobs, target: jobTarget},
+	shoalv1.Jobs_List_FullMethodName:         {verb: users.List, res: users.Jobs, target: listJobsTarget},
+	shoalv1.Jobs_Watch_FullMethodName:        {verb: users.Watch, res: users.Jobs, target: watchJobsTarget},
+	shoalv1.Jobs_Cancel_FullMethodName:       {verb: users.Cancel, res: users.Jobs, target: jobTarget, mutating: true},
+	shoalv1.Jobs_Delete_FullMethodName:       {verb: users.Delete, res: users.Jobs, target: jobTarget, mutating: true},
 	// A checkpoint report updates the job's status.checkpoint.
 	shoalv1.Jobs_ReportCheckpoint_FullMethodName: {verb: users.Update, res: users.Jobs, target: jobTarget, mutating: true},
 

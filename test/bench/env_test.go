@@ -49,6 +49,27 @@ func envString(name, def string) string {
 	return def
 }
 
+// envSizes is the comma-separated list of positive numbers in the
+// variable name: def when it is unset, none when it is set empty.
+func envSizes(b *testing.B, name, def string) []int {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		v = def
+	}
+	if strings.TrimSpace(v) == "" {
+		return nil
+	}
+	var sizes []int
+	for _, s := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			b.Fatalf("%s: %q is not a positive number", name, s)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
+}
+
 func envInt(b *testing.B, name string, def int) int {
 	v := os.Getenv(name)
 	if v == "" {

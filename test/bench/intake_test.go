@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +22,8 @@ import (
 // hub kube-apiserver dry-runs every pod template; its embedded etcd
 // fsyncs) on a fleet of one hgx-h100 cluster: for each batch size of
 // INTAKE_BATCHES (default "1,100"; 1 is Jobs/Submit, more Jobs/SubmitBatch)
+// and each of INTAKE_STREAMS (default "100"; batches of that many jobs per
+// message of Jobs/SubmitStream; set empty: none)
 // a fresh fleet takes INTAKE_JOBS jobs (default 20,000) from
 // INTAKE_CLIENTS clients (default 16) in INTAKE_STAGES stages (default 10),
 // each stage stopping the run once INTAKE_MAX_DURATION (default 10m) has
@@ -38,26 +39,31 @@ func BenchmarkIntake(b *testing.B) {
 		Stages: envInt(b, "INTAKE_STAGES", 10), Queue: "bench",
 		MaxDuration: envDuration(b, "INTAKE_MAX_DURATION", 10*time.Minute),
 	}
-	var batches []int
-	for _, s := range strings.Split(envString("INTAKE_BATCHES", "1,100"), ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			b.Fatalf("INTAKE_BATCHES: %q is not a positive number", s)
-		}
-		batches = append(batches, n)
+	var modes []intake.Options
+	for _, n := range envSizes(b, "INTAKE_BATCHES", "1,100") {
+		o := opts
+		o.Batch = n
+		modes = append(modes, o)
+	}
+	for _, n := range envSizes(b, "INTAKE_STREAMS", "100") {
+		o := opts
+		o.Batch, o.Stream = n, true
+		modes = append(modes, o)
 	}
 	bins, cli := build(b)
 	var results []intake.Result
 	for b.Loop() {
 		results = results[:0]
-		for _, batch := range batches {
-			o := opts
-			o.Batch = batch
+		for _, o := range modes {
 			results = append(results, runIntake(b, bins, cli, o))
 		}
 	}
 	for _, r := range results {
-		b.ReportMetric(r.JobsPerSec, "jobs/s-batch-"+strconv.Itoa(r.Batch))
+		mode := "batch"
+		if r.Method == "Jobs/SubmitStream" {
+			mode = "stream"
+		}
+		b.ReportMetric(r.JobsPerSec, "jobs/s-"+mode+"-"+strconv.Itoa(r.Batch))
 	}
 	if dir := os.Getenv("SHOAL_BENCH_OUT"); dir != "" {
 		data, _ := json.MarshalIndent(map[string]any{"intake": results}, "", "  ")

@@ -2,8 +2,9 @@
 
 // Package intake drives a running shoal-hub's job intake as users'
 // submissions go: N clients over one gRPC/mTLS connection each, submitting
-// one job per call (Jobs/Submit) or many per call (Jobs/SubmitBatch), in
-// stages so that the figures show how intake changes as the store grows.
+// one job per call (Jobs/Submit), many per call (Jobs/SubmitBatch) or many
+// per message of one stream (Jobs/SubmitStream), in stages so that the
+// figures show how intake changes as the store grows.
 // For each stage it reports the accepted jobs per second, the client-side
 // latency of a call and the hub's own (server-side) latency of a call,
 // read from the hub's shoal_hub_grpc_request_duration_seconds histogram
@@ -32,7 +33,11 @@ type Options struct {
 	// Jobs is the number of jobs to submit in all (default 20,000).
 	Jobs int
 	// Batch is the number of jobs per call: 1 uses Submit, more SubmitBatch.
+	// With Stream, it is the number of jobs per message.
 	Batch int
+	// Stream sends the batches over SubmitStream, one stream per client
+	// and stage, up to streamWindow messages ahead of the answers.
+	Stream bool
 	// Stages splits Jobs into this many equal stages (default 10).
 	Stages int
 	// Queue is every job's queue; it must exist.
@@ -72,14 +77,18 @@ type Stage struct {
 	StoredBefore int `json:"storedBefore"`
 	StoredAfter  int `json:"storedAfter"`
 	// Accepted jobs, and the stage's accepted jobs per second.
-	Accepted    int     `json:"accepted"`
-	JobsPerSec  float64 `json:"jobsPerSec"`
-	Seconds     float64 `json:"seconds"`
+	Accepted   int     `json:"accepted"`
+	JobsPerSec float64 `json:"jobsPerSec"`
+	Seconds    float64 `json:"seconds"`
+	// Calls are the stage's calls (streams: messages answered), and
+	// ClientP50ms and ClientP99ms their latency as the client saw it (a
+	// stream's message: from its send to its answer).
 	Calls       int     `json:"calls"`
 	ClientP50ms float64 `json:"clientCallP50ms"`
 	ClientP99ms float64 `json:"clientCallP99ms"`
 	// ServerP50ms and ServerP99ms are the hub's latency of the stage's
-	// calls (linear interpolation inside the histogram's buckets).
+	// calls (linear interpolation inside the histogram's buckets); for
+	// streams, the life of each client's stream of the stage.
 	ServerP50ms float64 `json:"serverCallP50ms"`
 	ServerP99ms float64 `json:"serverCallP99ms"`
 }
@@ -103,7 +112,10 @@ type Dial func() (*grpc.ClientConn, error)
 func Run(ctx context.Context, dial Dial, opts Options) (Result, error) {
 	opts.defaults()
 	method := "Jobs/Submit"
-	if opts.Batch > 1 {
+	switch {
+	case opts.Stream:
+		method = "Jobs/SubmitStream"
+	case opts.Batch > 1:
 		method = "Jobs/SubmitBatch"
 	}
 	res := Result{Clients: opts.Clients, Batch: opts.Batch, Method: method}
@@ -146,7 +158,15 @@ func runStage(ctx context.Context, conns []shoalv1.JobsClient, opts Options, met
 		return Stage{}, err
 	}
 	var next atomic.Int64
-	var accepted atomic.Int64
+	claim := func() (lo, hi int, ok bool) {
+		lo = int(next.Add(int64(opts.Batch))) - opts.Batch
+		return first + lo, first + min(lo+opts.Batch, n), lo < n
+	}
+	client := submitCalls
+	if opts.Stream {
+		client = submitStream
+	}
+	var accepted int
 	var mu sync.Mutex
 	var lat []time.Duration
 	var firstErr error
@@ -156,25 +176,13 @@ func runStage(ctx context.Context, conns []shoalv1.JobsClient, opts Options, met
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for {
-				lo := int(next.Add(int64(opts.Batch))) - opts.Batch
-				if lo >= n {
-					return
-				}
-				hi := min(lo+opts.Batch, n)
-				t := time.Now()
-				k, err := submit(ctx, cl, opts, first+lo, first+hi)
-				d := time.Since(t)
-				accepted.Add(int64(k))
-				mu.Lock()
-				lat = append(lat, d)
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				mu.Unlock()
-				if err != nil {
-					return
-				}
+			k, l, err := client(ctx, cl, opts, claim)
+			mu.Lock()
+			defer mu.Unlock()
+			accepted += k
+			lat = append(lat, l...)
+			if err != nil && firstErr == nil {
+				firstErr = err
 			}
 		}()
 	}
@@ -189,12 +197,37 @@ func runStage(ctx context.Context, conns []shoalv1.JobsClient, opts Options, met
 	}
 	slices.Sort(lat)
 	d := after.minus(before)
-	k := int(accepted.Load())
+	k := accepted
 	return Stage{
 		StoredBefore: first, StoredAfter: first + k, Accepted: k, Seconds: secs, JobsPerSec: float64(k) / secs,
 		Calls: len(lat), ClientP50ms: ms(quantile(lat, 0.5)), ClientP99ms: ms(quantile(lat, 0.99)),
 		ServerP50ms: d.quantile(0.5) * 1000, ServerP99ms: d.quantile(0.99) * 1000,
 	}, nil
+}
+
+// claimFunc claims the next jobs lo..hi-1 of a stage for a client; ok is
+// false when the stage has none left.
+type claimFunc func() (lo, hi int, ok bool)
+
+// submitCalls submits the jobs it claims one call at a time (submit) until
+// none are left or a call fails, and returns how many the hub accepted
+// and the latency of each call.
+func submitCalls(ctx context.Context, cl shoalv1.JobsClient, opts Options, claim claimFunc) (int, []time.Duration, error) {
+	accepted := 0
+	var lat []time.Duration
+	for {
+		lo, hi, ok := claim()
+		if !ok {
+			return accepted, lat, nil
+		}
+		t := time.Now()
+		k, err := submit(ctx, cl, opts, lo, hi)
+		lat = append(lat, time.Since(t))
+		accepted += k
+		if err != nil {
+			return accepted, lat, err
+		}
+	}
 }
 
 // submit submits jobs lo..hi-1 in one call and returns how many the hub
@@ -207,14 +240,25 @@ func submit(ctx context.Context, cl shoalv1.JobsClient, opts Options, lo, hi int
 		}
 		return 1, nil
 	}
+	resp, err := cl.SubmitBatch(ctx, batch(opts, lo, hi))
+	if err != nil {
+		return 0, fmt.Errorf("submit batch %s-%d..%d: %w", opts.Prefix, lo, hi-1, err)
+	}
+	return acceptedOf(opts, resp, lo, hi)
+}
+
+// batch is the request of jobs lo..hi-1.
+func batch(opts Options, lo, hi int) *shoalv1.SubmitJobBatchRequest {
 	req := &shoalv1.SubmitJobBatchRequest{}
 	for i := lo; i < hi; i++ {
 		req.Jobs = append(req.Jobs, &shoalv1.Object{Json: Job(opts.Prefix, i, opts.Queue)})
 	}
-	resp, err := cl.SubmitBatch(ctx, req)
-	if err != nil {
-		return 0, fmt.Errorf("submit batch %s-%d..%d: %w", opts.Prefix, lo, hi-1, err)
-	}
+	return req
+}
+
+// acceptedOf counts the jobs lo..hi-1 that resp says the hub accepted; a
+// refused job or a missing result is the error.
+func acceptedOf(opts Options, resp *shoalv1.SubmitJobBatchResponse, lo, hi int) (int, error) {
 	k := 0
 	for i, r := range resp.GetResults() {
 		if r.GetError() != nil {

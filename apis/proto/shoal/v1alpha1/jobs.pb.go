@@ -722,10 +722,11 @@ const file_shoal_v1alpha1_jobs_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04step\x18\x02 \x01(\x03R\x04step\x12\x10\n" +
 	"\x03uri\x18\x03 \x01(\tR\x03uri\x12\x12\n" +
-	"\x04time\x18\x04 \x01(\tR\x04time2\xd7\x04\n" +
+	"\x04time\x18\x04 \x01(\tR\x04time2\xba\x05\n" +
 	"\x04Jobs\x12B\n" +
 	"\x06Submit\x12 .shoal.v1alpha1.SubmitJobRequest\x1a\x16.shoal.v1alpha1.Object\x12\\\n" +
-	"\vSubmitBatch\x12%.shoal.v1alpha1.SubmitJobBatchRequest\x1a&.shoal.v1alpha1.SubmitJobBatchResponse\x12<\n" +
+	"\vSubmitBatch\x12%.shoal.v1alpha1.SubmitJobBatchRequest\x1a&.shoal.v1alpha1.SubmitJobBatchResponse\x12a\n" +
+	"\fSubmitStream\x12%.shoal.v1alpha1.SubmitJobBatchRequest\x1a&.shoal.v1alpha1.SubmitJobBatchResponse(\x010\x01\x12<\n" +
 	"\x03Get\x12\x1d.shoal.v1alpha1.GetJobRequest\x1a\x16.shoal.v1alpha1.Object\x12I\n" +
 	"\x04List\x12\x1f.shoal.v1alpha1.ListJobsRequest\x1a .shoal.v1alpha1.ListJobsResponse\x12G\n" +
 	"\x05Watch\x12 .shoal.v1alpha1.WatchJobsRequest\x1a\x1a.shoal.v1alpha1.WatchEvent0\x01\x12B\n" +
@@ -775,22 +776,24 @@ var file_shoal_v1alpha1_jobs_proto_depIdxs = []int32{
 	14, // 7: shoal.v1alpha1.ListJobsResponse.meta:type_name -> shoal.v1alpha1.ListMeta
 	0,  // 8: shoal.v1alpha1.Jobs.Submit:input_type -> shoal.v1alpha1.SubmitJobRequest
 	1,  // 9: shoal.v1alpha1.Jobs.SubmitBatch:input_type -> shoal.v1alpha1.SubmitJobBatchRequest
-	5,  // 10: shoal.v1alpha1.Jobs.Get:input_type -> shoal.v1alpha1.GetJobRequest
-	6,  // 11: shoal.v1alpha1.Jobs.List:input_type -> shoal.v1alpha1.ListJobsRequest
-	8,  // 12: shoal.v1alpha1.Jobs.Watch:input_type -> shoal.v1alpha1.WatchJobsRequest
-	9,  // 13: shoal.v1alpha1.Jobs.Cancel:input_type -> shoal.v1alpha1.CancelJobRequest
-	10, // 14: shoal.v1alpha1.Jobs.Delete:input_type -> shoal.v1alpha1.DeleteJobRequest
-	11, // 15: shoal.v1alpha1.Jobs.ReportCheckpoint:input_type -> shoal.v1alpha1.ReportCheckpointRequest
-	12, // 16: shoal.v1alpha1.Jobs.Submit:output_type -> shoal.v1alpha1.Object
-	2,  // 17: shoal.v1alpha1.Jobs.SubmitBatch:output_type -> shoal.v1alpha1.SubmitJobBatchResponse
-	12, // 18: shoal.v1alpha1.Jobs.Get:output_type -> shoal.v1alpha1.Object
-	7,  // 19: shoal.v1alpha1.Jobs.List:output_type -> shoal.v1alpha1.ListJobsResponse
-	15, // 20: shoal.v1alpha1.Jobs.Watch:output_type -> shoal.v1alpha1.WatchEvent
-	12, // 21: shoal.v1alpha1.Jobs.Cancel:output_type -> shoal.v1alpha1.Object
-	12, // 22: shoal.v1alpha1.Jobs.Delete:output_type -> shoal.v1alpha1.Object
-	12, // 23: shoal.v1alpha1.Jobs.ReportCheckpoint:output_type -> shoal.v1alpha1.Object
-	16, // [16:24] is the sub-list for method output_type
-	8,  // [8:16] is the sub-list for method input_type
+	1,  // 10: shoal.v1alpha1.Jobs.SubmitStream:input_type -> shoal.v1alpha1.SubmitJobBatchRequest
+	5,  // 11: shoal.v1alpha1.Jobs.Get:input_type -> shoal.v1alpha1.GetJobRequest
+	6,  // 12: shoal.v1alpha1.Jobs.List:input_type -> shoal.v1alpha1.ListJobsRequest
+	8,  // 13: shoal.v1alpha1.Jobs.Watch:input_type -> shoal.v1alpha1.WatchJobsRequest
+	9,  // 14: shoal.v1alpha1.Jobs.Cancel:input_type -> shoal.v1alpha1.CancelJobRequest
+	10, // 15: shoal.v1alpha1.Jobs.Delete:input_type -> shoal.v1alpha1.DeleteJobRequest
+	11, // 16: shoal.v1alpha1.Jobs.ReportCheckpoint:input_type -> shoal.v1alpha1.ReportCheckpointRequest
+	12, // 17: shoal.v1alpha1.Jobs.Submit:output_type -> shoal.v1alpha1.Object
+	2,  // 18: shoal.v1alpha1.Jobs.SubmitBatch:output_type -> shoal.v1alpha1.SubmitJobBatchResponse
+	2,  // 19: shoal.v1alpha1.Jobs.SubmitStream:output_type -> shoal.v1alpha1.SubmitJobBatchResponse
+	12, // 20: shoal.v1alpha1.Jobs.Get:output_type -> shoal.v1alpha1.Object
+	7,  // 21: shoal.v1alpha1.Jobs.List:output_type -> shoal.v1alpha1.ListJobsResponse
+	15, // 22: shoal.v1alpha1.Jobs.Watch:output_type -> shoal.v1alpha1.WatchEvent
+	12, // 23: shoal.v1alpha1.Jobs.Cancel:output_type -> shoal.v1alpha1.Object
+	12, // 24: shoal.v1alpha1.Jobs.Delete:output_type -> shoal.v1alpha1.Object
+	12, // 25: shoal.v1alpha1.Jobs.ReportCheckpoint:output_type -> shoal.v1alpha1.Object
+	17, // [17:26] is the sub-list for method output_type
+	8,  // [8:17] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name

@@ -23,6 +23,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Jobs_Submit_FullMethodName           = "/shoal.v1alpha1.Jobs/Submit"
 	Jobs_SubmitBatch_FullMethodName      = "/shoal.v1alpha1.Jobs/SubmitBatch"
+	Jobs_SubmitStream_FullMethodName     = "/shoal.v1alpha1.Jobs/SubmitStream"
 	Jobs_Get_FullMethodName              = "/shoal.v1alpha1.Jobs/Get"
 	Jobs_List_FullMethodName             = "/shoal.v1alpha1.Jobs/List"
 	Jobs_Watch_FullMethodName            = "/shoal.v1alpha1.Jobs/Watch"
@@ -45,6 +46,16 @@ type JobsClient interface {
 	// job does not stop the others). The call itself fails only when it
 	// cannot be judged at all (no user identity, too many jobs).
 	SubmitBatch(ctx context.Context, in *SubmitJobBatchRequest, opts ...grpc.CallOption) (*SubmitJobBatchResponse, error)
+	// SubmitStream is SubmitBatch over one stream, for pipelines that submit
+	// thousands of jobs: the client sends batches (each 1 to 1,000 jobs,
+	// judged as SubmitBatch judges one) without waiting for answers; the hub
+	// answers each request message with one response, in the order of the
+	// requests, each job accepted or refused on its own. The stream ends
+	// when the client closes its side (after the last answer) or on the
+	// first error that cannot be judged per job (no user identity, an empty
+	// or over-size batch), which ends it with that error. gRPC only (the
+	// REST gateway does not serve it).
+	SubmitStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SubmitJobBatchRequest, SubmitJobBatchResponse], error)
 	Get(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*Object, error)
 	List(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
 	// Watch streams changes from `revision` (0 = now), resumable.
@@ -91,6 +102,19 @@ func (c *jobsClient) SubmitBatch(ctx context.Context, in *SubmitJobBatchRequest,
 	return out, nil
 }
 
+func (c *jobsClient) SubmitStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[SubmitJobBatchRequest, SubmitJobBatchResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Jobs_ServiceDesc.Streams[0], Jobs_SubmitStream_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SubmitJobBatchRequest, SubmitJobBatchResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Jobs_SubmitStreamClient = grpc.BidiStreamingClient[SubmitJobBatchRequest, SubmitJobBatchResponse]
+
 func (c *jobsClient) Get(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*Object, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(Object)
@@ -113,7 +137,7 @@ func (c *jobsClient) List(ctx context.Context, in *ListJobsRequest, opts ...grpc
 
 func (c *jobsClient) Watch(ctx context.Context, in *WatchJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchEvent], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Jobs_ServiceDesc.Streams[0], Jobs_Watch_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Jobs_ServiceDesc.Streams[1], Jobs_Watch_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -174,6 +198,16 @@ type JobsServer interface {
 	// job does not stop the others). The call itself fails only when it
 	// cannot be judged at all (no user identity, too many jobs).
 	SubmitBatch(context.Context, *SubmitJobBatchRequest) (*SubmitJobBatchResponse, error)
+	// SubmitStream is SubmitBatch over one stream, for pipelines that submit
+	// thousands of jobs: the client sends batches (each 1 to 1,000 jobs,
+	// judged as SubmitBatch judges one) without waiting for answers; the hub
+	// answers each request message with one response, in the order of the
+	// requests, each job accepted or refused on its own. The stream ends
+	// when the client closes its side (after the last answer) or on the
+	// first error that cannot be judged per job (no user identity, an empty
+	// or over-size batch), which ends it with that error. gRPC only (the
+	// REST gateway does not serve it).
+	SubmitStream(grpc.BidiStreamingServer[SubmitJobBatchRequest, SubmitJobBatchResponse]) error
 	Get(context.Context, *GetJobRequest) (*Object, error)
 	List(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
 	// Watch streams changes from `revision` (0 = now), resumable.
@@ -205,6 +239,9 @@ func (UnimplementedJobsServer) Submit(context.Context, *SubmitJobRequest) (*Obje
 }
 func (UnimplementedJobsServer) SubmitBatch(context.Context, *SubmitJobBatchRequest) (*SubmitJobBatchResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method SubmitBatch not implemented")
+}
+func (UnimplementedJobsServer) SubmitStream(grpc.BidiStreamingServer[SubmitJobBatchRequest, SubmitJobBatchResponse]) error {
+	return status.Error(codes.Unimplemented, "method SubmitStream not implemented")
 }
 func (UnimplementedJobsServer) Get(context.Context, *GetJobRequest) (*Object, error) {
 	return nil, status.Error(codes.Unimplemented, "method Get not implemented")
@@ -280,6 +317,13 @@ func _Jobs_SubmitBatch_Handler(srv interface{}, ctx context.Context, dec func(in
 	}
 	return interceptor(ctx, in, info, handler)
 }
+
+func _Jobs_SubmitStream_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(JobsServer).SubmitStream(&grpc.GenericServerStream[SubmitJobBatchRequest, SubmitJobBatchResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Jobs_SubmitStreamServer = grpc.BidiStreamingServer[SubmitJobBatchRequest, SubmitJobBatchResponse]
 
 func _Jobs_Get_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetJobRequest)
@@ -419,6 +463,12 @@ var Jobs_ServiceDesc = grpc.ServiceDesc{
 		},
 	},
 	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "SubmitStream",
+			Handler:       _Jobs_SubmitStream_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
 		{
 			StreamName:    "Watch",
 			Handler:       _Jobs_Watch_Handler,
