@@ -26,8 +26,14 @@ type watched[T any] struct {
 	index func(name string, old, new *store.Item[T])
 	// reset, when set, is called under mu before a relist replaces items.
 	reset func()
-	// poke, when set, is called after every applied change.
+	// poke, when set, is called after every applied change for which
+	// matters (when set) is true, and after every list.
 	poke func()
+	// matters, when set, says whether a change (old or cur nil for an
+	// absent object) can change a cycle's decision now; a batch of changes
+	// none of which does pokes nobody, and the next cycle on the interval
+	// sees them.
+	matters func(old, cur *store.Item[T]) bool
 
 	mu    sync.RWMutex
 	items map[string]store.Item[T]
@@ -181,6 +187,7 @@ func (c *watched[T]) follow(ctx context.Context) error {
 
 // apply puts a batch of changes into the cache.
 func (c *watched[T]) apply(batch []store.WatchEvent[T]) {
+	matters := c.matters == nil
 	c.mu.Lock()
 	for _, ev := range batch {
 		old, had := c.items[ev.Name]
@@ -194,18 +201,20 @@ func (c *watched[T]) apply(batch []store.WatchEvent[T]) {
 			if c.index != nil && had {
 				c.index(ev.Name, oldp, nil)
 			}
+			matters = matters || c.matters(oldp, nil)
 		default:
 			it := store.Item[T]{Name: ev.Name, Object: ev.Object, Revision: ev.Revision}
 			c.items[ev.Name] = it
 			if c.index != nil {
 				c.index(ev.Name, oldp, &it)
 			}
+			matters = matters || c.matters(oldp, &it)
 		}
 		c.advance(ev.Revision)
 	}
 	c.mu.Unlock()
 	cacheEvents.WithLabelValues(c.r.Kind()).Add(float64(len(batch)))
-	if c.poke != nil {
+	if c.poke != nil && matters {
 		c.poke()
 	}
 }

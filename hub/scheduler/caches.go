@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
+
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/hub/ledger"
@@ -68,6 +70,7 @@ func (s *Scheduler) newCaches() *caches {
 	}
 	c.jobs.reset = func() { clear(c.active); clear(c.finished) }
 	c.jobs.index = c.indexJob
+	c.jobs.matters = jobChangeMatters
 	c.inventories.reset = func() { clear(c.parsed) }
 	c.inventories.index = c.parseInventory
 	return c
@@ -88,6 +91,27 @@ func (c *caches) indexJob(name string, old, cur *store.Item[*cachedJob]) {
 			c.active[name] = true
 		}
 	}
+}
+
+// jobChangeMatters says whether a job's change can change a cycle's
+// decision at once: a job created or deleted, a phase or epoch changed, a
+// pending job changed, or a job's spec, labels or annotations (priority,
+// the requeue backoff) changed. What the dispatcher writes as a placed or
+// running gang starts — its dispatch decisions, member phases, their
+// conditions — takes or frees no GPU (the reservation does, and its
+// change pokes the cycle) and does not wake the scheduler: at thousands of
+// gangs starting those writes kept it cycling back to back. A running
+// job's checkpoint or start time (what preemption and backfill read) is
+// seen by the next cycle on the interval.
+func jobChangeMatters(old, cur *store.Item[*cachedJob]) bool {
+	if old == nil || cur == nil {
+		return true
+	}
+	o, n := old.Object.job, cur.Object.job
+	if o.Status.Phase != n.Status.Phase || n.Status.Phase == v1alpha1.JobPending || o.Status.Epoch != n.Status.Epoch {
+		return true
+	}
+	return !maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations) || !equality.Semantic.DeepEqual(o.Spec, n.Spec)
 }
 
 // parseInventory decodes an inventory report once, when it arrives.
