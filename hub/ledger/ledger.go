@@ -146,13 +146,34 @@ func listAll[T any](ctx context.Context, c *store.Collection[T], rev int64) (lis
 // read. The caller adds its own guards (job revision, leadership) and
 // commits them in one store transaction.
 func (l *Ledger) Book(st *State, r *Reservation) ([]store.Cond, []store.Op) {
-	conds := []store.Cond{l.res.Absent(r.Job)}
-	ops := []store.Op{l.res.PutOp(r.Job, r)}
-	for _, c := range r.Clusters {
+	return l.BookAll(st, []*Reservation{r})
+}
+
+// BookAll is Book for several reservations in one transaction: each must
+// be absent, and every cluster counter they touch unchanged since the
+// read; each counter advances once per reservation on it. State.Booked of
+// each, with the transaction's revision, keeps the state equal to what
+// was written.
+func (l *Ledger) BookAll(st *State, rs []*Reservation) ([]store.Cond, []store.Op) {
+	var conds []store.Cond
+	var ops []store.Op
+	var order []string
+	per := map[string]int64{}
+	for _, r := range rs {
+		conds = append(conds, l.res.Absent(r.Job))
+		ops = append(ops, l.res.PutOp(r.Job, r))
+		for _, c := range r.Clusters {
+			if _, ok := per[c]; !ok {
+				order = append(order, c)
+			}
+			per[c]++
+		}
+	}
+	for _, c := range order {
 		cur, ok := st.versions[c]
-		next := &ClusterVersion{Bookings: 1}
+		next := &ClusterVersion{Bookings: per[c]}
 		if ok {
-			next.Bookings = cur.Object.Bookings + 1
+			next.Bookings += cur.Object.Bookings
 		}
 		conds = append(conds, l.versions.RevIs(c, cur.Revision))
 		ops = append(ops, l.versions.PutOp(c, next))

@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -77,19 +78,20 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 	if err := s.saveHolds(ctx, held); err != nil && !errors.Is(err, store.ErrConflict) {
 		return err
 	}
-	for i := range d.Placements {
-		p := &d.Placements[i]
+	for lo := 0; lo < len(d.Placements) && !res.Conflict; {
+		hi := bookingGroup(d.Placements, lo)
 		booking := time.Now()
-		err := s.book(ctx, f, byName[p.Gang], p, held, now)
+		n, err := s.bookGroup(ctx, f, byName, d.Placements[lo:hi], held, now)
 		if errors.Is(err, store.ErrConflict) {
 			res.Conflict = true
-			break
-		}
-		if err != nil {
+		} else if err != nil {
 			return err
 		}
-		traceBooking(ctx, byName[p.Gang], p, decided, booking, len(d.Waiting))
-		res.Placed = append(res.Placed, p.Gang)
+		for _, p := range d.Placements[lo : lo+n] {
+			traceBooking(ctx, byName[p.Gang], &p, decided, booking, len(d.Waiting))
+			res.Placed = append(res.Placed, p.Gang)
+		}
+		lo = hi
 	}
 	if err := s.explainAll(ctx, d.Waiting, byName, held, now); err != nil {
 		return err
@@ -140,17 +142,109 @@ func backingOff(j *v1alpha1.Job, now time.Time) bool {
 	return ok && now.Before(t)
 }
 
-// book writes one placement: the reservation, the cluster counters and the
-// job's Placed status (hub/jobs' Book) in one transaction.
-func (s *Scheduler) book(ctx context.Context, f *fleet, it store.Item[*v1alpha1.Job], p *placement.Placement,
-	held *store.Cond, now time.Time) error {
+// Bounds of one booking transaction (bookingGroup): at most
+// bookGroupMax placements, bookGroupOps guards and writes each (etcd's own
+// default limit is 128 operations a transaction), and bookGroupMembers
+// members in all (a reservation and its job's status each list every
+// member: a transaction stays well under etcd's 1.5 MiB request limit).
+const (
+	bookGroupMax     = 32
+	bookGroupOps     = 120
+	bookGroupMembers = 1024
+)
+
+// bookingGroup returns the end of the group of placements booked together
+// from lo: at least one, within the bounds above.
+func bookingGroup(ps []placement.Placement, lo int) int {
+	clusters := map[string]bool{}
+	ops, members := 0, 0
+	hi := lo
+	for hi < len(ps) && hi-lo < bookGroupMax {
+		p := &ps[hi]
+		add := 2 // the reservation and the job: a guard and a write each
+		for _, c := range p.Clusters {
+			if !clusters[c] {
+				add++
+			}
+		}
+		n := 0
+		for _, a := range p.Assignments {
+			n += a.Members
+		}
+		if hi > lo && (ops+add > bookGroupOps || members+n > bookGroupMembers) {
+			break
+		}
+		for _, c := range p.Clusters {
+			clusters[c] = true
+		}
+		ops += add
+		members += n
+		hi++
+	}
+	return hi
+}
+
+// bookGroup books placements in one transaction (bookOps each) and returns
+// how many it booked: all, or, when the group's guards fail, those booked
+// one by one before the first that conflicts (its error then wraps
+// store.ErrConflict).
+func (s *Scheduler) bookGroup(ctx context.Context, f *fleet, byName map[string]store.Item[*v1alpha1.Job],
+	ps []placement.Placement, held *store.Cond, now time.Time) (int, error) {
+	if len(ps) > 1 {
+		var conds []store.Cond
+		var ops []store.Op
+		rs := make([]*ledger.Reservation, len(ps))
+		for i := range ps {
+			r, c, o, err := s.bookOps(f, byName[ps[i].Gang], &ps[i], now)
+			if err != nil {
+				return 0, err
+			}
+			rs[i], conds, ops = r, append(conds, c), append(ops, o)
+		}
+		lc, lo := s.ledger.BookAll(f.ledger, rs)
+		conds, ops = append(conds, lc...), append(ops, lo...)
+		if held != nil {
+			conds = append(conds, *held)
+		}
+		rev, err := s.st.Txn(ctx).If(conds...).Then(ops...).Commit()
+		switch {
+		case err == nil:
+			for _, r := range rs {
+				s.booked1(ctx, f, r, rev)
+			}
+			return len(ps), nil
+		case !errors.Is(err, store.ErrConflict):
+			return 0, fmt.Errorf("book %d jobs from %q: %w", len(ps), ps[0].Gang, err)
+		}
+		// One of them changed: book each alone, up to the one that did.
+	}
+	for i := range ps {
+		if err := s.book(ctx, f, byName[ps[i].Gang], &ps[i], held, now); err != nil {
+			return i, err
+		}
+	}
+	return len(ps), nil
+}
+
+// bookOps returns a placement's reservation and its job's guarded write
+// of the Placed status (hub/jobs' Book).
+func (s *Scheduler) bookOps(f *fleet, it store.Item[*v1alpha1.Job], p *placement.Placement,
+	now time.Time) (*ledger.Reservation, store.Cond, store.Op, error) {
 	j := it.Object
 	if j == nil {
-		return fmt.Errorf("placement for unknown job %q", p.Gang)
+		return nil, store.Cond{}, store.Op{}, fmt.Errorf("placement for unknown job %q", p.Gang)
 	}
 	g := f.gangOf(j)
 	r := s.reservation(f, &g, p, j.Status.Epoch+1, now)
 	jobCond, jobOp, _, err := s.status.Ops(it, jobs.Book(booking(j, r, p, now)))
+	return r, jobCond, jobOp, err
+}
+
+// book writes one placement: the reservation, the cluster counters and the
+// job's Placed status (hub/jobs' Book) in one transaction.
+func (s *Scheduler) book(ctx context.Context, f *fleet, it store.Item[*v1alpha1.Job], p *placement.Placement,
+	held *store.Cond, now time.Time) error {
+	r, jobCond, jobOp, err := s.bookOps(f, it, p, now)
 	if err != nil {
 		return err
 	}
@@ -164,12 +258,17 @@ func (s *Scheduler) book(ctx context.Context, f *fleet, it store.Item[*v1alpha1.
 	if err != nil {
 		return fmt.Errorf("book job %q: %w", it.Name, err)
 	}
+	s.booked1(ctx, f, r, rev)
+	return nil
+}
+
+// booked1 records one reservation written at rev.
+func (s *Scheduler) booked1(ctx context.Context, f *fleet, r *ledger.Reservation, rev int64) {
 	f.ledger.Booked(r, rev)
 	s.wroteAt(rev)
 	s.booked = max(s.booked, rev)
-	klog.FromContext(ctx).V(2).Info("placed job", "job", it.Name, "epoch", r.Epoch,
+	klog.FromContext(ctx).V(2).Info("placed job", "job", r.Job, "epoch", r.Epoch,
 		"clusters", r.Clusters, "domain", r.Domain, "members", len(r.Members))
-	return nil
 }
 
 // explain asks hub/jobs to record why a job waits when that changed in
