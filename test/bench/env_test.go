@@ -42,13 +42,6 @@ func runCLI(b *testing.B, cli, config string, args ...string) string {
 	return string(out)
 }
 
-func envString(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 // envSizes is the comma-separated list of positive numbers in the
 // variable name: def when it is unset, none when it is set empty.
 func envSizes(b *testing.B, name, def string) []int {
