@@ -140,6 +140,7 @@ func FromEnv() (Config, error) {
 		c.Profiles = strings.Split(v, ",")
 	}
 	c.WaitFinished = os.Getenv("SCALE_WAIT") == "1"
+	c.HubArgs = strings.Fields(os.Getenv("SCALE_HUB_ARGS"))
 	if len(errs) > 0 {
 		return c, fmt.Errorf("scale knobs: %s", strings.Join(errs, "; "))
 	}

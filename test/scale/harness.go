@@ -18,6 +18,7 @@ import (
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/internal/devfleet"
 	"github.com/shoal-dev/shoal/test/builders/testqueue"
 )
@@ -97,8 +98,10 @@ func Start(ctx context.Context, cfg Config, progress func(string, ...any)) (*Har
 	return h, res, nil
 }
 
-// waitRegistered waits until every cluster is Ready on the hub and has its
-// virtual nodes in the hub cluster, or an agent failed.
+// waitRegistered waits until every cluster is Ready on the hub, has its
+// virtual nodes in the hub cluster and its whole inventory on the hub (what
+// the scheduler places on), or an agent failed: the load then measures the
+// hub, not the clusters' first reports.
 func (h *Harness) waitRegistered(ctx, agents context.Context) error {
 	pending := map[string]bool{}
 	for _, c := range h.Clusters {
@@ -131,7 +134,7 @@ func (h *Harness) waitRegistered(ctx, agents context.Context) error {
 			return false, nil
 		}
 		for name := range pending {
-			if states[name] == "Ready" && nodes[name] > 0 {
+			if states[name] == "Ready" && nodes[name] > 0 && h.inventoryIn(ctx, name) {
 				delete(pending, name)
 			}
 		}
@@ -297,4 +300,15 @@ func keys(m map[string]bool) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// inventoryIn says whether the hub holds an inventory of cluster with
+// every one of its nodes.
+func (h *Harness) inventoryIn(ctx context.Context, cluster string) bool {
+	obj, err := h.Hub.Clusters.GetInventory(ctx, &shoalv1.GetClusterRequest{Name: cluster})
+	if err != nil {
+		return false
+	}
+	var inv fedinv.Cluster
+	return json.Unmarshal(obj.GetJson(), &inv) == nil && len(inv.Nodes) >= h.cfg.Nodes
 }
