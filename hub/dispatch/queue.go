@@ -78,6 +78,7 @@ func (d *Dispatcher) reconcileJob(ctx context.Context, job string) error {
 		if s == nil && err == nil { // nothing left of the job here
 			d.memberWrites.Delete(job)
 			d.admit.done(job, 0, false)
+			return d.forget(ctx, job)
 		}
 		return err
 	}
@@ -85,6 +86,14 @@ func (d *Dispatcher) reconcileJob(ctx context.Context, job string) error {
 	err = d.reconcile(ctx, s)
 	d.setWake(job, s.wake)
 	return err
+}
+
+// forget removes what is left of a job that has neither a reservation nor
+// members: its rendezvous objects and its share of the dependency copies
+// (the sweep removes them too, but only every Config.Resync).
+func (d *Dispatcher) forget(ctx context.Context, job string) error {
+	others := func(j string) bool { return j != job }
+	return errors.Join(d.sweepRendezvous(ctx, others), d.sweepCopies(ctx, others))
 }
 
 // scopeOf reads what a pass of one job starts from: its reservation and
