@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -217,4 +218,22 @@ func BenchmarkInventoryVisible(b *testing.B) {
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(took[(len(took)*99)/100].Microseconds())/1000, "p99-ms")
+}
+
+// BenchmarkCycleFXL is BenchmarkCycle's cached cycle on F-XL: 100 clusters
+// × 1,000 full 8-GPU nodes, 1,000 pending jobs that wait.
+//
+//	SHOAL_BENCH_SCALE=1 go test ./hub/scheduler -run '^$' -bench CycleFXL -benchtime 10x
+func BenchmarkCycleFXL(b *testing.B) {
+	if os.Getenv("SHOAL_BENCH_SCALE") == "" {
+		b.Skip("F-XL: set SHOAL_BENCH_SCALE=1")
+	}
+	f := openBenchFleet(b, 100, 1000, 1000, 0)
+	s := scheduler.New(f.st, scheduler.Config{Clock: f.clock})
+	stop, err := s.StartCaches(f.ctx, func() {})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	benchCycles(b, f, s)
 }
