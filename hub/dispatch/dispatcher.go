@@ -182,7 +182,7 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 	return &Dispatcher{cfg: cfg, st: st, hub: hub, ledger: ledger.New(st), jobs: status.Reader(), status: status, nsReady: map[string]bool{},
 		queues:   store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
 		clusters: store.NewReader(st, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]()),
-		state:    store.NewLeaderState(st, Election), admit: newAdmission(cfg.MaxPreparingMembers)}
+		state:    store.NewLeaderState(st, Election, cfg.Identity), admit: newAdmission(cfg.MaxPreparingMembers)}
 }
 
 // Start starts the member pod cache (shared informers on the hub pods of

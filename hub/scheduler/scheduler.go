@@ -115,7 +115,7 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 	return &Scheduler{
 		cfg:         cfg,
 		st:          st,
-		state:       store.NewLeaderState(st, Election),
+		state:       store.NewLeaderState(st, Election, cfg.Identity),
 		ledger:      ledger.New(st),
 		jobs:        status.Reader(),
 		status:      status,

@@ -16,6 +16,7 @@ import (
 // acts from one that has only won. Safe for concurrent use.
 type LeaderState struct {
 	election string
+	identity string
 	st       *Store
 
 	mu       sync.Mutex
@@ -25,9 +26,10 @@ type LeaderState struct {
 	lastErr  error
 }
 
-// NewLeaderState returns the state of election on st, not leading.
-func NewLeaderState(st *Store, election string) *LeaderState {
-	return &LeaderState{st: st, election: election}
+// NewLeaderState returns the state of election on st, not leading, for
+// the replica that campaigns as identity.
+func NewLeaderState(st *Store, election, identity string) *LeaderState {
+	return &LeaderState{st: st, election: election, identity: identity}
 }
 
 // Lead records that this replica won the election at revision; the part
@@ -86,6 +88,10 @@ func (s *LeaderState) Check(ctx context.Context) (string, error) {
 		return "no leader elected", nil
 	case err != nil:
 		return "", err
+	case who == s.identity && s.identity != "":
+		// Won, and the part has not started its term yet (or has just
+		// ended it): not a follower, and not acting either.
+		return "", fmt.Errorf("%w: this replica (%s) won the election; the part has not started", ErrLeaderNotSynced, who)
 	}
 	return "following " + who, nil
 }

@@ -54,7 +54,7 @@ func TestRestartRevokesOwnSessions(t *testing.T) {
 func TestLeaderStateCheck(t *testing.T) {
 	ctx := testCtx(t)
 	election := fmt.Sprintf("state-%d", time.Now().UnixNano())
-	st := store.NewLeaderState(shared, election)
+	st := store.NewLeaderState(shared, election, "hub-a")
 	if msg, err := st.Check(ctx); err != nil || msg != "no leader elected" {
 		t.Fatalf("no leader: %q, %v", msg, err)
 	}
@@ -64,6 +64,11 @@ func TestLeaderStateCheck(t *testing.T) {
 	}
 	if err := other.Resign(ctx); err != nil {
 		t.Fatal(err)
+	}
+	// Won by this replica, its part not started yet: not ready.
+	self := waitLeader(t, campaignAsync(ctx, shared, election, "hub-a"), 5*time.Second)
+	if _, err := st.Check(ctx); !errors.Is(err, store.ErrLeaderNotSynced) {
+		t.Fatalf("won, part not started: %v, want ErrLeaderNotSynced", err)
 	}
 	st.Lead(42)
 	if _, err := st.Check(ctx); !errors.Is(err, store.ErrLeaderNotSynced) {
@@ -78,6 +83,9 @@ func TestLeaderStateCheck(t *testing.T) {
 		t.Fatalf("synced leader: %q, %v", msg, err)
 	}
 	st.Lost()
+	if err := self.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if msg, err := st.Check(ctx); err != nil || msg != "no leader elected" {
 		t.Fatalf("after the loss: %q, %v", msg, err)
 	}

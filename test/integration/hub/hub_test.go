@@ -6,11 +6,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -85,13 +87,20 @@ func (h *hubProc) start() {
 	}
 }
 
+// ready says whether the hub is ready and settled: a lone hub is ready
+// while it campaigns (no leader elected), then not until its scheduler's
+// first cycle, so it waits for this replica to lead and, when it runs a
+// scheduler, for that cycle.
 func (h *hubProc) ready() bool {
-	resp, err := http.Get("http://" + h.httpAddr + "/readyz")
+	resp, err := http.Get("http://" + h.httpAddr + "/readyz?verbose")
 	if err != nil {
 		return false
 	}
-	_ = resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	body := string(b)
+	return resp.StatusCode == http.StatusOK && strings.Contains(body, "hub-leader ok: this replica") &&
+		(!strings.Contains(body, "scheduler-leader") || strings.Contains(body, "scheduler-leader ok: leading"))
 }
 
 // stop sends SIGTERM and waits for a clean exit.
