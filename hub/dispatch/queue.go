@@ -88,12 +88,11 @@ func (d *Dispatcher) reconcileJob(ctx context.Context, job string) error {
 	return err
 }
 
-// forget removes what is left of a job that has neither a reservation nor
-// members: its rendezvous objects and its share of the dependency copies
-// (the sweep removes them too, but only every Config.Resync).
+// forget drops a job that has neither a reservation nor members from the
+// dependency copies (the sweep does too, but only every Config.Resync).
+// Its rendezvous objects went with its teardown (tearDown).
 func (d *Dispatcher) forget(ctx context.Context, job string) error {
-	others := func(j string) bool { return j != job }
-	return errors.Join(d.sweepRendezvous(ctx, others), d.sweepCopies(ctx, others))
+	return d.sweepCopies(ctx, func(j string) bool { return j != job })
 }
 
 // scopeOf reads what a pass of one job starts from: its reservation and
