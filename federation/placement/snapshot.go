@@ -5,6 +5,7 @@ package placement
 import (
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -95,6 +96,7 @@ type Snapshot struct {
 	levels    [numLevels][]domain
 	classes   []class
 	nodeIndex map[string]int32 // "cluster/node" → index
+	pos       [][]int32        // [cluster][k]: the index of the cluster's k-th inventory node
 	// uniqueNames: every node has its own "cluster/node" name in nodeIndex.
 	uniqueNames bool
 	allocs      map[string]*allocation
@@ -151,22 +153,44 @@ type classGPUs struct {
 // allocations not already counted in them. Allocations on unknown nodes are
 // kept (they still matter for preemption and fair share) but book nothing.
 func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
-	s := &Snapshot{nodeIndex: map[string]int32{}, allocs: map[string]*allocation{},
-		runSums: map[runKey]int{}, offAllocs: map[string]*allocation{}, cdHeld: map[string]int{}}
+	s, _ := newLayout(sortedClusters(clusters))
+	s.addRunning(running)
+	return s
+}
+
+// sortedClusters is a copy of clusters sorted by name.
+func sortedClusters(clusters []inventory.Cluster) []inventory.Cluster {
 	cs := append([]inventory.Cluster(nil), clusters...)
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Name < cs[j].Name })
+	return cs
+}
+
+// addRunning books the running allocations (NewSnapshot).
+func (s *Snapshot) addRunning(running []Allocation) {
+	for _, a := range running {
+		s.add(a, !a.Counted, nil)
+	}
+}
+
+// newLayout lays out clusters, sorted by name, without allocations. pos
+// maps each cluster's k-th inventory node to its index in s.nodes.
+func newLayout(cs []inventory.Cluster) (s *Snapshot, pos [][]int32) {
+	s = &Snapshot{nodeIndex: map[string]int32{}, allocs: map[string]*allocation{},
+		runSums: map[runKey]int{}, offAllocs: map[string]*allocation{}, cdHeld: map[string]int{}}
 	type keyed struct {
 		n    *inventory.Node
-		c    int32
+		c, k int32
 		keys [numLevels]string
 	}
 	var all []keyed
+	pos = make([][]int32, len(cs))
 	for ci := range cs {
 		s.clusters = append(s.clusters, clusterInfo{name: cs[ci].Name, labels: cs[ci].Labels,
 			computeDomains: cs[ci].ComputeDomains})
+		pos[ci] = make([]int32, len(cs[ci].Nodes))
 		for ni := range cs[ci].Nodes {
 			n := &cs[ci].Nodes[ni]
-			all = append(all, keyed{n: n, c: int32(ci), keys: domainKeys(n)})
+			all = append(all, keyed{n: n, c: int32(ci), k: int32(ni), keys: domainKeys(n)})
 		}
 	}
 	sort.Slice(all, func(i, j int) bool {
@@ -184,9 +208,11 @@ func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	classIdx := map[string]int32{}
 	s.nodes = make([]node, len(all))
 	s.onNode = make([][]*allocation, len(all))
+	s.nodeIndex = make(map[string]int32, len(all))
 	for i, k := range all {
 		s.nodes[i] = s.newNode(k.n, k.c, s.clusters[k.c].computeDomains, classIdx)
 		s.nodeIndex[cs[k.c].Name+"/"+k.n.Name] = int32(i)
+		pos[k.c][k.k] = int32(i)
 	}
 	s.buildDomains(func(i int, l int) string { return all[i].keys[l] })
 	s.buildFreeIndex()
@@ -197,10 +223,8 @@ func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	}
 	s.buildDomainIndex()
 	s.uniqueNames = len(s.nodeIndex) == len(s.nodes)
-	for _, a := range running {
-		s.add(a, !a.Counted, nil)
-	}
-	return s
+	s.pos = pos
+	return s, pos
 }
 
 // domainKeys returns the key of a node's domain at each level. A level the
@@ -230,7 +254,7 @@ func (s *Snapshot) newNode(n *inventory.Node, c int32, computeDomains bool, clas
 	if n.Shared.Requestable() {
 		sharing = n.Shared.Strategy
 	}
-	sig := fmt.Sprintf("%d\x00%s\x00%v\x00%s\x00%s", c, n.Product, n.Taints, sharing, n.NodePool)
+	sig := fmt.Sprintf("%d\x00%s\x00%s\x00%s\x00%s", c, n.Product, taintsKey(n.Taints), sharing, n.NodePool)
 	if n.DRADevices != nil {
 		sig += "\x00" + n.DRADevices.Key()
 	}
@@ -246,8 +270,17 @@ func (s *Snapshot) newNode(n *inventory.Node, c int32, computeDomains bool, clas
 		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints, devices: n.DRADevices, sharing: sharing,
 			nodePool: n.NodePool, clique: clique, quotaKeys: v1alpha1.GPUClassesOfProduct(n.Product)})
 	}
-	out := node{name: n.Name, cluster: c, class: ci, gpus: int32(n.GPUs), used: int32(n.UsedGPUs),
-		schedulable: n.Schedulable()}
+	out := node{name: n.Name, cluster: c, class: ci, gpus: int32(n.GPUs)}
+	out.setCounts(n)
+	s.maxNode = max(s.maxNode, out.gpus)
+	return out
+}
+
+// setCounts sets what of a node changes without changing the snapshot's
+// layout (Builder): its usage, whether it is schedulable and its MIG
+// slices and shares, and so its free GPUs.
+func (out *node) setCounts(n *inventory.Node) {
+	out.used, out.schedulable, out.mig = int32(n.UsedGPUs), n.Schedulable(), nil
 	for r, m := range n.MIG {
 		if out.mig == nil {
 			out.mig = map[string]*migCount{}
@@ -261,8 +294,16 @@ func (s *Snapshot) newNode(n *inventory.Node, c int32, computeDomains bool, clas
 		out.mig[inventory.ResourceGPUShared] = &migCount{alloc: int32(sh.Allocatable), used: int32(sh.Used)}
 	}
 	out.free = out.freeNow()
-	s.maxNode = max(s.maxNode, out.gpus)
-	return out
+}
+
+// taintsKey is the taints as toleration matching reads them (not
+// TimeAdded, which %v would print as a pointer).
+func taintsKey(ts []corev1.Taint) string {
+	var b strings.Builder
+	for _, t := range ts {
+		b.WriteString(t.Key + "=" + t.Value + ":" + string(t.Effect) + "\x00")
+	}
+	return b.String()
 }
 
 func (n *node) freeNow() int32 {

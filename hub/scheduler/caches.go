@@ -222,7 +222,7 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (*fleet, err
 	if err := wait(c.jobs, wrote); err != nil {
 		return nil, err
 	}
-	f := &fleet{received: map[string]time.Time{}, nodes: map[string]*inventory.Node{}, queueRevs: map[string]int64{},
+	f := &fleet{received: map[string]time.Time{}, queueRevs: map[string]int64{},
 		revisions: map[string]int64{}}
 	c.counters.mu.RLock()
 	versions := maps.Clone(c.counters.items)
@@ -344,21 +344,18 @@ func (c *caches) snapshotClusters(f *fleet) error {
 			c.inventories.mu.RUnlock()
 			return p.err
 		}
-		inv := p.inv
-		inv.Nodes = slices.Clone(inv.Nodes) // drained nodes are marked on the copy
-		f.clusters = append(f.clusters, inv)
+		f.clusters = append(f.clusters, p.inv) // its nodes are the cache's: ownNodes before a change
 		f.received[name] = it.Object.Received
 	}
 	f.revisions[c.inventories.r.Kind()] = c.inventories.rev
 	c.inventories.mu.RUnlock()
+	f.owned = make([]bool, len(f.clusters))
 	for ci := range f.clusters {
-		cl := &f.clusters[ci]
-		for ni := range cl.Nodes {
-			n := &cl.Nodes[ni]
-			if slices.Contains(drained[cl.Name], n.Name) {
-				n.Unschedulable = true
+		ds := drained[f.clusters[ci].Name]
+		for ni := range f.clusters[ci].Nodes {
+			if len(ds) > 0 && slices.Contains(ds, f.clusters[ci].Nodes[ni].Name) {
+				f.ownNodes(ci)[ni].Unschedulable = true
 			}
-			f.nodes[cl.Name+"/"+n.Name] = n
 		}
 	}
 	f.resolvePools()

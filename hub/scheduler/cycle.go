@@ -54,7 +54,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	if err := s.saveFairShare(ctx, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
 		return res, err
 	}
-	snap := placement.NewSnapshot(f.clusters, f.allocations(now))
+	snap := s.snaps.Snapshot(f.clusters, f.allocations(now))
 	if len(in.Pending) > 0 || len(in.Terminating) > 0 {
 		if err := s.decide(ctx, f, snap, in, byName, held, now, &res); err != nil {
 			return res, err

@@ -4,6 +4,7 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -34,8 +35,12 @@ type fleet struct {
 	clusters  []inventory.Cluster
 	// received is when each cluster's inventory report arrived.
 	received map[string]time.Time
-	// nodes maps "<cluster>/<node>" to the inventory node.
-	nodes map[string]*inventory.Node
+	// owned says which clusters' nodes are this fleet's copy (ownNodes);
+	// the others are the inventory cache's and are not changed.
+	owned []bool
+	// byName maps a cluster's node names to its nodes, for the clusters
+	// asked about (node).
+	byName map[string]map[string]*inventory.Node
 	// registered are all clusters and unready the inventories of those not
 	// Ready, which only the metrics read (fleetmetrics.go).
 	registered []store.Item[*v1alpha1.Cluster]
@@ -62,6 +67,38 @@ func (s *Scheduler) read(ctx context.Context) (*fleet, error) {
 		}
 	}
 	return c.snapshot(ctx, s.wrote, s.booked)
+}
+
+// ownNodes is cluster ci's nodes to change (drained nodes, cordoned
+// pools): a copy of the cache's, made at the first change. A scheduling
+// cycle's snapshot builder keeps the inventories it built from to compare
+// the next ones with, so they are never changed in place.
+func (f *fleet) ownNodes(ci int) []inventory.Node {
+	if !f.owned[ci] {
+		f.clusters[ci].Nodes = slices.Clone(f.clusters[ci].Nodes)
+		f.owned[ci] = true
+	}
+	return f.clusters[ci].Nodes
+}
+
+// node is a Ready cluster's node by name (nil: not known).
+func (f *fleet) node(cluster, name string) *inventory.Node {
+	m, ok := f.byName[cluster]
+	if !ok {
+		if f.byName == nil {
+			f.byName = map[string]map[string]*inventory.Node{}
+		}
+		for ci := range f.clusters {
+			if c := &f.clusters[ci]; c.Name == cluster {
+				m = make(map[string]*inventory.Node, len(c.Nodes))
+				for ni := range c.Nodes {
+					m[c.Nodes[ni].Name] = &c.Nodes[ni]
+				}
+			}
+		}
+		f.byName[cluster] = m
+	}
+	return m[name]
 }
 
 // clusterReady says whether the scheduler places on a cluster: Ready and

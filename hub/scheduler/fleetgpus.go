@@ -58,7 +58,10 @@ func fleetGPUs(f *fleet, snap *placement.Snapshot, states map[string]v1alpha1.Cl
 		c := &f.clusters[ci]
 		for ni := range c.Nodes {
 			n := &c.Nodes[ni]
-			gpus, used, ok := snap.NodeUsage(c.Name, n.Name)
+			gpus, used, ok := snap.InventoryNodeUsage(ci, ni, c.Name)
+			if !ok {
+				gpus, used, ok = snap.NodeUsage(c.Name, n.Name)
+			}
 			if !ok {
 				gpus, used = n.GPUs, n.UsedGPUs
 			}

@@ -29,7 +29,7 @@ func (s *Scheduler) reservation(f *fleet, g *placement.Gang, p *placement.Placem
 		vnode := vnodes[a.Cluster]
 		if a.Node != "" {
 			product := ""
-			if n := f.nodes[a.Cluster+"/"+a.Node]; n != nil {
+			if n := f.node(a.Cluster, a.Node); n != nil {
 				product = n.Product
 			}
 			vnode = v1alpha1.VirtualNodeName(a.Cluster, inventory.PoolName(product, res))

@@ -37,8 +37,8 @@ func (f *fleet) resolvePools() {
 				continue
 			}
 			for ni := range cl.Nodes {
-				if n := &cl.Nodes[ni]; m.Node(n) {
-					n.Unschedulable = true
+				if n := &cl.Nodes[ni]; m.Node(n) && !n.Unschedulable {
+					f.ownNodes(ci)[ni].Unschedulable = true
 				}
 			}
 		}

@@ -76,6 +76,9 @@ type Scheduler struct {
 	wrote, booked int64
 	// wroteMu guards wrote while explanations are written concurrently.
 	wroteMu sync.Mutex
+	// snaps builds each cycle's snapshot on the layout of the last one
+	// while the fleet's layout does not change (placement.Builder).
+	snaps placement.Builder
 }
 
 // State is the scheduler's standing in its election: leading and synced

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package placement
+
+import (
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// Builder builds a scheduling cycle's Snapshot from the clusters'
+// inventories, reusing the layout of its last build: the nodes' order,
+// domains, classes and names, which at a fleet of 100,000 nodes cost most
+// of a fresh NewSnapshot and change only when a node or cluster comes or
+// goes or a node's topology, product, taints, pool or allocatable GPUs
+// change. Between such changes a build copies the layout and reads only the
+// counts (usage, schedulable, MIG slices and shares) of every node again,
+// then sums the domains and indexes afresh, so the Snapshot it returns is
+// the one NewSnapshot would build from the same arguments, field for field.
+// The zero Builder is ready; it is not safe for concurrent use.
+type Builder struct {
+	layout *Snapshot           // the last build's layout (no allocations)
+	invs   []inventory.Cluster // the inventories it was laid out or last built from, sorted
+	pos    [][]int32           // [cluster][k]: the snapshot node of the cluster's k-th inventory node
+	// Layouts counts the builds that laid the fleet out afresh.
+	Layouts int
+}
+
+// Snapshot is NewSnapshot(clusters, running), built on the last build's
+// layout where the clusters' layout did not change. The inventories must
+// not be changed while the Builder holds them (until the next build).
+func (b *Builder) Snapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
+	cs := sortedClusters(clusters)
+	if b.layout == nil || !sameLayouts(b.invs, cs) {
+		b.layout, b.pos = newLayout(cs)
+		b.Layouts++
+	}
+	b.invs = cs
+	s := b.layout.withCounts(cs, b.pos)
+	s.addRunning(running)
+	return s
+}
+
+// withCounts is a snapshot with s's layout (shared: nothing a cycle
+// changes) and the counts of the inventories cs, laid out as s by pos.
+func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32) *Snapshot {
+	t := &Snapshot{clusters: s.clusters, classes: s.classes, nodeIndex: s.nodeIndex, pos: s.pos, uniqueNames: s.uniqueNames,
+		trivial: s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs,
+		allocs: map[string]*allocation{}, runSums: map[runKey]int{}, offAllocs: map[string]*allocation{},
+		cdHeld: map[string]int{}}
+	t.nodes = slices.Clone(s.nodes)
+	for ci := range cs {
+		for k := range cs[ci].Nodes {
+			t.nodes[pos[ci][k]].setCounts(&cs[ci].Nodes[k])
+		}
+	}
+	t.onNode = make([][]*allocation, len(t.nodes))
+	for l := range numLevels {
+		t.levels[l] = slices.Clone(s.levels[l])
+		for d := range t.levels[l] {
+			t.levels[l][d].free = 0
+		}
+		for i := range t.nodes {
+			n := &t.nodes[i]
+			t.levels[l][n.dom[l]].free += n.free
+		}
+	}
+	t.buildFreeIndex()
+	t.buildDomainIndex()
+	return t
+}
+
+// sameLayouts reports whether clusters b lay out as a did: the same
+// clusters, each with the same nodes in the same order and the same
+// layout (sameNodeLayout).
+func sameLayouts(a, b []inventory.Cluster) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for ci := range a {
+		x, y := &a[ci], &b[ci]
+		if x.Name != y.Name || x.ComputeDomains != y.ComputeDomains || !maps.Equal(x.Labels, y.Labels) ||
+			len(x.Nodes) != len(y.Nodes) {
+			return false
+		}
+		for k := range x.Nodes {
+			if !sameNodeLayout(&x.Nodes[k], &y.Nodes[k]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// sameNodeLayout reports whether two reports of a node agree on all that
+// newNode and domainKeys read but setCounts: name, topology, allocatable
+// GPUs and what makes its class.
+func sameNodeLayout(a, b *inventory.Node) bool {
+	if a.Name != b.Name || a.Product != b.Product || a.GPUs != b.GPUs || a.Clique != b.Clique || a.Rack != b.Rack ||
+		a.Block != b.Block || a.NodePool != b.NodePool || a.Shared.Requestable() != b.Shared.Requestable() ||
+		!slices.EqualFunc(a.Taints, b.Taints, sameTaint) {
+		return false
+	}
+	if a.Shared.Requestable() && a.Shared.Strategy != b.Shared.Strategy {
+		return false
+	}
+	if (a.DRADevices == nil) != (b.DRADevices == nil) {
+		return false
+	}
+	return a.DRADevices == nil || a.DRADevices == b.DRADevices || a.DRADevices.Key() == b.DRADevices.Key()
+}
+
+// sameTaint compares two taints by what toleration matching reads (not
+// TimeAdded).
+func sameTaint(a, b corev1.Taint) bool {
+	return a.Key == b.Key && a.Value == b.Value && a.Effect == b.Effect
+}

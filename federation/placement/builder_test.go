@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package placement
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/federation/inventory"
+)
+
+// copyFleet is a deep enough copy of a fleet to change its nodes.
+func copyFleet(fleet []inventory.Cluster) []inventory.Cluster {
+	out := slices.Clone(fleet)
+	for ci := range out {
+		out[ci].Nodes = slices.Clone(out[ci].Nodes)
+		out[ci].Labels = maps.Clone(out[ci].Labels)
+		for k := range out[ci].Nodes {
+			n := &out[ci].Nodes[k]
+			n.MIG = maps.Clone(n.MIG)
+			n.Taints = slices.Clone(n.Taints)
+		}
+	}
+	return out
+}
+
+// changeCounts changes what a node reports from one report to the next:
+// usage, readiness, cordons and MIG usage.
+func changeCounts(rng *rand.Rand, fleet []inventory.Cluster) {
+	for ci := range fleet {
+		for k := range fleet[ci].Nodes {
+			if rng.IntN(3) > 0 {
+				continue
+			}
+			n := &fleet[ci].Nodes[k]
+			n.UsedGPUs = rng.IntN(n.GPUs + 1)
+			n.Ready = rng.IntN(10) > 0
+			n.Unschedulable = rng.IntN(10) == 0
+			for r, m := range n.MIG {
+				m.Used = rng.IntN(m.Allocatable + 1)
+				n.MIG[r] = m
+			}
+		}
+	}
+}
+
+// changeLayout makes one change that lays the fleet out anew (step makes
+// each change new).
+func changeLayout(rng *rand.Rand, fleet []inventory.Cluster, step int) []inventory.Cluster {
+	ci := rng.IntN(len(fleet))
+	c := &fleet[ci]
+	k := rng.IntN(len(c.Nodes))
+	n := &c.Nodes[k]
+	switch rng.IntN(8) {
+	case 0:
+		n.Rack += "x"
+	case 1:
+		n.GPUs, n.UsedGPUs = n.GPUs*2, 0
+	case 2:
+		n.Taints = append(n.Taints, corev1.Taint{Key: "new", Effect: corev1.TaintEffectNoSchedule})
+	case 3:
+		c.Nodes = append(c.Nodes, inventory.Node{Name: fmt.Sprintf("extra-%d", len(c.Nodes)), Product: "H100", GPUs: 8, Ready: true})
+	case 4:
+		c.Nodes = slices.Delete(c.Nodes, k, k+1)
+	case 5:
+		c.Labels = map[string]string{"region": fmt.Sprint("mars-", step)}
+	case 6:
+		n.Product = fmt.Sprint("B200-", step)
+	default:
+		n.NodePool = fmt.Sprint("pool-", step)
+	}
+	if len(c.Nodes) == 0 {
+		return slices.Delete(fleet, ci, ci+1)
+	}
+	return fleet
+}
+
+// TestBuilderBuildsWhatNewSnapshotBuilds checks, over random fleets whose
+// reports change from cycle to cycle (counts only, or their layout), that
+// every Builder snapshot equals NewSnapshot's from the same inventories and
+// allocations field for field, that the fleet is laid out afresh exactly
+// when its layout changed, and that a cycle run on one build changes
+// nothing of the next.
+func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for seed := range uint64(150) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		fleet := randomFleet(rng)
+		var b Builder
+		layouts := 0
+		for step := range 8 {
+			fleet = copyFleet(fleet)
+			switch {
+			case step == 0:
+				layouts++
+			case rng.IntN(4) == 0:
+				fleet = changeLayout(rng, fleet, step)
+				layouts++
+			default:
+				changeCounts(rng, fleet)
+			}
+			if len(fleet) == 0 {
+				break
+			}
+			// Allocations from a cycle on a fresh snapshot: some already in
+			// the inventories (Counted), some not.
+			var pending []Gang
+			for i := range 6 {
+				pending = append(pending, randomGang(rng, 100*step+i, now))
+			}
+			running := Schedule(NewSnapshot(fleet, nil), Input{Now: now, Pending: pending}).Placements
+			var allocs []Allocation
+			for _, p := range running {
+				for _, g := range pending {
+					if g.ID == p.Gang {
+						allocs = append(allocs, Allocation{Gang: g, Assignments: p.Assignments, Started: now, Counted: rng.IntN(2) == 0})
+					}
+				}
+			}
+			got, want := b.Snapshot(fleet, allocs), NewSnapshot(fleet, allocs)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d step %d: the Builder's snapshot differs from NewSnapshot's", seed, step)
+			}
+			for ci := range fleet {
+				for k, n := range fleet[ci].Nodes {
+					g1, u1, ok1 := got.InventoryNodeUsage(ci, k, fleet[ci].Name)
+					g2, u2, ok2 := got.NodeUsage(fleet[ci].Name, n.Name)
+					if !ok1 || !ok2 || g1 != g2 || u1 != u2 {
+						t.Fatalf("seed %d step %d: node %s/%s: InventoryNodeUsage %d,%d,%v; NodeUsage %d,%d,%v",
+							seed, step, fleet[ci].Name, n.Name, g1, u1, ok1, g2, u2, ok2)
+					}
+				}
+			}
+			if b.Layouts != layouts {
+				t.Fatalf("seed %d step %d: %d layouts, want %d", seed, step, b.Layouts, layouts)
+			}
+			// A cycle on the build: booking, cordoning and releasing on it
+			// must leave the layout the next build copies untouched.
+			more := []Gang{randomGang(rng, 100*step+50, now), randomGang(rng, 100*step+51, now)}
+			Schedule(got, Input{Now: now, Pending: more})
+			got.SetNodeSchedulable(fleet[0].Name, fleet[0].Nodes[0].Name, false)
+			for _, a := range allocs {
+				if _, err := got.Release(a.Gang.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// TestBuilderIgnoresTaintTimes checks that a taint's TimeAdded, which no
+// toleration matching reads, neither splits node classes nor lays the
+// fleet out again.
+func TestBuilderIgnoresTaintTimes(t *testing.T) {
+	at := func(s int) []corev1.Taint {
+		tm := metav1.NewTime(time.Unix(int64(s), 0))
+		return []corev1.Taint{{Key: "k", Effect: corev1.TaintEffectNoSchedule, TimeAdded: &tm}}
+	}
+	fleet := []inventory.Cluster{{Name: "c", Nodes: []inventory.Node{
+		{Name: "a", Product: "H100", GPUs: 8, Ready: true, Taints: at(1)},
+		{Name: "b", Product: "H100", GPUs: 8, Ready: true, Taints: at(2)},
+	}}}
+	var b Builder
+	s := b.Snapshot(fleet, nil)
+	if len(s.classes) != 1 {
+		t.Errorf("%d node classes, want 1", len(s.classes))
+	}
+	next := copyFleet(fleet)
+	next[0].Nodes[0].Taints = at(3)
+	b.Snapshot(next, nil)
+	if b.Layouts != 1 {
+		t.Errorf("%d layouts, want 1", b.Layouts)
+	}
+}
