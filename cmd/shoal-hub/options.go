@@ -32,6 +32,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for the hub CA and the embedded etcd")
 	fs.StringVar(&c.Listen, "listen", c.Listen, "gRPC (TLS) listen address")
 	fs.StringVar(&c.HTTPListen, "http-listen", c.HTTPListen, "HTTP listen address of /healthz, /readyz and /metrics (\"\" disables it); plain HTTP on a loopback address, elsewhere only with --http-tls-cert/--http-tls-key/--http-client-ca")
+	fs.BoolVar(&c.Profiling, "profiling", false, "serve Go's runtime profiles (CPU, heap, goroutines) under /debug/pprof/ on --http-listen")
 	fs.StringVar(&c.AdvertiseAddress, "advertise-address", "", "host[:port] agents and the CLI dial; added to the serving certificate (default: the listen address, or this host's name when listening on all addresses)")
 	fs.StringSliceVar(&c.Hostnames, "hostnames", nil, "extra DNS names and IPs for the serving certificate")
 	fs.StringSliceVar(&c.Etcd.Endpoints, "etcd-endpoints", nil, "client URLs of an external etcd cluster (default: embedded etcd in --data-dir)")

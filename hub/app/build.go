@@ -55,7 +55,7 @@ func (h *Hub) build(ctx context.Context, rc *rest.Config, serving *pki.Serving) 
 		parts = append(parts, leaderPart{legacyElection: rollout.Election, lead: rollouts.Lead})
 	}
 	scfg := server.Config{
-		Listen: c.Listen, HTTPListen: c.HTTPListen, HTTPTLS: c.HTTPTLS, HealthListen: c.HealthListen, RESTListen: c.RESTListen, RESTHandlers: c.RESTHandlers,
+		Listen: c.Listen, HTTPListen: c.HTTPListen, HTTPTLS: c.HTTPTLS, Profiling: c.Profiling, HealthListen: c.HealthListen, RESTListen: c.RESTListen, RESTHandlers: c.RESTHandlers,
 		RegisterLimit: c.RegisterLimit, RegisterBurst: c.RegisterBurst, TLS: serving.TLSConfig(),
 		Store: h.st, ReadyChecks: append([]server.ReadyCheck{leaderCheck(h.st, c.Identity, primaryElection(parts))}, checks...), Registry: h.reg, Services: append(services, gitopsServices...), GitOps: true,
 		Users: users.New(h.st, h.ca, users.WithCertValidity(c.UserCertValidity)), CAPEM: h.ca.BundlePEM(), Jobs: js, Checkpoints: js, Inference: is, Audit: h.audit,

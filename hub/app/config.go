@@ -36,6 +36,9 @@ type Config struct {
 	HTTPListen string
 	// HTTPTLS is HTTPListen's serving certificate, key and client CA.
 	HTTPTLS endpoint.TLSFiles
+	// Profiling serves Go's runtime profiles (net/http/pprof) under
+	// /debug/pprof/ on HTTPListen.
+	Profiling bool
 	// RESTListen is the address of the REST/JSON face of the API (TLS
 	// with the gRPC serving certificate; the same authentication and
 	// authorization as gRPC; docs/rest.md); "" disables it.

@@ -36,6 +36,9 @@ type Config struct {
 	// HTTPTLS serves HTTPListen over TLS that requires client
 	// certificates of its client CA (endpoint.Config).
 	HTTPTLS endpoint.TLSFiles
+	// Profiling serves Go's runtime profiles (net/http/pprof) under
+	// /debug/pprof/ on HTTPListen.
+	Profiling bool
 	// RESTListen is the address of the REST/JSON face (hub/rest,
 	// docs/rest.md), served over TLS with TLS's configuration: the same
 	// certificates, callers and authorization as gRPC; "" disables it.

@@ -43,6 +43,11 @@ type Config struct {
 	Timeout time.Duration
 	// InventoryProbes is the number of inventory changes timed (default 10).
 	InventoryProbes int
+	// CPUProfile, when positive, records a CPU profile of the hub for
+	// that long from the first submission (the hub runs with --profiling)
+	// into ProfileFile.
+	CPUProfile  time.Duration
+	ProfileFile string
 	// HubBinary is shoal-hub; HubArgs extra flags for it.
 	HubBinary string
 	HubArgs   []string
@@ -96,7 +101,9 @@ func (c *Config) defaults() error {
 // FromEnv reads the knobs of make bench-scale: SCALE_CLUSTERS,
 // SCALE_NODES, SCALE_JOBS, SCALE_RATE, SCALE_SUBMITTERS, SCALE_RUN_MIN,
 // SCALE_RUN_MAX, SCALE_HOLD, SCALE_TIMEOUT, SCALE_PROFILES (comma
-// separated), SCALE_WAIT (1: wait for every job to finish). Defaults: F-XL
+// separated), SCALE_WAIT (1: wait for every job to finish),
+// SCALE_CPU_PROFILE (a duration: record a CPU profile of the hub that long
+// from the first submission) and SCALE_HUB_ARGS. Defaults: F-XL
 // (100 clusters × 1,000 nodes of hgx-h100, 8 GPUs each; 100,000 jobs of
 // an hour each, as fast as they go in, held 2 minutes).
 func FromEnv() (Config, error) {
@@ -136,11 +143,15 @@ func FromEnv() (Config, error) {
 	dur("SCALE_RUN_MAX", &c.RunMax)
 	dur("SCALE_HOLD", &c.Hold)
 	dur("SCALE_TIMEOUT", &c.Timeout)
+	dur("SCALE_CPU_PROFILE", &c.CPUProfile)
 	if v := os.Getenv("SCALE_PROFILES"); v != "" {
 		c.Profiles = strings.Split(v, ",")
 	}
 	c.WaitFinished = os.Getenv("SCALE_WAIT") == "1"
 	c.HubArgs = strings.Fields(os.Getenv("SCALE_HUB_ARGS"))
+	if c.CPUProfile > 0 {
+		c.HubArgs = append(c.HubArgs, "--profiling")
+	}
 	if len(errs) > 0 {
 		return c, fmt.Errorf("scale knobs: %s", strings.Join(errs, "; "))
 	}

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"strconv"
 	"sync"
@@ -168,6 +170,9 @@ func (h *Harness) Load(ctx context.Context, res *Result) error {
 	var probeErr error
 	var wg sync.WaitGroup
 	wg.Go(func() { probes, probeErr = h.probe(loadCtx) })
+	if cfg.CPUProfile > 0 && cfg.ProfileFile != "" {
+		wg.Go(func() { h.profile(loadCtx, res) })
+	}
 	start := time.Now()
 	lat, errs := cfg.submit(ctx, h.Hub.Jobs, h.tracker)
 	res.SubmitSeconds = time.Since(start).Seconds()
@@ -311,4 +316,37 @@ func (h *Harness) inventoryIn(ctx context.Context, cluster string) bool {
 	}
 	var inv fedinv.Cluster
 	return json.Unmarshal(obj.GetJson(), &inv) == nil && len(inv.Nodes) >= h.cfg.Nodes
+}
+
+// profile records a CPU profile of the hub for CPUProfile into
+// ProfileFile (the hub serves /debug/pprof/ with --profiling) and names
+// the file in res, or says why it could not.
+func (h *Harness) profile(ctx context.Context, res *Result) {
+	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", h.Hub.Fleet.Shoal.HTTP, int(h.cfg.CPUProfile.Seconds()))
+	err := func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = resp.Body.Close() }()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(h.cfg.ProfileFile, b, 0o644)
+	}()
+	if err != nil {
+		h.Progress("hub CPU profile: %v", err)
+		res.CPUProfileError = err.Error()
+		return
+	}
+	h.Progress("hub CPU profile of %s in %s", h.cfg.CPUProfile, h.cfg.ProfileFile)
+	res.CPUProfile = h.cfg.ProfileFile
 }

@@ -44,6 +44,10 @@ type Result struct {
 	// InventoryToHub is node cordon → visible in the hub's stored inventory.
 	InventoryToHub Percentiles `json:"inventoryToHub"`
 	InventoryError string      `json:"inventoryError,omitempty"`
+	// CPUProfile is the file of the hub's CPU profile (SCALE_CPU_PROFILE),
+	// or CPUProfileError why it was not recorded.
+	CPUProfile      string `json:"cpuProfile,omitempty"`
+	CPUProfileError string `json:"cpuProfileError,omitempty"`
 	// Jobs is where the jobs ended: placed (ever), ran (every member
 	// Running at some time), phases now.
 	Jobs JobCounts `json:"jobs"`
