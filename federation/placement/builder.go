@@ -3,6 +3,7 @@
 package placement
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 
@@ -25,8 +26,10 @@ type Builder struct {
 	layout *Snapshot           // the last build's layout (no allocations)
 	invs   []inventory.Cluster // the inventories it was laid out or last built from, sorted
 	pos    [][]int32           // [cluster][k]: the snapshot node of the cluster's k-th inventory node
-	// Layouts counts the builds that laid the fleet out afresh.
-	Layouts int
+	// Layouts counts the builds that laid the fleet out afresh, and
+	// LayoutReason says why the last did (what changed first).
+	Layouts      int
+	LayoutReason string
 }
 
 // Snapshot is NewSnapshot(clusters, running), built on the last build's
@@ -34,9 +37,14 @@ type Builder struct {
 // not be changed while the Builder holds them (until the next build).
 func (b *Builder) Snapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	cs := sortedClusters(clusters)
-	if b.layout == nil || !sameLayouts(b.invs, cs) {
+	why := "first build"
+	if b.layout != nil {
+		why = layoutChange(b.invs, cs)
+	}
+	if why != "" {
 		b.layout, b.pos = newLayout(cs)
 		b.Layouts++
+		b.LayoutReason = why
 	}
 	b.invs = cs
 	s := b.layout.withCounts(cs, b.pos)
@@ -73,26 +81,31 @@ func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32) *Snapshot {
 	return t
 }
 
-// sameLayouts reports whether clusters b lay out as a did: the same
-// clusters, each with the same nodes in the same order and the same
-// layout (sameNodeLayout).
-func sameLayouts(a, b []inventory.Cluster) bool {
+// layoutChange says what keeps clusters b from laying out as a did
+// ("" when nothing does): they must be the same clusters, each with the
+// same nodes in the same order and the same layout (sameNodeLayout).
+func layoutChange(a, b []inventory.Cluster) string {
 	if len(a) != len(b) {
-		return false
+		return fmt.Sprintf("%d clusters, were %d", len(b), len(a))
 	}
 	for ci := range a {
 		x, y := &a[ci], &b[ci]
-		if x.Name != y.Name || x.ComputeDomains != y.ComputeDomains || !maps.Equal(x.Labels, y.Labels) ||
-			len(x.Nodes) != len(y.Nodes) {
-			return false
+		switch {
+		case x.Name != y.Name:
+			return fmt.Sprintf("cluster %s in place of %s", y.Name, x.Name)
+		case x.ComputeDomains != y.ComputeDomains || !maps.Equal(x.Labels, y.Labels):
+			return fmt.Sprintf("cluster %s: labels or compute domains", y.Name)
+		case len(x.Nodes) != len(y.Nodes):
+			return fmt.Sprintf("cluster %s: %d nodes, were %d", y.Name, len(y.Nodes), len(x.Nodes))
 		}
 		for k := range x.Nodes {
 			if !sameNodeLayout(&x.Nodes[k], &y.Nodes[k]) {
-				return false
+				return fmt.Sprintf("cluster %s: node %s (was %s): name, topology, allocatable GPUs, product, taints, pool, sharing or DRA devices",
+					y.Name, y.Nodes[k].Name, x.Nodes[k].Name)
 			}
 		}
 	}
-	return true
+	return ""
 }
 
 // sameNodeLayout reports whether two reports of a node agree on all that

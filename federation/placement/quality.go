@@ -69,7 +69,7 @@ func (s *Snapshot) DomainsUsed(p Placement, l inventory.Level) int {
 	}
 	seen := map[int64]bool{}
 	for _, a := range p.Assignments {
-		if i, ok := s.nodeIndex[a.Cluster+"/"+a.Node]; ok {
+		if i, ok := s.nodeAt(a.Cluster, a.Node); ok {
 			n := &s.nodes[i]
 			seen[int64(n.cluster)<<32|int64(n.dom[li])] = true
 		}

@@ -253,11 +253,26 @@ type QueueUsage struct {
 
 // QueueUsage returns the usage of every queue of the list and every queue a
 // running gang names (with its ancestors), from the snapshot's allocations,
-// placements booked by Schedule included.
+// placements booked by Schedule included. It charges the sums the
+// snapshot keeps by queue, MIG resource and node class (sumRunning), not
+// each running gang.
 func (s *Snapshot) QueueUsage(queues []Queue) map[string]QueueUsage {
 	t := newQueueTree(queues, nil)
+	use := usage{}
+	for _, al := range s.offAllocs {
+		clear(use)
+		s.addOffUse(use, al)
+		t.charge(al.Gang.Queue, nil, use)
+	}
+	for k, g := range s.runSums {
+		clear(use)
+		s.addUse(use, k.class, k.mig, g)
+		t.charge(k.queue, nil, use)
+	}
 	for _, al := range s.allocs {
-		t.charge(al.Gang.Queue, nil, s.allocUse(al))
+		if len(al.byClass) == 0 && al.offGPUs == 0 {
+			t.get(al.Gang.Queue) // a queue running only gangs without GPUs is listed too
+		}
 	}
 	out := make(map[string]QueueUsage, len(t.byKey))
 	for name, n := range t.byKey {

@@ -339,3 +339,46 @@ func TestQueueReclaimOptIn(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueUsageSumsEveryRunningGang checks, over random fleets and
+// cycles, that QueueUsage (charged from the snapshot's running sums) is
+// what charging every running gang on its own gives.
+func TestQueueUsageSumsEveryRunningGang(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	queues := []Queue{{Name: "a", Quotas: map[string]Quota{"": {Nominal: 8}}}, {Name: "a/x"}, {Name: "b"}}
+	for seed := range uint64(100) {
+		rng := rand.New(rand.NewPCG(seed, 11))
+		s := NewSnapshot(randomFleet(rng), nil)
+		var pending []Gang
+		for i := range 12 {
+			pending = append(pending, randomGang(rng, i, now))
+		}
+		Schedule(s, Input{Now: now, Pending: pending, Queues: queues})
+		want := newQueueTree(queues, nil)
+		for _, al := range s.allocs {
+			want.charge(al.Gang.Queue, nil, s.allocUse(al))
+		}
+		got := s.QueueUsage(queues)
+		for name, n := range want.byKey {
+			if name == "" {
+				continue
+			}
+			for k, g := range n.held {
+				if g > 0 && got[name].GPUs[k] != g {
+					t.Fatalf("seed %d: queue %q holds %d of %q, QueueUsage says %d", seed, name, g, k, got[name].GPUs[k])
+				}
+			}
+			if _, ok := got[name]; !ok {
+				t.Fatalf("seed %d: queue %q missing from QueueUsage", seed, name)
+			}
+			for k, q := range n.quotas {
+				if b := n.held[k] - q.Nominal; b > 0 && got[name].Borrowed[k] != b {
+					t.Fatalf("seed %d: queue %q borrows %d of %q, QueueUsage says %d", seed, name, b, k, got[name].Borrowed[k])
+				}
+			}
+		}
+		if len(got) != len(want.byKey)-1 {
+			t.Fatalf("seed %d: QueueUsage lists %d queues, want %d", seed, len(got), len(want.byKey)-1)
+		}
+	}
+}

@@ -5,6 +5,7 @@ package placement
 import (
 	"math"
 	"sort"
+	"strings"
 )
 
 // holdsFor allocates the per-node holder marks.
@@ -83,7 +84,8 @@ func (c *cycle) restoreReservations() {
 		}
 		var nodes []int32
 		for _, n := range r.Nodes {
-			if i, ok := c.s.nodeIndex[n]; ok && (c.s.holders == nil || c.s.holders[i] < 0) {
+			cluster, name, _ := strings.Cut(n, "/")
+			if i, ok := c.s.nodeAt(cluster, name); ok && (c.s.holders == nil || c.s.holders[i] < 0) {
 				nodes = append(nodes, i)
 			}
 		}

@@ -38,6 +38,15 @@ func levelIndex(l inventory.Level) (int, bool) {
 	return 0, false
 }
 
+// nodeKey names a node of the fleet: its cluster and its name there.
+type nodeKey struct{ cluster, node string }
+
+// nodeAt is the index of a cluster's node.
+func (s *Snapshot) nodeAt(cluster, name string) (int32, bool) {
+	i, ok := s.nodeIndex[nodeKey{cluster, name}]
+	return i, ok
+}
+
 // node is one GPU node in the snapshot's flat array.
 type node struct {
 	name        string
@@ -95,9 +104,9 @@ type Snapshot struct {
 	nodes     []node
 	levels    [numLevels][]domain
 	classes   []class
-	nodeIndex map[string]int32 // "cluster/node" → index
-	pos       [][]int32        // [cluster][k]: the index of the cluster's k-th inventory node
-	// uniqueNames: every node has its own "cluster/node" name in nodeIndex.
+	nodeIndex map[nodeKey]int32 // (cluster, node) → index
+	pos       [][]int32         // [cluster][k]: the index of the cluster's k-th inventory node
+	// uniqueNames: every node has its own (cluster, node) key in nodeIndex.
 	uniqueNames bool
 	allocs      map[string]*allocation
 	onNode      [][]*allocation        // per node: the allocations in allocs with GPUs on it (releaseTimes, drainTime)
@@ -175,7 +184,7 @@ func (s *Snapshot) addRunning(running []Allocation) {
 // newLayout lays out clusters, sorted by name, without allocations. pos
 // maps each cluster's k-th inventory node to its index in s.nodes.
 func newLayout(cs []inventory.Cluster) (s *Snapshot, pos [][]int32) {
-	s = &Snapshot{nodeIndex: map[string]int32{}, allocs: map[string]*allocation{},
+	s = &Snapshot{allocs: map[string]*allocation{},
 		runSums: map[runKey]int{}, offAllocs: map[string]*allocation{}, cdHeld: map[string]int{}}
 	type keyed struct {
 		n    *inventory.Node
@@ -208,10 +217,10 @@ func newLayout(cs []inventory.Cluster) (s *Snapshot, pos [][]int32) {
 	classIdx := map[string]int32{}
 	s.nodes = make([]node, len(all))
 	s.onNode = make([][]*allocation, len(all))
-	s.nodeIndex = make(map[string]int32, len(all))
+	s.nodeIndex = make(map[nodeKey]int32, len(all))
 	for i, k := range all {
 		s.nodes[i] = s.newNode(k.n, k.c, s.clusters[k.c].computeDomains, classIdx)
-		s.nodeIndex[cs[k.c].Name+"/"+k.n.Name] = int32(i)
+		s.nodeIndex[nodeKey{cs[k.c].Name, k.n.Name}] = int32(i)
 		pos[k.c][k.k] = int32(i)
 	}
 	s.buildDomains(func(i int, l int) string { return all[i].keys[l] })

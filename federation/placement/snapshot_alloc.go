@@ -55,7 +55,7 @@ func (s *Snapshot) nodeOf(as Assignment, at []int32, k int) (int32, bool) {
 	if at != nil {
 		return at[k], true
 	}
-	i, ok := s.nodeIndex[as.Cluster+"/"+as.Node]
+	i, ok := s.nodeAt(as.Cluster, as.Node)
 	return i, ok
 }
 
@@ -182,7 +182,7 @@ func (s *Snapshot) rebook(al *allocation) {
 // SetNodeSchedulable marks a node (un)schedulable, e.g. when it fails or is
 // cordoned. It reports whether the node is known.
 func (s *Snapshot) SetNodeSchedulable(cluster, name string, ok bool) bool {
-	i, known := s.nodeIndex[cluster+"/"+name]
+	i, known := s.nodeAt(cluster, name)
 	if !known {
 		return false
 	}
@@ -196,7 +196,7 @@ func (s *Snapshot) SetNodeSchedulable(cluster, name string, ok bool) bool {
 
 // GangsOnNode lists the gangs holding GPUs on a node, sorted.
 func (s *Snapshot) GangsOnNode(cluster, name string) []string {
-	i, known := s.nodeIndex[cluster+"/"+name]
+	i, known := s.nodeAt(cluster, name)
 	if !known {
 		return nil
 	}
@@ -243,7 +243,7 @@ func (s *Snapshot) GPUs() (total, free int) {
 
 // NodeFree returns the free whole GPUs of a node (0 if unknown or unschedulable).
 func (s *Snapshot) NodeFree(cluster, name string) int {
-	i, ok := s.nodeIndex[cluster+"/"+name]
+	i, ok := s.nodeAt(cluster, name)
 	if !ok {
 		return 0
 	}

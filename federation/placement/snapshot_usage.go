@@ -7,7 +7,7 @@ package placement
 // allocations not yet counted in it (placements booked this cycle
 // included). ok is false for a node the snapshot does not know.
 func (s *Snapshot) NodeUsage(cluster, name string) (gpus, used int, ok bool) {
-	i, ok := s.nodeIndex[cluster+"/"+name]
+	i, ok := s.nodeAt(cluster, name)
 	if !ok {
 		return 0, 0, false
 	}

@@ -57,8 +57,8 @@ func (d *Dispatcher) Lead(ctx context.Context, l store.Leadership) error {
 		}
 	}
 	rev, _ := d.st.Revision(ctx)
-	go notifyNames(ctx, d.jobs.Watch(ctx, rev), jq.add, poke)
-	go notifyNames(ctx, d.ledger.Reservations().Watch(ctx, rev), jq.add, poke)
+	go notifyNames(ctx, d.jobs.WatchNames(ctx, rev), jq.add, poke)
+	go notifyNames(ctx, d.ledger.Reservations().WatchNames(ctx, rev), jq.add, poke)
 	go notifyDrains(ctx, d.clusters.Watch(ctx, rev), poke)
 	d.watchPods(ctx, jq.add)
 	for range d.cfg.Workers {

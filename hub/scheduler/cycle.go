@@ -54,7 +54,12 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	if err := s.saveFairShare(ctx, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
 		return res, err
 	}
+	layouts := s.snaps.Layouts
 	snap := s.snaps.Snapshot(f.clusters, f.allocations(now))
+	if s.snaps.Layouts != layouts {
+		snapshotLayouts.Inc()
+		klog.FromContext(ctx).V(2).Info("laid the fleet out afresh for the placement snapshot", "why", s.snaps.LayoutReason)
+	}
 	if len(in.Pending) > 0 || len(in.Terminating) > 0 {
 		if err := s.decide(ctx, f, snap, in, byName, held, now, &res); err != nil {
 			return res, err
@@ -64,8 +69,9 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	if res.Conflict {
 		return res, nil // the snapshot holds placements not booked: no status from it
 	}
-	s.observeFleet(f, snap, in, res)
-	return res, s.writeQueueStatus(ctx, f, snap, in.Queues, res.Placed, held)
+	usage := snap.QueueUsage(in.Queues)
+	s.observeFleet(f, snap, in, usage, res)
+	return res, s.writeQueueStatus(ctx, f, usage, in.Queues, res.Placed, held)
 }
 
 // decide runs the placement engine on the snapshot and carries out its

@@ -45,13 +45,19 @@ type gpuCounts [len(gpuStates)]int
 // reserved); the inventories of the other clusters from their last report.
 func fleetGPUs(f *fleet, snap *placement.Snapshot, states map[string]v1alpha1.ClusterState) map[gpuKey]int {
 	counts := map[[2]string]*gpuCounts{}
+	var lastKey [2]string
+	var last *gpuCounts
 	at := func(cluster, product string) *gpuCounts {
 		k := [2]string{cluster, product}
+		if last != nil && k == lastKey { // a cluster's nodes mostly share a product
+			return last
+		}
 		c := counts[k]
 		if c == nil {
 			c = &gpuCounts{}
 			counts[k] = c
 		}
+		lastKey, last = k, c
 		return c
 	}
 	for ci := range f.clusters {

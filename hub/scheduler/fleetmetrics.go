@@ -154,9 +154,9 @@ func (s *Scheduler) observeDuration(start time.Time) {
 
 // observeFleet publishes the fleet and queue gauges from a cycle that
 // booked everything it decided, and the admission wait of the jobs it placed.
-func (s *Scheduler) observeFleet(f *fleet, snap *placement.Snapshot, in placement.Input, res Result) {
+func (s *Scheduler) observeFleet(f *fleet, snap *placement.Snapshot, in placement.Input, usage map[string]placement.QueueUsage, res Result) {
 	now := s.cfg.Clock.Now()
-	fleetGauges.set(viewOf(f, snap, in.Queues, in.Usage, res.Placed, now))
+	fleetGauges.set(viewOf(f, snap, in.Queues, usage, in.Usage, res.Placed, now))
 	placed := make(map[string]bool, len(res.Placed))
 	for _, name := range res.Placed {
 		placed[name] = true

@@ -36,9 +36,10 @@ type queueView struct {
 }
 
 // viewOf builds the view from the cycle's fleet, its snapshot (bookings
-// included), its queues and fair-share usage, and the jobs it placed.
-func viewOf(f *fleet, snap *placement.Snapshot, queues []placement.Queue, fair map[string]float64,
-	placed []string, now time.Time) *fleetView {
+// included), its queues, their usage (Snapshot.QueueUsage) and fair-share
+// usage, and the jobs it placed.
+func viewOf(f *fleet, snap *placement.Snapshot, queues []placement.Queue, usage map[string]placement.QueueUsage,
+	fair map[string]float64, placed []string, now time.Time) *fleetView {
 	v := &fleetView{clusters: map[string]clusterView{}, queues: map[string]*queueView{}, phases: map[v1alpha1.JobPhase]int{}}
 	states := map[string]v1alpha1.ClusterState{}
 	for _, c := range f.registered {
@@ -57,7 +58,6 @@ func viewOf(f *fleet, snap *placement.Snapshot, queues []placement.Queue, fair m
 		v.setInventoryAge(it.Name, now.Sub(it.Object.Received).Seconds())
 	}
 	v.gpus = fleetGPUs(f, snap, states)
-	usage := snap.QueueUsage(queues)
 	for _, q := range queues {
 		qv := v.queue(q.Name)
 		for class, quota := range q.Quotas {

@@ -33,6 +33,10 @@ var (
 		Name: "shoal_scheduler_preemption_lost_gpu_hours_total",
 		Help: "GPU-hours of work the marked preemptions were expected to lose: each victim's GPUs from its last reported checkpoint (or start) to the end of its grace, nothing when its next checkpoint falls within it.",
 	})
+	snapshotLayouts = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_scheduler_snapshot_layouts_total",
+		Help: "Cycles that laid the fleet's nodes and domains out afresh for their placement snapshot (a node or cluster came or went, or a node's topology, allocatable GPUs, product, taints or pool changed); the others reuse the last layout.",
+	})
 	cacheRelists = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shoal_scheduler_cache_relists_total",
 		Help: "Lists of a kind after its cache's watch ended (compacted history, a lost store), by kind.",
@@ -41,7 +45,7 @@ var (
 
 // Register registers the scheduler's metrics.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, cycleDuration, admissionWait, fleetGauges} {
+	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, snapshotLayouts, cycleDuration, admissionWait, fleetGauges} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

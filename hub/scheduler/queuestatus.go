@@ -16,12 +16,12 @@ import (
 
 // writeQueueStatus asks hub/queues to record, for every queue, its pending
 // and active jobs and the GPUs held and borrowed per class (its descendants
-// included), where that changed in meaning. Usage comes from the snapshot:
+// included), where that changed in meaning. Usage is the snapshot's
+// (Snapshot.QueueUsage):
 // the ledger's reservations plus the placements booked this cycle. A queue
 // changed since it was read is left for the next cycle.
-func (s *Scheduler) writeQueueStatus(ctx context.Context, f *fleet, snap *placement.Snapshot, queues []placement.Queue,
+func (s *Scheduler) writeQueueStatus(ctx context.Context, f *fleet, usage map[string]placement.QueueUsage, queues []placement.Queue,
 	placed []string, held *store.Cond) error {
-	usage := snap.QueueUsage(queues)
 	now := make(map[string]bool, len(placed))
 	for _, name := range placed {
 		now[name] = true

@@ -2,7 +2,10 @@
 
 package store
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Reader is the read-only view of one kind for packages that do not own it:
 // Get, List, Watch and the guards of a Txn, never a write. A kind's owner
@@ -18,6 +21,23 @@ type Reader[T any] struct {
 func NewReader[T any](s *Store, kind string, codec Codec[T]) Reader[T] {
 	return Reader[T]{c: NewCollection(s, kind, codec)}
 }
+
+// WatchNames streams the changes after fromRevision like Watch, naming
+// the objects changed without decoding them (Object is always zero): for a
+// watcher that only needs to know which objects to look at again.
+func (r Reader[T]) WatchNames(ctx context.Context, fromRevision int64) <-chan WatchEvent[struct{}] {
+	names := &Collection[struct{}]{s: r.c.s, kind: r.c.kind, dir: r.c.dir, codec: namesCodec{}}
+	return names.Watch(ctx, fromRevision)
+}
+
+// namesCodec decodes nothing (WatchNames); it encodes nothing either.
+type namesCodec struct{}
+
+func (namesCodec) Marshal(struct{}) ([]byte, error) {
+	return nil, errors.New("store: a names-only view writes nothing")
+}
+
+func (namesCodec) Unmarshal([]byte) (struct{}, error) { return struct{}{}, nil }
 
 // Reader returns the read-only view of the collection.
 func (c *Collection[T]) Reader() Reader[T] { return Reader[T]{c: c} }

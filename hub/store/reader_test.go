@@ -45,3 +45,31 @@ func TestReaderSeesTheOwnersWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchNamesDecodesNothing: WatchNames names every change in order,
+// deletions included, without decoding the values: a value the kind's
+// codec cannot decode ends a Watch with an Error event but is only a name
+// to WatchNames.
+func TestWatchNamesDecodesNothing(t *testing.T) {
+	ctx := testCtx(t)
+	c := collection(t, "names")
+	from := must[int64](t)(c.Create(ctx, "a", testObj{Spec: "v1"}))
+	other := store.NewCollection(shared, c.Kind(), store.JSONCodec[map[string]any]()) // a value testObj's codec refuses
+	must[int64](t)(other.Create(ctx, "b", map[string]any{"spec": 5}))
+	if err := c.Delete(ctx, "a", 0); err != nil {
+		t.Fatal(err)
+	}
+	names := c.Reader().WatchNames(ctx, from)
+	for _, want := range []struct {
+		typ  store.EventType
+		name string
+	}{{store.Added, "b"}, {store.Deleted, "a"}} {
+		ev := <-names
+		if ev.Type != want.typ || ev.Name != want.name || ev.Err != nil {
+			t.Fatalf("WatchNames event %+v, want %s %s", ev, want.typ, want.name)
+		}
+	}
+	if ev := <-c.Reader().Watch(ctx, from); ev.Type != store.Error {
+		t.Fatalf("Watch of the undecodable value: %+v, want an Error event", ev)
+	}
+}
