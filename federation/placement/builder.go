@@ -23,9 +23,11 @@ import (
 // the one NewSnapshot would build from the same arguments, field for field.
 // The zero Builder is ready; it is not safe for concurrent use.
 type Builder struct {
-	layout *Snapshot           // the last build's layout (no allocations)
-	invs   []inventory.Cluster // the inventories it was laid out or last built from, sorted
-	pos    [][]int32           // [cluster][k]: the snapshot node of the cluster's k-th inventory node
+	layout *Snapshot            // the last build's layout (no allocations)
+	invs   []inventory.Cluster  // the inventories it was laid out or last built from, sorted
+	pos    [][]int32            // [cluster][k]: the snapshot node of the cluster's k-th inventory node
+	found  map[string]*resolved // by gang: the allocations' nodes of the builds since the layout
+	gen    uint64               // builds
 	// Layouts counts the builds that laid the fleet out afresh, and
 	// LayoutReason says why the last did (what changed first).
 	Layouts      int
@@ -33,7 +35,9 @@ type Builder struct {
 }
 
 // Snapshot is NewSnapshot(clusters, running), built on the last build's
-// layout where the clusters' layout did not change. The inventories must
+// layout where the clusters' layout did not change, with the nodes of the
+// running gangs' assignments found by the last build where they did not
+// change either. The inventories and the allocations' assignments must
 // not be changed while the Builder holds them (until the next build).
 func (b *Builder) Snapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	cs := sortedClusters(clusters)
@@ -45,15 +49,54 @@ func (b *Builder) Snapshot(clusters []inventory.Cluster, running []Allocation) *
 		b.layout, b.pos = newLayout(cs)
 		b.Layouts++
 		b.LayoutReason = why
+		b.found = nil
 	}
 	b.invs = cs
 	s := b.layout.withCounts(cs, b.pos)
-	s.addRunning(running)
+	if b.found == nil {
+		b.found = map[string]*resolved{}
+	}
+	b.gen++
+	s.addRunning(running, func(a *Allocation) []int32 {
+		r := b.found[a.Gang.ID]
+		if r == nil {
+			r = &resolved{}
+			b.found[a.Gang.ID] = r
+		}
+		if r.at == nil || !slices.Equal(r.assignments, a.Assignments) {
+			r.assignments, r.at = a.Assignments, make([]int32, len(a.Assignments))
+			for k, as := range a.Assignments {
+				i, ok := s.nodeAt(as.Cluster, as.Node)
+				if !ok {
+					i = -1
+				}
+				r.at[k] = i
+			}
+		}
+		r.seen = b.gen
+		return r.at
+	})
+	for id, r := range b.found {
+		if r.seen != b.gen {
+			delete(b.found, id)
+		}
+	}
 	return s
 }
 
+// resolved is an allocation's assignments and the index of each one's
+// node in the layout (-1: not in it), kept from one build to the next
+// while the layout holds, so that 20,000 running gangs are not looked up
+// node by node by name every cycle.
+type resolved struct {
+	assignments []Assignment
+	at          []int32
+	seen        uint64 // the build that last had the gang (Builder.gen)
+}
+
 // withCounts is a snapshot with s's layout (shared: nothing a cycle
-// changes) and the counts of the inventories cs, laid out as s by pos.
+// changes) and the counts of the inventories cs, laid out as s by pos;
+// its free GPUs and indexes are summed by addRunning (resum).
 func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32) *Snapshot {
 	t := &Snapshot{clusters: s.clusters, classes: s.classes, nodeIndex: s.nodeIndex, pos: s.pos, uniqueNames: s.uniqueNames,
 		trivial: s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs,
@@ -67,17 +110,8 @@ func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32) *Snapshot {
 	}
 	t.onNode = make([][]*allocation, len(t.nodes))
 	for l := range numLevels {
-		t.levels[l] = slices.Clone(s.levels[l])
-		for d := range t.levels[l] {
-			t.levels[l][d].free = 0
-		}
-		for i := range t.nodes {
-			n := &t.nodes[i]
-			t.levels[l][n.dom[l]].free += n.free
-		}
+		t.levels[l] = slices.Clone(s.levels[l]) // their free GPUs are summed by addRunning
 	}
-	t.buildFreeIndex()
-	t.buildDomainIndex()
 	return t
 }
 

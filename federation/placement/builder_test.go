@@ -95,6 +95,7 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		fleet := randomFleet(rng)
 		var b Builder
+		var kept []Allocation
 		layouts := 0
 		for step := range 8 {
 			fleet = copyFleet(fleet)
@@ -124,6 +125,20 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 						allocs = append(allocs, Allocation{Gang: g, Assignments: p.Assignments, Started: now, Counted: rng.IntN(2) == 0})
 					}
 				}
+			}
+			// Gangs of the last step still run (their nodes found by the
+			// last build), one of them now on other nodes.
+			for i, a := range kept {
+				if i == 0 && len(a.Assignments) > 1 {
+					a.Assignments = slices.Clone(a.Assignments)
+					slices.Reverse(a.Assignments)
+				}
+				a.Counted = rng.IntN(2) == 0
+				allocs = append(allocs, a)
+			}
+			kept = nil
+			if rng.IntN(2) == 0 {
+				kept = allocs
 			}
 			got, want := b.Snapshot(fleet, allocs), NewSnapshot(fleet, allocs)
 			if !reflect.DeepEqual(got, want) {

@@ -121,6 +121,9 @@ type Snapshot struct {
 	// times (see cycle.waitMemo). A change that is undone still counts.
 	version uint64
 	cycles  uint64 // scheduling cycles run on the snapshot
+	// bulk says usage changes only change the nodes' usage (addRunning),
+	// not their free GPUs, domains or indexes: resum follows.
+	bulk    bool
 	scratch scratch
 	names   [numLevels]map[string]int32 // domain name → index, built on demand
 	index   freeIndex
@@ -163,7 +166,7 @@ type classGPUs struct {
 // kept (they still matter for preemption and fair share) but book nothing.
 func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	s, _ := newLayout(sortedClusters(clusters))
-	s.addRunning(running)
+	s.addRunning(running, nil)
 	return s
 }
 
@@ -174,15 +177,46 @@ func sortedClusters(clusters []inventory.Cluster) []inventory.Cluster {
 	return cs
 }
 
-// addRunning books the running allocations (NewSnapshot).
-func (s *Snapshot) addRunning(running []Allocation) {
-	for _, a := range running {
-		s.add(a, !a.Counted, nil)
+// addRunning books the running allocations (NewSnapshot, Builder) in
+// bulk: their usage is added to the nodes first, then the free GPUs of
+// the nodes and domains and the indexes are computed once (resum), not
+// moved allocation by allocation. nodes, when not nil, gives the node
+// indexes of an allocation's assignments (-1: unknown), as found by name.
+func (s *Snapshot) addRunning(running []Allocation, nodes func(a *Allocation) []int32) {
+	s.bulk = true
+	for i := range running {
+		var at []int32
+		if nodes != nil {
+			at = nodes(&running[i])
+		}
+		s.add(running[i], !running[i].Counted, at)
 	}
+	s.bulk = false
+	s.resum()
 }
 
-// newLayout lays out clusters, sorted by name, without allocations. pos
-// maps each cluster's k-th inventory node to its index in s.nodes.
+// resum computes every node's free GPUs from its usage and, from them,
+// the domains' free GPUs, the free index and the domain index.
+func (s *Snapshot) resum() {
+	for i := range s.nodes {
+		s.nodes[i].free = s.nodes[i].freeNow()
+	}
+	for l := range numLevels {
+		for d := range s.levels[l] {
+			s.levels[l][d].free = 0
+		}
+		for i := range s.nodes {
+			n := &s.nodes[i]
+			s.levels[l][n.dom[l]].free += n.free
+		}
+	}
+	s.buildFreeIndex()
+	s.buildDomainIndex()
+}
+
+// newLayout lays out clusters, sorted by name, without allocations and
+// without the indexes (addRunning builds them). pos maps each cluster's
+// k-th inventory node to its index in s.nodes.
 func newLayout(cs []inventory.Cluster) (s *Snapshot, pos [][]int32) {
 	s = &Snapshot{allocs: map[string]*allocation{},
 		runSums: map[runKey]int{}, offAllocs: map[string]*allocation{}, cdHeld: map[string]int{}}
@@ -224,13 +258,11 @@ func newLayout(cs []inventory.Cluster) (s *Snapshot, pos [][]int32) {
 		pos[k.c][k.k] = int32(i)
 	}
 	s.buildDomains(func(i int, l int) string { return all[i].keys[l] })
-	s.buildFreeIndex()
 	for l := range numLevels {
 		for _, d := range s.levels[l] {
 			s.maxGPUs[l] = max(s.maxGPUs[l], d.gpus)
 		}
 	}
-	s.buildDomainIndex()
 	s.uniqueNames = len(s.nodeIndex) == len(s.nodes)
 	s.pos = pos
 	return s, pos

@@ -50,10 +50,11 @@ func (s *Snapshot) assume(g Gang, p Placement, started time.Time, at []int32) (*
 	return s.add(a, true, at), nil
 }
 
-// nodeOf returns the node of assignment k: at[k], or found by name.
+// nodeOf returns the node of assignment k: at[k] (-1: unknown), or found
+// by name.
 func (s *Snapshot) nodeOf(as Assignment, at []int32, k int) (int32, bool) {
 	if at != nil {
-		return at[k], true
+		return at[k], at[k] >= 0
 	}
 	i, ok := s.nodeAt(as.Cluster, as.Node)
 	return i, ok
@@ -151,7 +152,9 @@ func (s *Snapshot) use(i int32, mig string, count int32) {
 		return
 	}
 	n.used = max(0, n.used+count)
-	s.setFree(i, n.freeNow())
+	if !s.bulk {
+		s.setFree(i, n.freeNow())
+	}
 }
 
 // Release frees a gang's GPUs and forgets it.

@@ -55,7 +55,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 		return res, err
 	}
 	layouts := s.snaps.Layouts
-	snap := s.snaps.Snapshot(f.clusters, f.allocations(now))
+	snap := s.snaps.Snapshot(f.clusters, f.allocations(now, &s.forms))
 	if s.snaps.Layouts != layouts {
 		snapshotLayouts.Inc()
 		klog.FromContext(ctx).V(2).Info("laid the fleet out afresh for the placement snapshot", "why", s.snaps.LayoutReason)

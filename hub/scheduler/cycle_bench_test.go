@@ -235,3 +235,44 @@ func benchCachedCycles(b *testing.B, f *benchFleet) {
 	defer stop()
 	benchCycles(b, f, s)
 }
+
+// BenchmarkCycleFXLPlaced is BenchmarkCycleFXL with the fleet's GPUs held
+// by 25,000 booked gangs of 4×8 GPUs (not started: their GPUs are
+// subtracted from the inventories) and 1,000 more pending that wait: the
+// cycle of a hub whose fleet is full of placed work.
+//
+//	SHOAL_BENCH_SCALE=1 go test ./hub/scheduler -run '^$' -bench CycleFXLPlaced -benchtime 10x
+func BenchmarkCycleFXLPlaced(b *testing.B) {
+	if os.Getenv("SHOAL_BENCH_SCALE") == "" {
+		b.Skip("F-XL: set SHOAL_BENCH_SCALE=1")
+	}
+	const clusters, nodes, placed = 100, 1000, 25_000
+	f := openBenchFleet(b, 0, 0, placed, 0)
+	for c := range clusters {
+		f.cluster(b, fmt.Sprintf("c%03d", c), nodes, 0)
+	}
+	s := scheduler.New(f.st, scheduler.Config{Clock: f.clock})
+	stop, err := s.StartCaches(f.ctx, func() {})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	for booked := 0; booked < placed; {
+		res, err := s.Cycle(f.ctx, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Placed) == 0 {
+			b.Fatalf("a cycle placed nothing with %d of %d booked", booked, placed)
+		}
+		booked += len(res.Placed)
+	}
+	js := jobs.New(f.st, jobs.WithClock(f.clock))
+	for i := range 1000 {
+		j := testjob.New(fmt.Sprintf("wait-%06d", i)).Queue("research").Members(4).GPUs(8).Obj()
+		if _, _, _, err := js.Submit(f.ctx, j, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	benchCycles(b, f, s)
+}

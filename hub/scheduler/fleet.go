@@ -119,7 +119,7 @@ func clusterReady(c *v1alpha1.Cluster) bool {
 // limit (Estimate) ends no earlier than now plus that limit and it has lost
 // no work if it is preempted. The job's latest checkpoint (status.checkpoint)
 // and its interval tell the preemption search how much work a victim loses.
-func (f *fleet) allocations(now time.Time) []placement.Allocation {
+func (f *fleet) allocations(now time.Time, forms *allocForms) []placement.Allocation {
 	committed := map[string]time.Time{}
 	ckpts := map[string]*v1alpha1.JobCheckpoint{}
 	for _, it := range f.jobs {
@@ -131,8 +131,21 @@ func (f *fleet) allocations(now time.Time) []placement.Allocation {
 		}
 	}
 	out := make([]placement.Allocation, 0, len(f.ledger.Reservations))
+	if forms.byJob == nil {
+		forms.byJob = map[string]*allocForm{}
+	}
+	forms.gen++
 	for _, it := range f.ledger.Reservations {
 		r := it.Object
+		form := forms.byJob[it.Name]
+		if form == nil {
+			form = &allocForm{}
+			forms.byJob[it.Name] = form
+		}
+		if form.rev != uint64(it.Revision) {
+			*form = allocForm{rev: uint64(it.Revision), gang: r.PlacementGang(), assignments: r.PlacementAssignments()}
+		}
+		form.seen = forms.gen
 		at, ok := committed[r.Job]
 		counted := ok && !r.Started.IsZero()
 		for _, c := range r.Clusters {
@@ -142,8 +155,7 @@ func (f *fleet) allocations(now time.Time) []placement.Allocation {
 		if started.IsZero() {
 			started = now
 		}
-		a := placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments(),
-			Started: started, Counted: counted}
+		a := placement.Allocation{Gang: form.gang, Assignments: form.assignments, Started: started, Counted: counted}
 		if c := ckpts[r.Job]; c != nil {
 			// A checkpoint of an earlier epoch still saved the work up to it.
 			a.LastCheckpoint = c.Time.Time
@@ -151,7 +163,28 @@ func (f *fleet) allocations(now time.Time) []placement.Allocation {
 		}
 		out = append(out, a)
 	}
+	for job, form := range forms.byJob {
+		if form.seen != forms.gen {
+			delete(forms.byJob, job)
+		}
+	}
 	return out
+}
+
+// allocForms keeps each reservation's placement form (its gang and
+// assignments) from one cycle to the next while the reservation does not
+// change (the same revision), so that a fleet full of placed gangs is not
+// converted every cycle; the snapshot builder finds their nodes again only
+// where the assignments changed (placement.Builder).
+type allocForms struct {
+	byJob map[string]*allocForm
+	gen   uint64 // the cycle; allocForm.seen says which last had the job's reservation
+}
+
+type allocForm struct {
+	rev, seen   uint64
+	gang        placement.Gang
+	assignments []placement.Assignment
 }
 
 // registryInventories is the read-only view of the registry's inventories.

@@ -79,6 +79,8 @@ type Scheduler struct {
 	// snaps builds each cycle's snapshot on the layout of the last one
 	// while the fleet's layout does not change (placement.Builder).
 	snaps placement.Builder
+	// forms are the reservations' placement forms of the last cycle.
+	forms allocForms
 }
 
 // State is the scheduler's standing in its election: leading and synced
