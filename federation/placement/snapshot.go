@@ -124,6 +124,7 @@ type Snapshot struct {
 	// bulk says usage changes only change the nodes' usage (addRunning),
 	// not their free GPUs, domains or indexes: resum follows.
 	bulk    bool
+	slab    bulkSlab
 	scratch scratch
 	names   [numLevels]map[string]int32 // domain name → index, built on demand
 	index   freeIndex
@@ -184,6 +185,15 @@ func sortedClusters(clusters []inventory.Cluster) []inventory.Cluster {
 // indexes of an allocation's assignments (-1: unknown), as found by name.
 func (s *Snapshot) addRunning(running []Allocation, nodes func(a *Allocation) []int32) {
 	s.bulk = true
+	ints := 0
+	for i := range running {
+		ints += 2 * len(running[i].Assignments)
+	}
+	s.slab = bulkSlab{allocs: make([]allocation, len(running)), ints: make([]int32, ints),
+		added: make([]*allocation, 0, len(running))}
+	if len(s.allocs) == 0 {
+		s.allocs = make(map[string]*allocation, len(running))
+	}
 	for i := range running {
 		var at []int32
 		if nodes != nil {
@@ -191,6 +201,7 @@ func (s *Snapshot) addRunning(running []Allocation, nodes func(a *Allocation) []
 		}
 		s.add(running[i], !running[i].Counted, at)
 	}
+	s.listAll()
 	s.bulk = false
 	s.resum()
 }

@@ -63,7 +63,15 @@ func (s *Snapshot) nodeOf(as Assignment, at []int32, k int) (int32, bool) {
 // add records an allocation; book subtracts its GPUs from the nodes. at is
 // as for assume.
 func (s *Snapshot) add(a Allocation, book bool, at []int32) *allocation {
-	al := &allocation{Allocation: a, mig: a.Gang.sliceResource()}
+	var al *allocation
+	if s.bulk && len(s.slab.allocs) > 0 {
+		al, s.slab.allocs = &s.slab.allocs[0], s.slab.allocs[1:]
+		n := len(a.Assignments)
+		al.nodes, al.gpus, s.slab.ints = s.slab.ints[0:0:n], s.slab.ints[n:n:2*n], s.slab.ints[2*n:]
+	} else {
+		al = &allocation{}
+	}
+	al.Allocation, al.mig = a, a.Gang.sliceResource()
 	for k, as := range a.Assignments {
 		gpus := int32(as.Members * a.Gang.gpmOf(as.Role))
 		if gpus <= 0 {
@@ -83,12 +91,64 @@ func (s *Snapshot) add(a Allocation, book bool, at []int32) *allocation {
 	}
 	if old, ok := s.allocs[a.Gang.ID]; ok {
 		s.sumRunning(old, -1)
-		s.unlist(old)
+		if !s.bulk {
+			s.unlist(old)
+		}
 	}
 	s.allocs[a.Gang.ID] = al
 	s.sumRunning(al, 1)
-	s.list(al)
+	if s.bulk {
+		s.slab.added = append(s.slab.added, al) // listed by listAll
+	} else {
+		s.list(al)
+	}
 	return al
+}
+
+// bulkSlab is what addRunning allocates at once for the allocations it
+// adds: their structs, their node and GPU lists, and the allocations in
+// the order added (listAll lists them on their nodes).
+type bulkSlab struct {
+	allocs []allocation
+	ints   []int32
+	added  []*allocation
+}
+
+// listAll lists the allocations added in bulk on their nodes, in the order
+// added (as list would have), each node's list a slice of one array.
+func (s *Snapshot) listAll() {
+	count := make([]int32, len(s.nodes))
+	total := 0
+	live := s.slab.added[:0]
+	for _, al := range s.slab.added {
+		if s.allocs[al.Gang.ID] != al {
+			continue // replaced by a later allocation of the gang
+		}
+		live = append(live, al)
+		for _, i := range al.nodes {
+			count[i]++
+			total++
+		}
+	}
+	for i := range s.onNode {
+		total += len(s.onNode[i]) // listed before (none on a fresh snapshot)
+	}
+	backing := make([]*allocation, total)
+	at := 0
+	for i, n := range count {
+		if n > 0 {
+			m := len(s.onNode[i])
+			end := at + m + int(n)
+			s.onNode[i] = append(backing[at:at:end], s.onNode[i]...)
+			at = end
+		}
+	}
+	for _, al := range live {
+		for _, i := range al.nodes {
+			s.onNode[i] = append(s.onNode[i], al)
+		}
+	}
+	s.slab = bulkSlab{}
 }
 
 // list adds an allocation to the per-node lists of the nodes it holds GPUs

@@ -16,7 +16,9 @@ import (
 )
 
 // build builds shoal-hub, shoal-agent and the shoal CLI into a directory
-// removed after the benchmark.
+// removed after the benchmark. SHOAL_BENCH_HUB_ARGS adds shoal-hub flags
+// (space-separated, such as --profiling to read the hub's profiles while
+// a benchmark runs).
 func build(b *testing.B) (*devfleet.ShoalOptions, string) {
 	b.Helper()
 	out := b.TempDir()
@@ -25,7 +27,8 @@ func build(b *testing.B) (*devfleet.ShoalOptions, string) {
 	if o, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, o)
 	}
-	return &devfleet.ShoalOptions{HubBinary: filepath.Join(out, "shoal-hub"), AgentBinary: filepath.Join(out, "shoal-agent")},
+	return &devfleet.ShoalOptions{HubBinary: filepath.Join(out, "shoal-hub"), AgentBinary: filepath.Join(out, "shoal-agent"),
+			HubArgs: strings.Fields(os.Getenv("SHOAL_BENCH_HUB_ARGS"))},
 		filepath.Join(out, "shoal")
 }
 
