@@ -109,9 +109,7 @@ func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32) *Snapshot {
 		}
 	}
 	t.onNode = make([][]*allocation, len(t.nodes))
-	for l := range numLevels {
-		t.levels[l] = slices.Clone(s.levels[l]) // their free GPUs are summed by addRunning
-	}
+	t.levels = s.levels // shared; their free GPUs (dfree) are summed by addRunning
 	return t
 }
 

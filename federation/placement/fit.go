@@ -50,16 +50,16 @@ func (s *Snapshot) bestDomain(r *request, l int, onlyCluster int) (int, bool) {
 			continue
 		}
 		cr := s.clusters[c].ranges[lvCluster]
-		if cr[0] == cr[1] || (r.mig == "" && s.levels[lvCluster][cr[0]].free < want) {
+		if cr[0] == cr[1] || (r.mig == "" && s.dfree[lvCluster][cr[0]] < want) {
 			continue
 		}
 		if k, _, ok := s.countedSlots(r, lvCluster, cr[0]); ok && k < r.need {
 			continue // no domain of the cluster holds more than the cluster
 		}
 		rg := s.domainRange(r, c, l)
-		doms := s.levels[l]
+		free := s.dfree[l]
 		for d := rg[0]; d < rg[1]; d++ {
-			if r.mig == "" && doms[d].free < want {
+			if r.mig == "" && free[d] < want {
 				continue
 			}
 			slots, free := s.domainSlots(r, l, int(d), r.need)

@@ -351,13 +351,13 @@ func (c *cycle) rankDomains(r *request, l int, cands []victim) []int32 {
 	var out []int32
 	for _, d := range touched {
 		dom := &c.s.levels[l][d]
-		if r.clusterOK[dom.cluster] && dom.free+pot[d] >= need {
+		if r.clusterOK[dom.cluster] && c.s.dfree[l][d]+pot[d] >= need {
 			out = append(out, d)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		a := c.s.levels[l][out[i]].free + pot[out[i]]
-		b := c.s.levels[l][out[j]].free + pot[out[j]]
+		a := c.s.dfree[l][out[i]] + pot[out[i]]
+		b := c.s.dfree[l][out[j]] + pot[out[j]]
 		if a != b {
 			return a > b
 		}

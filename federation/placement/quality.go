@@ -32,7 +32,7 @@ func (s *Snapshot) MinDomains(g Gang, l inventory.Level) int {
 	}
 	for d := range s.levels[ceil] {
 		dom := &s.levels[ceil][d]
-		if !r.clusterOK[dom.cluster] || (r.mig == "" && dom.free < r.need*r.gpm) {
+		if !r.clusterOK[dom.cluster] || (r.mig == "" && s.dfree[ceil][d] < r.need*r.gpm) {
 			continue
 		}
 		lo, hi := s.nodes[dom.lo].dom[li], s.nodes[dom.hi-1].dom[li]+1

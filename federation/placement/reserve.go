@@ -148,7 +148,7 @@ func (c *cycle) plan(r *request) (int, int32, []int32, bool) {
 			rg := c.s.clusters[ci].ranges[l]
 			for d := rg[0]; d < rg[1]; d++ {
 				dom := &c.s.levels[l][d]
-				if r.mig == "" && dom.free <= bestFree {
+				if r.mig == "" && c.s.dfree[l][d] <= bestFree {
 					continue // its eligible nodes' free GPUs (domainSlots) cannot beat the best
 				}
 				if dom.gpus < need || c.s.capacitySlots(r, l, d) < r.need {

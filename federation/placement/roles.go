@@ -170,7 +170,7 @@ func (s *Snapshot) roleDomains(r *request, l int) []int32 {
 		}
 		rg := s.clusters[c].ranges[l]
 		for d := rg[0]; d < rg[1]; d++ {
-			if r.mig == "" && s.levels[l][d].free < want {
+			if r.mig == "" && s.dfree[l][d] < want {
 				continue
 			}
 			out = append(out, d)
@@ -180,7 +180,7 @@ func (s *Snapshot) roleDomains(r *request, l int) []int32 {
 		return out
 	}
 	sort.SliceStable(out, func(a, b int) bool {
-		fa, fb := s.levels[l][out[a]].free, s.levels[l][out[b]].free
+		fa, fb := s.dfree[l][out[a]], s.dfree[l][out[b]]
 		if r.policy == Spread {
 			return fa > fb
 		}

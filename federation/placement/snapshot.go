@@ -64,15 +64,15 @@ type migCount struct{ alloc, used int32 }
 
 func (c *migCount) free() int32 { return max(0, c.alloc-c.used) }
 
-// domain is a contiguous range of nodes (and of child domains) with a
-// running free-GPU count.
+// domain is a contiguous range of nodes (and of child domains); its
+// free GPUs are Snapshot.dfree's. Domains are the layout's: snapshots of
+// one layout share them (Builder), so nothing changes them after it.
 type domain struct {
 	name     string
 	cluster  int32
 	lo, hi   int32 // node range
 	clo, chi int32 // child domain range one level down (level > 0)
 	gpus     int32
-	free     int32
 }
 
 // class groups nodes a gang's filters cannot tell apart: same cluster,
@@ -103,6 +103,7 @@ type Snapshot struct {
 	clusters  []clusterInfo
 	nodes     []node
 	levels    [numLevels][]domain
+	dfree     [numLevels][]int32 // [l][d]: the free GPUs of domain d of level l
 	classes   []class
 	nodeIndex map[nodeKey]int32 // (cluster, node) → index
 	pos       [][]int32         // [cluster][k]: the index of the cluster's k-th inventory node
@@ -213,13 +214,12 @@ func (s *Snapshot) resum() {
 		s.nodes[i].free = s.nodes[i].freeNow()
 	}
 	for l := range numLevels {
-		for d := range s.levels[l] {
-			s.levels[l][d].free = 0
-		}
+		free := make([]int32, len(s.levels[l]))
 		for i := range s.nodes {
 			n := &s.nodes[i]
-			s.levels[l][n.dom[l]].free += n.free
+			free[n.dom[l]] += n.free
 		}
+		s.dfree[l] = free
 	}
 	s.buildFreeIndex()
 	s.buildDomainIndex()

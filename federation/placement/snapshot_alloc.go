@@ -297,9 +297,9 @@ func (s *Snapshot) Allocation(gang string) (Allocation, bool) {
 
 // GPUs returns the whole GPUs of the fleet and those free on schedulable nodes.
 func (s *Snapshot) GPUs() (total, free int) {
-	for _, d := range s.levels[lvCluster] {
-		total += int(d.gpus)
-		free += int(d.free)
+	for d := range s.levels[lvCluster] {
+		total += int(s.levels[lvCluster][d].gpus)
+		free += int(s.dfree[lvCluster][d])
 	}
 	return total, free
 }

@@ -15,7 +15,6 @@ func (s *Snapshot) buildDomains(key func(i, l int) string) {
 			d := &doms[len(doms)-1]
 			d.hi = int32(i + 1)
 			d.gpus += n.gpus
-			d.free += n.free
 			n.dom[l] = int32(len(doms) - 1)
 		}
 		s.levels[l] = doms
@@ -84,6 +83,6 @@ func (s *Snapshot) setFree(i int32, free int32) {
 	s.indexFree(i, n.free, free)
 	n.free = free
 	for l := range numLevels {
-		s.levels[l][n.dom[l]].free += delta
+		s.dfree[l][n.dom[l]] += delta
 	}
 }
