@@ -305,21 +305,64 @@ func (s *Scheduler) wroteAt(rev int64) {
 // them (a commit each on a 3-member etcd) before its next booking.
 const explainWorkers = 16
 
-// explainAll explains every waiting job, explainWorkers at a time; a
-// conflict (the job changed meanwhile) is left to the next cycle.
+// explainGroup bounds the explanations written in one transaction: each
+// is a guard and a write of the whole job, so a group stays well inside
+// etcd's limits of 128 operations and 1.5 MiB a request.
+const explainGroup = 16
+
+// explainAll explains every waiting job whose explanation changed in
+// meaning, explainGroup jobs to a guarded transaction and explainWorkers
+// transactions at a time: a hub that took thousands of jobs since its
+// last cycle writes each one's first explanation, and one transaction per
+// job was most of the store's writes under a steady intake. A group whose
+// guards fail (one of its jobs changed meanwhile) is written job by job;
+// a job that changed is left to the next cycle.
 func (s *Scheduler) explainAll(ctx context.Context, waiting []placement.Wait,
 	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time) error {
+	var todo []placement.Wait
+	for _, w := range waiting {
+		if it := byName[w.Gang]; it.Object != nil && w.Why != nil && !explained(it.Object, w.Why) {
+			todo = append(todo, w)
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(explainWorkers)
-	for _, w := range waiting {
-		g.Go(func() error {
-			if err := s.explain(gctx, byName[w.Gang], w.Why, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
-				return err
-			}
-			return nil
-		})
+	for lo := 0; lo < len(todo); lo += explainGroup {
+		group := todo[lo:min(lo+explainGroup, len(todo))]
+		g.Go(func() error { return s.explainGroup(gctx, group, byName, held, now) })
 	}
 	return g.Wait()
+}
+
+// explainGroup writes a group's explanations in one transaction, or, when
+// that fails, one by one.
+func (s *Scheduler) explainGroup(ctx context.Context, group []placement.Wait,
+	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time) error {
+	if len(group) > 1 {
+		conds, ops := guards(held), make([]store.Op, 0, len(group))
+		for _, w := range group {
+			c, o, _, err := s.status.Ops(byName[w.Gang], jobs.Explain(string(w.Why.Reason), w.Why.Message, now))
+			if err != nil {
+				return err
+			}
+			conds, ops = append(conds, c), append(ops, o)
+		}
+		rev, err := s.st.Txn(ctx).If(conds...).Then(ops...).Commit()
+		if err == nil {
+			s.wroteAt(rev)
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		// A job changed, or the group was refused: each on its own.
+	}
+	for _, w := range group {
+		if err := s.explain(ctx, byName[w.Gang], w.Why, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
+			return err
+		}
+	}
+	return nil
 }
 
 // guards is held as the guards of a status write (none when nil).

@@ -70,6 +70,12 @@ func TestExplanationsWrittenOnlyWhenTheirMeaningChanges(t *testing.T) {
 
 	cycle()
 	first := revs()
+	for _, name := range waiting[1:] { // explanations are written in groups: these five in one transaction
+		if first[name] != first[waiting[0]] {
+			t.Errorf("first explanations at revisions %v, want one transaction for all five", first)
+			break
+		}
+	}
 	reason, msg := placedCond("w0")
 	if reason != "InsufficientGPUs" || !strings.Contains(msg, " 0 are free") {
 		t.Fatalf("first explanation %s: %q", reason, msg)
