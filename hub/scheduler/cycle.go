@@ -55,7 +55,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 		return res, err
 	}
 	layouts := s.snaps.Layouts
-	snap := s.snaps.Snapshot(f.clusters, f.allocations(now, &s.forms))
+	snap := s.snaps.Snapshot(f.clusters, f.allocations(now, &s.allocForms))
 	if s.snaps.Layouts != layouts {
 		snapshotLayouts.Inc()
 		klog.FromContext(ctx).V(2).Info("laid the fleet out afresh for the placement snapshot", "why", s.snaps.LayoutReason)
@@ -122,6 +122,9 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]
 	in := placement.Input{Now: now, Queues: queuesOf(f.queues), Reservations: s.holds, Terminating: map[string]string{}}
 	byName := map[string]store.Item[*v1alpha1.Job]{}
 	held := map[string]int{}
+	pools := map[string][]placement.PoolFilter{} // by queue
+	s.gangForms.begin()
+	defer s.gangForms.end()
 	for _, it := range f.jobs {
 		j := it.Object
 		if r, ok := f.ledger.Reservations[it.Name]; ok {
@@ -135,7 +138,14 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]
 			continue
 		}
 		byName[it.Name] = it
-		in.Pending = append(in.Pending, f.gangOf(j))
+		g := s.gangForms.of(it.Name, it.Revision, func() placement.Gang { return GangOf(j) })
+		p, ok := pools[j.Spec.Queue]
+		if !ok {
+			p = f.gangPools(j.Spec.Queue)
+			pools[j.Spec.Queue] = p
+		}
+		g.Pools = p
+		in.Pending = append(in.Pending, g)
 	}
 	s.fair.Advance(now, held)
 	in.Usage = s.fair.Usage()
@@ -320,8 +330,9 @@ const explainGroup = 16
 func (s *Scheduler) explainAll(ctx context.Context, waiting []placement.Wait,
 	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time) error {
 	var todo []placement.Wait
+	m := meanings{}
 	for _, w := range waiting {
-		if it := byName[w.Gang]; it.Object != nil && w.Why != nil && !explained(it.Object, w.Why) {
+		if it := byName[w.Gang]; it.Object != nil && w.Why != nil && !explainedIn(it.Object, w.Why, m.of) {
 			todo = append(todo, w)
 		}
 	}

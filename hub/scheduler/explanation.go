@@ -21,9 +21,29 @@ import (
 // "(eu1/rack:r9)"), does not. The counts in a stored message are as of
 // its last change in meaning (status.placement.time).
 func explained(j *v1alpha1.Job, why *placement.Unschedulable) bool {
+	return explainedIn(j, why, meaningOf)
+}
+
+// explainedIn is explained with the meanings of messages from meaning (a
+// cycle's memo: thousands of waiting jobs share a few messages).
+func explainedIn(j *v1alpha1.Job, why *placement.Unschedulable, meaning func(string) string) bool {
 	c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPlaced)
-	return c != nil && c.Status == metav1.ConditionFalse && c.Reason == string(why.Reason) &&
-		meaningOf(c.Message) == meaningOf(why.Message)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(why.Reason) {
+		return false
+	}
+	return c.Message == why.Message || meaning(c.Message) == meaning(why.Message)
+}
+
+// meanings memoizes meaningOf for one cycle.
+type meanings map[string]string
+
+func (m meanings) of(msg string) string {
+	v, ok := m[msg]
+	if !ok {
+		v = meaningOf(msg)
+		m[msg] = v
+	}
+	return v
 }
 
 // meaningOf masks the counts of an explanation: every number standing as

@@ -119,7 +119,7 @@ func clusterReady(c *v1alpha1.Cluster) bool {
 // limit (Estimate) ends no earlier than now plus that limit and it has lost
 // no work if it is preempted. The job's latest checkpoint (status.checkpoint)
 // and its interval tell the preemption search how much work a victim loses.
-func (f *fleet) allocations(now time.Time, forms *allocForms) []placement.Allocation {
+func (f *fleet) allocations(now time.Time, forms *forms[allocForm]) []placement.Allocation {
 	committed := map[string]time.Time{}
 	ckpts := map[string]*v1alpha1.JobCheckpoint{}
 	for _, it := range f.jobs {
@@ -131,21 +131,13 @@ func (f *fleet) allocations(now time.Time, forms *allocForms) []placement.Alloca
 		}
 	}
 	out := make([]placement.Allocation, 0, len(f.ledger.Reservations))
-	if forms.byJob == nil {
-		forms.byJob = map[string]*allocForm{}
-	}
-	forms.gen++
+	forms.begin()
+	defer forms.end()
 	for _, it := range f.ledger.Reservations {
 		r := it.Object
-		form := forms.byJob[it.Name]
-		if form == nil {
-			form = &allocForm{}
-			forms.byJob[it.Name] = form
-		}
-		if form.rev != uint64(it.Revision) {
-			*form = allocForm{rev: uint64(it.Revision), gang: r.PlacementGang(), assignments: r.PlacementAssignments()}
-		}
-		form.seen = forms.gen
+		form := forms.of(it.Name, it.Revision, func() allocForm {
+			return allocForm{gang: r.PlacementGang(), assignments: r.PlacementAssignments()}
+		})
 		at, ok := committed[r.Job]
 		counted := ok && !r.Started.IsZero()
 		for _, c := range r.Clusters {
@@ -163,30 +155,60 @@ func (f *fleet) allocations(now time.Time, forms *allocForms) []placement.Alloca
 		}
 		out = append(out, a)
 	}
-	for job, form := range forms.byJob {
-		if form.seen != forms.gen {
-			delete(forms.byJob, job)
-		}
-	}
 	return out
 }
 
-// allocForms keeps each reservation's placement form (its gang and
-// assignments) from one cycle to the next while the reservation does not
-// change (the same revision), so that a fleet full of placed gangs is not
-// converted every cycle; the snapshot builder finds their nodes again only
-// where the assignments changed (placement.Builder).
-type allocForms struct {
-	byJob map[string]*allocForm
-	gen   uint64 // the cycle; allocForm.seen says which last had the job's reservation
-}
-
+// allocForm is a reservation's placement form: its gang and assignments.
 type allocForm struct {
-	rev, seen   uint64
 	gang        placement.Gang
 	assignments []placement.Assignment
 }
 
+// forms keep what a cycle derives from each stored object (a
+// reservation's placement form, a pending job's gang) from one cycle to
+// the next while the object does not change (the same revision), so that
+// a fleet of 20,000 placed and pending jobs is not converted every cycle.
+// A cycle calls begin, of for each object, then end, which forgets the
+// objects it did not ask for.
+type forms[T any] struct {
+	byName map[string]*form[T]
+	gen    uint64 // cycles; form.seen says which last asked for the object
+}
+
+type form[T any] struct {
+	rev, seen int64
+	v         T
+}
+
+func (c *forms[T]) begin() {
+	if c.byName == nil {
+		c.byName = map[string]*form[T]{}
+	}
+	c.gen++
+}
+
+// of is the object's form at revision rev, made by make when the object
+// is new or changed.
+func (c *forms[T]) of(name string, rev int64, make func() T) T {
+	f := c.byName[name]
+	if f == nil {
+		f = &form[T]{rev: -1}
+		c.byName[name] = f
+	}
+	if f.rev != rev {
+		f.rev, f.v = rev, make()
+	}
+	f.seen = int64(c.gen)
+	return f.v
+}
+
+func (c *forms[T]) end() {
+	for name, f := range c.byName {
+		if f.seen != int64(c.gen) {
+			delete(c.byName, name)
+		}
+	}
+}
 // registryInventories is the read-only view of the registry's inventories.
 func registryInventories(st *store.Store) store.Reader[*registry.InventoryRecord] {
 	return store.NewReader(st, registry.KindInventories, registry.InventoryCodec())

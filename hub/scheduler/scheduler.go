@@ -79,8 +79,10 @@ type Scheduler struct {
 	// snaps builds each cycle's snapshot on the layout of the last one
 	// while the fleet's layout does not change (placement.Builder).
 	snaps placement.Builder
-	// forms are the reservations' placement forms of the last cycle.
-	forms allocForms
+	// allocForms are the reservations' placement forms, gangForms the
+	// pending jobs' gangs (without their pools), of the last cycle.
+	allocForms forms[allocForm]
+	gangForms  forms[placement.Gang]
 }
 
 // State is the scheduler's standing in its election: leading and synced
