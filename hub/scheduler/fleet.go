@@ -209,6 +209,7 @@ func (c *forms[T]) end() {
 		}
 	}
 }
+
 // registryInventories is the read-only view of the registry's inventories.
 func registryInventories(st *store.Store) store.Reader[*registry.InventoryRecord] {
 	return store.NewReader(st, registry.KindInventories, registry.InventoryCodec())
