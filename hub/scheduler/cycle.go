@@ -122,7 +122,6 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]
 	in := placement.Input{Now: now, Queues: queuesOf(f.queues), Reservations: s.holds, Terminating: map[string]string{}}
 	byName := map[string]store.Item[*v1alpha1.Job]{}
 	held := map[string]int{}
-	pools := map[string][]placement.PoolFilter{} // by queue
 	s.gangForms.begin()
 	defer s.gangForms.end()
 	for _, it := range f.jobs {
@@ -139,12 +138,7 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]
 		}
 		byName[it.Name] = it
 		g := s.gangForms.of(it.Name, it.Revision, func() placement.Gang { return GangOf(j) })
-		p, ok := pools[j.Spec.Queue]
-		if !ok {
-			p = f.gangPools(j.Spec.Queue)
-			pools[j.Spec.Queue] = p
-		}
-		g.Pools = p
+		g.Pools = f.gangPools(j.Spec.Queue)
 		in.Pending = append(in.Pending, g)
 	}
 	s.fair.Advance(now, held)

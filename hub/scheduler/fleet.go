@@ -49,6 +49,9 @@ type fleet struct {
 	// (resolvePools).
 	pools       []*v1alpha1.GPUPool
 	poolFilters map[string]placement.PoolFilter
+	// queuePools are gangPools' answers by queue, shared by the gangs of
+	// a queue.
+	queuePools map[string][]placement.PoolFilter
 	// revisions are the store revisions each kind's cache was current to
 	// when the snapshot was taken; the ledger's is ledger.Revision.
 	revisions map[string]int64

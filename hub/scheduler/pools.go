@@ -57,8 +57,22 @@ func (f *fleet) labelsOf(cluster string) map[string]string {
 
 // gangPools is the node filters of a queue's effective pools (nil:
 // anywhere); a pool that does not exist filters to no node, so the
-// queue's jobs wait rather than run outside their pools.
+// queue's jobs wait rather than run outside their pools. It is worked out
+// once per queue and fleet; callers must not change it.
 func (f *fleet) gangPools(queue string) []placement.PoolFilter {
+	if out, ok := f.queuePools[queue]; ok {
+		return out
+	}
+	if f.queuePools == nil {
+		f.queuePools = map[string][]placement.PoolFilter{}
+	}
+	out := f.effectivePools(queue)
+	f.queuePools[queue] = out
+	return out
+}
+
+// effectivePools is gangPools worked out.
+func (f *fleet) effectivePools(queue string) []placement.PoolFilter {
 	specs := func(name string) (*v1alpha1.QueueSpec, bool) {
 		for _, q := range f.queues {
 			if q.Name == name {
