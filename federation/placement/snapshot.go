@@ -184,6 +184,7 @@ func sortedClusters(clusters []inventory.Cluster) []inventory.Cluster {
 // the nodes and domains and the indexes are computed once (resum), not
 // moved allocation by allocation. nodes, when not nil, gives the node
 // indexes of an allocation's assignments (-1: unknown), as found by name.
+// The snapshot is fresh: laid out, with no allocation yet.
 func (s *Snapshot) addRunning(running []Allocation, nodes func(a *Allocation) []int32) {
 	s.bulk = true
 	ints := 0

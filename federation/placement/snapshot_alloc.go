@@ -115,7 +115,8 @@ type bulkSlab struct {
 }
 
 // listAll lists the allocations added in bulk on their nodes, in the order
-// added (as list would have), each node's list a slice of one array.
+// added (as list would have), each node's list a slice of one array. The
+// snapshot is fresh (addRunning): no node lists anything yet.
 func (s *Snapshot) listAll() {
 	count := make([]int32, len(s.nodes))
 	total := 0
@@ -130,17 +131,12 @@ func (s *Snapshot) listAll() {
 			total++
 		}
 	}
-	for i := range s.onNode {
-		total += len(s.onNode[i]) // listed before (none on a fresh snapshot)
-	}
 	backing := make([]*allocation, total)
 	at := 0
 	for i, n := range count {
 		if n > 0 {
-			m := len(s.onNode[i])
-			end := at + m + int(n)
-			s.onNode[i] = append(backing[at:at:end], s.onNode[i]...)
-			at = end
+			s.onNode[i] = backing[at : at : at+int(n)]
+			at += int(n)
 		}
 	}
 	for _, al := range live {
