@@ -13,21 +13,30 @@ import (
 )
 
 // Builder builds a scheduling cycle's Snapshot from the clusters'
-// inventories, reusing the layout of its last build: the nodes' order,
-// domains, classes and names, which at a fleet of 100,000 nodes cost most
-// of a fresh NewSnapshot and change only when a node or cluster comes or
-// goes or a node's topology, product, taints, pool or allocatable GPUs
-// change. Between such changes a build copies the layout and reads only the
-// counts (usage, schedulable, MIG slices and shares) of every node again,
-// then sums the domains and indexes afresh, so the Snapshot it returns is
-// the one NewSnapshot would build from the same arguments, field for field.
-// The zero Builder is ready; it is not safe for concurrent use.
+// inventories and the running gangs, keeping from build to build what
+// changes little between cycles:
+//
+//   - the layout: the nodes' order, domains, classes and names, which at a
+//     fleet of 100,000 nodes cost most of a fresh NewSnapshot and change
+//     only when a node or cluster comes or goes or a node's topology,
+//     product, taints, pool or allocatable GPUs change;
+//   - the running gangs booked on it (running): their allocations, the
+//     per-node lists, the per-queue sums and the GPUs they book on each
+//     node, changed by the gangs that started, ended or changed since the
+//     last build instead of booking 20,000 gangs again every cycle.
+//
+// A build copies the layout, reads every node's counts (usage, schedulable,
+// MIG slices and shares), adds the kept bookings and sums the domains and
+// indexes afresh, so the Snapshot it returns is the one NewSnapshot would
+// build from the same arguments, field for field (but the order of the
+// per-node lists of gangs, which no reader depends on). The zero Builder
+// is ready; it is not safe for concurrent use.
 type Builder struct {
-	layout *Snapshot            // the last build's layout (no allocations)
-	invs   []inventory.Cluster  // the inventories it was laid out or last built from, sorted
-	pos    [][]int32            // [cluster][k]: the snapshot node of the cluster's k-th inventory node
-	found  map[string]*resolved // by gang: the allocations' nodes of the builds since the layout
-	gen    uint64               // builds
+	layout *Snapshot           // the last build's layout (no allocations)
+	invs   []inventory.Cluster // the inventories it was laid out or last built from, sorted
+	pos    [][]int32           // [cluster][k]: the snapshot node of the cluster's k-th inventory node
+	run    *running            // the running gangs booked on the layout (nil: none kept)
+	gen    uint64              // builds
 	// Layouts counts the builds that laid the fleet out afresh, and
 	// LayoutReason says why the last did (what changed first).
 	Layouts      int
@@ -35,10 +44,11 @@ type Builder struct {
 }
 
 // Snapshot is NewSnapshot(clusters, running), built on the last build's
-// layout where the clusters' layout did not change, with the nodes of the
-// running gangs' assignments found by the last build where they did not
-// change either. The inventories and the allocations' assignments must
-// not be changed while the Builder holds them (until the next build).
+// layout where the clusters' layout did not change, and on the last
+// build's bookings changed by the gangs that differ. The inventories must
+// not be changed while the Builder holds them (until the next build); the
+// Snapshot it returns is valid until the next build (it shares the kept
+// allocations, which the next build changes).
 func (b *Builder) Snapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	cs := sortedClusters(clusters)
 	why := "first build"
@@ -49,54 +59,187 @@ func (b *Builder) Snapshot(clusters []inventory.Cluster, running []Allocation) *
 		b.layout, b.pos = newLayout(cs)
 		b.Layouts++
 		b.LayoutReason = why
-		b.found = nil
+		b.run = nil
 	}
 	b.invs = cs
-	s := b.layout.withCounts(cs, b.pos)
-	if b.found == nil {
-		b.found = map[string]*resolved{}
-	}
 	b.gen++
-	s.addRunning(running, func(a *Allocation) []int32 {
-		r := b.found[a.Gang.ID]
-		if r == nil {
-			r = &resolved{}
-			b.found[a.Gang.ID] = r
-		}
-		if r.at == nil || !slices.Equal(r.assignments, a.Assignments) {
-			r.assignments, r.at = a.Assignments, make([]int32, len(a.Assignments))
-			for k, as := range a.Assignments {
-				i, ok := s.nodeAt(as.Cluster, as.Node)
-				if !ok {
-					i = -1
-				}
-				r.at[k] = i
-			}
-		}
-		r.seen = b.gen
-		return r.at
-	})
-	for id, r := range b.found {
-		if r.seen != b.gen {
-			delete(b.found, id)
-		}
+	if !b.book(running) {
+		// A gang twice in running: booked twice, as NewSnapshot does, and
+		// nothing kept.
+		b.run = nil
+		s := b.layout.withCounts(cs, b.pos)
+		s.onNode = make([][]*allocation, len(s.nodes))
+		s.addRunning(running)
+		return s
 	}
-	return s
+	return b.layout.withCounts(cs, b.pos).withRunning(b.run)
 }
 
-// resolved is an allocation's assignments and the index of each one's
-// node in the layout (-1: not in it), kept from one build to the next
-// while the layout holds, so that 20,000 running gangs are not looked up
-// node by node by name every cycle.
-type resolved struct {
+// book brings the kept bookings to running: it books the gangs that are
+// new or whose booking changed (nodes, members, GPUs per member, queue,
+// slices, compute domain, Counted), unbooks the ended ones, and refreshes
+// the rest's allocations (start and checkpoint times). It returns false,
+// keeping nothing, when running names a gang twice.
+func (b *Builder) book(running []Allocation) bool {
+	if b.run == nil {
+		b.run = newRunning(b.layout)
+		return b.run.bulk(running, b.gen)
+	}
+	r := b.run
+	for i := range running {
+		a := &running[i]
+		k := r.byGang[a.Gang.ID]
+		if k != nil && k.seen == b.gen {
+			return false
+		}
+		if k != nil && k.sameBooking(a) {
+			k.al.Allocation, k.seen = *a, b.gen
+			continue
+		}
+		if k != nil {
+			r.remove(k)
+		}
+		r.add(a, b.gen)
+	}
+	if len(r.byGang) > len(running) {
+		for _, k := range r.byGang {
+			if k.seen != b.gen {
+				r.remove(k)
+			}
+		}
+	}
+	return true
+}
+
+// running is the running gangs booked on a layout, kept from build to
+// build: s shares the layout's nodes (read, never changed) and holds the
+// allocations, their per-node lists (changed copy-on-write: a build's
+// snapshot shares them), their per-queue sums and held cliques; booked and
+// bookedMig are the GPUs and slices the uncounted gangs book on each node,
+// which a build adds to the reported usage.
+type running struct {
+	s         *Snapshot
+	byGang    map[string]*kept
+	booked    []int32
+	bookedMig map[int32]map[string]int32
+	uses      uint64 // the usage changes booking made (Snapshot.version of a fresh build)
+}
+
+// kept is a running gang as booked: its allocation, and what its booking
+// was derived from (a copy of its assignments, each one's node and GPUs),
+// to tell whether a later report of the gang books the same.
+type kept struct {
+	al          *allocation
 	assignments []Assignment
-	at          []int32
+	at          []int32 // each assignment's node (-1: not in the layout)
+	gpus        []int   // each assignment's GPUs (or slices)
+	queue, mig  string
+	cd, counted bool
 	seen        uint64 // the build that last had the gang (Builder.gen)
 }
 
+func newRunning(layout *Snapshot) *running {
+	s := &Snapshot{clusters: layout.clusters, classes: layout.classes, nodes: layout.nodes, nodeIndex: layout.nodeIndex,
+		pos: layout.pos, uniqueNames: layout.uniqueNames, levels: layout.levels,
+		allocs: map[string]*allocation{}, runSums: map[runKey]int{}, offAllocs: map[string]*allocation{},
+		cdHeld: map[string]int{}, onNode: make([][]*allocation, len(layout.nodes))}
+	return &running{s: s, byGang: map[string]*kept{}, booked: make([]int32, len(layout.nodes)),
+		bookedMig: map[int32]map[string]int32{}}
+}
+
+// bulk books every gang of running on a fresh running, as addRunning does
+// (one slab, listed at once); false when a gang is named twice.
+func (r *running) bulk(running []Allocation, gen uint64) bool {
+	r.s.beginBulk(running)
+	r.byGang = make(map[string]*kept, len(running))
+	for i := range running {
+		if r.byGang[running[i].Gang.ID] != nil {
+			return false
+		}
+		r.add(&running[i], gen)
+	}
+	r.s.endBulk()
+	return true
+}
+
+// add books a gang not kept.
+func (r *running) add(a *Allocation, gen uint64) {
+	k := &kept{assignments: slices.Clone(a.Assignments), at: make([]int32, len(a.Assignments)),
+		gpus: make([]int, len(a.Assignments)), queue: a.Gang.Queue, mig: a.Gang.sliceResource(),
+		cd: a.Gang.ComputeDomain, counted: a.Counted, seen: gen}
+	for j, as := range a.Assignments {
+		i, ok := r.s.nodeAt(as.Cluster, as.Node)
+		if !ok {
+			i = -1
+		}
+		k.at[j], k.gpus[j] = i, as.Members*a.Gang.gpmOf(as.Role)
+	}
+	k.al = r.s.add(*a, false, k.at)
+	r.byGang[a.Gang.ID] = k
+	r.use(k, 1)
+}
+
+// remove unbooks a kept gang.
+func (r *running) remove(k *kept) {
+	r.s.sumRunning(k.al, -1)
+	r.s.unlist(k.al)
+	delete(r.s.allocs, k.al.Gang.ID)
+	delete(r.byGang, k.al.Gang.ID)
+	r.use(k, -1)
+}
+
+// use adds (sign 1) or removes (-1) what an uncounted gang books on its
+// nodes.
+func (r *running) use(k *kept, sign int32) {
+	if k.counted {
+		return
+	}
+	al := k.al
+	for j, i := range al.nodes {
+		g := sign * al.gpus[j]
+		if sign > 0 {
+			r.uses++
+		} else {
+			r.uses--
+		}
+		if al.mig == "" {
+			r.booked[i] += g
+			continue
+		}
+		m := r.bookedMig[i]
+		if m == nil {
+			m = map[string]int32{}
+			r.bookedMig[i] = m
+		}
+		if m[al.mig] += g; m[al.mig] == 0 {
+			delete(m, al.mig)
+			if len(m) == 0 {
+				delete(r.bookedMig, i)
+			}
+		}
+	}
+}
+
+// sameBooking reports whether a report of a kept gang books what it
+// booked: same assignments, GPUs per assignment, queue, slices, compute
+// domain and Counted.
+func (k *kept) sameBooking(a *Allocation) bool {
+	if a.Counted != k.counted || a.Gang.Queue != k.queue || a.Gang.ComputeDomain != k.cd ||
+		a.Gang.sliceResource() != k.mig || !slices.Equal(a.Assignments, k.assignments) {
+		return false
+	}
+	for j, as := range a.Assignments {
+		if as.Members*a.Gang.gpmOf(as.Role) != k.gpus[j] {
+			return false
+		}
+	}
+	return true
+}
+
 // withCounts is a snapshot with s's layout (shared: nothing a cycle
-// changes) and the counts of the inventories cs, laid out as s by pos;
-// its free GPUs and indexes are summed by addRunning (resum).
+// changes) and the counts of the inventories cs, laid out as s by pos,
+// without allocations, free GPUs or indexes (withRunning and addRunning
+// add them).
 func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32) *Snapshot {
 	t := &Snapshot{clusters: s.clusters, classes: s.classes, nodeIndex: s.nodeIndex, pos: s.pos, uniqueNames: s.uniqueNames,
 		trivial: s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs,
@@ -108,8 +251,35 @@ func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32) *Snapshot {
 			t.nodes[pos[ci][k]].setCounts(&cs[ci].Nodes[k])
 		}
 	}
-	t.onNode = make([][]*allocation, len(t.nodes))
-	t.levels = s.levels // shared; their free GPUs (dfree) are summed by addRunning
+	t.levels = s.levels // shared; their free GPUs (dfree) are summed by resum
+	return t
+}
+
+// withRunning adds the kept running gangs to a snapshot withCounts made:
+// their allocations and lists (shared with r: a cycle changes them only
+// copy-on-write), sums, and bookings on the reported usage; then sums the
+// free GPUs and indexes.
+func (t *Snapshot) withRunning(r *running) *Snapshot {
+	t.allocs = maps.Clone(r.s.allocs)
+	t.onNode = slices.Clone(r.s.onNode)
+	t.runSums = maps.Clone(r.s.runSums)
+	t.offAllocs = maps.Clone(r.s.offAllocs)
+	t.cdHeld = maps.Clone(r.s.cdHeld)
+	for i, g := range r.booked {
+		if g != 0 {
+			n := &t.nodes[i]
+			n.used = max(0, n.used+g)
+		}
+	}
+	for i, m := range r.bookedMig {
+		for res, g := range m {
+			if c := t.nodes[i].mig[res]; c != nil {
+				c.used = max(0, c.used+g)
+			}
+		}
+	}
+	t.version = r.uses
+	t.resum()
 	return t
 }
 

@@ -168,7 +168,7 @@ type classGPUs struct {
 // kept (they still matter for preemption and fair share) but book nothing.
 func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	s, _ := newLayout(sortedClusters(clusters))
-	s.addRunning(running, nil)
+	s.addRunning(running)
 	return s
 }
 
@@ -179,13 +179,23 @@ func sortedClusters(clusters []inventory.Cluster) []inventory.Cluster {
 	return cs
 }
 
-// addRunning books the running allocations (NewSnapshot, Builder) in
-// bulk: their usage is added to the nodes first, then the free GPUs of
-// the nodes and domains and the indexes are computed once (resum), not
-// moved allocation by allocation. nodes, when not nil, gives the node
-// indexes of an allocation's assignments (-1: unknown), as found by name.
-// The snapshot is fresh: laid out, with no allocation yet.
-func (s *Snapshot) addRunning(running []Allocation, nodes func(a *Allocation) []int32) {
+// addRunning books the running allocations (NewSnapshot) in bulk: their
+// usage is added to the nodes first, then the free GPUs of the nodes and
+// domains and the indexes are computed once (resum), not moved allocation
+// by allocation. The snapshot is fresh: laid out, with no allocation yet.
+func (s *Snapshot) addRunning(running []Allocation) {
+	s.beginBulk(running)
+	for i := range running {
+		s.add(running[i], !running[i].Counted, nil)
+	}
+	s.endBulk()
+	s.resum()
+}
+
+// beginBulk readies a fresh snapshot to add the running allocations in
+// bulk (add): their structs and node lists from one slab, their usage
+// added to the nodes' only, their per-node lists made by endBulk.
+func (s *Snapshot) beginBulk(running []Allocation) {
 	s.bulk = true
 	ints := 0
 	for i := range running {
@@ -193,19 +203,13 @@ func (s *Snapshot) addRunning(running []Allocation, nodes func(a *Allocation) []
 	}
 	s.slab = bulkSlab{allocs: make([]allocation, len(running)), ints: make([]int32, ints),
 		added: make([]*allocation, 0, len(running))}
-	if len(s.allocs) == 0 {
-		s.allocs = make(map[string]*allocation, len(running))
-	}
-	for i := range running {
-		var at []int32
-		if nodes != nil {
-			at = nodes(&running[i])
-		}
-		s.add(running[i], !running[i].Counted, at)
-	}
+	s.allocs = make(map[string]*allocation, len(running))
+}
+
+// endBulk lists the allocations added since beginBulk on their nodes.
+func (s *Snapshot) endBulk() {
 	s.listAll()
 	s.bulk = false
-	s.resum()
 }
 
 // resum computes every node's free GPUs from its usage and, from them,

@@ -69,7 +69,9 @@ func (s *Snapshot) add(a Allocation, book bool, at []int32) *allocation {
 		n := len(a.Assignments)
 		al.nodes, al.gpus, s.slab.ints = s.slab.ints[0:0:n], s.slab.ints[n:n:2*n], s.slab.ints[2*n:]
 	} else {
-		al = &allocation{}
+		n := len(a.Assignments)
+		ints := make([]int32, 2*n)
+		al = &allocation{nodes: ints[0:0:n], gpus: ints[n : n : 2*n]}
 	}
 	al.Allocation, al.mig = a, a.Gang.sliceResource()
 	for k, as := range a.Assignments {
@@ -151,16 +153,29 @@ func (s *Snapshot) listAll() {
 // on, so that what runs on a node is found without visiting every
 // allocation; unlist removes it. They follow s.allocs exactly (an
 // allocation naming a node twice is listed twice there, which changes no
-// maximum its readers take).
+// maximum its readers take). Both copy a list they change, never change
+// it in place: the snapshots a Builder returns share the lists with the
+// gangs it keeps.
 func (s *Snapshot) list(al *allocation) {
 	for _, i := range al.nodes {
-		s.onNode[i] = append(s.onNode[i], al)
+		l := s.onNode[i]
+		s.onNode[i] = append(l[:len(l):len(l)], al)
 	}
 }
 
 func (s *Snapshot) unlist(al *allocation) {
 	for _, i := range al.nodes {
-		s.onNode[i] = slices.DeleteFunc(s.onNode[i], func(x *allocation) bool { return x == al })
+		l := s.onNode[i]
+		if !slices.Contains(l, al) {
+			continue
+		}
+		var out []*allocation
+		for _, x := range l {
+			if x != al {
+				out = append(out, x)
+			}
+		}
+		s.onNode[i] = out
 	}
 }
 

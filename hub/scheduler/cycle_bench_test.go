@@ -268,11 +268,17 @@ func BenchmarkCycleFXLPlaced(b *testing.B) {
 		booked += len(res.Placed)
 	}
 	js := jobs.New(f.st, jobs.WithClock(f.clock))
+	var last int64
 	for i := range 1000 {
 		j := testjob.New(fmt.Sprintf("wait-%06d", i)).Queue("research").Members(4).GPUs(8).Obj()
-		if _, _, _, err := js.Submit(f.ctx, j, false); err != nil {
+		_, rev, _, err := js.Submit(f.ctx, j, false)
+		if err != nil {
 			b.Fatal(err)
 		}
+		last = rev
+	}
+	for s.JobsCacheRevision() < last { // the first measured cycle must see every waiting job
+		time.Sleep(time.Millisecond)
 	}
 	benchCycles(b, f, s)
 }
