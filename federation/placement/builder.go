@@ -36,7 +36,11 @@ type Builder struct {
 	invs   []inventory.Cluster // the inventories it was laid out or last built from, sorted
 	pos    [][]int32           // [cluster][k]: the snapshot node of the cluster's k-th inventory node
 	run    *running            // the running gangs booked on the layout (nil: none kept)
-	gen    uint64              // builds
+	// last is the last build's snapshot when built on the current layout:
+	// the next build fills its arrays again instead of allocating
+	// megabytes anew (a snapshot is valid until the next build).
+	last *Snapshot
+	gen  uint64 // builds
 	// Layouts counts the builds that laid the fleet out afresh, and
 	// LayoutReason says why the last did (what changed first).
 	Layouts      int
@@ -59,20 +63,22 @@ func (b *Builder) Snapshot(clusters []inventory.Cluster, running []Allocation) *
 		b.layout, b.pos = newLayout(cs)
 		b.Layouts++
 		b.LayoutReason = why
-		b.run = nil
+		b.run, b.last = nil, nil
 	}
 	b.invs = cs
 	b.gen++
 	if !b.book(running) {
 		// A gang twice in running: booked twice, as NewSnapshot does, and
 		// nothing kept.
-		b.run = nil
-		s := b.layout.withCounts(cs, b.pos)
+		b.run, b.last = nil, nil
+		s := b.layout.withCounts(cs, b.pos, nil)
 		s.onNode = make([][]*allocation, len(s.nodes))
 		s.addRunning(running)
 		return s
 	}
-	return b.layout.withCounts(cs, b.pos).withRunning(b.run)
+	spare := b.last
+	b.last = b.layout.withCounts(cs, b.pos, spare).withRunning(b.run, spare)
+	return b.last
 }
 
 // book brings the kept bookings to running: it books the gangs that are
@@ -139,7 +145,7 @@ type kept struct {
 }
 
 func newRunning(layout *Snapshot) *running {
-	s := &Snapshot{clusters: layout.clusters, classes: layout.classes, nodes: layout.nodes, nodeIndex: layout.nodeIndex,
+	s := &Snapshot{clusters: layout.clusters, classes: layout.classes, nodes: layout.nodes, nodeNames: layout.nodeNames, nodeIndex: layout.nodeIndex,
 		pos: layout.pos, uniqueNames: layout.uniqueNames, levels: layout.levels,
 		allocs: map[string]*allocation{}, runSums: map[runKey]int{}, offAllocs: map[string]*allocation{},
 		cdHeld: map[string]int{}, onNode: make([][]*allocation, len(layout.nodes))}
@@ -239,16 +245,23 @@ func (k *kept) sameBooking(a *Allocation) bool {
 // withCounts is a snapshot with s's layout (shared: nothing a cycle
 // changes) and the counts of the inventories cs, laid out as s by pos,
 // without allocations, free GPUs or indexes (withRunning and addRunning
-// add them).
-func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32) *Snapshot {
+// add them). spare, when not nil, is a dead snapshot of the same layout
+// whose nodes it fills (a cycle changes none of their layout).
+func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32, spare *Snapshot) *Snapshot {
 	t := &Snapshot{clusters: s.clusters, classes: s.classes, nodeIndex: s.nodeIndex, pos: s.pos, uniqueNames: s.uniqueNames,
+		nodeNames: s.nodeNames,
 		trivial: s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs,
 		allocs: map[string]*allocation{}, runSums: map[runKey]int{}, offAllocs: map[string]*allocation{},
 		cdHeld: map[string]int{}}
-	t.nodes = slices.Clone(s.nodes)
+	if spare != nil {
+		t.nodes = spare.nodes
+	} else {
+		t.nodes = slices.Clone(s.nodes)
+	}
 	for ci := range cs {
 		for k := range cs[ci].Nodes {
-			t.nodes[pos[ci][k]].setCounts(&cs[ci].Nodes[k])
+			i := pos[ci][k]
+			t.setCounts(i, &t.nodes[i], &cs[ci].Nodes[k])
 		}
 	}
 	t.levels = s.levels // shared; their free GPUs (dfree) are summed by resum
@@ -258,10 +271,16 @@ func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32) *Snapshot {
 // withRunning adds the kept running gangs to a snapshot withCounts made:
 // their allocations and lists (shared with r: a cycle changes them only
 // copy-on-write), sums, and bookings on the reported usage; then sums the
-// free GPUs and indexes.
-func (t *Snapshot) withRunning(r *running) *Snapshot {
+// free GPUs and indexes. spare is as for withCounts: its arrays are
+// filled again.
+func (t *Snapshot) withRunning(r *running, spare *Snapshot) *Snapshot {
 	t.allocs = maps.Clone(r.s.allocs)
-	t.onNode = slices.Clone(r.s.onNode)
+	if spare != nil {
+		t.onNode = spare.onNode
+		copy(t.onNode, r.s.onNode)
+	} else {
+		t.onNode = slices.Clone(r.s.onNode)
+	}
 	t.runSums = maps.Clone(r.s.runSums)
 	t.offAllocs = maps.Clone(r.s.offAllocs)
 	t.cdHeld = maps.Clone(r.s.cdHeld)
@@ -273,13 +292,13 @@ func (t *Snapshot) withRunning(r *running) *Snapshot {
 	}
 	for i, m := range r.bookedMig {
 		for res, g := range m {
-			if c := t.nodes[i].mig[res]; c != nil {
+			if c := t.slice(i, res); c != nil {
 				c.used = max(0, c.used+g)
 			}
 		}
 	}
 	t.version = r.uses
-	t.resum()
+	t.resum(spare)
 	return t
 }
 

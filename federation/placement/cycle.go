@@ -114,7 +114,7 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 		if r.live {
 			res := Reservation{Gang: r.gang, Level: levelNames[r.level], Domain: s.levels[r.level][r.dom].name}
 			for _, i := range r.nodes {
-				res.Nodes = append(res.Nodes, s.clusters[s.nodes[i].cluster].name+"/"+s.nodes[i].name)
+				res.Nodes = append(res.Nodes, s.clusters[s.nodes[i].cluster].name+"/"+s.nodeNames[i])
 			}
 			c.d.Reservations = append(c.d.Reservations, res)
 		}

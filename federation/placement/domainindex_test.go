@@ -79,7 +79,7 @@ func refSlots(s *Snapshot, r *request, l int, d int32) (slots, free int32) {
 		var k, f int32
 		if r.mig == "" {
 			f = n.free
-		} else if m := n.mig[r.mig]; m != nil {
+		} else if m := s.slice(int32(i), r.mig); m != nil {
 			f = m.free()
 		}
 		k = f / r.gpm

@@ -82,7 +82,7 @@ func (s *Snapshot) explain(r *request) *Unschedulable {
 			if !r.classOK[n.class] {
 				continue
 			}
-			if r.mig != "" && n.mig[r.mig] == nil {
+			if r.mig != "" && s.slice(i, r.mig) == nil {
 				continue
 			}
 			nodes++
@@ -93,7 +93,7 @@ func (s *Snapshot) explain(r *request) *Unschedulable {
 			slots += s.slots(r, i)
 			if r.mig == "" {
 				free += n.free
-			} else if m := n.mig[r.mig]; m != nil {
+			} else if m := s.slice(i, r.mig); m != nil {
 				free += m.free()
 			}
 		}

@@ -100,7 +100,7 @@ func (s *Snapshot) domainSlots(r *request, l, d int, stopAt int32) (slots, free 
 		if r.mig == "" {
 			free += s.nodes[i].free
 		} else {
-			free += s.nodes[i].mig[r.mig].free()
+			free += s.slice(i, r.mig).free()
 		}
 		if r.firstFit && stopAt > 0 && slots >= stopAt {
 			return slots, free
@@ -236,7 +236,7 @@ func (s *Snapshot) domainRange(r *request, c, l int) [2]int32 {
 // use first (a GPU already shared), then the fewest free (best fit), so
 // that shared nodes left untouched stay whole.
 func (s *Snapshot) sharesFirst(r *request, i, j, free, jFree int32) bool {
-	ui, uj := s.nodes[i].mig[r.mig].used, s.nodes[j].mig[r.mig].used
+	ui, uj := s.slice(i, r.mig).used, s.slice(j, r.mig).used
 	if ui != uj {
 		return ui > uj
 	}

@@ -10,17 +10,26 @@ type freeIndex struct {
 	next, prev []int32
 }
 
-func (s *Snapshot) buildFreeIndex() {
+// buildFreeIndex indexes the nodes by free GPUs, in spare's arrays when
+// they fit (a dead snapshot's index).
+func (s *Snapshot) buildFreeIndex(spare *freeIndex) {
 	x := &s.index
-	x.head = make([][]int32, len(s.clusters))
+	if spare != nil && len(spare.head) == len(s.clusters) && len(spare.next) == len(s.nodes) &&
+		(len(spare.head) == 0 || len(spare.head[0]) == int(s.maxNode)+1) {
+		*x = *spare
+	} else {
+		x.head = make([][]int32, len(s.clusters))
+		for c := range x.head {
+			x.head[c] = make([]int32, s.maxNode+1)
+		}
+		x.next = make([]int32, len(s.nodes))
+		x.prev = make([]int32, len(s.nodes))
+	}
 	for c := range x.head {
-		x.head[c] = make([]int32, s.maxNode+1)
 		for v := range x.head[c] {
 			x.head[c][v] = -1
 		}
 	}
-	x.next = make([]int32, len(s.nodes))
-	x.prev = make([]int32, len(s.nodes))
 	for i := len(s.nodes) - 1; i >= 0; i-- {
 		x.push(s.nodes[i].cluster, s.nodes[i].free, int32(i))
 	}

@@ -73,11 +73,11 @@ func (s *Snapshot) placement(g *Gang, picks []pick, level, dom int, hetero bool)
 	for _, pk := range sorted {
 		n := &s.nodes[pk.node]
 		c := s.clusters[n.cluster].name
-		if k := len(p.Assignments); k > 0 && p.Assignments[k-1].Node == n.name && p.Assignments[k-1].Cluster == c {
+		if k := len(p.Assignments); k > 0 && p.Assignments[k-1].Node == s.nodeNames[pk.node] && p.Assignments[k-1].Cluster == c {
 			p.Assignments[k-1].Members += int(pk.members)
 			continue
 		}
-		p.Assignments = append(p.Assignments, Assignment{Cluster: c, Node: n.name, Members: int(pk.members)})
+		p.Assignments = append(p.Assignments, Assignment{Cluster: c, Node: s.nodeNames[pk.node], Members: int(pk.members)})
 		s.scratch.assigned = append(s.scratch.assigned, pk.node)
 		if n.cluster != last {
 			p.Clusters = append(p.Clusters, c)

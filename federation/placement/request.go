@@ -234,7 +234,7 @@ func (s *Snapshot) capacity(i int32, gpm int32, mig string) int32 {
 		return 0
 	}
 	if mig != "" {
-		m := n.mig[mig]
+		m := s.slice(i, mig)
 		if m == nil {
 			return 0
 		}

@@ -232,7 +232,7 @@ func (s *Snapshot) drainSet(r *request, l int, d int32) []int32 {
 func (s *Snapshot) capacity1(r *request, i int32) int32 {
 	n := &s.nodes[i]
 	if r.mig != "" {
-		if m := n.mig[r.mig]; m != nil {
+		if m := s.slice(i, r.mig); m != nil {
 			return m.alloc / r.gpm
 		}
 		return 0

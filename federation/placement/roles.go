@@ -253,12 +253,12 @@ func (s *Snapshot) rolePlacement(g *Gang, picks []pick, level, dom int) Placemen
 		sorted[k] = rp.pick
 		n := &s.nodes[rp.node]
 		c, role := s.clusters[n.cluster].name, g.Roles[rp.role].Name
-		if k := len(p.Assignments); k > 0 && p.Assignments[k-1].Node == n.name && p.Assignments[k-1].Cluster == c &&
+		if k := len(p.Assignments); k > 0 && p.Assignments[k-1].Node == s.nodeNames[rp.node] && p.Assignments[k-1].Cluster == c &&
 			p.Assignments[k-1].Role == role {
 			p.Assignments[k-1].Members += int(rp.members)
 			continue
 		}
-		p.Assignments = append(p.Assignments, Assignment{Cluster: c, Node: n.name, Members: int(rp.members), Role: role})
+		p.Assignments = append(p.Assignments, Assignment{Cluster: c, Node: s.nodeNames[rp.node], Members: int(rp.members), Role: role})
 		if n.cluster != last {
 			p.Clusters = append(p.Clusters, c)
 			last = n.cluster

@@ -47,9 +47,10 @@ func (s *Snapshot) nodeAt(cluster, name string) (int32, bool) {
 	return i, ok
 }
 
-// node is one GPU node in the snapshot's flat array.
+// node is one GPU node in the snapshot's flat array. It holds no pointer
+// (its name is Snapshot.names', its MIG slices and shares Snapshot.migs'),
+// so that a build copies 100,000 of them as plain memory.
 type node struct {
-	name        string
 	cluster     int32
 	class       int32
 	dom         [numLevels]int32 // domain index at each level; dom[lvNode] is the node's own index
@@ -57,7 +58,6 @@ type node struct {
 	used        int32
 	free        int32 // gpus-used when schedulable, else 0
 	schedulable bool
-	mig         map[string]*migCount // MIG slices, and shares (nvidia.com/gpu.shared), by resource
 }
 
 type migCount struct{ alloc, used int32 }
@@ -102,6 +102,8 @@ type clusterInfo struct {
 type Snapshot struct {
 	clusters  []clusterInfo
 	nodes     []node
+	nodeNames []string                       // [i]: node i's name (the layout's)
+	migs      map[int32]map[string]*migCount // by node: its MIG slices, and shares (nvidia.com/gpu.shared), by resource
 	levels    [numLevels][]domain
 	dfree     [numLevels][]int32 // [l][d]: the free GPUs of domain d of level l
 	classes   []class
@@ -189,7 +191,7 @@ func (s *Snapshot) addRunning(running []Allocation) {
 		s.add(running[i], !running[i].Counted, nil)
 	}
 	s.endBulk()
-	s.resum()
+	s.resum(nil)
 }
 
 // beginBulk readies a fresh snapshot to add the running allocations in
@@ -214,19 +216,29 @@ func (s *Snapshot) endBulk() {
 
 // resum computes every node's free GPUs from its usage and, from them,
 // the domains' free GPUs, the free index and the domain index.
-func (s *Snapshot) resum() {
+func (s *Snapshot) resum(spare *Snapshot) {
 	for i := range s.nodes {
 		s.nodes[i].free = s.nodes[i].freeNow()
 	}
 	for l := range numLevels {
-		free := make([]int32, len(s.levels[l]))
+		var free []int32
+		if spare != nil && len(spare.dfree[l]) == len(s.levels[l]) {
+			free = spare.dfree[l]
+			clear(free)
+		} else {
+			free = make([]int32, len(s.levels[l]))
+		}
 		for i := range s.nodes {
 			n := &s.nodes[i]
 			free[n.dom[l]] += n.free
 		}
 		s.dfree[l] = free
 	}
-	s.buildFreeIndex()
+	var si *freeIndex
+	if spare != nil {
+		si = &spare.index
+	}
+	s.buildFreeIndex(si)
 	s.buildDomainIndex()
 }
 
@@ -266,10 +278,12 @@ func newLayout(cs []inventory.Cluster) (s *Snapshot, pos [][]int32) {
 	})
 	classIdx := map[string]int32{}
 	s.nodes = make([]node, len(all))
+	s.nodeNames = make([]string, len(all))
 	s.onNode = make([][]*allocation, len(all))
 	s.nodeIndex = make(map[nodeKey]int32, len(all))
 	for i, k := range all {
-		s.nodes[i] = s.newNode(k.n, k.c, s.clusters[k.c].computeDomains, classIdx)
+		s.nodes[i] = s.newNode(int32(i), k.n, k.c, s.clusters[k.c].computeDomains, classIdx)
+		s.nodeNames[i] = k.n.Name
 		s.nodeIndex[nodeKey{cs[k.c].Name, k.n.Name}] = int32(i)
 		pos[k.c][k.k] = int32(i)
 	}
@@ -306,7 +320,7 @@ func domainKeys(n *inventory.Node) [numLevels]string {
 	return k
 }
 
-func (s *Snapshot) newNode(n *inventory.Node, c int32, computeDomains bool, classIdx map[string]int32) node {
+func (s *Snapshot) newNode(i int32, n *inventory.Node, c int32, computeDomains bool, classIdx map[string]int32) node {
 	sharing := ""
 	if n.Shared.Requestable() {
 		sharing = n.Shared.Strategy
@@ -327,30 +341,37 @@ func (s *Snapshot) newNode(n *inventory.Node, c int32, computeDomains bool, clas
 		s.classes = append(s.classes, class{cluster: c, product: n.Product, taints: n.Taints, devices: n.DRADevices, sharing: sharing,
 			nodePool: n.NodePool, clique: clique, quotaKeys: v1alpha1.GPUClassesOfProduct(n.Product)})
 	}
-	out := node{name: n.Name, cluster: c, class: ci, gpus: int32(n.GPUs)}
-	out.setCounts(n)
+	out := node{cluster: c, class: ci, gpus: int32(n.GPUs)}
+	s.setCounts(i, &out, n)
 	s.maxNode = max(s.maxNode, out.gpus)
 	return out
 }
 
-// setCounts sets what of a node changes without changing the snapshot's
-// layout (Builder): its usage, whether it is schedulable and its MIG
-// slices and shares, and so its free GPUs.
-func (out *node) setCounts(n *inventory.Node) {
-	out.used, out.schedulable, out.mig = int32(n.UsedGPUs), n.Schedulable(), nil
-	for r, m := range n.MIG {
-		if out.mig == nil {
-			out.mig = map[string]*migCount{}
+// setCounts sets what of node i (out) changes without changing the
+// snapshot's layout (Builder): its usage, whether it is schedulable and
+// its MIG slices and shares, and so its free GPUs.
+func (s *Snapshot) setCounts(i int32, out *node, n *inventory.Node) {
+	out.used, out.schedulable = int32(n.UsedGPUs), n.Schedulable()
+	if len(n.MIG) > 0 || n.Shared.Requestable() {
+		m := make(map[string]*migCount, len(n.MIG)+1)
+		for r, c := range n.MIG {
+			m[r] = &migCount{alloc: int32(c.Allocatable), used: int32(c.Used)}
 		}
-		out.mig[r] = &migCount{alloc: int32(m.Allocatable), used: int32(m.Used)}
-	}
-	if sh := n.Shared; sh.Requestable() {
-		if out.mig == nil {
-			out.mig = map[string]*migCount{}
+		if sh := n.Shared; sh.Requestable() {
+			m[inventory.ResourceGPUShared] = &migCount{alloc: int32(sh.Allocatable), used: int32(sh.Used)}
 		}
-		out.mig[inventory.ResourceGPUShared] = &migCount{alloc: int32(sh.Allocatable), used: int32(sh.Used)}
+		if s.migs == nil {
+			s.migs = map[int32]map[string]*migCount{}
+		}
+		s.migs[i] = m
 	}
 	out.free = out.freeNow()
+}
+
+// slice is node i's count of MIG slices or shares of resource res (nil:
+// it has none).
+func (s *Snapshot) slice(i int32, res string) *migCount {
+	return s.migs[i][res]
 }
 
 // taintsKey is the taints as toleration matching reads them (not

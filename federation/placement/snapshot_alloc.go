@@ -217,7 +217,7 @@ func (s *Snapshot) use(i int32, mig string, count int32) {
 	s.version++
 	n := &s.nodes[i]
 	if mig != "" {
-		if m := n.mig[mig]; m != nil {
+		if m := s.slice(i, mig); m != nil {
 			m.used = max(0, m.used+count)
 		}
 		return

@@ -9,7 +9,7 @@ func (s *Snapshot) buildDomains(key func(i, l int) string) {
 		for i := range s.nodes {
 			n := &s.nodes[i]
 			if i == 0 || l == lvNode || n.cluster != s.nodes[i-1].cluster || !sameKeys(key, i, l) {
-				doms = append(doms, domain{name: s.domainName(n, l, key(i, min(l, lvBlock))),
+				doms = append(doms, domain{name: s.domainName(int32(i), l, key(i, min(l, lvBlock))),
 					cluster: n.cluster, lo: int32(i)})
 			}
 			d := &doms[len(doms)-1]
@@ -60,13 +60,13 @@ func sameKeys(key func(i, l int) string, i, l int) bool {
 	return true
 }
 
-func (s *Snapshot) domainName(n *node, l int, key string) string {
-	c := s.clusters[n.cluster].name
+func (s *Snapshot) domainName(i int32, l int, key string) string {
+	c := s.clusters[s.nodes[i].cluster].name
 	switch l {
 	case lvCluster:
 		return c
 	case lvNode:
-		return c + "/node:" + n.name
+		return c + "/node:" + s.nodeNames[i]
 	}
 	return c + "/" + key
 }

@@ -55,7 +55,8 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 		return res, err
 	}
 	layouts := s.snaps.Layouts
-	snap := s.snaps.Snapshot(f.clusters, f.allocations(now, &s.allocForms))
+	s.allocs = f.allocations(now, &s.allocForms, s.allocs[:0])
+	snap := s.snaps.Snapshot(f.clusters, s.allocs)
 	if s.snaps.Layouts != layouts {
 		snapshotLayouts.Inc()
 		klog.FromContext(ctx).V(2).Info("laid the fleet out afresh for the placement snapshot", "why", s.snaps.LayoutReason)
@@ -70,8 +71,9 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 		return res, nil // the snapshot holds placements not booked: no status from it
 	}
 	usage := snap.QueueUsage(in.Queues)
-	s.observeFleet(f, snap, in, usage, res)
-	return res, s.writeQueueStatus(ctx, f, usage, in.Queues, res.Placed, held)
+	f.tally.placed(res.Placed, byName)
+	s.observeFleet(f, snap, in, usage, res, byName)
+	return res, s.writeQueueStatus(ctx, f, usage, held)
 }
 
 // decide runs the placement engine on the snapshot and carries out its
@@ -117,16 +119,22 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 
 // input builds the placement input from the fleet: pending jobs not
 // backing off and not still holding a reservation, queues, usage and the
-// gangs being preempted.
+// gangs being preempted. It counts the jobs (f.tally) in the same pass.
 func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]store.Item[*v1alpha1.Job]) {
 	in := placement.Input{Now: now, Queues: queuesOf(f.queues), Reservations: s.holds, Terminating: map[string]string{}}
 	byName := map[string]store.Item[*v1alpha1.Job]{}
 	held := map[string]int{}
 	s.gangForms.begin()
 	defer s.gangForms.end()
+	f.tally = newJobTally(f.finished)
 	for _, it := range f.jobs {
 		j := it.Object
-		if r, ok := f.ledger.Reservations[it.Name]; ok {
+		r, booked := f.ledger.Reservations[it.Name]
+		gang := func() placement.Gang {
+			return s.gangForms.of(it.Name, it.Revision, func() placement.Gang { return GangOf(j) })
+		}
+		f.tally.count(j, booked, gang)
+		if booked {
 			held[j.Spec.Queue] += r.Object.Gang.GPUs()
 			if jobs.Preempted(j) {
 				in.Terminating[it.Name] = j.Annotations[v1alpha1.AnnotationPreemptedBy]
@@ -137,7 +145,7 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]
 			continue
 		}
 		byName[it.Name] = it
-		g := s.gangForms.of(it.Name, it.Revision, func() placement.Gang { return GangOf(j) })
+		g := gang()
 		g.Pools = f.gangPools(j.Spec.Queue)
 		in.Pending = append(in.Pending, g)
 	}
@@ -381,10 +389,7 @@ func guards(held *store.Cond) []store.Cond {
 // preempt asks hub/jobs to mark a running job as preempted, guarded by
 // held; hub/dispatch stops it after its grace period and requeues it.
 func (s *Scheduler) preempt(ctx context.Context, f *fleet, p placement.Preemption, held *store.Cond, now time.Time) error {
-	for _, it := range f.jobs {
-		if it.Name != p.Victim {
-			continue
-		}
+	if it, ok := f.job(p.Victim); ok {
 		if f.partial[it.Name] { // a finished job is cached in part: write the whole
 			j, rev, err := s.jobs.Get(ctx, it.Name)
 			if err != nil {

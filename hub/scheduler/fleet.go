@@ -5,6 +5,7 @@ package scheduler
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,6 +56,8 @@ type fleet struct {
 	// revisions are the store revisions each kind's cache was current to
 	// when the snapshot was taken; the ledger's is ledger.Revision.
 	revisions map[string]int64
+	// tally counts the jobs (input counts them).
+	tally *jobTally
 }
 
 // read takes the fleet a cycle decides on. While the scheduler leads, from
@@ -122,43 +125,73 @@ func clusterReady(c *v1alpha1.Cluster) bool {
 // limit (Estimate) ends no earlier than now plus that limit and it has lost
 // no work if it is preempted. The job's latest checkpoint (status.checkpoint)
 // and its interval tell the preemption search how much work a victim loses.
-func (f *fleet) allocations(now time.Time, forms *forms[allocForm]) []placement.Allocation {
-	committed := map[string]time.Time{}
-	ckpts := map[string]*v1alpha1.JobCheckpoint{}
-	for _, it := range f.jobs {
-		if d := jobs.DispatchOf(it.Object); d != nil && d.Phase == v1alpha1.DispatchCommitted && d.Time != nil {
-			committed[it.Name] = d.Time.Time
-		}
-		if c := it.Object.Status.Checkpoint; c != nil {
-			ckpts[it.Name] = c
-		}
-	}
-	out := make([]placement.Allocation, 0, len(f.ledger.Reservations))
+// The gangs are appended to out.
+func (f *fleet) allocations(now time.Time, forms *forms[allocForm], out []placement.Allocation) []placement.Allocation {
+	out = slices.Grow(out, len(f.ledger.Reservations))
 	forms.begin()
 	defer forms.end()
-	for _, it := range f.ledger.Reservations {
-		r := it.Object
-		form := forms.of(it.Name, it.Revision, func() allocForm {
-			return allocForm{gang: r.PlacementGang(), assignments: r.PlacementAssignments()}
-		})
-		at, ok := committed[r.Job]
-		counted := ok && !r.Started.IsZero()
-		for _, c := range r.Clusters {
-			counted = counted && f.received[c].After(at)
+	// The reservations are found from their jobs (keyed by job name), one
+	// lookup a job; a reservation whose job the snapshot lacks is found
+	// after.
+	found := 0
+	for _, jt := range f.jobs {
+		it, ok := f.ledger.Reservations[jt.Name]
+		if !ok {
+			continue
 		}
-		started := r.Started
-		if started.IsZero() {
-			started = now
+		found++
+		out = append(out, f.allocation(it, jt.Object, now, forms))
+	}
+	if found < len(f.ledger.Reservations) {
+		for name, it := range f.ledger.Reservations {
+			if _, ok := f.job(name); !ok {
+				out = append(out, f.allocation(it, nil, now, forms))
+			}
 		}
-		a := placement.Allocation{Gang: form.gang, Assignments: form.assignments, Started: started, Counted: counted}
-		if c := ckpts[r.Job]; c != nil {
+	}
+	return out
+}
+
+// allocation is a reservation's running gang; j is its job (nil: not in
+// the snapshot).
+func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *v1alpha1.Job, now time.Time, forms *forms[allocForm]) placement.Allocation {
+	r := it.Object
+	form := forms.of(it.Name, it.Revision, func() allocForm {
+		return allocForm{gang: r.PlacementGang(), assignments: r.PlacementAssignments()}
+	})
+	counted := false
+	if j != nil {
+		if d := jobs.DispatchOf(j); d != nil && d.Phase == v1alpha1.DispatchCommitted && d.Time != nil && !r.Started.IsZero() {
+			counted = true
+			for _, c := range r.Clusters {
+				counted = counted && f.received[c].After(d.Time.Time)
+			}
+		}
+	}
+	started := r.Started
+	if started.IsZero() {
+		started = now
+	}
+	a := placement.Allocation{Gang: form.gang, Assignments: form.assignments, Started: started, Counted: counted}
+	if j != nil {
+		if c := j.Status.Checkpoint; c != nil {
 			// A checkpoint of an earlier epoch still saved the work up to it.
 			a.LastCheckpoint = c.Time.Time
 			a.CheckpointInterval = time.Duration(c.IntervalSeconds) * time.Second
 		}
-		out = append(out, a)
 	}
-	return out
+	return a
+}
+
+// job is a job of the snapshot by name (f.jobs is in name order).
+func (f *fleet) job(name string) (store.Item[*v1alpha1.Job], bool) {
+	i, ok := slices.BinarySearchFunc(f.jobs, name, func(it store.Item[*v1alpha1.Job], name string) int {
+		return strings.Compare(it.Name, name)
+	})
+	if !ok {
+		return store.Item[*v1alpha1.Job]{}, false
+	}
+	return f.jobs[i], true
 }
 
 // allocForm is a reservation's placement form: its gang and assignments.

@@ -39,7 +39,7 @@ type queueView struct {
 // included), its queues, their usage (Snapshot.QueueUsage) and fair-share
 // usage, and the jobs it placed.
 func viewOf(f *fleet, snap *placement.Snapshot, queues []placement.Queue, usage map[string]placement.QueueUsage,
-	fair map[string]float64, placed []string, now time.Time) *fleetView {
+	fair map[string]float64, tally *jobTally, now time.Time) *fleetView {
 	v := &fleetView{clusters: map[string]clusterView{}, queues: map[string]*queueView{}, phases: map[v1alpha1.JobPhase]int{}}
 	states := map[string]v1alpha1.ClusterState{}
 	for _, c := range f.registered {
@@ -74,7 +74,11 @@ func viewOf(f *fleet, snap *placement.Snapshot, queues []placement.Queue, usage 
 		}
 		qv.fairShare = fair[q.Name]
 	}
-	v.countJobs(f, placed)
+	v.phases = tally.phases
+	for name, t := range tally.queues {
+		qv := v.queue(name)
+		qv.pendingJobs, qv.pendingGPUs, qv.activeJobs = t.waiting, t.waitingGPUs, t.active
+	}
 	return v
 }
 
@@ -82,40 +86,6 @@ func (v *fleetView) setInventoryAge(cluster string, age float64) {
 	cv := v.clusters[cluster]
 	cv.invAge, cv.hasInvt = age, true
 	v.clusters[cluster] = cv
-}
-
-// countJobs counts jobs by phase and, per queue, the pending jobs and
-// GPUs and the active (booked) jobs, as writeQueueStatus counts them: the
-// jobs placed this cycle count as placed.
-func (v *fleetView) countJobs(f *fleet, placed []string) {
-	now := make(map[string]bool, len(placed))
-	for _, name := range placed {
-		now[name] = true
-	}
-	for phase, n := range f.finished { // the finished jobs a snapshot leaves out
-		v.phases[phase] += n
-	}
-	for _, it := range f.jobs {
-		j := it.Object
-		_, booked := f.ledger.Reservations[it.Name]
-		phase := j.Status.Phase
-		if now[it.Name] {
-			phase = v1alpha1.JobPlaced
-		}
-		if phase == "" {
-			phase = v1alpha1.JobPending
-		}
-		v.phases[phase]++
-		switch {
-		case booked || now[it.Name]:
-			v.queue(j.Spec.Queue).activeJobs++
-		case phase == v1alpha1.JobPending:
-			g := GangOf(j)
-			qv := v.queue(j.Spec.Queue)
-			qv.pendingJobs++
-			qv.pendingGPUs += g.GPUs()
-		}
-	}
 }
 
 func (v *fleetView) queue(name string) *queueView {

@@ -20,30 +20,18 @@ import (
 // (Snapshot.QueueUsage):
 // the ledger's reservations plus the placements booked this cycle. A queue
 // changed since it was read is left for the next cycle.
-func (s *Scheduler) writeQueueStatus(ctx context.Context, f *fleet, usage map[string]placement.QueueUsage, queues []placement.Queue,
-	placed []string, held *store.Cond) error {
-	now := make(map[string]bool, len(placed))
-	for _, name := range placed {
-		now[name] = true
-	}
-	pending, active := map[string]int32{}, map[string]int32{}
-	for _, it := range f.jobs {
-		j := it.Object
-		_, booked := f.ledger.Reservations[it.Name]
-		switch {
-		case booked || now[it.Name]:
-			active[j.Spec.Queue]++
-		case j.Status.Phase == v1alpha1.JobPending:
-			pending[j.Spec.Queue]++
-		}
-	}
+func (s *Scheduler) writeQueueStatus(ctx context.Context, f *fleet, usage map[string]placement.QueueUsage, held *store.Cond) error {
 	var guards []store.Cond
 	if held != nil {
 		guards = append(guards, *held)
 	}
 	for _, q := range f.queues {
 		u := usage[q.Name]
-		st := v1alpha1.QueueStatus{PendingJobs: pending[q.Name], ActiveJobs: active[q.Name],
+		var n queueTally
+		if t := f.tally.queues[q.Name]; t != nil {
+			n = *t
+		}
+		st := v1alpha1.QueueStatus{PendingJobs: int32(n.pending), ActiveJobs: int32(n.active),
 			UsedGPUs: classGPUs(u.GPUs), BorrowedGPUs: classGPUs(u.Borrowed), Conditions: q.Status.Conditions}
 		wrote, err := s.queueStatus.SetStatus(ctx, q, f.queueRevs[q.Name], st, guards...)
 		switch {

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package scheduler
+
+import (
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/hub/store"
+)
+
+// jobTally counts a cycle's jobs as its gauges (fleetview.go) and the
+// queues' statuses (queuestatus.go) report them. The cycle counts them in
+// the pass that builds its placement input (input), so that a fleet of
+// 25,000 placed jobs is not walked once more per reader, and moves the
+// jobs it placed from pending to active (placed).
+type jobTally struct {
+	// phases counts the snapshot's jobs by phase (no phase counts as
+	// Pending), and the finished jobs it leaves out.
+	phases map[v1alpha1.JobPhase]int
+	queues map[string]*queueTally
+}
+
+// queueTally is one queue's jobs: booked (active), and pending without a
+// reservation — pending those in phase Pending (the queue's status),
+// waiting those too with no phase yet (the gauges), with their GPUs.
+type queueTally struct {
+	active, pending, waiting, waitingGPUs int
+}
+
+func newJobTally(finished map[v1alpha1.JobPhase]int) *jobTally {
+	t := &jobTally{phases: map[v1alpha1.JobPhase]int{}, queues: map[string]*queueTally{}}
+	for phase, n := range finished {
+		t.phases[phase] += n
+	}
+	return t
+}
+
+func (t *jobTally) queue(name string) *queueTally {
+	q := t.queues[name]
+	if q == nil {
+		q = &queueTally{}
+		t.queues[name] = q
+	}
+	return q
+}
+
+// count adds a job of the snapshot; booked says it holds a reservation,
+// gang gives its gang (asked only for a pending job).
+func (t *jobTally) count(j *v1alpha1.Job, booked bool, gang func() placement.Gang) {
+	phase := j.Status.Phase
+	if phase == "" {
+		phase = v1alpha1.JobPending
+	}
+	t.phases[phase]++
+	q := t.queue(j.Spec.Queue)
+	switch {
+	case booked:
+		q.active++
+	case phase == v1alpha1.JobPending:
+		q.waiting++
+		g := gang()
+		q.waitingGPUs += g.GPUs()
+		if j.Status.Phase == v1alpha1.JobPending {
+			q.pending++
+		}
+	}
+}
+
+// placed moves the jobs a cycle booked (pending ones, in byName) from
+// pending to active and to phase Placed.
+func (t *jobTally) placed(names []string, byName map[string]store.Item[*v1alpha1.Job]) {
+	for _, name := range names {
+		it, ok := byName[name]
+		if !ok {
+			continue
+		}
+		j := it.Object
+		q := t.queue(j.Spec.Queue)
+		q.active++
+		q.pending--
+		q.waiting--
+		g := GangOf(j)
+		q.waitingGPUs -= g.GPUs()
+		t.phases[v1alpha1.JobPending]--
+		t.phases[v1alpha1.JobPlaced]++
+	}
+}
+
+// tallyOf counts a fleet's jobs as a cycle's input does.
+func tallyOf(f *fleet) *jobTally {
+	t := newJobTally(f.finished)
+	for _, it := range f.jobs {
+		_, booked := f.ledger.Reservations[it.Name]
+		t.count(it.Object, booked, func() placement.Gang { return GangOf(it.Object) })
+	}
+	return t
+}
