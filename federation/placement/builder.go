@@ -250,7 +250,7 @@ func (k *kept) sameBooking(a *Allocation) bool {
 func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32, spare *Snapshot) *Snapshot {
 	t := &Snapshot{clusters: s.clusters, classes: s.classes, nodeIndex: s.nodeIndex, pos: s.pos, uniqueNames: s.uniqueNames,
 		nodeNames: s.nodeNames,
-		trivial: s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs,
+		trivial:   s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs,
 		allocs: map[string]*allocation{}, runSums: map[runKey]int{}, offAllocs: map[string]*allocation{},
 		cdHeld: map[string]int{}}
 	if spare != nil {
