@@ -36,7 +36,7 @@ type caches struct {
 
 	// The jobs' index (under jobs.mu): the unfinished jobs, and how many
 	// finished jobs each terminal phase has.
-	active   map[string]bool
+	active   map[string]store.Item[*cachedJob]
 	finished map[v1alpha1.JobPhase]int
 	// The inventories decoded (under inventories.mu), once per report.
 	parsed map[string]parsedInventory
@@ -64,7 +64,7 @@ func (s *Scheduler) newCaches() *caches {
 		clusters:     newWatched(s.clusters),
 		inventories:  newWatched(s.inventories),
 		pools:        newWatched(s.pools),
-		active:       map[string]bool{},
+		active:       map[string]store.Item[*cachedJob]{},
 		finished:     map[v1alpha1.JobPhase]int{},
 		parsed:       map[string]parsedInventory{},
 	}
@@ -88,7 +88,7 @@ func (c *caches) indexJob(name string, old, cur *store.Item[*cachedJob]) {
 		if p := cur.Object.job.Status.Phase; p.Terminal() {
 			c.finished[p]++
 		} else {
-			c.active[name] = true
+			c.active[name] = *cur
 		}
 	}
 }
@@ -284,33 +284,57 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (*fleet, err
 }
 
 // snapshotJobs takes the unfinished jobs and the finished ones that still
-// hold a reservation, in name order (the order a list gave), and counts
-// the other finished jobs by phase.
+// hold a reservation, in name order (the order a list gave), each with its
+// reservation (f.reserved), and counts the other finished jobs by phase.
 func (c *caches) snapshotJobs(f *fleet) {
 	c.jobs.mu.RLock()
 	defer c.jobs.mu.RUnlock()
 	f.revisions[c.jobs.r.Kind()] = c.jobs.rev
 	f.finished = maps.Clone(c.finished)
-	f.jobs = make([]store.Item[*v1alpha1.Job], 0, len(c.active))
 	f.partial = map[string]bool{}
-	add := func(it store.Item[*cachedJob]) {
-		f.jobs = append(f.jobs, store.Item[*v1alpha1.Job]{Name: it.Name, Object: it.Object.job, Revision: it.Revision})
+	type row struct {
+		job store.Item[*v1alpha1.Job]
+		res store.Item[*ledger.Reservation]
 	}
-	for name := range c.active {
-		add(c.jobs.items[name])
+	rows := make([]row, 0, len(c.active))
+	add := func(it store.Item[*cachedJob], res store.Item[*ledger.Reservation]) {
+		rows = append(rows, row{store.Item[*v1alpha1.Job]{Name: it.Name, Object: it.Object.job, Revision: it.Revision}, res})
 	}
-	for name := range f.ledger.Reservations {
+	held := 0
+	for name, it := range c.active {
+		res, ok := f.ledger.Reservations[name]
+		if ok {
+			held++
+		}
+		add(it, res)
+	}
+	// The reservations of finished jobs (looked for only when some
+	// reservation's job is not active).
+	for name, res := range f.ledger.Reservations {
+		if held == len(f.ledger.Reservations) {
+			break // every reservation's job is active
+		}
 		it, ok := c.jobs.items[name]
-		if !ok || c.active[name] {
+		if _, active := c.active[name]; !ok || active {
 			continue
 		}
-		add(it)
+		add(it, res)
 		f.finished[it.Object.job.Status.Phase]--
 		if it.Object.partial {
 			f.partial[name] = true
 		}
 	}
-	slices.SortFunc(f.jobs, func(a, b store.Item[*v1alpha1.Job]) int { return strings.Compare(a.Name, b.Name) })
+	// Sorted by index: rows are large, with pointers, to move.
+	order := make([]int32, len(rows))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return strings.Compare(rows[a].job.Name, rows[b].job.Name) })
+	f.jobs = make([]store.Item[*v1alpha1.Job], len(rows))
+	f.reserved = make([]store.Item[*ledger.Reservation], len(rows))
+	for i, k := range order {
+		f.jobs[i], f.reserved[i] = rows[k].job, rows[k].res
+	}
 }
 
 // snapshotClusters keeps the inventories of Ready clusters (a cordoned or

@@ -127,9 +127,10 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]
 	s.gangForms.begin()
 	defer s.gangForms.end()
 	f.tally = newJobTally(f.finished)
-	for _, it := range f.jobs {
+	for i, it := range f.jobs {
 		j := it.Object
-		r, booked := f.ledger.Reservations[it.Name]
+		r := f.reserved[i]
+		booked := r.Object != nil
 		gang := func() placement.Gang {
 			return s.gangForms.of(it.Name, it.Revision, func() placement.Gang { return GangOf(j) })
 		}

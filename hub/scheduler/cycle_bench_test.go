@@ -163,6 +163,9 @@ func benchCycles(b *testing.B, f *benchFleet, s *scheduler.Scheduler) {
 		}
 	}
 	b.StopTimer()
+	if os.Getenv("SHOAL_BENCH_CYCLES") != "" {
+		b.Logf("cycles in order: %v", took)
+	}
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(took[(len(took)*99)/100].Microseconds())/1000, "p99-ms")

@@ -28,6 +28,9 @@ type fleet struct {
 	// part (jobcodec.go), which are read whole before a write.
 	jobs    []store.Item[*v1alpha1.Job]
 	partial map[string]bool
+	// reserved are the jobs' reservations: [i] is jobs[i]'s (Object nil:
+	// none).
+	reserved []store.Item[*ledger.Reservation]
 	// finished counts the other finished jobs by phase.
 	finished map[v1alpha1.JobPhase]int
 	queues   []*v1alpha1.Queue
@@ -130,13 +133,12 @@ func (f *fleet) allocations(now time.Time, forms *forms[allocForm], out []placem
 	out = slices.Grow(out, len(f.ledger.Reservations))
 	forms.begin()
 	defer forms.end()
-	// The reservations are found from their jobs (keyed by job name), one
-	// lookup a job; a reservation whose job the snapshot lacks is found
-	// after.
+	// The reservations are found from their jobs (f.reserved); a
+	// reservation whose job the snapshot lacks is found after.
 	found := 0
-	for _, jt := range f.jobs {
-		it, ok := f.ledger.Reservations[jt.Name]
-		if !ok {
+	for i, jt := range f.jobs {
+		it := f.reserved[i]
+		if it.Object == nil {
 			continue
 		}
 		found++

@@ -52,6 +52,7 @@ func BenchmarkFleetView(b *testing.B) {
 		job.Status.Phase = v1alpha1.JobPending
 		f.jobs = append(f.jobs, store.Item[*v1alpha1.Job]{Name: job.Name, Object: job})
 	}
+	f.reserved = make([]store.Item[*ledger.Reservation], len(f.jobs))
 	snap := placement.NewSnapshot(f.clusters, nil)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -89,8 +89,8 @@ func (t *jobTally) placed(names []string, byName map[string]store.Item[*v1alpha1
 // tallyOf counts a fleet's jobs as a cycle's input does.
 func tallyOf(f *fleet) *jobTally {
 	t := newJobTally(f.finished)
-	for _, it := range f.jobs {
-		_, booked := f.ledger.Reservations[it.Name]
+	for i, it := range f.jobs {
+		booked := f.reserved[i].Object != nil
 		t.count(it.Object, booked, func() placement.Gang { return GangOf(it.Object) })
 	}
 	return t
