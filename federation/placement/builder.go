@@ -52,8 +52,11 @@ type Builder struct {
 // build's bookings changed by the gangs that differ. The inventories must
 // not be changed while the Builder holds them (until the next build); the
 // Snapshot it returns is valid until the next build (it shares the kept
-// allocations, which the next build changes).
-func (b *Builder) Snapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
+// allocations, which the next build changes). The snapshot reads the
+// allocations themselves, not copies: between builds the caller may
+// change an allocation's Started, LastCheckpoint, CheckpointInterval and
+// Counted in place, and must give any other change as another Allocation.
+func (b *Builder) Snapshot(clusters []inventory.Cluster, running []*Allocation) *Snapshot {
 	cs := sortedClusters(clusters)
 	why := "first build"
 	if b.layout != nil {
@@ -86,20 +89,19 @@ func (b *Builder) Snapshot(clusters []inventory.Cluster, running []Allocation) *
 // slices, compute domain, Counted), unbooks the ended ones, and refreshes
 // the rest's allocations (start and checkpoint times). It returns false,
 // keeping nothing, when running names a gang twice.
-func (b *Builder) book(running []Allocation) bool {
+func (b *Builder) book(running []*Allocation) bool {
 	if b.run == nil {
 		b.run = newRunning(b.layout)
 		return b.run.bulk(running, b.gen)
 	}
 	r := b.run
-	for i := range running {
-		a := &running[i]
+	for _, a := range running {
 		k := r.byGang[a.Gang.ID]
 		if k != nil && k.seen == b.gen {
 			return false
 		}
 		if k != nil && k.sameBooking(a) {
-			k.al.Allocation, k.seen = *a, b.gen
+			k.al.Allocation, k.seen = a, b.gen
 			continue
 		}
 		if k != nil {
@@ -155,14 +157,14 @@ func newRunning(layout *Snapshot) *running {
 
 // bulk books every gang of running on a fresh running, as addRunning does
 // (one slab, listed at once); false when a gang is named twice.
-func (r *running) bulk(running []Allocation, gen uint64) bool {
+func (r *running) bulk(running []*Allocation, gen uint64) bool {
 	r.s.beginBulk(running)
 	r.byGang = make(map[string]*kept, len(running))
-	for i := range running {
-		if r.byGang[running[i].Gang.ID] != nil {
+	for _, a := range running {
+		if r.byGang[a.Gang.ID] != nil {
 			return false
 		}
-		r.add(&running[i], gen)
+		r.add(a, gen)
 	}
 	r.s.endBulk()
 	return true
@@ -180,7 +182,7 @@ func (r *running) add(a *Allocation, gen uint64) {
 		}
 		k.at[j], k.gpus[j] = i, as.Members*a.Gang.gpmOf(as.Role)
 	}
-	k.al = r.s.add(*a, false, k.at)
+	k.al = r.s.add(a, false, k.at)
 	r.byGang[a.Gang.ID] = k
 	r.use(k, 1)
 }

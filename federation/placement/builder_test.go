@@ -96,7 +96,7 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		fleet := randomFleet(rng)
 		var b Builder
-		var kept []Allocation
+		var kept []*Allocation
 		layouts := 0
 		for step := range 8 {
 			fleet = copyFleet(fleet)
@@ -119,31 +119,39 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 				pending = append(pending, randomGang(rng, 100*step+i, now))
 			}
 			running := Schedule(NewSnapshot(fleet, nil), Input{Now: now, Pending: pending}).Placements
-			var allocs []Allocation
+			var allocs []*Allocation
 			for _, p := range running {
 				for _, g := range pending {
 					if g.ID == p.Gang {
-						allocs = append(allocs, Allocation{Gang: g, Assignments: p.Assignments, Started: now, Counted: rng.IntN(2) == 0})
+						allocs = append(allocs, &Allocation{Gang: g, Assignments: p.Assignments, Started: now, Counted: rng.IntN(2) == 0})
 					}
 				}
 			}
 			// Gangs of the last step still run (their bookings kept by the
 			// last build), one of them now on other nodes, some ended, some
 			// counted in the inventories now or no longer, their start and
-			// checkpoint times moved on.
+			// checkpoint times moved on: changed in place, or reported as
+			// another Allocation (the same, or booking otherwise).
 			for i, a := range kept {
 				switch {
 				case i == 0 && len(a.Assignments) > 1:
-					a.Assignments = slices.Clone(a.Assignments)
-					slices.Reverse(a.Assignments)
+					c := *a
+					c.Assignments = slices.Clone(a.Assignments)
+					slices.Reverse(c.Assignments)
+					a = &c
 				case rng.IntN(4) == 0:
 					continue
+				case len(a.Gang.Roles) == 0 && a.Gang.GPUsPerMember > 1 && rng.IntN(5) == 0:
+					c := *a
+					c.Gang.GPUsPerMember-- // a report of the gang that books less (not seen in practice)
+					a = &c
+				case rng.IntN(3) == 0:
+					c := *a
+					c.Assignments = slices.Clone(a.Assignments)
+					a = &c
 				}
 				if rng.IntN(3) == 0 {
 					a.Counted = !a.Counted
-				}
-				if len(a.Gang.Roles) == 0 && a.Gang.GPUsPerMember > 1 && rng.IntN(5) == 0 {
-					a.Gang.GPUsPerMember-- // a report of the gang that books less (not seen in practice)
 				}
 				a.Started = a.Started.Add(time.Second)
 				a.LastCheckpoint = now.Add(time.Duration(step) * time.Minute)
@@ -156,7 +164,11 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 			if rng.IntN(4) > 0 {
 				kept = allocs
 			}
-			got, want := b.Snapshot(fleet, allocs), NewSnapshot(fleet, allocs)
+			values := make([]Allocation, len(allocs))
+			for i, a := range allocs {
+				values[i] = *a
+			}
+			got, want := b.Snapshot(fleet, allocs), NewSnapshot(fleet, values)
 			if !reflect.DeepEqual(listsSorted(got), listsSorted(want)) {
 				t.Fatalf("seed %d step %d: differs: %s", seed, step, snapshotDiff(listsSorted(got), listsSorted(want)))
 			}

@@ -4,6 +4,7 @@ package placement
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -138,9 +139,11 @@ type Snapshot struct {
 	cdHeld map[string]int
 }
 
-// allocation is a gang holding GPUs in the snapshot.
+// allocation is a gang holding GPUs in the snapshot. Its Allocation is
+// shared, never changed (Checkpointed replaces it): NewSnapshot's are its
+// own copies, a Builder's the caller's.
 type allocation struct {
-	Allocation
+	*Allocation
 	nodes   []int32
 	gpus    []int32 // GPUs (or slices) booked on each of nodes
 	mig     string
@@ -170,8 +173,17 @@ type classGPUs struct {
 // kept (they still matter for preemption and fair share) but book nothing.
 func NewSnapshot(clusters []inventory.Cluster, running []Allocation) *Snapshot {
 	s, _ := newLayout(sortedClusters(clusters))
-	s.addRunning(running)
+	s.addRunning(pointers(slices.Clone(running)))
 	return s
+}
+
+// pointers is the address of each allocation of as.
+func pointers(as []Allocation) []*Allocation {
+	out := make([]*Allocation, len(as))
+	for i := range as {
+		out[i] = &as[i]
+	}
+	return out
 }
 
 // sortedClusters is a copy of clusters sorted by name.
@@ -185,10 +197,10 @@ func sortedClusters(clusters []inventory.Cluster) []inventory.Cluster {
 // usage is added to the nodes first, then the free GPUs of the nodes and
 // domains and the indexes are computed once (resum), not moved allocation
 // by allocation. The snapshot is fresh: laid out, with no allocation yet.
-func (s *Snapshot) addRunning(running []Allocation) {
+func (s *Snapshot) addRunning(running []*Allocation) {
 	s.beginBulk(running)
-	for i := range running {
-		s.add(running[i], !running[i].Counted, nil)
+	for _, a := range running {
+		s.add(a, !a.Counted, nil)
 	}
 	s.endBulk()
 	s.resum(nil)
@@ -197,11 +209,11 @@ func (s *Snapshot) addRunning(running []Allocation) {
 // beginBulk readies a fresh snapshot to add the running allocations in
 // bulk (add): their structs and node lists from one slab, their usage
 // added to the nodes' only, their per-node lists made by endBulk.
-func (s *Snapshot) beginBulk(running []Allocation) {
+func (s *Snapshot) beginBulk(running []*Allocation) {
 	s.bulk = true
 	ints := 0
-	for i := range running {
-		ints += 2 * len(running[i].Assignments)
+	for _, a := range running {
+		ints += 2 * len(a.Assignments)
 	}
 	s.slab = bulkSlab{allocs: make([]allocation, len(running)), ints: make([]int32, ints),
 		added: make([]*allocation, 0, len(running))}

@@ -33,7 +33,7 @@ func (s *Snapshot) assume(g Gang, p Placement, started time.Time, at []int32) (*
 	if _, dup := s.allocs[g.ID]; dup {
 		return nil, fmt.Errorf("%w: gang %s already holds GPUs", ErrConflict, g.ID)
 	}
-	a := Allocation{Gang: g, Assignments: p.Assignments, Started: started}
+	a := &Allocation{Gang: g, Assignments: p.Assignments, Started: started}
 	for k, as := range a.Assignments {
 		gpm := int32(g.gpmOf(as.Role))
 		if gpm <= 0 && len(g.Roles) > 0 {
@@ -62,7 +62,7 @@ func (s *Snapshot) nodeOf(as Assignment, at []int32, k int) (int32, bool) {
 
 // add records an allocation; book subtracts its GPUs from the nodes. at is
 // as for assume.
-func (s *Snapshot) add(a Allocation, book bool, at []int32) *allocation {
+func (s *Snapshot) add(a *Allocation, book bool, at []int32) *allocation {
 	var al *allocation
 	if s.bulk && len(s.slab.allocs) > 0 {
 		al, s.slab.allocs = &s.slab.allocs[0], s.slab.allocs[1:]
@@ -238,7 +238,7 @@ func (s *Snapshot) Release(gang string) (Allocation, error) {
 	s.sumRunning(al, -1)
 	s.unlist(al)
 	delete(s.allocs, gang)
-	return al.Allocation, nil
+	return *al.Allocation, nil
 }
 
 func (s *Snapshot) unbook(al *allocation) {
@@ -291,7 +291,7 @@ func (s *Snapshot) GangsOnNode(cluster, name string) []string {
 func (s *Snapshot) Running() []Allocation {
 	out := make([]Allocation, 0, len(s.allocs))
 	for _, al := range s.allocs {
-		out = append(out, al.Allocation)
+		out = append(out, *al.Allocation)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Gang.ID < out[j].Gang.ID })
 	return out
@@ -303,7 +303,7 @@ func (s *Snapshot) Allocation(gang string) (Allocation, bool) {
 	if !ok {
 		return Allocation{}, false
 	}
-	return al.Allocation, true
+	return *al.Allocation, true
 }
 
 // GPUs returns the whole GPUs of the fleet and those free on schedulable nodes.
@@ -362,7 +362,9 @@ func (s *Snapshot) Checkpointed(gang string, t time.Time) error {
 		prev = al.LastCheckpoint
 	}
 	if t.After(prev) {
-		al.LastCheckpoint, al.CheckpointInterval = t, t.Sub(prev)
+		a := *al.Allocation // shared: replaced, not changed
+		a.LastCheckpoint, a.CheckpointInterval = t, t.Sub(prev)
+		al.Allocation = &a
 	}
 	return nil
 }

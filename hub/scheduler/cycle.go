@@ -150,6 +150,7 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]
 		g.Pools = f.gangPools(j.Spec.Queue)
 		in.Pending = append(in.Pending, g)
 	}
+	f.tally.done()
 	s.fair.Advance(now, held)
 	in.Usage = s.fair.Usage()
 	return in, byName

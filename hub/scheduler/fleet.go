@@ -5,7 +5,6 @@ package scheduler
 import (
 	"context"
 	"slices"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -24,13 +23,15 @@ import (
 type fleet struct {
 	ledger *ledger.State
 	// jobs are the unfinished jobs and the finished ones still holding a
-	// reservation, in name order; partial names those of them decoded in
+	// reservation, in no order; partial names those of them decoded in
 	// part (jobcodec.go), which are read whole before a write.
 	jobs    []store.Item[*v1alpha1.Job]
 	partial map[string]bool
 	// reserved are the jobs' reservations: [i] is jobs[i]'s (Object nil:
 	// none).
 	reserved []store.Item[*ledger.Reservation]
+	// jobIndex finds a job in jobs by name (made by job when first asked).
+	jobIndex map[string]int
 	// finished counts the other finished jobs by phase.
 	finished map[v1alpha1.JobPhase]int
 	queues   []*v1alpha1.Queue
@@ -129,7 +130,7 @@ func clusterReady(c *v1alpha1.Cluster) bool {
 // no work if it is preempted. The job's latest checkpoint (status.checkpoint)
 // and its interval tell the preemption search how much work a victim loses.
 // The gangs are appended to out.
-func (f *fleet) allocations(now time.Time, forms *forms[allocForm], out []placement.Allocation) []placement.Allocation {
+func (f *fleet) allocations(now time.Time, forms *forms[allocForm], out []*placement.Allocation) []*placement.Allocation {
 	out = slices.Grow(out, len(f.ledger.Reservations))
 	forms.begin()
 	defer forms.end()
@@ -155,11 +156,13 @@ func (f *fleet) allocations(now time.Time, forms *forms[allocForm], out []placem
 }
 
 // allocation is a reservation's running gang; j is its job (nil: not in
-// the snapshot).
-func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *v1alpha1.Job, now time.Time, forms *forms[allocForm]) placement.Allocation {
+// the snapshot). The Allocation is the reservation's form's, made once per
+// revision of the reservation; its times and Counted are set again each
+// cycle (placement.Builder reads them in place).
+func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *v1alpha1.Job, now time.Time, forms *forms[allocForm]) *placement.Allocation {
 	r := it.Object
-	form := forms.of(it.Name, it.Revision, func() allocForm {
-		return allocForm{gang: r.PlacementGang(), assignments: r.PlacementAssignments()}
+	a := forms.of(it.Name, it.Revision, func() allocForm {
+		return &placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments()}
 	})
 	counted := false
 	if j != nil {
@@ -174,7 +177,8 @@ func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *v1alpha1.Job, 
 	if started.IsZero() {
 		started = now
 	}
-	a := placement.Allocation{Gang: form.gang, Assignments: form.assignments, Started: started, Counted: counted}
+	a.Started, a.Counted = started, counted
+	a.LastCheckpoint, a.CheckpointInterval = time.Time{}, 0
 	if j != nil {
 		if c := j.Status.Checkpoint; c != nil {
 			// A checkpoint of an earlier epoch still saved the work up to it.
@@ -185,22 +189,24 @@ func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *v1alpha1.Job, 
 	return a
 }
 
-// job is a job of the snapshot by name (f.jobs is in name order).
+// job is a job of the snapshot by name.
 func (f *fleet) job(name string) (store.Item[*v1alpha1.Job], bool) {
-	i, ok := slices.BinarySearchFunc(f.jobs, name, func(it store.Item[*v1alpha1.Job], name string) int {
-		return strings.Compare(it.Name, name)
-	})
+	if f.jobIndex == nil {
+		f.jobIndex = make(map[string]int, len(f.jobs))
+		for i := range f.jobs {
+			f.jobIndex[f.jobs[i].Name] = i
+		}
+	}
+	i, ok := f.jobIndex[name]
 	if !ok {
 		return store.Item[*v1alpha1.Job]{}, false
 	}
 	return f.jobs[i], true
 }
 
-// allocForm is a reservation's placement form: its gang and assignments.
-type allocForm struct {
-	gang        placement.Gang
-	assignments []placement.Assignment
-}
+// allocForm is a reservation's placement form: its gang and assignments
+// as the running gang the placement snapshot books.
+type allocForm = *placement.Allocation
 
 // forms keep what a cycle derives from each stored object (a
 // reservation's placement form, a pending job's gang) from one cycle to

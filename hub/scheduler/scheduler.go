@@ -84,9 +84,8 @@ type Scheduler struct {
 	allocForms forms[allocForm]
 	gangForms  forms[placement.Gang]
 	// allocs is the last cycle's running gangs' array, filled again by the
-	// next (the Builder keeps none of it), so that 25,000 gangs of 416
-	// bytes are not allocated afresh every cycle.
-	allocs []placement.Allocation
+	// next.
+	allocs []*placement.Allocation
 }
 
 // State is the scheduler's standing in its election: leading and synced

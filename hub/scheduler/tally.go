@@ -18,6 +18,16 @@ type jobTally struct {
 	// Pending), and the finished jobs it leaves out.
 	phases map[v1alpha1.JobPhase]int
 	queues map[string]*queueTally
+	// last is the queue last counted (jobs of a queue tend to follow one
+	// another), counts the phases' counts while counting.
+	last   *queueTally
+	lastQ  string
+	counts []phaseCount
+}
+
+type phaseCount struct {
+	phase v1alpha1.JobPhase
+	n     int
 }
 
 // queueTally is one queue's jobs: booked (active), and pending without a
@@ -36,22 +46,46 @@ func newJobTally(finished map[v1alpha1.JobPhase]int) *jobTally {
 }
 
 func (t *jobTally) queue(name string) *queueTally {
+	if t.last != nil && t.lastQ == name {
+		return t.last
+	}
 	q := t.queues[name]
 	if q == nil {
 		q = &queueTally{}
 		t.queues[name] = q
 	}
+	t.last, t.lastQ = q, name
 	return q
 }
 
+// phase counts a job of a phase (phases holds the counts once done).
+func (t *jobTally) phase(p v1alpha1.JobPhase) {
+	for i := range t.counts {
+		if t.counts[i].phase == p {
+			t.counts[i].n++
+			return
+		}
+	}
+	t.counts = append(t.counts, phaseCount{p, 1})
+}
+
+// done adds the phases counted to phases.
+func (t *jobTally) done() {
+	for _, c := range t.counts {
+		t.phases[c.phase] += c.n
+	}
+	t.counts = nil
+}
+
 // count adds a job of the snapshot; booked says it holds a reservation,
-// gang gives its gang (asked only for a pending job).
+// gang gives its gang (asked only for a pending job). done ends the
+// counting.
 func (t *jobTally) count(j *v1alpha1.Job, booked bool, gang func() placement.Gang) {
 	phase := j.Status.Phase
 	if phase == "" {
 		phase = v1alpha1.JobPending
 	}
-	t.phases[phase]++
+	t.phase(phase)
 	q := t.queue(j.Spec.Queue)
 	switch {
 	case booked:
@@ -93,5 +127,6 @@ func tallyOf(f *fleet) *jobTally {
 		booked := f.reserved[i].Object != nil
 		t.count(it.Object, booked, func() placement.Gang { return GangOf(it.Object) })
 	}
+	t.done()
 	return t
 }
