@@ -85,9 +85,15 @@ func (b *bucketIndex) topOf(g int32) int32 {
 	return b.top[g-1]
 }
 
-// buildDomainIndex sums the nodes into every domain's counters.
-func (s *Snapshot) buildDomainIndex() {
+// buildDomainIndex sums the nodes into every domain's counters, in
+// spare's arrays where they fit (the index of a dead snapshot of the same
+// layout: a Builder's), so that a cycle does not allocate them anew.
+func (s *Snapshot) buildDomainIndex(spare *domainIndex) {
 	x := &s.dindex
+	var old domainIndex
+	if spare != nil {
+		old = *spare
+	}
 	*x = domainIndex{}
 	if s.maxNode <= 0 || s.maxNode > maxIndexedGPUs {
 		return
@@ -106,13 +112,14 @@ func (s *Snapshot) buildDomainIndex() {
 			continue
 		}
 		n := len(s.levels[l])
-		for _, m := range []*sums{&x.all, &x.hold} {
-			m.slots[l] = make([]int32, n*int(x.stride))
-			m.efree[l] = make([]int32, n*int(x.stride))
-			m.room[l] = make([]int32, n*int(x.stride))
+		for k, m := range []*sums{&x.all, &x.hold} {
+			o := [...]*sums{&old.all, &old.hold}[k]
+			m.slots[l] = zeroed(o.slots[l], n*int(x.stride))
+			m.efree[l] = zeroed(o.efree[l], n*int(x.stride))
+			m.room[l] = zeroed(o.room[l], n*int(x.stride))
 		}
-		x.held[l] = make([]int32, n)
-		x.down[l] = make([]int32, n)
+		x.held[l] = zeroed(old.held[l], n)
+		x.down[l] = zeroed(old.down[l], n)
 	}
 	x.sumLevels(s)
 	for l := lvNVLink; l < numLevels; l++ {
@@ -121,10 +128,19 @@ func (s *Snapshot) buildDomainIndex() {
 			continue
 		}
 		n := int32(len(s.levels[l]))
-		b := &bucketIndex{n: n, head: make([][]int32, x.stride), top: make([]int32, x.stride),
-			next: make([]int32, n*x.stride), prev: make([]int32, n*x.stride)}
+		b := &bucketIndex{n: n}
+		if o := old.buckets[l]; o != nil && old.own[l] == l && o.n == n && len(o.head) == int(x.stride) {
+			// The same layout's: every next and prev is set again by push.
+			b.head, b.top, b.next, b.prev = o.head, o.top, o.next, o.prev
+			clear(b.top)
+		} else {
+			b.head, b.top = make([][]int32, x.stride), make([]int32, x.stride)
+			b.next, b.prev = make([]int32, n*x.stride), make([]int32, n*x.stride)
+		}
 		for g := int32(1); g <= x.stride; g++ {
-			b.head[g-1] = make([]int32, s.maxGPUs[l]/g+1)
+			if len(b.head[g-1]) != int(s.maxGPUs[l]/g+1) {
+				b.head[g-1] = make([]int32, s.maxGPUs[l]/g+1)
+			}
 			for k := range b.head[g-1] {
 				b.head[g-1][k] = -1
 			}
@@ -134,6 +150,16 @@ func (s *Snapshot) buildDomainIndex() {
 		}
 		x.buckets[l] = b
 	}
+}
+
+// zeroed is buf cleared to n zeros if it has room, else a new array.
+func zeroed(buf []int32, n int) []int32 {
+	if cap(buf) < n {
+		return make([]int32, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
 }
 
 // sumLevels sums the nodes into the lowest level with sums of its own, and

@@ -126,7 +126,7 @@ func checkIndex(t *testing.T, s *Snapshot, r *request, what string) (answered in
 		}
 	}
 	fresh := &Snapshot{nodes: s.nodes, levels: s.levels, trivial: s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs}
-	fresh.buildDomainIndex()
+	fresh.buildDomainIndex(nil)
 	for i := range s.holders {
 		if s.holders[i] >= 0 {
 			fresh.setHolder(int32(i), s.holders[i])

@@ -247,11 +247,12 @@ func (s *Snapshot) resum(spare *Snapshot) {
 		s.dfree[l] = free
 	}
 	var si *freeIndex
+	var sd *domainIndex
 	if spare != nil {
-		si = &spare.index
+		si, sd = &spare.index, &spare.dindex
 	}
 	s.buildFreeIndex(si)
-	s.buildDomainIndex()
+	s.buildDomainIndex(sd)
 }
 
 // newLayout lays out clusters, sorted by name, without allocations and
