@@ -50,9 +50,13 @@ type Histogram struct {
 	Mean  float64 `json:"meanSeconds"`
 	// P50 and P99 are the upper bounds of the buckets holding the 50th
 	// and 99th percentile: the histogram's resolution (×2 buckets for the
-	// cycle) is all there is; +Inf when past the last bucket.
-	P50 float64 `json:"p50SecondsAtMost"`
-	P99 float64 `json:"p99SecondsAtMost"`
+	// cycle) is all there is. Past the last bucket they are its bound and
+	// P50Above or P99Above says the percentile lies above it (JSON has no
+	// infinity).
+	P50      float64 `json:"p50SecondsAtMost"`
+	P99      float64 `json:"p99SecondsAtMost"`
+	P50Above bool    `json:"p50AboveLastBucket,omitempty"`
+	P99Above bool    `json:"p99AboveLastBucket,omitempty"`
 }
 
 // histogramDelta is the histogram of family (the series whose labels
@@ -96,16 +100,22 @@ func histogramDelta(before, after map[string]*dto.MetricFamily, family string, m
 		bounds = append(bounds, ub)
 	}
 	slices.Sort(bounds)
-	at := func(q float64) float64 {
+	at := func(q float64) (float64, bool) {
 		want := uint64(math.Ceil(q * float64(h.Count)))
+		last := 0.0
 		for _, ub := range bounds {
-			if b1[ub]-b0[ub] >= want {
-				return ub
+			if math.IsInf(ub, 1) {
+				break
 			}
+			if b1[ub]-b0[ub] >= want {
+				return ub, false
+			}
+			last = ub
 		}
-		return math.Inf(1)
+		return last, true
 	}
-	h.P50, h.P99 = at(0.5), at(0.99)
+	h.P50, h.P50Above = at(0.5)
+	h.P99, h.P99Above = at(0.99)
 	return h
 }
 
