@@ -218,12 +218,20 @@ func TestPrepareFailureAbortsWholeGangAndRequeues(t *testing.T) {
 	}
 }
 
-func TestPrepareDeadlineAborts(t *testing.T) {
+// placedRig is a rig with one cluster eu1 of one 8-GPU node, job (one
+// member of 8 GPUs) placed there and one dispatch pass run.
+func placedRig(t *testing.T, job string) *rig {
+	t.Helper()
 	r := newRig(t)
 	r.Cluster("eu1", node("a", "r", 0))
-	r.Submit("slow", 1, 8)
+	r.Submit(job, 1, 8)
 	r.cycle()
 	r.pass()
+	return r
+}
+
+func TestPrepareDeadlineAborts(t *testing.T) {
+	r := placedRig(t, "slow")
 	r.Clock.Step(11 * time.Second)
 	r.pass()
 	r.pass()

@@ -38,6 +38,13 @@ func Fingerprint(p *corev1.Pod) string {
 // NotifyDrains is notifyDrains, for its unit test.
 var NotifyDrains = notifyDrains
 
+// CachedServiceIn reports whether the dispatcher's cache holds the Service
+// namespace/name.
+func CachedServiceIn(d *Dispatcher, namespace, name string) bool {
+	_, err := d.pods.services.services.Services(namespace).Get(name)
+	return err == nil
+}
+
 // CachedService says whether the dispatcher's rendezvous cache holds the
 // Service name, in any cluster namespace.
 func CachedService(d *Dispatcher, name string) bool {

@@ -103,11 +103,7 @@ func TestRendezvousSpansClusters(t *testing.T) {
 // a reservation nor a member (a teardown whose delete failed) is removed by
 // the next pass; another job's is kept.
 func TestRendezvousLeftoversSwept(t *testing.T) {
-	r := newRig(t)
-	r.Cluster("eu1", node("a", "r", 0))
-	r.Submit("live", 1, 8)
-	r.cycle()
-	r.pass()
+	r := placedRig(t, "live")
 	ghost := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ghost", Namespace: ns,
 		Labels: map[string]string{v1alpha1.LabelJob: "ghost"}}, Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone}}
 	if _, err := r.hub.CoreV1().Services(ns).Create(r.Ctx, ghost, metav1.CreateOptions{}); err != nil {
@@ -120,6 +116,46 @@ func TestRendezvousLeftoversSwept(t *testing.T) {
 	}
 	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "live", metav1.GetOptions{}); err != nil {
 		t.Fatalf("live job's service: %v", err)
+	}
+}
+
+// TestRendezvousLeavesAClusterItNoLongerHolds: a live job's Service in the
+// namespace of a cluster that holds none of its members (the gang moved)
+// is removed on the job's next pass; the Service of the same name of
+// another job there is kept.
+func TestRendezvousLeavesAClusterItNoLongerHolds(t *testing.T) {
+	r := placedRig(t, "live")
+	other := v1alpha1.ClusterNamespace("us1")
+	for _, svc := range []*corev1.Service{
+		{ObjectMeta: metav1.ObjectMeta{Name: "live", Namespace: other, Labels: map[string]string{v1alpha1.LabelJob: "live"}},
+			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "kept", Namespace: other, Labels: map[string]string{v1alpha1.LabelJob: "kept"}},
+			Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone}},
+	} {
+		if _, err := r.hub.CoreV1().Services(other).Create(r.Ctx, svc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitCached(t, r, "kept")
+	waitCachedIn(t, r, other, "live")
+	r.pass()
+	if _, err := r.hub.CoreV1().Services(other).Get(r.Ctx, "live", metav1.GetOptions{}); err == nil {
+		t.Fatal("the job's service kept in a cluster that holds none of its members")
+	}
+	if _, err := r.hub.CoreV1().Services(ns).Get(r.Ctx, "live", metav1.GetOptions{}); err != nil {
+		t.Fatalf("the job's service where its member is: %v", err)
+	}
+}
+
+// waitCachedIn waits until the rig's dispatcher has the Service
+// namespace/name cached.
+func waitCachedIn(t *testing.T, r *rig, namespace, name string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(r.Ctx, time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return dispatch.CachedServiceIn(r.disp, namespace, name), nil
+	})
+	if err != nil {
+		t.Fatalf("service %s/%s never cached: %v", namespace, name, err)
 	}
 }
 

@@ -120,46 +120,69 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 // input builds the placement input from the fleet: pending jobs not
 // backing off and not still holding a reservation, queues, usage and the
 // gangs being preempted. It counts the jobs (f.tally) in the same pass.
+//
+// The pending gangs' array and the map by name are the last cycle's, filled
+// again: at 35,000 pending jobs growing them anew cost more than the rest
+// of the pass.
 func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]store.Item[*v1alpha1.Job]) {
-	in := placement.Input{Now: now, Queues: queuesOf(f.queues), Reservations: s.holds, Terminating: map[string]string{}}
-	byName := map[string]store.Item[*v1alpha1.Job]{}
+	in := placement.Input{Now: now, Queues: queuesOf(f.queues), Reservations: s.holds, Terminating: map[string]string{},
+		Pending: s.pending[:0]}
+	if s.byName == nil {
+		s.byName = map[string]store.Item[*v1alpha1.Job]{}
+	}
+	byName := s.byName
+	clear(byName)
 	held := map[string]int{}
 	s.gangForms.begin()
 	defer s.gangForms.end()
 	f.tally = newJobTally(f.finished)
-	for i, it := range f.jobs {
+	for i := range f.jobs {
+		it := &f.jobs[i]
 		j := it.Object
-		r := f.reserved[i]
-		booked := r.Object != nil
-		gang := func() placement.Gang {
-			return s.gangForms.of(it.Name, it.Revision, func() placement.Gang { return GangOf(j) })
-		}
-		f.tally.count(j, booked, gang)
-		if booked {
-			held[j.Spec.Queue] += r.Object.Gang.GPUs()
+		if r := f.reserved[i].Object; r != nil {
+			f.tally.count(j, true, 0)
+			held[j.Spec.Queue] += r.Gang.GPUs()
 			if jobs.Preempted(j) {
 				in.Terminating[it.Name] = j.Annotations[v1alpha1.AnnotationPreemptedBy]
 			}
 			continue
 		}
-		if j.Status.Phase != v1alpha1.JobPending || backingOff(j, now) {
+		phase := j.Status.Phase
+		if phase != v1alpha1.JobPending && phase != "" {
+			f.tally.count(j, false, 0)
 			continue
 		}
-		byName[it.Name] = it
-		g := gang()
-		g.Pools = f.gangPools(j.Spec.Queue)
-		in.Pending = append(in.Pending, g)
+		pf := s.gangForms.of(it.Name, it.Revision, func() pendingForm { return pendingFormOf(j) })
+		f.tally.count(j, false, pf.gpus)
+		if phase != v1alpha1.JobPending || (pf.backoff && now.Before(pf.notBefore)) {
+			continue
+		}
+		byName[it.Name] = *it
+		in.Pending = append(in.Pending, pf.gang)
+		in.Pending[len(in.Pending)-1].Pools = f.gangPools(j.Spec.Queue)
 	}
+	s.pending = in.Pending
 	f.tally.done()
 	s.fair.Advance(now, held)
 	in.Usage = s.fair.Usage()
 	return in, byName
 }
 
-// backingOff reports whether the job's requeue backoff is not over.
-func backingOff(j *v1alpha1.Job, now time.Time) bool {
-	t, ok := jobs.NotBefore(j)
-	return ok && now.Before(t)
+// pendingForm is what a cycle reads of a pending job, kept while the job's
+// revision holds (Scheduler.gangForms): its gang (without its pools), the
+// gang's GPUs, and the end of its requeue backoff (backoff: it has one).
+type pendingForm struct {
+	gang      placement.Gang
+	gpus      int
+	notBefore time.Time
+	backoff   bool
+}
+
+func pendingFormOf(j *v1alpha1.Job) pendingForm {
+	f := pendingForm{gang: GangOf(j)}
+	f.gpus = f.gang.GPUs()
+	f.notBefore, f.backoff = jobs.NotBefore(j)
+	return f
 }
 
 // Bounds of one booking transaction (bookingGroup): at most

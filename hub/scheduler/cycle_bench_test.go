@@ -145,11 +145,17 @@ func BenchmarkCycle(b *testing.B) {
 }
 
 // benchCycles runs b.N cycles (after one that explains every waiting job)
-// and reports their p50 and p99.
+// with 1,000 jobs waiting and reports their p50 and p99.
 func benchCycles(b *testing.B, f *benchFleet, s *scheduler.Scheduler) {
 	b.Helper()
-	if res, err := s.Cycle(f.ctx, nil); err != nil || res.Waiting != 1000 {
-		b.Fatalf("first cycle: %+v, %v; want 1000 waiting", res, err)
+	benchCyclesWaiting(b, f, s, 1000)
+}
+
+// benchCyclesWaiting is benchCycles with waiting jobs waiting.
+func benchCyclesWaiting(b *testing.B, f *benchFleet, s *scheduler.Scheduler, waiting int) {
+	b.Helper()
+	if res, err := s.Cycle(f.ctx, nil); err != nil || res.Waiting != waiting {
+		b.Fatalf("first cycle: %+v, %v; want %d waiting", res, err, waiting)
 	}
 	var took []time.Duration
 	b.ReportAllocs()
@@ -158,8 +164,8 @@ func benchCycles(b *testing.B, f *benchFleet, s *scheduler.Scheduler) {
 		start := time.Now()
 		res, err := s.Cycle(f.ctx, nil)
 		took = append(took, time.Since(start))
-		if err != nil || res.Waiting != 1000 {
-			b.Fatalf("cycle: %+v, %v; want 1000 waiting", res, err)
+		if err != nil || res.Waiting != waiting {
+			b.Fatalf("cycle: %+v, %v; want %d waiting", res, err, waiting)
 		}
 	}
 	b.StopTimer()
@@ -241,14 +247,21 @@ func benchCachedCycles(b *testing.B, f *benchFleet) {
 
 // BenchmarkCycleFXLPlaced is BenchmarkCycleFXL with the fleet's GPUs held
 // by 25,000 booked gangs of 4×8 GPUs (not started: their GPUs are
-// subtracted from the inventories) and 1,000 more pending that wait: the
-// cycle of a hub whose fleet is full of placed work.
+// subtracted from the inventories) and more pending that wait (1,000, and
+// 35,000 as in the 100,000-job run of docs/scale.md): the cycle of a hub
+// whose fleet is full of placed work.
 //
 //	SHOAL_BENCH_SCALE=1 go test ./hub/scheduler -run '^$' -bench CycleFXLPlaced -benchtime 10x
 func BenchmarkCycleFXLPlaced(b *testing.B) {
 	if os.Getenv("SHOAL_BENCH_SCALE") == "" {
 		b.Skip("F-XL: set SHOAL_BENCH_SCALE=1")
 	}
+	for _, waiting := range []int{1000, 35_000} {
+		b.Run(fmt.Sprintf("waiting=%d", waiting), func(b *testing.B) { benchPlaced(b, waiting) })
+	}
+}
+
+func benchPlaced(b *testing.B, waiting int) {
 	const clusters, nodes, placed = 100, 1000, 25_000
 	f := openBenchFleet(b, 0, 0, placed, 0)
 	for c := range clusters {
@@ -272,7 +285,7 @@ func BenchmarkCycleFXLPlaced(b *testing.B) {
 	}
 	js := jobs.New(f.st, jobs.WithClock(f.clock))
 	var last int64
-	for i := range 1000 {
+	for i := range waiting {
 		j := testjob.New(fmt.Sprintf("wait-%06d", i)).Queue("research").Members(4).GPUs(8).Obj()
 		_, rev, _, err := js.Submit(f.ctx, j, false)
 		if err != nil {
@@ -283,5 +296,5 @@ func BenchmarkCycleFXLPlaced(b *testing.B) {
 	for s.JobsCacheRevision() < last { // the first measured cycle must see every waiting job
 		time.Sleep(time.Millisecond)
 	}
-	benchCycles(b, f, s)
+	benchCyclesWaiting(b, f, s, waiting)
 }

@@ -82,10 +82,14 @@ type Scheduler struct {
 	// allocForms are the reservations' placement forms, gangForms the
 	// pending jobs' gangs (without their pools), of the last cycle.
 	allocForms forms[allocForm]
-	gangForms  forms[placement.Gang]
+	gangForms  forms[pendingForm]
 	// allocs is the last cycle's running gangs' array, filled again by the
 	// next.
 	allocs []*placement.Allocation
+	// pending and byName are the last cycle's pending gangs and pending
+	// jobs by name (input), filled again by the next.
+	pending []placement.Gang
+	byName  map[string]store.Item[*v1alpha1.Job]
 }
 
 // State is the scheduler's standing in its election: leading and synced

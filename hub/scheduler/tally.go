@@ -4,7 +4,6 @@ package scheduler
 
 import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
-	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -78,9 +77,9 @@ func (t *jobTally) done() {
 }
 
 // count adds a job of the snapshot; booked says it holds a reservation,
-// gang gives its gang (asked only for a pending job). done ends the
+// gpus are its gang's GPUs (read only for a pending job). done ends the
 // counting.
-func (t *jobTally) count(j *v1alpha1.Job, booked bool, gang func() placement.Gang) {
+func (t *jobTally) count(j *v1alpha1.Job, booked bool, gpus int) {
 	phase := j.Status.Phase
 	if phase == "" {
 		phase = v1alpha1.JobPending
@@ -92,8 +91,7 @@ func (t *jobTally) count(j *v1alpha1.Job, booked bool, gang func() placement.Gan
 		q.active++
 	case phase == v1alpha1.JobPending:
 		q.waiting++
-		g := gang()
-		q.waitingGPUs += g.GPUs()
+		q.waitingGPUs += gpus
 		if j.Status.Phase == v1alpha1.JobPending {
 			q.pending++
 		}
@@ -125,7 +123,8 @@ func tallyOf(f *fleet) *jobTally {
 	t := newJobTally(f.finished)
 	for i, it := range f.jobs {
 		booked := f.reserved[i].Object != nil
-		t.count(it.Object, booked, func() placement.Gang { return GangOf(it.Object) })
+		g := GangOf(it.Object)
+		t.count(it.Object, booked, g.GPUs())
 	}
 	t.done()
 	return t
