@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -172,6 +173,8 @@ func planProcess(t *testing.T, workload charts.Object, pc podContext) *process {
 			if ok {
 				env[e.Name] = string(v)
 			}
+		case e.ValueFrom.ResourceFieldRef != nil:
+			env[e.Name] = resourceField(t, workload.GetName(), c, e.ValueFrom.ResourceFieldRef)
 		default:
 			t.Fatalf("%s: env %s: a source this test does not provide", workload.GetName(), e.Name)
 		}
@@ -303,4 +306,23 @@ func flagValue(args []string, name string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// resourceField is the value the kubelet gives an env var from a resource
+// field of container c: the quantity divided by the divisor (1 by
+// default), rounded up. Only the container's own memory limit is provided.
+func resourceField(t *testing.T, workload string, c corev1.Container, ref *corev1.ResourceFieldSelector) string {
+	t.Helper()
+	if ref.Resource != "limits.memory" || (ref.ContainerName != "" && ref.ContainerName != c.Name) {
+		t.Fatalf("%s: resource field %s of container %q: not provided by this test", workload, ref.Resource, ref.ContainerName)
+	}
+	q, ok := c.Resources.Limits[corev1.ResourceMemory]
+	if !ok {
+		t.Fatalf("%s: resource field limits.memory of a container without a memory limit", workload)
+	}
+	divisor := int64(1)
+	if !ref.Divisor.IsZero() {
+		divisor = ref.Divisor.Value()
+	}
+	return strconv.FormatInt((q.Value()+divisor-1)/divisor, 10)
 }
