@@ -147,10 +147,8 @@ type kept struct {
 }
 
 func newRunning(layout *Snapshot) *running {
-	s := &Snapshot{clusters: layout.clusters, classes: layout.classes, nodes: layout.nodes, nodeNames: layout.nodeNames, nodeIndex: layout.nodeIndex,
-		pos: layout.pos, uniqueNames: layout.uniqueNames, levels: layout.levels,
-		allocs: map[string]*allocation{}, runSums: map[runKey]int{}, offAllocs: map[string]*allocation{},
-		cdHeld: map[string]int{}, onNode: make([][]*allocation, len(layout.nodes))}
+	s := layout.onLayout()
+	s.nodes, s.onNode = layout.nodes, make([][]*allocation, len(layout.nodes))
 	return &running{s: s, byGang: map[string]*kept{}, booked: make([]int32, len(layout.nodes)),
 		bookedMig: map[int32]map[string]int32{}}
 }
@@ -250,11 +248,7 @@ func (k *kept) sameBooking(a *Allocation) bool {
 // add them). spare, when not nil, is a dead snapshot of the same layout
 // whose nodes it fills (a cycle changes none of their layout).
 func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32, spare *Snapshot) *Snapshot {
-	t := &Snapshot{clusters: s.clusters, classes: s.classes, nodeIndex: s.nodeIndex, pos: s.pos, uniqueNames: s.uniqueNames,
-		nodeNames: s.nodeNames,
-		trivial:   s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs,
-		allocs: map[string]*allocation{}, runSums: map[runKey]int{}, offAllocs: map[string]*allocation{},
-		cdHeld: map[string]int{}}
+	t := s.onLayout()
 	if spare != nil {
 		t.nodes = spare.nodes
 	} else {
@@ -266,8 +260,17 @@ func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32, spare *Snap
 			t.setCounts(i, &t.nodes[i], &cs[ci].Nodes[k])
 		}
 	}
-	t.levels = s.levels // shared; their free GPUs (dfree) are summed by resum
 	return t
+}
+
+// onLayout is a snapshot sharing s's layout (nothing a cycle changes; the
+// domains' free GPUs, dfree, are each snapshot's own), with no nodes,
+// allocations or indexes yet.
+func (s *Snapshot) onLayout() *Snapshot {
+	return &Snapshot{clusters: s.clusters, classes: s.classes, nodeIndex: s.nodeIndex, pos: s.pos, uniqueNames: s.uniqueNames,
+		nodeNames: s.nodeNames, levels: s.levels, trivial: s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs,
+		allocs: map[string]*allocation{}, runSums: map[runKey]int{}, offAllocs: map[string]*allocation{},
+		cdHeld: map[string]int{}}
 }
 
 // withRunning adds the kept running gangs to a snapshot withCounts made:

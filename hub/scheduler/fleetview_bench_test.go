@@ -62,3 +62,16 @@ func BenchmarkFleetView(b *testing.B) {
 		}
 	}
 }
+
+// tallyOf counts a fleet's jobs as a cycle's input does (the benchmark
+// builds no input).
+func tallyOf(f *fleet) *jobTally {
+	t := newJobTally(f.finished)
+	for i, it := range f.jobs {
+		booked := f.reserved[i].Object != nil
+		g := GangOf(it.Object)
+		t.count(it.Object, booked, g.GPUs())
+	}
+	t.done()
+	return t
+}

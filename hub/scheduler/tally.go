@@ -117,15 +117,3 @@ func (t *jobTally) placed(names []string, byName map[string]store.Item[*v1alpha1
 		t.phases[v1alpha1.JobPlaced]++
 	}
 }
-
-// tallyOf counts a fleet's jobs as a cycle's input does.
-func tallyOf(f *fleet) *jobTally {
-	t := newJobTally(f.finished)
-	for i, it := range f.jobs {
-		booked := f.reserved[i].Object != nil
-		g := GangOf(it.Object)
-		t.count(it.Object, booked, g.GPUs())
-	}
-	t.done()
-	return t
-}
