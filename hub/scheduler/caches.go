@@ -94,21 +94,24 @@ func (c *caches) indexJob(name string, old, cur *store.Item[*cachedJob]) {
 }
 
 // jobChangeMatters says whether a job's change can change a cycle's
-// decision at once: a job created or deleted, a phase or epoch changed, a
-// pending job changed, or a job's spec, labels or annotations (priority,
-// the requeue backoff) changed. What the dispatcher writes as a placed or
+// decision at once: a job created or deleted, a phase or epoch changed, or
+// a job's spec, labels, annotations (priority, the requeue backoff) or
+// submission time changed. What the dispatcher writes as a placed or
 // running gang starts — its dispatch decisions, member phases, their
 // conditions — takes or frees no GPU (the reservation does, and its
 // change pokes the cycle) and does not wake the scheduler: at thousands of
-// gangs starting those writes kept it cycling back to back. A running
-// job's checkpoint or start time (what preemption and backfill read) is
-// seen by the next cycle on the interval.
+// gangs starting those writes kept it cycling back to back. Nor does the
+// scheduler's own explanation of a waiting job (its Placed condition): a
+// cycle that explained thousands of jobs woke the next one for nothing. A
+// running job's checkpoint or start time (what preemption and backfill
+// read) is seen by the next cycle on the interval.
 func jobChangeMatters(old, cur *store.Item[*cachedJob]) bool {
 	if old == nil || cur == nil {
 		return true
 	}
 	o, n := old.Object.job, cur.Object.job
-	if o.Status.Phase != n.Status.Phase || n.Status.Phase == v1alpha1.JobPending || o.Status.Epoch != n.Status.Epoch {
+	if o.Status.Phase != n.Status.Phase || o.Status.Epoch != n.Status.Epoch ||
+		!equality.Semantic.DeepEqual(o.Status.SubmitTime, n.Status.SubmitTime) {
 		return true
 	}
 	return !maps.Equal(o.Labels, n.Labels) || !maps.Equal(o.Annotations, n.Annotations) || !equality.Semantic.DeepEqual(o.Spec, n.Spec)

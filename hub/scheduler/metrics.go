@@ -37,6 +37,10 @@ var (
 		Name: "shoal_scheduler_snapshot_layouts_total",
 		Help: "Cycles that laid the fleet's nodes and domains out afresh for their placement snapshot (a node or cluster came or went, or a node's topology, allocatable GPUs, product, taints or pool changed); the others reuse the last layout.",
 	})
+	pauses = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_scheduler_paced_cycles_total",
+		Help: "Cycles that waited after a change so as not to run back to back with the last one (scheduler Config.Pace: a pause as long as that cycle took).",
+	})
 	cacheRelists = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shoal_scheduler_cache_relists_total",
 		Help: "Lists of a kind after its cache's watch ended (compacted history, a lost store), by kind.",
@@ -45,7 +49,7 @@ var (
 
 // Register registers the scheduler's metrics.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, snapshotLayouts, cycleDuration, admissionWait, fleetGauges} {
+	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, snapshotLayouts, pauses, cycleDuration, admissionWait, fleetGauges} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ package scheduler
 
 import (
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -14,8 +15,9 @@ import (
 
 // TestJobChangesThatWakeTheScheduler: the dispatcher's writes while a
 // placed or running gang starts (dispatch decision, member phases,
-// conditions) do not poke a cycle; a new, deleted, pending, requeued or
-// finished job, a new epoch and a changed spec or annotation do. The
+// conditions) and the scheduler's explanation of a waiting job do not poke
+// a cycle; a new, deleted, requeued or finished job, a new epoch and a
+// changed spec, annotation or submission time do. The
 // cache's apply pokes for a batch only when one of its changes matters.
 func TestJobChangesThatWakeTheScheduler(t *testing.T) {
 	job := func(phase v1alpha1.JobPhase, mut func(*v1alpha1.Job)) *store.Item[*cachedJob] {
@@ -32,6 +34,10 @@ func TestJobChangesThatWakeTheScheduler(t *testing.T) {
 		j.Status.Dispatch = &v1alpha1.DispatchStatus{Epoch: 1, Phase: v1alpha1.DispatchCommitted}
 		j.Status.Conditions = []metav1.Condition{{Type: v1alpha1.JobConditionDispatched, Status: metav1.ConditionTrue}}
 	}
+	explained := func(j *v1alpha1.Job) {
+		j.Status.Conditions = []metav1.Condition{{Type: v1alpha1.JobConditionPlaced, Status: metav1.ConditionFalse,
+			Reason: "Unschedulable", Message: "needs 1×8 GPUs; 0 are free"}}
+	}
 	placed, running := v1alpha1.JobPlaced, v1alpha1.JobRunning
 	for _, tc := range []struct {
 		name     string
@@ -45,7 +51,10 @@ func TestJobChangesThatWakeTheScheduler(t *testing.T) {
 		{"placed to running", job(placed, nil), job(running, nil), true},
 		{"requeued", job(running, nil), job(v1alpha1.JobPending, nil), true},
 		{"finished", job(running, nil), job(v1alpha1.JobSucceeded, nil), true},
-		{"pending job's status", job(v1alpha1.JobPending, nil), job(v1alpha1.JobPending, members), true},
+		{"pending job's explanation", job(v1alpha1.JobPending, nil), job(v1alpha1.JobPending, explained), false},
+		{"pending job's submission time", job(v1alpha1.JobPending, nil), job(v1alpha1.JobPending, func(j *v1alpha1.Job) {
+			j.Status.SubmitTime = &metav1.Time{Time: time.Unix(100, 0)}
+		}), true},
 		{"new epoch", job(placed, nil), job(placed, func(j *v1alpha1.Job) { j.Status.Epoch = 2 }), true},
 		{"priority class", job(running, nil), job(running, func(j *v1alpha1.Job) { j.Spec.PriorityClass = "production" }), true},
 		{"annotation", job(running, nil), job(running, func(j *v1alpha1.Job) { j.Annotations["x"] = "2" }), true},
@@ -70,5 +79,25 @@ func TestJobChangesThatWakeTheScheduler(t *testing.T) {
 	c.apply([]store.WatchEvent[*cachedJob]{ev(job(placed, members), 3), ev(job(running, members), 4)})
 	if pokes != 2 {
 		t.Fatalf("%d pokes after a batch with a phase change, want 2", pokes)
+	}
+}
+
+// TestPauseBetweenCycles: a leader pauses as long as the last cycle took
+// (Pace 1 by default), never longer than the interval, and not at all with
+// a negative Pace.
+func TestPauseBetweenCycles(t *testing.T) {
+	st := hubtest.New(t).Store
+	s := New(st, Config{Interval: time.Second})
+	if got := s.pause(80 * time.Millisecond); got != 80*time.Millisecond {
+		t.Errorf("pause after 80ms: %v", got)
+	}
+	if got := s.pause(3 * time.Second); got != time.Second {
+		t.Errorf("pause after 3s: %v, want the interval", got)
+	}
+	if got := New(st, Config{Pace: 0.5}).pause(80 * time.Millisecond); got != 40*time.Millisecond {
+		t.Errorf("pause after 80ms at Pace 0.5: %v", got)
+	}
+	if got := New(st, Config{Pace: -1}).pause(time.Second); got != 0 {
+		t.Errorf("pause at Pace -1: %v", got)
 	}
 }

@@ -4,6 +4,8 @@ package scheduler
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	"k8s.io/klog/v2"
 
@@ -15,6 +17,24 @@ import (
 // returns nil when ctx ends.
 func (s *Scheduler) Run(ctx context.Context) error {
 	return s.st.RunElected(ctx, Election, s.cfg.Identity, s.Lead)
+}
+
+// pokeAfter returns a function that pokes after a while, once for any
+// number of asks whose time an earlier-scheduled poke already covers.
+func pokeAfter(poke func()) func(time.Duration) {
+	var mu sync.Mutex
+	var next time.Time // the latest poke scheduled
+	return func(d time.Duration) {
+		now := time.Now()
+		at := now.Add(d)
+		mu.Lock()
+		defer mu.Unlock()
+		if next.After(now) && !next.After(at) {
+			return // a poke comes before this one is due
+		}
+		next = at
+		time.AfterFunc(d, poke)
+	}
 }
 
 // Lead runs cycles, every write guarded by lead.Held(), until leadership
@@ -42,13 +62,17 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 		return nil // ctx ended before the caches listed
 	}
 	s.caches, s.wrote, s.booked = c, 0, 0
-	defer func() { s.caches = nil; stop() }()
+	s.queueWritten = map[string]time.Time{}
+	s.pokeAt = pokeAfter(poke)
+	defer func() { s.caches, s.queueWritten, s.pokeAt = nil, nil, nil; stop() }()
 	ticker := s.cfg.Clock.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
 	s.holds = nil
 	s.fairLoaded = false // another leader may have advanced the usage and the holds meanwhile
 	for ctx.Err() == nil {
+		began := time.Now()
 		res, err := s.Cycle(ctx, &held)
+		ended := time.Now()
 		s.state.Synced(err)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -62,6 +86,23 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 		case <-trigger:
 		case <-ticker.C():
 		}
+		if gap := s.pause(ended.Sub(began)) - time.Since(ended); gap > 0 {
+			pauses.Inc()
+			select {
+			case <-ctx.Done():
+			case <-time.After(gap):
+			}
+		}
 	}
 	return nil
+}
+
+// pause is the least time between the end of a cycle that took d and the
+// start of the next (Config.Pace). It is real time whatever the clock: it
+// bounds the CPU the cycles take.
+func (s *Scheduler) pause(d time.Duration) time.Duration {
+	if s.cfg.Pace <= 0 {
+		return 0
+	}
+	return min(time.Duration(float64(d)*s.cfg.Pace), s.cfg.Interval)
 }

@@ -29,6 +29,12 @@ type Config struct {
 	Identity string
 	// Interval is the longest time between cycles; default 2s.
 	Interval time.Duration
+	// Pace is the least pause between a leader's cycles, as a multiple of
+	// the last cycle's duration (at most Interval): under a steady stream
+	// of changes cycles do not run back to back, and the scheduler takes
+	// at most about 1/(1+Pace) of a core, leaving the rest to intake and
+	// dispatch on the same machine. Default 1; negative: no pause.
+	Pace float64
 	// Clock is the time source; default the real clock.
 	Clock clock.WithTicker
 	// Options are passed to placement.Schedule.
@@ -90,6 +96,11 @@ type Scheduler struct {
 	// jobs by name (input), filled again by the next.
 	pending []placement.Gang
 	byName  map[string]store.Item[*v1alpha1.Job]
+	// queueWritten is when this leadership last wrote each queue's status
+	// (queuestatus.go); pokeAt asks for a cycle after a while (nil when
+	// not leading).
+	queueWritten map[string]time.Time
+	pokeAt       func(time.Duration)
 }
 
 // State is the scheduler's standing in its election: leading and synced
@@ -109,6 +120,9 @@ func WithPlacementOptions(opts ...placement.Option) Option {
 func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if cfg.Pace == 0 {
+		cfg.Pace = 1
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = 2 * time.Second
