@@ -28,12 +28,35 @@ const recordRetention = 7 * 24 * time.Hour
 
 // record is the durable copy of Gate.epochs. Entries are written before a
 // member of a newer epoch is reported Prepared (so before the hub can
-// commit it), one write per job and epoch.
+// commit it), one write per job and epoch. Saves asked for while a write
+// is in flight are written together by the next one (group commit), from
+// the copy of the ConfigMap the last write returned (read again only after
+// a conflict): with many small gangs preparing at once, one read and one
+// write of the whole ConfigMap per gang, one after another, had every
+// prepare worker of the agent wait in line for them.
 type record struct {
 	namespace string
-	mu        sync.Mutex       // one writer of the ConfigMap at a time
+	mu        sync.Mutex       // guards the fields below
 	written   map[string]int64 // what this run knows the ConfigMap holds
+	// next collects the entries asked for while writing is set; cm is the
+	// ConfigMap as last read or written (nil: read it).
+	next    *recordBatch
+	writing bool
+	cm      *corev1.ConfigMap
 }
+
+// recordBatch is entries written together and the outcome of that write
+// (err, once done is closed).
+type recordBatch struct {
+	entries map[string]int64
+	done    chan struct{}
+	err     error
+}
+
+// recordWriteTimeout bounds one group write: it is not tied to the context
+// of the save that happens to carry it out, whose end would fail the
+// others' saves with it.
+const recordWriteTimeout = 30 * time.Second
 
 func recordKey(job string) string { return strings.Replace(job, "/", ".", 1) }
 
@@ -41,6 +64,8 @@ func recordKey(job string) string { return strings.Replace(job, "/", ".", 1) }
 func (r *record) load(ctx context.Context, c kubernetes.Interface) (map[string]int64, error) {
 	cm, err := c.CoreV1().ConfigMaps(r.namespace).Get(ctx, EpochsConfigMap, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
 		r.written = map[string]int64{}
 		return nil, nil
 	}
@@ -53,10 +78,13 @@ func (r *record) load(ctx context.Context, c kubernetes.Interface) (map[string]i
 			out[strings.Replace(k, ".", "/", 1)] = e
 		}
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.written = map[string]int64{}
 	for k, v := range out {
 		r.written[k] = v
 	}
+	r.cm = cm
 	return out, nil
 }
 
@@ -71,26 +99,76 @@ func parseEntry(v string) (epoch, at int64, ok bool) {
 }
 
 // save records epoch for job unless the ConfigMap holds it or a newer one
-// already; entries older than recordRetention are dropped on the way.
+// already; entries older than recordRetention are dropped on the way. It
+// returns once a write holding the entry succeeded (or failed: its error).
 func (r *record) save(ctx context.Context, c kubernetes.Interface, job string, epoch int64, now time.Time) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.written == nil {
 		r.written = map[string]int64{}
 	}
 	if r.written[job] >= epoch {
+		r.mu.Unlock()
 		return nil
 	}
-	cms := c.CoreV1().ConfigMaps(r.namespace)
+	if r.next == nil {
+		r.next = &recordBatch{entries: map[string]int64{}, done: make(chan struct{})}
+	}
+	b := r.next
+	b.entries[job] = max(b.entries[job], epoch)
+	if r.writing { // the write in flight carries this batch out next
+		r.mu.Unlock()
+		select {
+		case <-b.done:
+			return b.err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	// This save writes its batch, then every batch collected meanwhile.
+	r.writing = true
+	for r.next != nil {
+		w := r.next
+		r.next = nil
+		cm := r.cm
+		r.mu.Unlock()
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordWriteTimeout)
+		cm, err := writeRecord(wctx, c, r.namespace, cm, w.entries, now)
+		cancel()
+		r.mu.Lock()
+		r.cm = cm // nil after a failure: read it again
+		if err == nil {
+			for j, e := range w.entries {
+				r.written[j] = max(r.written[j], e)
+			}
+		}
+		w.err = err
+		close(w.done)
+	}
+	r.writing = false
+	r.mu.Unlock()
+	return b.err
+}
+
+// writeRecord writes entries into the ConfigMap, starting from cm (nil:
+// read it), and returns it as written. Entries the ConfigMap holds at an
+// equal or newer epoch are left as they are.
+func writeRecord(ctx context.Context, c kubernetes.Interface, namespace string, cm *corev1.ConfigMap,
+	entries map[string]int64, now time.Time) (*corev1.ConfigMap, error) {
+	cms := c.CoreV1().ConfigMaps(namespace)
 	for range 5 {
-		cm, err := cms.Get(ctx, EpochsConfigMap, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: EpochsConfigMap, Namespace: r.namespace}}
-			err = nil
+		stored := cm != nil // a copy the API returned: updated, not created
+		if cm == nil {
+			var err error
+			cm, err = cms.Get(ctx, EpochsConfigMap, metav1.GetOptions{})
+			stored = err == nil
+			if apierrors.IsNotFound(err) {
+				cm, err = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: EpochsConfigMap, Namespace: namespace}}, nil
+			}
+			if err != nil {
+				return nil, fmt.Errorf("read epoch record: %w", err)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("read epoch record: %w", err)
-		}
+		cm = cm.DeepCopy()
 		if cm.Data == nil {
 			cm.Data = map[string]string{}
 		}
@@ -99,25 +177,33 @@ func (r *record) save(ctx context.Context, c kubernetes.Interface, job string, e
 				delete(cm.Data, k)
 			}
 		}
-		k := recordKey(job)
-		if e, _, ok := parseEntry(cm.Data[k]); ok && e >= epoch {
-			r.written[job] = e
-			return nil
+		changed := false
+		for job, epoch := range entries {
+			k := recordKey(job)
+			if e, _, ok := parseEntry(cm.Data[k]); ok && e >= epoch {
+				continue
+			}
+			cm.Data[k] = fmt.Sprintf("%d %d", epoch, now.Unix())
+			changed = true
 		}
-		cm.Data[k] = fmt.Sprintf("%d %d", epoch, now.Unix())
-		if cm.ResourceVersion == "" {
-			_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+		if !changed && stored {
+			return cm, nil
+		}
+		var out *corev1.ConfigMap
+		var err error
+		if !stored {
+			out, err = cms.Create(ctx, cm, metav1.CreateOptions{})
 		} else {
-			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+			out, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
 		}
-		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+		if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) {
+			cm = nil // changed or removed meanwhile: read it again
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("write epoch record: %w", err)
+			return nil, fmt.Errorf("write epoch record: %w", err)
 		}
-		r.written[job] = epoch
-		return nil
+		return out, nil
 	}
-	return fmt.Errorf("write epoch record %s/%s: kept conflicting", r.namespace, EpochsConfigMap)
+	return nil, fmt.Errorf("write epoch record %s/%s: kept conflicting", namespace, EpochsConfigMap)
 }
