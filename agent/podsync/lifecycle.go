@@ -113,7 +113,7 @@ func (s *Syncer) track(ctx context.Context, vnode string, hub, local *corev1.Pod
 	if lp, ok := s.localPod(local.Namespace, local.Name); ok && lp.UID == local.UID {
 		local = lp
 	}
-	e := &entry{vnode: vnode, hub: hub.DeepCopy(), status: *local.Status.DeepCopy(), trace: memberTrace{created: began}}
+	e := &entry{vnode: vnode, hub: hub.DeepCopy(), status: *local.Status.DeepCopy(), trace: memberTrace{created: began}, sent: true}
 	if old := s.pods[key(hub.Namespace, hub.Name)]; old != nil && old.hub.UID == hub.UID {
 		e.trace = old.trace
 	}

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -28,7 +29,10 @@ type entry struct {
 	deleting bool
 	lost     bool // the local pod was deleted behind the agent's back
 	status   corev1.PodStatus
-	trace    memberTrace
+	// sent says status (a local pod's) went to the hub: a local change
+	// that leaves it as it is sends nothing.
+	sent  bool
+	trace memberTrace
 }
 
 // Syncer mirrors hub pods into the local cluster. One Syncer serves all the
@@ -161,7 +165,16 @@ func (s *Syncer) localChanged(ctx context.Context, o any) {
 		s.mu.Unlock()
 		return
 	}
+	if e.sent && equality.Semantic.DeepEqual(e.status, lp.Status) {
+		// Its spec or metadata changed (the gate lifted, bound, an
+		// annotation): the hub pod's status stands, and a status write
+		// per change was about a third of a gang start's writes to the
+		// hub cluster.
+		s.mu.Unlock()
+		return
+	}
 	e.status = *lp.Status.DeepCopy()
+	e.sent = true
 	e.traceStatus(ctx, time.Now())
 	view, vnode := e.hubView(), e.vnode
 	s.mu.Unlock()

@@ -141,3 +141,39 @@ func TestDeleteReportsTerminalStatus(t *testing.T) {
 		t.Error("a deleted pod is still known")
 	}
 }
+
+// TestLocalChangeWithoutStatusChangeSendsNothing: a change of a local
+// pod's spec or metadata alone (the gate lifted, an annotation) sends the
+// hub no status; the next change of its status does.
+func TestLocalChangeWithoutStatusChangeSendsNothing(t *testing.T) {
+	s, cs, n, _ := startSyncer(t)
+	ctx := t.Context()
+	if err := s.CreatePod(ctx, "v1", hubPod(nil)); err != nil {
+		t.Fatal(err)
+	}
+	lp, _ := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{})
+	lp.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "SchedulingGated"}}
+	lp, err := cs.CoreV1().Pods(localNS).UpdateStatus(ctx, lp, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.wait(t, func(p *corev1.Pod) bool { return len(p.Status.Conditions) == 1 })
+	n.mu.Lock()
+	sent := len(n.pods)
+	n.mu.Unlock()
+	lp.Annotations["example.com/touched"] = "1"
+	lp.Spec.SchedulingGates = nil
+	if lp, err = cs.CoreV1().Pods(localNS).Update(ctx, lp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lp.Status.Phase = corev1.PodRunning
+	if _, err := cs.CoreV1().Pods(localNS).UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if got := len(n.pods) - sent; got != 1 {
+		t.Errorf("%d statuses sent for a spec change and a status change, want 1 (the status change)", got)
+	}
+}
