@@ -10,6 +10,9 @@
 #   INTAKE_STREAMS=100      modes: Jobs/SubmitStream, that many jobs per message (empty: none)
 #   INTAKE_STAGES=10        stages (figures are per stage, as the store grows)
 #   INTAKE_MAX_DURATION=10m a mode stops after the stage that passes it
+#   INTAKE_CORDON=1         cordon the cluster first: no gang starts beside the intake (the hub's own figures)
+#   INTAKE_CPU_PROFILE=20s  a CPU profile of the hub that long from each mode's start
+#                           (needs SHOAL_BENCH_HUB_ARGS=--profiling), in bench/results
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -3,7 +3,11 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,7 +17,13 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/wait"
+
 	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
+	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/internal/devfleet"
 	"github.com/shoal-dev/shoal/test/bench/intake"
 )
@@ -27,7 +37,11 @@ import (
 // a fresh fleet takes INTAKE_JOBS jobs (default 20,000) from
 // INTAKE_CLIENTS clients (default 16) in INTAKE_STAGES stages (default 10),
 // each stage stopping the run once INTAKE_MAX_DURATION (default 10m) has
-// passed. With SHOAL_BENCH_OUT set, the figures go to intake.json there.
+// passed. The load starts once the cluster is schedulable, so its first
+// 128 jobs are placed and start at once, on the same two cores; with
+// INTAKE_CORDON=1 the cluster is cordoned first: no gang starts, and the
+// figures are the hub's own (every job is still explained). With
+// SHOAL_BENCH_OUT set, the figures go to intake.json there.
 //
 //	go test ./test/bench -run '^$' -bench Intake -benchtime 1x
 func BenchmarkIntake(b *testing.B) {
@@ -38,6 +52,7 @@ func BenchmarkIntake(b *testing.B) {
 		Jobs: envInt(b, "INTAKE_JOBS", 20000), Clients: envInt(b, "INTAKE_CLIENTS", 16),
 		Stages: envInt(b, "INTAKE_STAGES", 10), Queue: "bench",
 		MaxDuration: envDuration(b, "INTAKE_MAX_DURATION", 10*time.Minute),
+		Cordon:      os.Getenv("INTAKE_CORDON") == "1",
 	}
 	var modes []intake.Options
 	for _, n := range envSizes(b, "INTAKE_BATCHES", "1,100") {
@@ -73,9 +88,93 @@ func BenchmarkIntake(b *testing.B) {
 	}
 }
 
+// waitSchedulable waits until the hub has the cluster Ready, its agent
+// not known to be cut off from the hub cluster, with its inventory: what
+// the scheduler places on (an agent's first heartbeats say it has not
+// reached the hub cluster yet): the load then always meets the
+// cluster filling up and its gangs starting at its beginning, not at
+// whatever point of the run the first reports happen to land.
+func waitSchedulable(ctx context.Context, dial func() (*grpc.ClientConn, error), cluster string) error {
+	conn, err := dial()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	cl := shoalv1.NewClustersClient(conn)
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		obj, err := cl.GetCluster(ctx, &shoalv1.GetClusterRequest{Name: cluster})
+		if err != nil {
+			return false, nil
+		}
+		var c v1alpha1.Cluster
+		if json.Unmarshal(obj.GetJson(), &c) != nil || c.Status.State != v1alpha1.ClusterReady ||
+			meta.IsStatusConditionFalse(c.Status.Conditions, v1alpha1.ClusterConditionHubClusterReachable) {
+			return false, nil
+		}
+		inv, err := cl.GetInventory(ctx, &shoalv1.GetClusterRequest{Name: cluster})
+		if err != nil {
+			return false, nil
+		}
+		var ic fedinv.Cluster
+		return json.Unmarshal(inv.GetJson(), &ic) == nil && len(ic.Nodes) > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("cluster %s not Ready with its inventory on the hub: %w", cluster, err)
+	}
+	return nil
+}
+
+// profileHub starts, when INTAKE_CPU_PROFILE names a duration (the hub
+// then needs --profiling in SHOAL_BENCH_HUB_ARGS), a CPU profile of the
+// hub that long from the mode's first submission, written to
+// INTAKE_PROFILE_DIR (default bench/results) as
+// intake-hub-cpu-<method>-<batch>.pprof; the returned func waits for it.
+func profileHub(b *testing.B, f *devfleet.Fleet, o intake.Options) func() {
+	d := envDuration(b, "INTAKE_CPU_PROFILE", 0)
+	if d <= 0 {
+		return func() {}
+	}
+	dir := os.Getenv("INTAKE_PROFILE_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "bench", "results")
+	}
+	mode := "batch"
+	if o.Stream {
+		mode = "stream"
+	}
+	file := filepath.Join(dir, fmt.Sprintf("intake-hub-cpu-%s-%d.pprof", mode, o.Batch))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", f.Shoal.HTTP, int(d.Seconds()))
+		resp, err := http.Get(url) //nolint:noctx // ends with the profile
+		if err != nil {
+			b.Logf("hub CPU profile: %v", err)
+			return
+		}
+		defer func() { _ = resp.Body.Close() }()
+		data, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode == http.StatusOK {
+			err = os.WriteFile(file, data, 0o644)
+		} else if err == nil {
+			err = fmt.Errorf("%s: %s", url, resp.Status)
+		}
+		if err != nil {
+			b.Logf("hub CPU profile: %v", err)
+			return
+		}
+		b.Logf("hub CPU profile of %s: %s", d, file)
+	}()
+	return func() { <-done }
+}
+
 // runIntake starts a fleet, creates the bench queue and offers the load.
 func runIntake(b *testing.B, bins *devfleet.ShoalOptions, cli string, o intake.Options) intake.Result {
-	f := upFleet(b, devfleet.Options{Dir: b.TempDir(), Profiles: []string{"hgx-h100"}, DieWithParent: true, Shoal: bins})
+	dir := b.TempDir()
+	if d := os.Getenv("ZZ_KEEP"); d != "" {
+		dir = d
+	}
+	f := upFleet(b, devfleet.Options{Dir: dir, Profiles: []string{"hgx-h100"}, DieWithParent: true, Shoal: bins})
 	defer func() { _ = f.Stop() }()
 	runCLI(b, cli, f.Shoal.Config, "queue", "create", o.Queue)
 	cfg, err := configv1alpha1.Load(f.Shoal.Config)
@@ -94,10 +193,23 @@ func runIntake(b *testing.B, bins *devfleet.ShoalOptions, cli string, o intake.O
 	dial := func() (*grpc.ClientConn, error) {
 		return grpc.NewClient(hctx.Hub, grpc.WithTransportCredentials(credentials.NewTLS(tlsCfg)))
 	}
+	for _, c := range f.Clusters {
+		if c.Role != devfleet.RoleWorkload {
+			continue
+		}
+		if err := waitSchedulable(b.Context(), dial, c.Name); err != nil {
+			b.Fatal(err)
+		}
+		if o.Cordon {
+			runCLI(b, cli, f.Shoal.Config, "cluster", "cordon", c.Name)
+		}
+	}
+	prof := profileHub(b, f, o)
 	res, err := intake.Run(b.Context(), dial, o)
 	if err != nil {
 		b.Fatal(err)
 	}
+	prof()
 	b.Logf("%s, batch %d, %d clients: %d jobs in %.1f s, %.0f jobs/s", res.Method, res.Batch, res.Clients,
 		res.Accepted, res.Seconds, res.JobsPerSec)
 	for _, s := range res.Stages {

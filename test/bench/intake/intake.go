@@ -50,6 +50,9 @@ type Options struct {
 	MaxDuration time.Duration
 	// MetricsURL is the hub's /metrics, for the server-side latency.
 	MetricsURL string
+	// Cordon says the fleet's clusters were cordoned before the load (the
+	// caller does it): no gang starts beside the intake.
+	Cordon bool
 }
 
 func (o *Options) defaults() {
@@ -102,6 +105,8 @@ type Result struct {
 	Seconds    float64 `json:"seconds"`
 	JobsPerSec float64 `json:"jobsPerSec"`
 	Stages     []Stage `json:"stages"`
+	// Cordoned: the clusters were cordoned (Options.Cordon).
+	Cordoned bool `json:"cordoned"`
 }
 
 // Dial opens a connection to the hub; Run opens Clients of them.
@@ -118,7 +123,7 @@ func Run(ctx context.Context, dial Dial, opts Options) (Result, error) {
 	case opts.Batch > 1:
 		method = "Jobs/SubmitBatch"
 	}
-	res := Result{Clients: opts.Clients, Batch: opts.Batch, Method: method}
+	res := Result{Clients: opts.Clients, Batch: opts.Batch, Method: method, Cordoned: opts.Cordon}
 	conns := make([]shoalv1.JobsClient, opts.Clients)
 	for i := range conns {
 		c, err := dial()
