@@ -6,10 +6,12 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -176,5 +178,62 @@ func TestPrepareWaitsForTerminatingPods(t *testing.T) {
 	lp, _ = local.CoreV1().Pods("ns").Get(ctx, "m0", metav1.GetOptions{})
 	if len(lp.Status.Conditions) != 0 {
 		t.Fatalf("reported %+v; want no condition yet", lp.Status.Conditions)
+	}
+}
+
+// TestOneCommitLiftsEveryMemberOfItsEpoch: the first commit of an epoch
+// to reach the agent lifts the gate of every local member of that epoch
+// here, not only its own (the hub stamps a member only once the whole
+// gang is committed); members of another job or an older epoch keep
+// theirs.
+func TestOneCommitLiftsEveryMemberOfItsEpoch(t *testing.T) {
+	ctx := context.Background()
+	local := fake.NewClientset(gpuNode())
+	c, err := cluster.New(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = c.Run(t.Context()) }()
+	if !c.WaitForCacheSync(t.Context()) {
+		t.Fatal("cache not synced")
+	}
+	g := gang.New(c)
+	if err := g.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	other := hubPod("other-0", "1", "")
+	other.Labels[v1alpha1.LabelJob] = "other"
+	for _, hub := range []*corev1.Pod{hubPod("old-0", "1", ""), hubPod("m0", "2", ""), hubPod("m1", "2", ""),
+		hubPod("m2", "2", ""), other} {
+		lp := hub.DeepCopy()
+		if err := g.Mutate(hub, lp); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := local.CoreV1().Pods("ns").Create(ctx, lp, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The cache holds every member before the commit comes.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if pods, _ := c.Pods().Pods("ns").List(labels.Everything()); len(pods) == 5 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cache never held the members")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := g.Commit(ctx, hubPod("m1", "2", "2")); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]bool{"m0": false, "m1": false, "m2": false, "old-0": true, "other-0": true} {
+		lp, err := local.CoreV1().Pods("ns").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gated(lp) != want {
+			t.Errorf("%s gated %v after the commit of m1 (epoch 2), want %v", name, gated(lp), want)
+		}
 	}
 }

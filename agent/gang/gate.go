@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
@@ -53,6 +54,10 @@ type Gate struct {
 	loaded  chan struct{}
 	// epochs is the newest epoch seen per "<namespace>/<job>".
 	epochs map[string]int64
+	// committed is, per "<namespace>/<job>", the newest epoch whose
+	// commit lifted the gates of all the job's local members here
+	// (commitSiblings).
+	committed map[string]int64
 	// recent are members prepared here that the cache may not show yet.
 	recent map[string]*corev1.Pod
 	// stopped are the stale members already handed to the stopper, per
@@ -96,7 +101,7 @@ func WithClock(c clock.PassiveClock) Option { return func(g *Gate) { g.clock = c
 // New returns a Gate on the workload cluster c caches. Fit checks read the
 // cache; Load (which Run calls) must end before members are accepted.
 func New(c *cluster.Cache, opts ...Option) *Gate {
-	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{},
+	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{}, committed: map[string]int64{},
 		recent: map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
 		stopped: map[string]map[string]bool{}, watched: map[string]watchedDomain{},
 		stale: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
@@ -230,14 +235,94 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 			return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
 		}
 	}
+	lifted, err := g.lift(ctx, ns, hub.Name, hub.Annotations[v1alpha1.AnnotationEpoch], epoch)
+	if err != nil {
+		return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
+	}
+	if lifted {
+		g.watchDomain(hub, epoch)
+	}
+	if _, domain, _ := v1alpha1.MemberComputeDomainOf(hub.Annotations); !domain {
+		g.commitSiblings(ctx, ns, job, hub.Labels[v1alpha1.LabelJob], epoch)
+	}
+	return nil
+}
+
+// siblingWorkers bounds the gates commitSiblings lifts at once.
+const siblingWorkers = 16
+
+// commitSiblings lifts, the first time a commit of job's epoch reaches
+// this agent, the gate of every local member of that epoch here. The hub
+// stamps the commit on a hub pod only after it stored the commit of the
+// whole gang (hub/dispatch), so one stamp commits them all; waiting for
+// each member's own stamp to travel (a PATCH of the hub pod, the virtual
+// node's watch, a queue) spread a 64-member gang's gate lifts over more
+// than a second. Each member's own stamp still comes and lifts its gate
+// if this has not (Commit). Members of a compute domain are left to their
+// own stamps (each commit watches its clique's domain).
+func (g *Gate) commitSiblings(ctx context.Context, ns, job, jobName string, epoch int64) {
+	g.mu.Lock()
+	first := g.committed[job] < epoch
+	if first {
+		g.committed[job] = epoch
+	}
+	g.mu.Unlock()
+	if !first {
+		return
+	}
+	pods, err := g.cache.Pods().Pods(ns).List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: jobName}))
+	if err != nil {
+		return
+	}
+	want := strconv.FormatInt(epoch, 10)
+	var gated []string
+	for _, p := range pods {
+		if p.Annotations[v1alpha1.AnnotationEpoch] == want && p.DeletionTimestamp == nil && hasGate(p) {
+			gated = append(gated, p.Name)
+		}
+	}
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range min(siblingWorkers, len(gated)) {
+		wg.Go(func() {
+			for name := range work {
+				if _, err := g.lift(ctx, ns, name, want, epoch); err != nil {
+					klog.FromContext(ctx).V(2).Info("gate of a committed member not lifted yet; its own commit will",
+						"pod", klog.KRef(ns, name), "epoch", epoch, "err", err)
+				}
+			}
+		})
+	}
+	for _, name := range gated {
+		work <- name
+	}
+	close(work)
+	wg.Wait()
+}
+
+// hasGate says whether a local pod still carries the gang's scheduling
+// gate.
+func hasGate(p *corev1.Pod) bool {
+	for _, sg := range p.Spec.SchedulingGates {
+		if sg.Name == v1alpha1.SchedulingGate {
+			return true
+		}
+	}
+	return false
+}
+
+// lift removes the gang's scheduling gate from local pod ns/name of the
+// committed epoch (its annotation value) and says whether it did (false:
+// there was none). It blocks on one or a few workload cluster writes.
+func (g *Gate) lift(ctx context.Context, ns, name, epochValue string, epoch int64) (bool, error) {
 	pods := g.local.CoreV1().Pods(ns)
 	for attempt := range 5 {
-		lp, err := g.localPod(ctx, ns, hub.Name, attempt == 0)
+		lp, err := g.localPod(ctx, ns, name, attempt == 0)
 		if err != nil {
-			return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
+			return false, err
 		}
-		if lp.Annotations[v1alpha1.AnnotationEpoch] != hub.Annotations[v1alpha1.AnnotationEpoch] {
-			return fmt.Errorf("%w: local pod %s/%s is of epoch %s", ErrStaleEpoch, hub.Namespace, hub.Name, lp.Annotations[v1alpha1.AnnotationEpoch])
+		if lp.Annotations[v1alpha1.AnnotationEpoch] != epochValue {
+			return false, fmt.Errorf("%w: local pod %s/%s is of epoch %s", ErrStaleEpoch, ns, name, lp.Annotations[v1alpha1.AnnotationEpoch])
 		}
 		var gates []corev1.PodSchedulingGate
 		for _, sg := range lp.Spec.SchedulingGates {
@@ -246,20 +331,20 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 			}
 		}
 		if len(gates) == len(lp.Spec.SchedulingGates) {
-			return nil
+			return false, nil
 		}
 		lp.Spec.SchedulingGates = gates
 		_, err = pods.Update(ctx, lp, metav1.UpdateOptions{})
 		if apierrors.IsConflict(err) {
 			continue
 		}
-		if err == nil {
-			klog.FromContext(ctx).V(2).Info("gang member committed", "pod", klog.KObj(lp), "epoch", epoch)
-			g.watchDomain(hub, epoch)
+		if err != nil {
+			return false, err
 		}
-		return err
+		klog.FromContext(ctx).V(2).Info("gang member committed", "pod", klog.KObj(lp), "epoch", epoch)
+		return true, nil
 	}
-	return fmt.Errorf("commit %s/%s: kept conflicting", hub.Namespace, hub.Name)
+	return false, errors.New("kept conflicting")
 }
 
 // localPod returns a copy of a local pod: from the cache when cached is set
