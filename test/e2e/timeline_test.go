@@ -116,11 +116,16 @@ func (tl *timeline) report() string {
 
 // TestGangTimeline logs when the members of a 64-member gang over two
 // clusters pass each step (hub and local side), to find where the start
-// time goes. It asserts only that the gang runs; set SHOAL_TIMELINE=1.
+// time goes. It asserts only that the gang runs; set SHOAL_TIMELINE=1
+// (SHOAL_TIMELINE_MEMBERS=256: 256 members of one GPU instead of 64 of 4).
 func TestGangTimeline(t *testing.T) {
 	skipShort(t)
 	if os.Getenv("SHOAL_TIMELINE") == "" {
 		t.Skip("set SHOAL_TIMELINE=1 to log a gang start timeline")
+	}
+	members := int32(64)
+	if os.Getenv("SHOAL_TIMELINE_MEMBERS") == "256" {
+		members = 256
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -135,7 +140,7 @@ func TestGangTimeline(t *testing.T) {
 				t.Fatal(c, err)
 			}
 		}
-		j := newJob(name, "bench", 64, 4, func(j *v1alpha1.Job) { j.Spec.Placement.MaxClusters = 2 })
+		j := newJob(name, "bench", members, 256/members, func(j *v1alpha1.Job) { j.Spec.Placement.MaxClusters = 2 })
 		tl.start = time.Now()
 		done := make(chan struct{})
 		go func() { // job-level milestones
