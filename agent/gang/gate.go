@@ -58,6 +58,8 @@ type Gate struct {
 	// commit lifted the gates of all the job's local members here
 	// (commitSiblings).
 	committed map[string]int64
+	// lifts bounds the gates commitSiblings lift at once.
+	lifts chan struct{}
 	// recent are members prepared here that the cache may not show yet.
 	recent map[string]*corev1.Pod
 	// stopped are the stale members already handed to the stopper, per
@@ -102,6 +104,7 @@ func WithClock(c clock.PassiveClock) Option { return func(g *Gate) { g.clock = c
 // cache; Load (which Run calls) must end before members are accepted.
 func New(c *cluster.Cache, opts ...Option) *Gate {
 	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{}, committed: map[string]int64{},
+		lifts:  make(chan struct{}, siblingLifts),
 		recent: map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
 		stopped: map[string]map[string]bool{}, watched: map[string]watchedDomain{},
 		stale: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
@@ -248,8 +251,12 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 	return nil
 }
 
-// siblingWorkers bounds the gates commitSiblings lifts at once.
-const siblingWorkers = 16
+// siblingLifts bounds the gates the Gate's commitSiblings lift at once,
+// all jobs together.
+const siblingLifts = 16
+
+// siblingTimeout bounds one job's sibling lifts.
+const siblingTimeout = 30 * time.Second
 
 // commitSiblings lifts, the first time a commit of job's epoch reaches
 // this agent, the gate of every local member of that epoch here. The hub
@@ -257,9 +264,12 @@ const siblingWorkers = 16
 // whole gang (hub/dispatch), so one stamp commits them all; waiting for
 // each member's own stamp to travel (a PATCH of the hub pod, the virtual
 // node's watch, a queue) spread a 64-member gang's gate lifts over more
-// than a second. Each member's own stamp still comes and lifts its gate
-// if this has not (Commit). Members of a compute domain are left to their
-// own stamps (each commit watches its clique's domain).
+// than a second. The lifts run in the background (the caller is a
+// virtual-kubelet worker, which also creates the members of other gangs),
+// at most siblingLifts at once over all jobs. Each member's own stamp
+// still comes and lifts its gate if this has not (Commit). Members of a
+// compute domain are left to their own stamps (each commit watches its
+// clique's domain).
 func (g *Gate) commitSiblings(ctx context.Context, ns, job, jobName string, epoch int64) {
 	g.mu.Lock()
 	first := g.committed[job] < epoch
@@ -281,23 +291,26 @@ func (g *Gate) commitSiblings(ctx context.Context, ns, job, jobName string, epoc
 			gated = append(gated, p.Name)
 		}
 	}
-	work := make(chan string)
+	if len(gated) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), siblingTimeout)
 	var wg sync.WaitGroup
-	for range min(siblingWorkers, len(gated)) {
+	for _, name := range gated {
 		wg.Go(func() {
-			for name := range work {
-				if _, err := g.lift(ctx, ns, name, want, epoch); err != nil {
-					klog.FromContext(ctx).V(2).Info("gate of a committed member not lifted yet; its own commit will",
-						"pod", klog.KRef(ns, name), "epoch", epoch, "err", err)
-				}
+			select {
+			case g.lifts <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			defer func() { <-g.lifts }()
+			if _, err := g.lift(ctx, ns, name, want, epoch); err != nil {
+				klog.FromContext(ctx).V(2).Info("gate of a committed member not lifted yet; its own commit will",
+					"pod", klog.KRef(ns, name), "epoch", epoch, "err", err)
 			}
 		})
 	}
-	for _, name := range gated {
-		work <- name
-	}
-	close(work)
-	wg.Wait()
+	go func() { wg.Wait(); cancel() }()
 }
 
 // hasGate says whether a local pod still carries the gang's scheduling

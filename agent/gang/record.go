@@ -29,7 +29,8 @@ const recordRetention = 7 * 24 * time.Hour
 // record is the durable copy of Gate.epochs. Entries are written before a
 // member of a newer epoch is reported Prepared (so before the hub can
 // commit it), one write per job and epoch. Saves asked for while a write
-// is in flight are written together by the next one (group commit), from
+// is in flight are written together by the next one (group commit, by a
+// goroutine once the save that wrote before returned), from
 // the copy of the ConfigMap the last write returned (read again only after
 // a conflict): with many small gangs preparing at once, one read and one
 // write of the whole ConfigMap per gang, one after another, had every
@@ -49,6 +50,7 @@ type record struct {
 // (err, once done is closed).
 type recordBatch struct {
 	entries map[string]int64
+	now     time.Time // when its last entry was asked for
 	done    chan struct{}
 	err     error
 }
@@ -115,7 +117,8 @@ func (r *record) save(ctx context.Context, c kubernetes.Interface, job string, e
 	}
 	b := r.next
 	b.entries[job] = max(b.entries[job], epoch)
-	if r.writing { // the write in flight carries this batch out next
+	b.now = now
+	if r.writing { // the write in flight is followed by this batch's
 		r.mu.Unlock()
 		select {
 		case <-b.done:
@@ -124,29 +127,57 @@ func (r *record) save(ctx context.Context, c kubernetes.Interface, job string, e
 			return ctx.Err()
 		}
 	}
-	// This save writes its batch, then every batch collected meanwhile.
+	// This save writes its batch; the batches collected meanwhile are
+	// written after it, by a goroutine of their own, so that this save
+	// returns as soon as its entry is stored however many follow.
 	r.writing = true
-	for r.next != nil {
-		w := r.next
-		r.next = nil
-		cm := r.cm
-		r.mu.Unlock()
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordWriteTimeout)
-		cm, err := writeRecord(wctx, c, r.namespace, cm, w.entries, now)
-		cancel()
-		r.mu.Lock()
-		r.cm = cm // nil after a failure: read it again
-		if err == nil {
-			for j, e := range w.entries {
-				r.written[j] = max(r.written[j], e)
-			}
-		}
-		w.err = err
-		close(w.done)
+	r.next = nil
+	r.mu.Unlock()
+	wctx := context.WithoutCancel(ctx)
+	r.write(wctx, c, b)
+	r.mu.Lock()
+	if r.next == nil {
+		r.writing = false
+	} else {
+		go r.writeRest(wctx, c)
 	}
-	r.writing = false
 	r.mu.Unlock()
 	return b.err
+}
+
+// writeRest writes the batches collected while a write was in flight, one
+// after the other, until none is left.
+func (r *record) writeRest(ctx context.Context, c kubernetes.Interface) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for r.next != nil {
+		b := r.next
+		r.next = nil
+		r.mu.Unlock()
+		r.write(ctx, c, b)
+		r.mu.Lock()
+	}
+	r.writing = false
+}
+
+// write writes one batch (r.writing is held by the caller) and ends it.
+func (r *record) write(ctx context.Context, c kubernetes.Interface, b *recordBatch) {
+	r.mu.Lock()
+	cm := r.cm
+	r.mu.Unlock()
+	wctx, cancel := context.WithTimeout(ctx, recordWriteTimeout)
+	cm, err := writeRecord(wctx, c, r.namespace, cm, b.entries, b.now)
+	cancel()
+	r.mu.Lock()
+	r.cm = cm // nil after a failure: read it again
+	if err == nil {
+		for j, e := range b.entries {
+			r.written[j] = max(r.written[j], e)
+		}
+	}
+	b.err = err
+	close(b.done)
+	r.mu.Unlock()
 }
 
 // writeRecord writes entries into the ConfigMap, starting from cm (nil:

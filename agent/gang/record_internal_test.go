@@ -26,11 +26,14 @@ func TestRecordWritesSavesInFlightTogether(t *testing.T) {
 	ctx := context.Background()
 	cs := fake.NewClientset()
 	var writes atomic.Int32
-	release := make(chan struct{})
+	release, release2 := make(chan struct{}), make(chan struct{})
 	cs.PrependReactor("*", "configmaps", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		if a.GetVerb() == "create" || a.GetVerb() == "update" {
-			if writes.Add(1) == 1 {
+			switch writes.Add(1) {
+			case 1:
 				<-release // the first write hangs until the others queue
+			case 2:
+				<-release2 // the second until the first save returned
 			}
 		}
 		return false, nil, nil
@@ -39,7 +42,8 @@ func TestRecordWritesSavesInFlightTogether(t *testing.T) {
 	now := time.Unix(1_000_000, 0)
 	var wg sync.WaitGroup
 	errs := make(chan error, 21)
-	wg.Go(func() { errs <- r.save(ctx, cs, "ns/first", 1, now) })
+	first := make(chan error, 1)
+	go func() { first <- r.save(ctx, cs, "ns/first", 1, now) }()
 	waitFor(t, func() bool { return writes.Load() == 1 })
 	for i := range 20 {
 		wg.Go(func() { errs <- r.save(ctx, cs, fmt.Sprintf("ns/job-%d", i), 2, now) })
@@ -50,6 +54,15 @@ func TestRecordWritesSavesInFlightTogether(t *testing.T) {
 		return r.next != nil && len(r.next.entries) == 20
 	})
 	close(release)
+	select { // the save that wrote first does not wait for the writes after it
+	case err := <-first:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first save waited for the batch written after it")
+	}
+	close(release2)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
