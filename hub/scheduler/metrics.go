@@ -39,7 +39,7 @@ var (
 	})
 	pauses = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "shoal_scheduler_paced_cycles_total",
-		Help: "Cycles that waited after a change so as not to run back to back with the last one (scheduler Config.Pace: a pause as long as that cycle took).",
+		Help: "Cycles that waited after a change so as not to run back to back with the last one, which placed and preempted nothing (scheduler Config.Pace: a pause as long as that cycle took).",
 	})
 	cacheRelists = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shoal_scheduler_cache_relists_total",

@@ -3,6 +3,7 @@
 package scheduler
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -82,22 +83,33 @@ func TestJobChangesThatWakeTheScheduler(t *testing.T) {
 	}
 }
 
-// TestPauseBetweenCycles: a leader pauses as long as the last cycle took
-// (Pace 1 by default), never longer than the interval, and not at all with
-// a negative Pace.
+// TestPauseBetweenCycles: after a cycle that placed, preempted,
+// conflicted or failed, none; after one that changed nothing, a leader
+// pauses as long as it took (Pace 1 by default), never longer than the
+// interval, and not at all with a negative Pace.
 func TestPauseBetweenCycles(t *testing.T) {
 	st := hubtest.New(t).Store
 	s := New(st, Config{Interval: time.Second})
-	if got := s.pause(80 * time.Millisecond); got != 80*time.Millisecond {
+	idle := Result{Waiting: 3}
+	if got := s.pauseAfter(idle, nil, 80*time.Millisecond); got != 80*time.Millisecond {
 		t.Errorf("pause after 80ms: %v", got)
 	}
-	if got := s.pause(3 * time.Second); got != time.Second {
+	if got := s.pauseAfter(idle, nil, 3*time.Second); got != time.Second {
 		t.Errorf("pause after 3s: %v, want the interval", got)
 	}
-	if got := New(st, Config{Pace: 0.5}).pause(80 * time.Millisecond); got != 40*time.Millisecond {
+	for name, res := range map[string]Result{"placed": {Placed: []string{"a"}}, "preempted": {Preempted: []string{"b"}},
+		"conflict": {Conflict: true}} {
+		if got := s.pauseAfter(res, nil, time.Second); got != 0 {
+			t.Errorf("pause after a cycle that %s: %v", name, got)
+		}
+	}
+	if got := s.pauseAfter(idle, errors.New("store down"), time.Second); got != 0 {
+		t.Errorf("pause after a failed cycle: %v", got)
+	}
+	if got := New(st, Config{Pace: 0.5}).pauseAfter(idle, nil, 80*time.Millisecond); got != 40*time.Millisecond {
 		t.Errorf("pause after 80ms at Pace 0.5: %v", got)
 	}
-	if got := New(st, Config{Pace: -1}).pause(time.Second); got != 0 {
+	if got := New(st, Config{Pace: -1}).pauseAfter(idle, nil, time.Second); got != 0 {
 		t.Errorf("pause at Pace -1: %v", got)
 	}
 }

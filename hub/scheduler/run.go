@@ -86,7 +86,7 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 		case <-trigger:
 		case <-ticker.C():
 		}
-		if gap := s.pause(ended.Sub(began)) - time.Since(ended); gap > 0 {
+		if gap := s.pauseAfter(res, err, ended.Sub(began)) - time.Since(ended); gap > 0 {
 			pauses.Inc()
 			select {
 			case <-ctx.Done():
@@ -97,11 +97,16 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 	return nil
 }
 
-// pause is the least time between the end of a cycle that took d and the
-// start of the next (Config.Pace). It is real time whatever the clock: it
-// bounds the CPU the cycles take.
-func (s *Scheduler) pause(d time.Duration) time.Duration {
-	if s.cfg.Pace <= 0 {
+// pauseAfter is the least time between the end of a cycle that took d
+// and the start of the next (Config.Pace): none after a cycle that placed
+// or preempted a gang, conflicted or failed (the next one may have work
+// to do at once: capacity is there, or it must decide again), else as
+// long as the cycle took. A cycle that changed nothing (the fleet full,
+// new jobs only explained) is what runs back to back under a steady
+// intake; placements are not slowed by the pause. It is real time
+// whatever the clock: it bounds the CPU the cycles take.
+func (s *Scheduler) pauseAfter(res Result, err error, d time.Duration) time.Duration {
+	if s.cfg.Pace <= 0 || err != nil || res.Conflict || len(res.Placed) > 0 || len(res.Preempted) > 0 {
 		return 0
 	}
 	return min(time.Duration(float64(d)*s.cfg.Pace), s.cfg.Interval)

@@ -29,11 +29,12 @@ type Config struct {
 	Identity string
 	// Interval is the longest time between cycles; default 2s.
 	Interval time.Duration
-	// Pace is the least pause between a leader's cycles, as a multiple of
-	// the last cycle's duration (at most Interval): under a steady stream
-	// of changes cycles do not run back to back, and the scheduler takes
-	// at most about 1/(1+Pace) of a core, leaving the rest to intake and
-	// dispatch on the same machine. Default 1; negative: no pause.
+	// Pace is the least pause after a leader's cycle that placed and
+	// preempted nothing, as a multiple of that cycle's duration (at most
+	// Interval): under a steady stream of changes that only add waiting
+	// jobs, such cycles take at most about 1/(1+Pace) of a core, leaving
+	// the rest to intake and dispatch on the same machine. Default 1;
+	// negative: no pause.
 	Pace float64
 	// Clock is the time source; default the real clock.
 	Clock clock.WithTicker
