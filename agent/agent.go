@@ -197,6 +197,7 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclie
 	// too: cut from it alone, the agent does not see its members' deletion.
 	probe := hubkube.NewProbe(hub.Discovery().RESTClient(), nil)
 	hubAPI.OnHubCluster(probe.Reachable)
+	probe.OnChange(hubAPI.Beat)
 	hubAPI.OnContact(fenced.Contact)
 	failures := nodehealth.New(workload, syncer, nodehealth.Config{Grace: a.cfg.NodeFailureGrace,
 		Taints: a.cfg.GPUFailureTaints, Conditions: a.cfg.GPUFailureConditions,

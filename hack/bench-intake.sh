@@ -13,6 +13,7 @@
 #   INTAKE_CORDON=1         cordon the cluster first: no gang starts beside the intake (the hub's own figures)
 #   INTAKE_CPU_PROFILE=20s  a CPU profile of the hub that long from each mode's start
 #                           (needs SHOAL_BENCH_HUB_ARGS=--profiling), in bench/results
+#   INTAKE_FLEET_DIR=DIR    the fleet in DIR, its logs kept (run one mode: each starts afresh there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -34,6 +34,8 @@ type Client struct {
 	// renewNow is signalled when a heartbeat's answer asks for a renewal
 	// (the hub signs with a new CA).
 	renewNow chan struct{}
+	// beatNow is signalled by Beat: the next heartbeat leaves at once.
+	beatNow chan struct{}
 }
 
 // hubConn is one connection to the hub, made with one agent certificate.
@@ -63,6 +65,17 @@ func (c *Client) OnContact(f func(sent time.Time)) { c.contact = f }
 // the loops run.
 func (c *Client) OnHubCluster(f func(sent time.Time) bool) { c.hubCluster = f }
 
+// Beat has RunHeartbeats send its next heartbeat at once instead of at
+// the end of its interval: what a heartbeat says changed (the hub
+// cluster's probe answered for the first time, or stopped or started
+// answering). It never blocks.
+func (c *Client) Beat() {
+	select {
+	case c.beatNow <- struct{}{}:
+	default:
+	}
+}
+
 // OnHubFenceTimeout sets a hook told the hub's fence timeout from every
 // heartbeat reply that carries one (agent/fence.Fence.Limit). Set it
 // before the heartbeats start.
@@ -82,7 +95,8 @@ func Dial(addr string, creds *Credentials, agentVersion string) (*Client, error)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{addr: addr, version: agentVersion, session: newSessionID(), renewNow: make(chan struct{}, 1)}
+	c := &Client{addr: addr, version: agentVersion, session: newSessionID(), renewNow: make(chan struct{}, 1),
+		beatNow: make(chan struct{}, 1)}
 	c.cur.Store(hc)
 	return c, nil
 }
@@ -175,8 +189,9 @@ func (c *Client) ReportGitOpsStatus(ctx context.Context, statusJSON []byte) ([]b
 // HealthFunc tells the heartbeat whether the agent reaches its own cluster.
 type HealthFunc func() (reachable bool, msg string)
 
-// RunHeartbeats beats every interval (or what the hub asks for) until ctx
-// ends; failures are retried with backoff and jitter.
+// RunHeartbeats beats every interval (or what the hub asks for), and at
+// once after Beat, until ctx ends; failures are retried with backoff and
+// jitter.
 func (c *Client) RunHeartbeats(ctx context.Context, interval time.Duration, health HealthFunc) error {
 	log := klog.FromContext(ctx).WithName("heartbeat")
 	bo := Backoff{Initial: 500 * time.Millisecond, Max: 30 * time.Second}
@@ -205,8 +220,14 @@ func (c *Client) RunHeartbeats(ctx context.Context, interval time.Duration, heal
 			}
 		}
 		metricHeartbeats.WithLabelValues(result(err)).Inc()
-		if !Sleep(ctx, wait) {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
 			return nil
+		case <-t.C:
+		case <-c.beatNow:
+			t.Stop()
 		}
 	}
 }

@@ -41,7 +41,17 @@ type Probe struct {
 	last time.Time
 	// down is set while the latest probe got no answer (for the log).
 	down bool
+	// onChange is told when the answer changes (OnChange).
+	onChange func()
 }
+
+// OnChange sets f to be called (outside the probe's lock) when what
+// Reachable says may have changed at once: the first probe answered, or
+// probes stopped or started being answered (the agent's heartbeat then
+// leaves at once: its first one, sent before any probe was answered, says
+// the hub cluster is not reached, and the hub places nothing on the
+// cluster until the next, an interval later). Call before Run.
+func (p *Probe) OnChange(f func()) { p.onChange = f }
 
 // NewProbe returns a Probe that asks through client (the hub cluster
 // client's discovery REST client). c is the time source (nil: real time).
@@ -75,12 +85,15 @@ func (p *Probe) Once(ctx context.Context) {
 	var status apierrors.APIStatus
 	answered := err == nil || errors.As(err, &status)
 	p.mu.Lock()
-	was := p.down
+	was, first := p.down, answered && p.last.IsZero()
 	p.down = !answered
 	if answered && start.After(p.last) {
 		p.last = start
 	}
 	p.mu.Unlock()
+	if p.onChange != nil && (first || answered == was) && ctx.Err() == nil {
+		p.onChange()
+	}
 	switch {
 	case !answered && !was && ctx.Err() == nil:
 		klog.FromContext(ctx).Error(err, "The hub cluster's API server does not answer: heartbeats no longer count for the fence")

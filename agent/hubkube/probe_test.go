@@ -62,3 +62,39 @@ func TestProbeCountsAnsweredRequestsWithinTheWindow(t *testing.T) {
 		t.Fatal("the earlier answer no longer counts within its window")
 	}
 }
+
+// TestProbeTellsWhenItsAnswerChanges: OnChange hears of the first answered
+// probe, of probes no longer answered and of answers coming back — not of
+// every probe.
+func TestProbeTellsWhenItsAnswerChanges(t *testing.T) {
+	var up atomic.Bool
+	up.Store(true)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			hj, _ := w.(http.Hijacker)
+			if conn, _, err := hj.Hijack(); err == nil {
+				_ = conn.Close() // no HTTP answer
+			}
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewProbe(cs.Discovery().RESTClient(), clocktesting.NewFakeClock(time.Unix(1000, 0)))
+	var changes atomic.Int32
+	p.OnChange(func() { changes.Add(1) })
+	for i, step := range []struct {
+		up   bool
+		want int32
+	}{{true, 1}, {true, 1}, {false, 2}, {false, 2}, {true, 3}, {true, 3}} {
+		up.Store(step.up)
+		p.Once(t.Context())
+		if got := changes.Load(); got != step.want {
+			t.Fatalf("probe %d (answered %v): %d changes told, want %d", i, step.up, got, step.want)
+		}
+	}
+}

@@ -169,9 +169,11 @@ func profileHub(b *testing.B, f *devfleet.Fleet, o intake.Options) func() {
 }
 
 // runIntake starts a fleet, creates the bench queue and offers the load.
+// With INTAKE_FLEET_DIR set the fleet lives there and its logs stay after
+// the run (one mode at a time: each mode's fleet starts afresh in it).
 func runIntake(b *testing.B, bins *devfleet.ShoalOptions, cli string, o intake.Options) intake.Result {
 	dir := b.TempDir()
-	if d := os.Getenv("ZZ_KEEP"); d != "" {
+	if d := os.Getenv("INTAKE_FLEET_DIR"); d != "" {
 		dir = d
 	}
 	f := upFleet(b, devfleet.Options{Dir: dir, Profiles: []string{"hgx-h100"}, DieWithParent: true, Shoal: bins})
