@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -27,6 +26,16 @@ import (
 func newGate(t *testing.T, objs ...runtime.Object) (*gang.Gate, *fake.Clientset) {
 	t.Helper()
 	local := fake.NewClientset(objs...)
+	g := gang.New(syncedCache(t, local))
+	if err := g.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return g, local
+}
+
+// syncedCache is a running cache of the fake cluster local, synced.
+func syncedCache(t *testing.T, local *fake.Clientset) *cluster.Cache {
+	t.Helper()
 	c, err := cluster.New(local)
 	if err != nil {
 		t.Fatal(err)
@@ -35,11 +44,7 @@ func newGate(t *testing.T, objs ...runtime.Object) (*gang.Gate, *fake.Clientset)
 	if !c.WaitForCacheSync(t.Context()) {
 		t.Fatal("cache not synced")
 	}
-	g := gang.New(c)
-	if err := g.Load(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	return g, local
+	return c
 }
 
 func hubPod(name, epoch, commit string) *corev1.Pod {
@@ -189,14 +194,7 @@ func TestPrepareWaitsForTerminatingPods(t *testing.T) {
 func TestOneCommitLiftsEveryMemberOfItsEpoch(t *testing.T) {
 	ctx := context.Background()
 	local := fake.NewClientset(gpuNode())
-	c, err := cluster.New(local)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _ = c.Run(t.Context()) }()
-	if !c.WaitForCacheSync(t.Context()) {
-		t.Fatal("cache not synced")
-	}
+	c := syncedCache(t, local)
 	g := gang.New(c)
 	if err := g.Load(ctx); err != nil {
 		t.Fatal(err)
@@ -214,22 +212,13 @@ func TestOneCommitLiftsEveryMemberOfItsEpoch(t *testing.T) {
 		}
 	}
 	// The cache holds every member before the commit comes.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if pods, _ := c.Pods().Pods("ns").List(labels.Everything()); len(pods) == 5 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the cache never held the members")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitCached(t, c, "ns", "old-0", "m0", "m1", "m2", "other-0")
 	if err := g.Commit(ctx, hubPod("m1", "2", "2")); err != nil {
 		t.Fatal(err)
 	}
 	// m1's own gate is lifted when Commit returns, its siblings' soon after.
 	want := map[string]bool{"m0": false, "m1": false, "m2": false, "old-0": true, "other-0": true}
-	deadline = time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for name, w := range want {
 		for {
 			lp, err := local.CoreV1().Pods("ns").Get(ctx, name, metav1.GetOptions{})

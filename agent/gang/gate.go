@@ -203,10 +203,8 @@ func (g *Gate) Mutate(hub, local *corev1.Pod) error {
 	if hub.Annotations[v1alpha1.AnnotationCommit] == hub.Annotations[v1alpha1.AnnotationEpoch] {
 		return nil // committed already (agent restart): no gate
 	}
-	for _, sg := range local.Spec.SchedulingGates {
-		if sg.Name == v1alpha1.SchedulingGate {
-			return nil
-		}
+	if hasGate(local) {
+		return nil
 	}
 	local.Spec.SchedulingGates = append(local.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: v1alpha1.SchedulingGate})
 	return nil

@@ -145,14 +145,7 @@ func TestSlicePodGroupTopology(t *testing.T) {
 						pg.Name, field.ErrorList{field.Forbidden(field.NewPath("spec", "schedulingConstraints"), "disabled by feature-gate")})
 				})
 			}
-			c, err := cluster.New(local)
-			if err != nil {
-				t.Fatal(err)
-			}
-			go func() { _ = c.Run(t.Context()) }()
-			if !c.WaitForCacheSync(t.Context()) {
-				t.Fatal("cache not synced")
-			}
+			c := syncedCache(t, local)
 			g := gang.New(c, gang.WithTopology(func() (fedinv.LabelKeys, bool) { return keys, true }))
 			if err := g.Load(ctx); err != nil {
 				t.Fatal(err)

@@ -120,11 +120,7 @@ func needsPrepare(p *corev1.Pod) bool {
 	if _, _, ok := member(p); !ok || p.DeletionTimestamp != nil {
 		return false
 	}
-	gated := false
-	for _, sg := range p.Spec.SchedulingGates {
-		gated = gated || sg.Name == v1alpha1.SchedulingGate
-	}
-	return gated && preparedCondition(p) == nil
+	return hasGate(p) && preparedCondition(p) == nil
 }
 
 func preparedCondition(p *corev1.Pod) *corev1.PodCondition {
