@@ -48,6 +48,10 @@ type Config struct {
 	// into ProfileFile.
 	CPUProfile  time.Duration
 	ProfileFile string
+	// HeapProfile, when set, records a heap profile of the hub at the end
+	// of the load, after a forced collection, into HeapProfileFile.
+	HeapProfile     bool
+	HeapProfileFile string
 	// HubBinary is shoal-hub; HubArgs extra flags for it.
 	HubBinary string
 	HubArgs   []string
@@ -103,7 +107,8 @@ func (c *Config) defaults() error {
 // SCALE_RUN_MAX, SCALE_HOLD, SCALE_TIMEOUT, SCALE_PROFILES (comma
 // separated), SCALE_WAIT (1: wait for every job to finish),
 // SCALE_CPU_PROFILE (a duration: record a CPU profile of the hub that long
-// from the first submission) and SCALE_HUB_ARGS. Defaults: F-XL
+// from the first submission), SCALE_HEAP_PROFILE (1: a heap profile of the
+// hub at the end) and SCALE_HUB_ARGS. Defaults: F-XL
 // (100 clusters × 1,000 nodes of hgx-h100, 8 GPUs each; 100,000 jobs of
 // an hour each, as fast as they go in, held 2 minutes).
 func FromEnv() (Config, error) {
@@ -149,7 +154,8 @@ func FromEnv() (Config, error) {
 	}
 	c.WaitFinished = os.Getenv("SCALE_WAIT") == "1"
 	c.HubArgs = strings.Fields(os.Getenv("SCALE_HUB_ARGS"))
-	if c.CPUProfile > 0 {
+	c.HeapProfile = os.Getenv("SCALE_HEAP_PROFILE") == "1"
+	if c.CPUProfile > 0 || c.HeapProfile {
 		c.HubArgs = append(c.HubArgs, "--profiling")
 	}
 	if len(errs) > 0 {

@@ -239,6 +239,16 @@ func (h *Harness) Load(ctx context.Context, res *Result) error {
 		return err
 	}
 	res.HubRSSMiB, res.HubPeakRSSMiB = mib(now), mib(max(p, peak))
+	res.HubHeap = heapOf(after)
+	if cfg.HeapProfileFile != "" {
+		if live, err := h.heapProfile(ctx, cfg.HeapProfileFile); err != nil {
+			h.Progress("hub heap profile: %v", err)
+			res.HeapProfileError = err.Error()
+		} else {
+			res.HubHeap.LiveMiB, res.HeapProfile = live, cfg.HeapProfileFile
+			h.Progress("hub heap profile in %s: %.0f MiB live", cfg.HeapProfileFile, live)
+		}
+	}
 	if self, _, err := rss(os.Getpid()); err == nil {
 		res.HarnessRSSMiB = mib(self)
 	}

@@ -37,6 +37,12 @@ type Result struct {
 	// at its peak (VmRSS, VmHWM of /proc), in MiB.
 	HubRSSMiB     float64 `json:"hubRSSMiB"`
 	HubPeakRSSMiB float64 `json:"hubPeakRSSMiB"`
+	// HubHeap is the hub's Go heap at the end (heap.go).
+	HubHeap Heap `json:"hubHeap"`
+	// HeapProfile is the file of the hub's heap profile at the end
+	// (SCALE_HEAP_PROFILE), or HeapProfileError why it was not recorded.
+	HeapProfile      string `json:"heapProfile,omitempty"`
+	HeapProfileError string `json:"heapProfileError,omitempty"`
 	// HarnessRSSMiB is the harness process (agents, in-memory clusters) at the end.
 	HarnessRSSMiB float64 `json:"harnessRSSMiB"`
 	// Lists are whole job lists (every page of 500) at the end of the load.

@@ -97,6 +97,12 @@ func TestBenchScale(t *testing.T) {
 		}
 		cfg.ProfileFile = filepath.Join(out, "scale-hub-cpu-"+time.Now().UTC().Format("20060102T150405Z")+".pprof")
 	}
+	if cfg.HeapProfile {
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		cfg.HeapProfileFile = filepath.Join(out, "scale-hub-heap-"+time.Now().UTC().Format("20060102T150405Z")+".pprof")
+	}
 	res := run(t, cfg)
 	stamp := time.Now().UTC().Format("20060102T150405Z")
 	commit, _ := exec.Command("git", "rev-parse", "HEAD").Output()
