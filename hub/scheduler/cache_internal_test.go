@@ -4,11 +4,18 @@ package scheduler
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 
 	"github.com/shoal-dev/shoal/hub/store"
 	"github.com/shoal-dev/shoal/test/hubtest"
@@ -98,4 +105,52 @@ func TestCacheRelistOnDemand(t *testing.T) {
 	}
 	stop()
 	<-done
+}
+
+// TestCachedJobKeepsWhatPlacementReads: the cache decodes an unfinished job
+// without its pod templates but with what GangOf reads of them (the
+// tolerations and deadline, of the job and of each role), so the gang is
+// the one of the whole job.
+func TestCachedJobKeepsWhatPlacementReads(t *testing.T) {
+	deadline, short := int64(600), int64(300)
+	tol := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectNoSchedule}
+	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Tolerations: []corev1.Toleration{tol}, ActiveDeadlineSeconds: &deadline,
+		Containers: []corev1.Container{{Name: "train", Image: "trainer:1", Env: []corev1.EnvVar{{Name: "A", Value: "b"}}}}}}
+	for name, j := range map[string]*v1alpha1.Job{
+		"gang": {ObjectMeta: metav1.ObjectMeta{Name: "g", Labels: map[string]string{"team": "a"}},
+			Spec: v1alpha1.JobSpec{Queue: "q", Gang: v1alpha1.Gang{Members: 4, GPUsPerMember: 8}, Template: tmpl}},
+		"roles": {ObjectMeta: metav1.ObjectMeta{Name: "r"},
+			Spec: v1alpha1.JobSpec{Queue: "q", Roles: []v1alpha1.Role{
+				{Name: "worker", Members: 2, GPUsPerMember: 8, Template: tmpl},
+				{Name: "launcher", Members: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{ActiveDeadlineSeconds: &short,
+					Containers: []corev1.Container{{Name: "l", Image: "launcher:1"}}}}}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := json.Marshal(j)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := jobCodec{}.Unmarshal(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := GangOf(c.job), GangOf(j)
+			if got.Members != want.Members || got.GPUsPerMember != want.GPUsPerMember || got.Estimate != want.Estimate ||
+				got.Estimate == 0 || !equality.Semantic.DeepEqual(got.Tolerations, want.Tolerations) ||
+				!equality.Semantic.DeepEqual(got.Roles, want.Roles) {
+				t.Fatalf("gang of the cached job\n%+v\nwant\n%+v", got, want)
+			}
+			if len(c.job.Spec.Template.Spec.Containers) != 0 {
+				t.Fatal("the cached job keeps its containers")
+			}
+			for _, r := range c.job.Spec.Roles {
+				if len(r.Template.Spec.Containers) != 0 {
+					t.Fatalf("role %s keeps its containers", r.Name)
+				}
+			}
+			if !maps.Equal(c.job.Labels, j.Labels) || c.job.Spec.Queue != "q" {
+				t.Fatalf("cached job %+v lost its metadata or spec", c.job)
+			}
+		})
+	}
 }

@@ -297,7 +297,6 @@ func (c *caches) snapshotJobs(f *fleet) {
 	defer c.jobs.mu.RUnlock()
 	f.revisions[c.jobs.r.Kind()] = c.jobs.rev
 	f.finished = maps.Clone(c.finished)
-	f.partial = map[string]bool{}
 	f.jobs = make([]store.Item[*v1alpha1.Job], 0, len(c.active))
 	f.reserved = make([]store.Item[*ledger.Reservation], 0, len(c.active))
 	add := func(it store.Item[*cachedJob], res store.Item[*ledger.Reservation]) {
@@ -324,9 +323,6 @@ func (c *caches) snapshotJobs(f *fleet) {
 		}
 		add(it, res)
 		f.finished[it.Object.job.Status.Phase]--
-		if it.Object.partial {
-			f.partial[name] = true
-		}
 	}
 }
 

@@ -101,7 +101,7 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 		}
 		lo = hi
 	}
-	if err := s.explainAll(ctx, d.Waiting, byName, held, now); err != nil {
+	if err := s.explainAll(ctx, f, d.Waiting, byName, held, now); err != nil {
 		return err
 	}
 	res.Waiting = len(d.Waiting)
@@ -233,12 +233,24 @@ func bookingGroup(ps []placement.Placement, lo int) int {
 // store.ErrConflict).
 func (s *Scheduler) bookGroup(ctx context.Context, f *fleet, byName map[string]store.Item[*v1alpha1.Job],
 	ps []placement.Placement, held *store.Cond, now time.Time) (int, error) {
+	cached := make([]store.Item[*v1alpha1.Job], len(ps))
+	for i := range ps {
+		it, ok := byName[ps[i].Gang]
+		if !ok || it.Object == nil {
+			return 0, fmt.Errorf("placement for unknown job %q", ps[i].Gang)
+		}
+		cached[i] = it
+	}
+	whole, err := s.wholeJobs(ctx, f, cached)
+	if err != nil {
+		return 0, err
+	}
 	if len(ps) > 1 {
 		var conds []store.Cond
 		var ops []store.Op
 		rs := make([]*ledger.Reservation, len(ps))
 		for i := range ps {
-			r, c, o, err := s.bookOps(f, byName[ps[i].Gang], &ps[i], now)
+			r, c, o, err := s.bookOps(f, whole[i], &ps[i], now)
 			if err != nil {
 				return 0, err
 			}
@@ -262,7 +274,7 @@ func (s *Scheduler) bookGroup(ctx context.Context, f *fleet, byName map[string]s
 		// One of them changed: book each alone, up to the one that did.
 	}
 	for i := range ps {
-		if err := s.book(ctx, f, byName[ps[i].Gang], &ps[i], held, now); err != nil {
+		if err := s.book(ctx, f, whole[i], &ps[i], held, now); err != nil {
 			return i, err
 		}
 	}
@@ -354,7 +366,7 @@ const explainGroup = 16
 // job was most of the store's writes under a steady intake. A group whose
 // guards fail (one of its jobs changed meanwhile) is written job by job;
 // a job that changed is left to the next cycle.
-func (s *Scheduler) explainAll(ctx context.Context, waiting []placement.Wait,
+func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placement.Wait,
 	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time) error {
 	var todo []placement.Wait
 	m := meanings{}
@@ -367,19 +379,29 @@ func (s *Scheduler) explainAll(ctx context.Context, waiting []placement.Wait,
 	g.SetLimit(explainWorkers)
 	for lo := 0; lo < len(todo); lo += explainGroup {
 		group := todo[lo:min(lo+explainGroup, len(todo))]
-		g.Go(func() error { return s.explainGroup(gctx, group, byName, held, now) })
+		g.Go(func() error { return s.explainGroup(gctx, f, group, byName, held, now) })
 	}
 	return g.Wait()
 }
 
 // explainGroup writes a group's explanations in one transaction, or, when
 // that fails, one by one.
-func (s *Scheduler) explainGroup(ctx context.Context, group []placement.Wait,
+func (s *Scheduler) explainGroup(ctx context.Context, f *fleet, group []placement.Wait,
 	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time) error {
+	cached := make([]store.Item[*v1alpha1.Job], len(group))
+	for i, w := range group {
+		cached[i] = byName[w.Gang]
+	}
+	whole, err := s.wholeJobs(ctx, f, cached)
+	if errors.Is(err, store.ErrConflict) {
+		return nil // a job deleted since: the next cycle explains the rest
+	} else if err != nil {
+		return err
+	}
 	if len(group) > 1 {
 		conds, ops := guards(held), make([]store.Op, 0, len(group))
-		for _, w := range group {
-			c, o, _, err := s.status.Ops(byName[w.Gang], jobs.Explain(string(w.Why.Reason), w.Why.Message, now))
+		for i, w := range group {
+			c, o, _, err := s.status.Ops(whole[i], jobs.Explain(string(w.Why.Reason), w.Why.Message, now))
 			if err != nil {
 				return err
 			}
@@ -395,8 +417,8 @@ func (s *Scheduler) explainGroup(ctx context.Context, group []placement.Wait,
 		}
 		// A job changed, or the group was refused: each on its own.
 	}
-	for _, w := range group {
-		if err := s.explain(ctx, byName[w.Gang], w.Why, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
+	for i, w := range group {
+		if err := s.explain(ctx, whole[i], w.Why, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
 			return err
 		}
 	}
@@ -415,13 +437,14 @@ func guards(held *store.Cond) []store.Cond {
 // held; hub/dispatch stops it after its grace period and requeues it.
 func (s *Scheduler) preempt(ctx context.Context, f *fleet, p placement.Preemption, held *store.Cond, now time.Time) error {
 	if it, ok := f.job(p.Victim); ok {
-		if f.partial[it.Name] { // a finished job is cached in part: write the whole
-			j, rev, err := s.jobs.Get(ctx, it.Name)
-			if err != nil {
-				return err
-			}
-			it = store.Item[*v1alpha1.Job]{Name: it.Name, Object: j, Revision: rev}
+		j, rev, err := s.jobs.Get(ctx, it.Name) // the cache keeps no templates: write the whole
+		if err != nil {
+			return err
 		}
+		if it.Object.Status.Phase.Terminal() {
+			it.Revision = rev // a finished job still holding its reservation: as it is now
+		}
+		it.Object = j
 		msg := fmt.Sprintf("preempted by job %s; %s to checkpoint. %s", p.Preemptor, p.Grace, p.Reason)
 		next, err := s.status.Apply(ctx, it, jobs.MarkPreempted(p.Preemptor, msg, now), guards(held)...)
 		if err == nil && next.Revision != it.Revision {

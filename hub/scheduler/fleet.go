@@ -23,10 +23,9 @@ import (
 type fleet struct {
 	ledger *ledger.State
 	// jobs are the unfinished jobs and the finished ones still holding a
-	// reservation, in no order; partial names those of them decoded in
-	// part (jobcodec.go), which are read whole before a write.
-	jobs    []store.Item[*v1alpha1.Job]
-	partial map[string]bool
+	// reservation, in no order, as the cache keeps them: without their pod
+	// templates (jobcodec.go); a write reads them whole first (wholeJobs).
+	jobs []store.Item[*v1alpha1.Job]
 	// reserved are the jobs' reservations: [i] is jobs[i]'s (Object nil:
 	// none).
 	reserved []store.Item[*ledger.Reservation]

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -13,14 +14,17 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// cachedJob is a job as the scheduler keeps it. An unfinished job is
-// decoded whole (placement needs its gang and template); a finished one
-// only in the fields a cycle reads of it while its reservation lingers
-// (queue, phase, epoch, dispatch decision, conditions, annotations), not
-// its pod template, which is most of a job's bytes. partial says which.
+// cachedJob is a job as the scheduler keeps it: only what a cycle reads
+// of it. An unfinished job keeps everything but its pod templates, of
+// which placement reads only the tolerations and the deadline (GangOf);
+// a finished one only the fields a cycle reads of it while its
+// reservation lingers (queue, phase, epoch, dispatch decision, conditions,
+// annotations). The templates are most of a job's bytes: decoded whole, a
+// pending job of the scale harness took 3.4 KB of the hub's heap, and the
+// cache holds every job stored (docs/scale.md). A cycle that writes a job
+// reads it whole from the store first (wholeJobs).
 type cachedJob struct {
-	job     *v1alpha1.Job
-	partial bool
+	job *v1alpha1.Job
 }
 
 // finishedJob is the part of a stored job decoded for a finished one.
@@ -35,6 +39,37 @@ type finishedJob struct {
 		Epoch      int64                    `json:"epoch,omitempty"`
 		Dispatch   *v1alpha1.DispatchStatus `json:"dispatch,omitempty"`
 	} `json:"status"`
+}
+
+// unfinishedJob is an unfinished job decoded without its pod templates:
+// the spec's and the roles' template fields shadow JobSpec's and Role's
+// (encoding/json decodes a name into the shallowest field that has it).
+type unfinishedJob struct {
+	metav1.TypeMeta
+	Metadata metav1.ObjectMeta `json:"metadata"`
+	Spec     struct {
+		v1alpha1.JobSpec
+		Template placementTemplate `json:"template"`
+		Roles    []struct {
+			v1alpha1.Role
+			Template placementTemplate `json:"template"`
+		} `json:"roles"`
+	} `json:"spec"`
+	Status v1alpha1.JobStatus `json:"status"`
+}
+
+// placementTemplate is what placement reads of a pod template.
+type placementTemplate struct {
+	Spec struct {
+		Tolerations           []corev1.Toleration `json:"tolerations"`
+		ActiveDeadlineSeconds *int64              `json:"activeDeadlineSeconds"`
+	} `json:"spec"`
+}
+
+// podTemplate is t as a pod template with nothing else.
+func (t placementTemplate) podTemplate() corev1.PodTemplateSpec {
+	return corev1.PodTemplateSpec{Spec: corev1.PodSpec{Tolerations: t.Spec.Tolerations,
+		ActiveDeadlineSeconds: t.Spec.ActiveDeadlineSeconds}}
 }
 
 // jobCodec decodes stored jobs as cachedJobs; the scheduler only reads
@@ -55,13 +90,21 @@ func (jobCodec) Unmarshal(b []byte) (*cachedJob, error) {
 		j.Spec.Queue = head.Spec.Queue
 		j.Status.Phase, j.Status.Conditions = head.Status.Phase, head.Status.Conditions
 		j.Status.Epoch, j.Status.Dispatch = head.Status.Epoch, head.Status.Dispatch
-		return &cachedJob{job: j, partial: true}, nil
+		return &cachedJob{job: j}, nil
 	}
-	var j v1alpha1.Job
-	if err := json.Unmarshal(b, &j); err != nil {
+	var u unfinishedJob
+	if err := json.Unmarshal(b, &u); err != nil {
 		return nil, err
 	}
-	return &cachedJob{job: &j}, nil
+	j := &v1alpha1.Job{TypeMeta: u.TypeMeta, ObjectMeta: u.Metadata, Spec: u.Spec.JobSpec, Status: u.Status}
+	j.Spec.Template = u.Spec.Template.podTemplate()
+	j.Spec.Roles = nil
+	for _, r := range u.Spec.Roles {
+		role := r.Role
+		role.Template = r.Template.podTemplate()
+		j.Spec.Roles = append(j.Spec.Roles, role)
+	}
+	return &cachedJob{job: j}, nil
 }
 
 // jobReader is the scheduler's read-only view of the jobs, decoded as

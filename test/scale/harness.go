@@ -240,6 +240,9 @@ func (h *Harness) Load(ctx context.Context, res *Result) error {
 	}
 	res.HubRSSMiB, res.HubPeakRSSMiB = mib(now), mib(max(p, peak))
 	res.HubHeap = heapOf(after)
+	if m, err := procStatus(pid); err == nil {
+		res.HubAnonMiB, res.HubFileMiB = mib(m["RssAnon"]), mib(m["RssFile"])
+	}
 	if cfg.HeapProfileFile != "" {
 		if live, err := h.heapProfile(ctx, cfg.HeapProfileFile); err != nil {
 			h.Progress("hub heap profile: %v", err)

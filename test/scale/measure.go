@@ -121,22 +121,29 @@ func histogramDelta(before, after map[string]*dto.MetricFamily, family string, m
 
 // rss is a process's resident memory now and at its peak (VmRSS, VmHWM).
 func rss(pid int) (now, peak int64, err error) {
+	m, err := procStatus(pid)
+	return m["VmRSS"], m["VmHWM"], err
+}
+
+// procStatus reads the memory figures of /proc/<pid>/status, in bytes,
+// by name (VmRSS, VmHWM, RssAnon, RssFile, ...).
+func procStatus(pid int) (map[string]int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
+	out := map[string]int64{}
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, _ := strings.Cut(line, ":")
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-		switch {
-		case err != nil:
-		case k == "VmRSS":
-			now = kb << 10
-		case k == "VmHWM":
-			peak = kb << 10
+		v = strings.TrimSpace(v)
+		if !strings.HasSuffix(v, " kB") {
+			continue
+		}
+		if kb, err := strconv.ParseInt(strings.TrimSuffix(v, " kB"), 10, 64); err == nil {
+			out[k] = kb << 10
 		}
 	}
-	return now, peak, nil
+	return out, nil
 }
 
 // probeInventory cordons (or uncordons) node of w and times how long until

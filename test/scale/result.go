@@ -37,6 +37,12 @@ type Result struct {
 	// at its peak (VmRSS, VmHWM of /proc), in MiB.
 	HubRSSMiB     float64 `json:"hubRSSMiB"`
 	HubPeakRSSMiB float64 `json:"hubPeakRSSMiB"`
+	// HubAnonMiB and HubFileMiB split HubRSSMiB at the end: the process's
+	// own memory (RssAnon: the Go heap, stacks, the runtime) and pages of
+	// files it maps (RssFile: the embedded etcd's database, read through
+	// mmap, which the kernel may drop and read again).
+	HubAnonMiB float64 `json:"hubAnonMiB"`
+	HubFileMiB float64 `json:"hubFileMiB"`
 	// HubHeap is the hub's Go heap at the end (heap.go).
 	HubHeap Heap `json:"hubHeap"`
 	// HeapProfile is the file of the hub's heap profile at the end
