@@ -21,6 +21,8 @@ type options struct {
 	cfg app.Config
 	// webUI is --web-ui.
 	webUI bool
+	// memoryLimit is --memory-limit (memory.go).
+	memoryLimit string
 }
 
 func defaultOptions() *options {
@@ -57,6 +59,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.AdminContext, "admin-context", c.AdminContext, "name of the context written into --admin-config")
 	addEndpointFlags(fs, c)
 	addWebUIFlag(fs, &o.webUI)
+	addMemoryFlag(fs, &o.memoryLimit)
 	addHAFlags(fs, c)
 	addRetentionFlags(fs, c)
 	fs.StringVar(&c.AuditLog, "audit-log", c.AuditLog, "file to append one JSON line per mutating API call to (\"-\": stderr; \"\": no audit log); see docs/security.md")
@@ -95,6 +98,9 @@ func (o *options) complete() error {
 		return errors.New(ce.Message(func(field string) string { return flagNames[field] }))
 	}
 	mountWebUI(&o.cfg, o.webUI)
+	if err := applyMemoryLimit(o.memoryLimit); err != nil {
+		return err
+	}
 	if v := os.Getenv("SHOAL_PREEMPT_AFTER"); v != "" { // e.g. 0s in demos; the engine's default is 30m
 		d, err := time.ParseDuration(v)
 		if err != nil {

@@ -5,6 +5,7 @@ package main
 import (
 	"os"
 	"reflect"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -134,5 +135,26 @@ func TestFlagsFillConfig(t *testing.T) {
 		"svc", []string{"p0", "p1"}, "pk", 6 * time.Second}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("config from flags\n%v\nwant\n%v", got, want)
+	}
+}
+
+// TestMemoryLimit: --memory-limit sets the collector's soft limit; a
+// value that is not a positive quantity is refused and changes nothing.
+func TestMemoryLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(before)
+	for _, bad := range []string{"lots", "0", "-1Gi"} {
+		if err := applyMemoryLimit(bad); err == nil || !strings.Contains(err.Error(), "--memory-limit") {
+			t.Errorf("--memory-limit %q: %v, want an error naming the flag", bad, err)
+		}
+		if got := debug.SetMemoryLimit(-1); got != before {
+			t.Fatalf("a refused --memory-limit %q changed the limit to %d", bad, got)
+		}
+	}
+	if err := applyMemoryLimit("1400Mi"); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != 1400<<20 {
+		t.Fatalf("limit %d, want %d", got, 1400<<20)
 	}
 }
