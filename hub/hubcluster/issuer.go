@@ -51,7 +51,14 @@ func New(cfg *rest.Config, opts ...Option) *Issuer {
 	for _, o := range opts {
 		o(i)
 	}
-	i.client, i.clientOK = kubernetes.NewForConfig(cfg)
+	// A registration makes about a dozen requests (the ServiceAccount,
+	// RBAC, admission policy, a token): at client-go's default of 5 a
+	// second, 100 agents registering at once (a fleet's first start, a
+	// hub restored) waited in the client's throttle, 221 s for 100 in
+	// docs/scale.md.
+	rc := rest.CopyConfig(cfg)
+	rc.QPS, rc.Burst = 50, 100
+	i.client, i.clientOK = kubernetes.NewForConfig(rc)
 	return i
 }
 
