@@ -99,7 +99,7 @@ const SweepInterval = time.Minute
 
 // sweep cancels the unfinished replica jobs of services not in names.
 func (c *Controller) sweep(ctx context.Context, names map[string]bool) error {
-	opts := jobs.ListOptions{Limit: jobs.MaxListLimit}
+	opts := jobs.ListOptions{Replicas: true, Limit: jobs.MaxListLimit}
 	for {
 		res, err := c.svc.jobs.List(ctx, opts)
 		if err != nil {

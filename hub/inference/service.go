@@ -283,7 +283,7 @@ func fieldErr(path string, value any, detail string) field.ErrorList {
 // replicaJobs returns the jobs of queue labelled as replicas of service.
 func replicaJobs(ctx context.Context, js Jobs, queue, service string) ([]*v1alpha1.Job, error) {
 	var out []*v1alpha1.Job
-	opts := jobs.ListOptions{Queue: queue, Limit: jobs.MaxListLimit}
+	opts := jobs.ListOptions{Queue: queue, Service: service, Limit: jobs.MaxListLimit}
 	for {
 		res, err := js.List(ctx, opts)
 		if err != nil {

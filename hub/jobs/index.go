@@ -25,7 +25,8 @@ type indexed struct {
 // retention decides on.
 type jobIndex struct {
 	Metadata struct {
-		CreationTimestamp *metav1.Time `json:"creationTimestamp"`
+		CreationTimestamp *metav1.Time      `json:"creationTimestamp"`
+		Labels            map[string]string `json:"labels"`
 	} `json:"metadata"`
 	Spec struct {
 		Queue                   string `json:"queue"`
@@ -43,6 +44,9 @@ type jobIndex struct {
 		} `json:"members"`
 	} `json:"status"`
 }
+
+// service is the inference service the job is a replica of ("": none).
+func (x *jobIndex) service() string { return x.Metadata.Labels[v1alpha1.LabelInferenceService] }
 
 // clusters lists, once each, the clusters of the job's placement and members.
 func (x *jobIndex) clusters() []string {

@@ -29,6 +29,12 @@ type ListOptions struct {
 	// Owner is the submitting user (status.owner).
 	Queue, Cluster, Owner string
 	Phase                 v1alpha1.JobPhase
+	// Service keeps the replicas of one inference service (the label
+	// v1alpha1.LabelInferenceService), Replicas those of any: for
+	// hub/inference, which must not read a queue's every job to find
+	// them.
+	Service  string
+	Replicas bool
 	// Limit is the page size (DefaultListLimit when 0, at most MaxListLimit).
 	Limit int64
 	// Continue is the token of the previous page.
@@ -124,7 +130,7 @@ func (s *Service) List(ctx context.Context, opts ListOptions) (ListResult, error
 }
 
 func (o ListOptions) filtered() bool {
-	return o.Queue != "" || o.Phase != "" || o.Cluster != "" || o.Owner != ""
+	return o.Queue != "" || o.Phase != "" || o.Cluster != "" || o.Owner != "" || o.Service != "" || o.Replicas
 }
 
 func (o ListOptions) match(x *jobIndex) bool {
@@ -135,6 +141,9 @@ func (o ListOptions) match(x *jobIndex) bool {
 		return false
 	}
 	if o.Phase != "" && x.Status.Phase != o.Phase {
+		return false
+	}
+	if svc := x.service(); (o.Service != "" && svc != o.Service) || (o.Replicas && svc == "") {
 		return false
 	}
 	return o.Cluster == "" || x.hasCluster(o.Cluster)

@@ -47,11 +47,16 @@ type ListIndex struct {
 	entries map[string]*indexEntry
 	// sets: the names per value of each filter field.
 	byQueue, byPhase, byOwner, byCluster map[string]map[string]struct{}
+	// byService: the replicas of each inference service; replicas: of any.
+	byService map[string]map[string]struct{}
+	replicas  map[string]struct{}
 }
 
 // indexEntry is one job's indexed fields.
 type indexEntry struct {
 	name, queue, owner string
+	// service is the inference service the job is a replica of.
+	service string
 	phase              v1alpha1.JobPhase
 	clusters           []string
 	// finished is the completion time of a terminal job (its creation
@@ -132,6 +137,7 @@ func (ix *ListIndex) reset() {
 	ix.entries = map[string]*indexEntry{}
 	ix.byQueue, ix.byPhase = map[string]map[string]struct{}{}, map[string]map[string]struct{}{}
 	ix.byOwner, ix.byCluster = map[string]map[string]struct{}{}, map[string]map[string]struct{}{}
+	ix.byService, ix.replicas = map[string]map[string]struct{}{}, map[string]struct{}{}
 }
 
 // advance records that every change up to rev is applied (locked).
@@ -147,7 +153,7 @@ func (ix *ListIndex) advance(rev int64) {
 func (ix *ListIndex) put(name string, x *jobIndex, rev int64) {
 	ix.remove(name)
 	e := &indexEntry{name: name, queue: x.Spec.Queue, owner: x.Status.Owner, phase: x.Status.Phase,
-		clusters: x.clusters(), ttl: x.Spec.TTLSecondsAfterFinished, rev: rev}
+		service: x.service(), clusters: x.clusters(), ttl: x.Spec.TTLSecondsAfterFinished, rev: rev}
 	if e.phase.Terminal() {
 		switch {
 		case x.Status.CompletionTime != nil:
@@ -163,6 +169,10 @@ func (ix *ListIndex) put(name string, x *jobIndex, rev int64) {
 	for _, c := range e.clusters {
 		add(ix.byCluster, c, name)
 	}
+	if e.service != "" {
+		add(ix.byService, e.service, name)
+		ix.replicas[name] = struct{}{}
+	}
 }
 
 // remove drops a job from the index (locked).
@@ -177,6 +187,10 @@ func (ix *ListIndex) remove(name string) {
 	drop(ix.byOwner, e.owner, name)
 	for _, c := range e.clusters {
 		drop(ix.byCluster, c, name)
+	}
+	if e.service != "" {
+		drop(ix.byService, e.service, name)
+		delete(ix.replicas, name)
 	}
 }
 
@@ -272,13 +286,20 @@ func (ix *ListIndex) candidates(opts ListOptions) map[string]struct{} {
 	if opts.Cluster != "" {
 		pick(ix.byCluster, opts.Cluster)
 	}
+	if opts.Service != "" {
+		pick(ix.byService, opts.Service)
+	}
+	if opts.Replicas && (first || len(ix.replicas) < len(best)) {
+		best, first = ix.replicas, false
+	}
 	return best
 }
 
 // match reports whether the entry passes every filter of opts.
 func (e *indexEntry) match(o ListOptions) bool {
 	return (o.Queue == "" || e.queue == o.Queue) && (o.Phase == "" || e.phase == o.Phase) &&
-		(o.Owner == "" || e.owner == o.Owner) && (o.Cluster == "" || slices.Contains(e.clusters, o.Cluster))
+		(o.Owner == "" || e.owner == o.Owner) && (o.Cluster == "" || slices.Contains(e.clusters, o.Cluster)) &&
+		(o.Service == "" || e.service == o.Service) && (!o.Replicas || e.service != "")
 }
 
 // activeJobs counts the queue's jobs that are not terminal.

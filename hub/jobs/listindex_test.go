@@ -87,3 +87,46 @@ func TestListIndexSeesEveryWriteAtOnce(t *testing.T) {
 		t.Fatalf("unknown owner: %v %v", res.Items, err)
 	}
 }
+
+// TestListReplicasOfAnInferenceService: Service keeps the jobs labelled as
+// replicas of one inference service, Replicas those of any, through the
+// index and through a scan alike.
+func TestListReplicasOfAnInferenceService(t *testing.T) {
+	ctx := testCtx(t)
+	q := uniq("qr")
+	svcA, svcB := uniq("chat"), uniq("embed")
+	ix := runIndex(t)
+	indexed, _ := services(t, []jobs.Option{jobs.WithListIndex(ix)}, q)
+	scanned := jobs.New(shared)
+	want := map[string][]string{}
+	for i, svc := range []string{svcA, svcA, svcB, ""} {
+		name := uniq("rep")
+		j := job(name, q)
+		if svc != "" {
+			j.Labels = map[string]string{v1alpha1.LabelInferenceService: svc}
+			want[svc] = append(want[svc], name)
+			want["*"] = append(want["*"], name)
+		}
+		if _, _, _, err := indexed.Submit(ctx, j, false); err != nil {
+			t.Fatalf("job %d: %v", i, err)
+		}
+	}
+	slices.Sort(want["*"])
+	for name, js := range map[string]*jobs.Service{"index": indexed, "scan": scanned} {
+		for key, opts := range map[string]jobs.ListOptions{
+			svcA: {Queue: q, Service: svcA}, svcB: {Service: svcB}, "*": {Queue: q, Replicas: true},
+		} {
+			res, err := js.List(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, j := range res.Items {
+				got = append(got, j.Name)
+			}
+			if !slices.Equal(got, want[key]) {
+				t.Errorf("%s, %+v: got %v, want %v", name, opts, got, want[key])
+			}
+		}
+	}
+}
