@@ -126,6 +126,9 @@ func TestCachedJobKeepsWhatPlacementReads(t *testing.T) {
 					Containers: []corev1.Container{{Name: "l", Image: "launcher:1"}}}}}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
+			j.Status = v1alpha1.JobStatus{Phase: v1alpha1.JobPlaced, Epoch: 3,
+				Placement: &v1alpha1.PlacementStatus{Clusters: []string{"eu1"}},
+				Members:   []v1alpha1.MemberStatus{{Index: 0, Cluster: "eu1", Node: "n1"}}}
 			b, err := json.Marshal(j)
 			if err != nil {
 				t.Fatal(err)
@@ -147,6 +150,9 @@ func TestCachedJobKeepsWhatPlacementReads(t *testing.T) {
 				if len(r.Template.Spec.Containers) != 0 {
 					t.Fatalf("role %s keeps its containers", r.Name)
 				}
+			}
+			if c.job.Status.Members != nil || c.job.Status.Placement != nil || c.job.Status.Epoch != 3 {
+				t.Fatalf("cached status %+v keeps the members or placement, or lost the epoch", c.job.Status)
 			}
 			if !maps.Equal(c.job.Labels, j.Labels) || c.job.Spec.Queue != "q" {
 				t.Fatalf("cached job %+v lost its metadata or spec", c.job)

@@ -16,7 +16,8 @@ import (
 
 // cachedJob is a job as the scheduler keeps it: only what a cycle reads
 // of it. An unfinished job keeps everything but its pod templates, of
-// which placement reads only the tolerations and the deadline (GangOf);
+// which placement reads only the tolerations and the deadline (GangOf),
+// and its status's members and placement;
 // a finished one only the fields a cycle reads of it while its
 // reservation lingers (queue, phase, epoch, dispatch decision, conditions,
 // annotations). The templates are most of a job's bytes: decoded whole, a
@@ -55,8 +56,20 @@ type unfinishedJob struct {
 			Template placementTemplate `json:"template"`
 		} `json:"roles"`
 	} `json:"spec"`
-	Status v1alpha1.JobStatus `json:"status"`
+	Status struct {
+		v1alpha1.JobStatus
+		Placement skipped `json:"placement"`
+		Members   skipped `json:"members"`
+	} `json:"status"`
 }
+
+// skipped is a field the cache does not keep: its value is read past, not
+// decoded. A placed job's status lists its members and placement (what the
+// dispatcher and users read; the scheduler reads the reservation): with
+// 65,000 gangs placed they were a third of the cache.
+type skipped struct{}
+
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
 
 // placementTemplate is what placement reads of a pod template.
 type placementTemplate struct {
@@ -96,7 +109,7 @@ func (jobCodec) Unmarshal(b []byte) (*cachedJob, error) {
 	if err := json.Unmarshal(b, &u); err != nil {
 		return nil, err
 	}
-	j := &v1alpha1.Job{TypeMeta: u.TypeMeta, ObjectMeta: u.Metadata, Spec: u.Spec.JobSpec, Status: u.Status}
+	j := &v1alpha1.Job{TypeMeta: u.TypeMeta, ObjectMeta: u.Metadata, Spec: u.Spec.JobSpec, Status: u.Status.JobStatus}
 	j.Spec.Template = u.Spec.Template.podTemplate()
 	j.Spec.Roles = nil
 	for _, r := range u.Spec.Roles {
