@@ -56,9 +56,9 @@ type ListIndex struct {
 type indexEntry struct {
 	name, queue, owner string
 	// service is the inference service the job is a replica of.
-	service string
-	phase              v1alpha1.JobPhase
-	clusters           []string
+	service  string
+	phase    v1alpha1.JobPhase
+	clusters []string
 	// finished is the completion time of a terminal job (its creation
 	// time when it has none), zero before.
 	finished time.Time
