@@ -285,10 +285,7 @@ func (s *Scheduler) bookGroup(ctx context.Context, f *fleet, byName map[string]s
 // of the Placed status (hub/jobs' Book).
 func (s *Scheduler) bookOps(f *fleet, it store.Item[*v1alpha1.Job], p *placement.Placement,
 	now time.Time) (*ledger.Reservation, store.Cond, store.Op, error) {
-	j := it.Object
-	if j == nil {
-		return nil, store.Cond{}, store.Op{}, fmt.Errorf("placement for unknown job %q", p.Gang)
-	}
+	j := it.Object // bookGroup refused a placement for an unknown job
 	g := f.gangOf(j)
 	r := s.reservation(f, &g, p, j.Status.Epoch+1, now)
 	jobCond, jobOp, _, err := s.status.Ops(it, jobs.Book(booking(j, r, p, now)))

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"strconv"
 	"sync"
@@ -336,25 +334,7 @@ func (h *Harness) inventoryIn(ctx context.Context, cluster string) bool {
 // the file in res, or says why it could not.
 func (h *Harness) profile(ctx context.Context, res *Result) {
 	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", h.Hub.Fleet.Shoal.HTTP, int(h.cfg.CPUProfile.Seconds()))
-	err := func() error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = resp.Body.Close() }()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("%s: %s", url, resp.Status)
-		}
-		b, err := io.ReadAll(resp.Body)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(h.cfg.ProfileFile, b, 0o644)
-	}()
+	err := fetchTo(ctx, url, h.cfg.ProfileFile)
 	if err != nil {
 		h.Progress("hub CPU profile: %v", err)
 		res.CPUProfileError = err.Error()

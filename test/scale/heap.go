@@ -41,24 +41,7 @@ func heapOf(fams map[string]*dto.MetricFamily) Heap {
 // collection (/debug/pprof/heap?gc=1, served with --profiling), to file,
 // and returns the live heap read right after it.
 func (h *Harness) heapProfile(ctx context.Context, file string) (float64, error) {
-	url := h.Hub.Fleet.Shoal.HTTP + "/debug/pprof/heap?gc=1"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("%s: %s", url, resp.Status)
-	}
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return 0, err
-	}
-	if err := os.WriteFile(file, b, 0o644); err != nil {
+	if err := fetchTo(ctx, h.Hub.Fleet.Shoal.HTTP+"/debug/pprof/heap?gc=1", file); err != nil {
 		return 0, err
 	}
 	fams, err := scrape(ctx, h.Hub.Fleet.Shoal.HTTP+"/metrics")
@@ -66,4 +49,26 @@ func (h *Harness) heapProfile(ctx context.Context, file string) (float64, error)
 		return 0, err
 	}
 	return heapOf(fams).AllocMiB, nil
+}
+
+// fetchTo writes the body of a GET of url (a profile the hub serves with
+// --profiling) to file.
+func fetchTo(ctx context.Context, url, file string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, b, 0o644)
 }
