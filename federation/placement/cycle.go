@@ -284,7 +284,7 @@ func (c *cycle) wait(g *Gang, why *Unschedulable) {
 	if c.d.Waiting == nil {
 		c.d.Waiting = make([]Wait, 0, len(c.in.Pending)-len(c.d.Placements)) // room for every gang left
 	}
-	c.d.Waiting = append(c.d.Waiting, Wait{Gang: g.ID, Why: why})
+	c.d.Waiting = append(c.d.Waiting, Wait{Gang: g.ID, Ref: g.Ref, Why: why})
 }
 
 // fairShare walks priority bands; within a band it repeatedly takes the

@@ -67,7 +67,7 @@ func (s *Snapshot) placement(g *Gang, picks []pick, level, dom int, hetero bool)
 	}
 	sorted := append([]pick(nil), picks...)
 	slices.SortFunc(sorted, func(a, b pick) int { return cmp.Compare(a.node, b.node) })
-	p := Placement{Gang: g.ID, Assignments: make([]Assignment, 0, len(sorted))}
+	p := Placement{Gang: g.ID, Ref: g.Ref, Assignments: make([]Assignment, 0, len(sorted))}
 	s.scratch.assigned = s.scratch.assigned[:0]
 	last := int32(-1)
 	for _, pk := range sorted {

@@ -69,9 +69,17 @@ func (c *cycle) restoreReservations() {
 	if len(c.in.Reservations) == 0 {
 		return
 	}
+	// Which reservations' gangs are pending: the reservations are few, the
+	// pending gangs tens of thousands.
+	held := make(map[string]bool, len(c.in.Reservations))
+	for _, r := range c.in.Reservations {
+		held[r.Gang] = true
+	}
 	pending := map[string]bool{}
 	for i := range c.in.Pending {
-		pending[c.in.Pending[i].ID] = true
+		if id := c.in.Pending[i].ID; held[id] {
+			pending[id] = true
+		}
 	}
 	for _, r := range c.in.Reservations {
 		l, ok := levelIndex(r.Level)

@@ -246,7 +246,7 @@ func (s *Snapshot) rolePlacement(g *Gang, picks []pick, level, dom int) Placemen
 		}
 		return cmp.Compare(a.role, b.role)
 	})
-	p := Placement{Gang: g.ID, Assignments: make([]Assignment, 0, len(rps))}
+	p := Placement{Gang: g.ID, Ref: g.Ref, Assignments: make([]Assignment, 0, len(rps))}
 	sorted := make([]pick, len(rps))
 	last := int32(-1)
 	for k, rp := range rps {

@@ -60,6 +60,8 @@ type Preemption struct {
 type Wait struct {
 	// Gang is the gang's ID.
 	Gang string
+	// Ref is the gang's Gang.Ref.
+	Ref int `json:"-"`
 	// Why explains it.
 	Why *Unschedulable
 }

@@ -213,3 +213,33 @@ func TestScheduleReclaimTakesOnlySurplus(t *testing.T) {
 		t.Errorf("reclaim happened while off: %+v", d.Preemptions)
 	}
 }
+
+// TestScheduleCarriesRefs: every placement and wait carries its gang's Ref
+// as given, in whatever order the gangs were decided.
+func TestScheduleCarriesRefs(t *testing.T) {
+	c := fleetSpec{name: "c", racks: 1, perRack: 2, gpus: 8}.cluster()
+	s := NewSnapshot([]inventory.Cluster{c}, nil)
+	var pending []Gang
+	for i, n := range []int{2, 1, 1, 3, 1} { // 16 GPUs: the first two or three fit
+		g := newGang(fmt.Sprintf("g%d", i), n, 8).obj()
+		g.Submitted = t0.Add(time.Duration(len(pending)-i*2) * time.Minute) // not in input order
+		g.Ref = 100 + i
+		pending = append(pending, g)
+	}
+	d := Schedule(s, Input{Now: t0.Add(time.Hour), Pending: pending})
+	if len(d.Placements) == 0 || len(d.Waiting) == 0 {
+		t.Fatalf("placed %d, waiting %d: want some of each", len(d.Placements), len(d.Waiting))
+	}
+	check := func(id string, ref int) {
+		var i int
+		if _, err := fmt.Sscanf(id, "g%d", &i); err != nil || ref != 100+i {
+			t.Fatalf("gang %s carries Ref %d, want %d", id, ref, 100+i)
+		}
+	}
+	for _, p := range d.Placements {
+		check(p.Gang, p.Ref)
+	}
+	for _, w := range d.Waiting {
+		check(w.Gang, w.Ref)
+	}
+}

@@ -133,6 +133,11 @@ type Gang struct {
 	// gang if it ends before they are needed, and reservations can tell when
 	// nodes will drain.
 	Estimate time.Duration
+	// Ref is the caller's own handle for the gang (an index into its own
+	// table of the pending jobs, say): the engine does not read it and
+	// returns it in the gang's Placement and Wait, so the caller finds its
+	// record without a lookup by ID.
+	Ref int `json:"-"`
 }
 
 // PoolFilter is one GPU pool as placement filters nodes by it: a node is
@@ -245,6 +250,8 @@ type Assignment struct {
 type Placement struct {
 	// Gang is the gang's ID.
 	Gang string
+	// Ref is the gang's Gang.Ref.
+	Ref int `json:"-"`
 	// Assignments list the nodes, sorted by cluster and node (then role);
 	// the assignments of CPU-only roles, with no node, come last.
 	Assignments []Assignment

@@ -57,7 +57,7 @@ func TestCacheListsAgainAfterCompaction(t *testing.T) {
 	}
 	c.jobs.mu.RLock()
 	_, ok := c.jobs.items["after-list"]
-	_, active := c.active["after-list"]
+	_, active := c.index.active["after-list"]
 	c.jobs.mu.RUnlock()
 	if !ok || !active {
 		t.Fatalf("the job submitted after the list is not cached (cached %v, active %v)", ok, active)

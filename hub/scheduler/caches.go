@@ -34,10 +34,8 @@ type caches struct {
 	inventories  *watched[*registry.InventoryRecord]
 	pools        *watched[*v1alpha1.GPUPool]
 
-	// The jobs' index (under jobs.mu): the unfinished jobs, and how many
-	// finished jobs each terminal phase has.
-	active   map[string]store.Item[*cachedJob]
-	finished map[v1alpha1.JobPhase]int
+	// The jobs' index (under jobs.mu).
+	index *jobIndex
 	// The inventories decoded (under inventories.mu), once per report.
 	parsed map[string]parsedInventory
 	// following says the caches follow watches (start); the fresh read of a
@@ -64,33 +62,15 @@ func (s *Scheduler) newCaches() *caches {
 		clusters:     newWatched(s.clusters),
 		inventories:  newWatched(s.inventories),
 		pools:        newWatched(s.pools),
-		active:       map[string]store.Item[*cachedJob]{},
-		finished:     map[v1alpha1.JobPhase]int{},
+		index:        newJobIndex(),
 		parsed:       map[string]parsedInventory{},
 	}
-	c.jobs.reset = func() { clear(c.active); clear(c.finished) }
-	c.jobs.index = c.indexJob
+	c.jobs.reset = c.index.reset
+	c.jobs.index = c.index.change
 	c.jobs.matters = jobChangeMatters
 	c.inventories.reset = func() { clear(c.parsed) }
 	c.inventories.index = c.parseInventory
 	return c
-}
-
-// indexJob keeps the active set and the finished counts (under jobs.mu).
-func (c *caches) indexJob(name string, old, cur *store.Item[*cachedJob]) {
-	if old != nil {
-		if p := old.Object.job.Status.Phase; p.Terminal() {
-			c.finished[p]--
-		}
-		delete(c.active, name)
-	}
-	if cur != nil {
-		if p := cur.Object.job.Status.Phase; p.Terminal() {
-			c.finished[p]++
-		} else {
-			c.active[name] = *cur
-		}
-	}
 }
 
 // jobChangeMatters says whether a job's change can change a cycle's
@@ -286,44 +266,13 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (*fleet, err
 	return f, nil
 }
 
-// snapshotJobs takes the unfinished jobs and the finished ones that still
-// hold a reservation, each with its reservation (f.reserved), and counts
-// the other finished jobs by phase. The jobs are in no order: nothing a
-// cycle decides depends on it (the engine orders the pending gangs by
-// priority, submission and name), and sorting 25,000 names each cycle
-// cost more than the rest of taking them.
+// snapshotJobs takes the pending jobs, the reservations with their jobs
+// and the jobs' counts from the jobs' index (jobIndex.take).
 func (c *caches) snapshotJobs(f *fleet) {
 	c.jobs.mu.RLock()
 	defer c.jobs.mu.RUnlock()
 	f.revisions[c.jobs.r.Kind()] = c.jobs.rev
-	f.finished = maps.Clone(c.finished)
-	f.jobs = make([]store.Item[*v1alpha1.Job], 0, len(c.active))
-	f.reserved = make([]store.Item[*ledger.Reservation], 0, len(c.active))
-	add := func(it store.Item[*cachedJob], res store.Item[*ledger.Reservation]) {
-		f.jobs = append(f.jobs, store.Item[*v1alpha1.Job]{Name: it.Name, Object: it.Object.job, Revision: it.Revision})
-		f.reserved = append(f.reserved, res)
-	}
-	held := 0
-	for name, it := range c.active {
-		res, ok := f.ledger.Reservations[name]
-		if ok {
-			held++
-		}
-		add(it, res)
-	}
-	// The reservations of finished jobs (looked for only when some
-	// reservation's job is not active).
-	for name, res := range f.ledger.Reservations {
-		if held == len(f.ledger.Reservations) {
-			break // every reservation's job is active
-		}
-		it, ok := c.jobs.items[name]
-		if _, active := c.active[name]; !ok || active {
-			continue
-		}
-		add(it, res)
-		f.finished[it.Object.job.Status.Phase]--
-	}
+	c.index.take(f, c.jobs.items)
 }
 
 // snapshotClusters keeps the inventories of Ready clusters (a cordoned or

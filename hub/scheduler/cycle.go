@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -32,6 +34,8 @@ type Result struct {
 	Conflict bool
 	// Revision is the store revision of the ledger the cycle decided on.
 	Revision int64
+	// placed are the jobs of Placed, as the cycle read them.
+	placed []store.Item[*v1alpha1.Job]
 }
 
 // Cycle runs one scheduling cycle. held, when not nil, guards every booking
@@ -48,9 +52,9 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 		return res, err
 	}
 	res.Revision = f.ledger.Revision
-	klog.FromContext(ctx).V(4).Info("scheduling on a snapshot", "revisions", f.revisions, "jobs", len(f.jobs))
+	klog.FromContext(ctx).V(4).Info("scheduling on a snapshot", "revisions", f.revisions, "pending", len(f.pendingJobs), "reservations", len(f.booked))
 	now := s.cfg.Clock.Now()
-	in, byName := s.input(f, now)
+	in, pend := s.input(f, now)
 	if err := s.saveFairShare(ctx, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
 		return res, err
 	}
@@ -62,7 +66,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 		klog.FromContext(ctx).V(2).Info("laid the fleet out afresh for the placement snapshot", "why", s.snaps.LayoutReason)
 	}
 	if len(in.Pending) > 0 || len(in.Terminating) > 0 {
-		if err := s.decide(ctx, f, snap, in, byName, held, now, &res); err != nil {
+		if err := s.decide(ctx, f, snap, in, pend, held, now, &res); err != nil {
 			return res, err
 		}
 		observeCycle(res)
@@ -71,15 +75,15 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 		return res, nil // the snapshot holds placements not booked: no status from it
 	}
 	usage := snap.QueueUsage(in.Queues)
-	f.tally.placed(res.Placed, byName)
-	s.observeFleet(f, snap, in, usage, res, byName)
+	f.tally.placed(res.placed)
+	s.observeFleet(f, snap, in, usage, res)
 	return res, s.writeQueueStatus(ctx, f, usage, held)
 }
 
 // decide runs the placement engine on the snapshot and carries out its
 // decision: bookings, explanations of waiting jobs, preemptions.
 func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapshot, in placement.Input,
-	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time, res *Result) error {
+	pend pendingSet, held *store.Cond, now time.Time, res *Result) error {
 	d := placement.Schedule(snap, in, s.cfg.Options...)
 	decided := time.Now()
 	s.holds = d.Reservations
@@ -89,19 +93,20 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 	for lo := 0; lo < len(d.Placements) && !res.Conflict; {
 		hi := bookingGroup(d.Placements, lo)
 		booking := time.Now()
-		n, err := s.bookGroup(ctx, f, byName, d.Placements[lo:hi], held, now)
+		n, err := s.bookGroup(ctx, f, pend, d.Placements[lo:hi], held, now)
 		if errors.Is(err, store.ErrConflict) {
 			res.Conflict = true
 		} else if err != nil {
 			return err
 		}
 		for _, p := range d.Placements[lo : lo+n] {
-			traceBooking(ctx, byName[p.Gang], &p, decided, booking, len(d.Waiting))
-			res.Placed = append(res.Placed, p.Gang)
+			it := pend.item(p.Ref, p.Gang)
+			traceBooking(ctx, it, &p, decided, booking, len(d.Waiting))
+			res.Placed, res.placed = append(res.Placed, p.Gang), append(res.placed, it)
 		}
 		lo = hi
 	}
-	if err := s.explainAll(ctx, f, d.Waiting, byName, held, now); err != nil {
+	if err := s.explainAll(ctx, f, d.Waiting, pend, held, now); err != nil {
 		return err
 	}
 	res.Waiting = len(d.Waiting)
@@ -119,70 +124,119 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 
 // input builds the placement input from the fleet: pending jobs not
 // backing off and not still holding a reservation, queues, usage and the
-// gangs being preempted. It counts the jobs (f.tally) in the same pass.
+// gangs being preempted. It counts the jobs (f.tally) from the index's
+// counts and the reservations, and returns the pending jobs (pendingSet):
+// the job of the input's pending gang i, whose Ref is i
+// (placement.Gang.Ref), is the set's [i], so the decision's placements
+// and waits find their jobs without a lookup by name.
 //
-// The pending gangs' array and the map by name are the last cycle's, filled
-// again: at 35,000 pending jobs growing them anew cost more than the rest
-// of the pass.
-func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, map[string]store.Item[*v1alpha1.Job]) {
+// The pass reads the snapshot's reservations and its pending jobs' forms,
+// made when each job's revision was decoded (cachedJob), not every job;
+// the pending gangs' and jobs' arrays are the last cycle's, filled again:
+// at 35,000 pending jobs growing them anew cost more than the rest of the
+// pass.
+func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, pendingSet) {
 	in := placement.Input{Now: now, Queues: queuesOf(f.queues), Reservations: s.holds, Terminating: map[string]string{},
 		Pending: s.pending[:0]}
-	if s.byName == nil {
-		s.byName = map[string]store.Item[*v1alpha1.Job]{}
-	}
-	byName := s.byName
-	clear(byName)
-	held := map[string]int{}
-	s.gangForms.begin()
-	defer s.gangForms.end()
-	f.tally = newJobTally(f.finished)
-	for i := range f.jobs {
-		it := &f.jobs[i]
-		j := it.Object
-		if r := f.reserved[i].Object; r != nil {
-			f.tally.count(j, true, 0)
-			held[j.Spec.Queue] += r.Gang.GPUs()
-			if jobs.Preempted(j) {
-				in.Terminating[it.Name] = j.Annotations[v1alpha1.AnnotationPreemptedBy]
+	pend := pendingSet{items: s.pendingJobs.items[:0], forms: s.pendingJobs.forms[:0]}
+	f.tally = f.countJobs()
+	var reservedPending map[string]bool // pending jobs still holding a reservation (rare)
+	for _, b := range f.booked {
+		a := b.job
+		if a == nil {
+			continue
+		}
+		f.tally.booked(a, b.res.Object.Gang.GPUs())
+		if a.preempted {
+			in.Terminating[a.Name] = a.preemptedBy
+		}
+		if a.pending != nil {
+			if reservedPending == nil {
+				reservedPending = map[string]bool{}
 			}
-			continue
+			reservedPending[a.Name] = true
 		}
-		phase := j.Status.Phase
-		if phase != v1alpha1.JobPending && phase != "" {
-			f.tally.count(j, false, 0)
-			continue
-		}
-		pf := s.gangForms.of(it.Name, it.Revision, func() pendingForm { return pendingFormOf(j) })
-		f.tally.count(j, false, pf.gpus)
-		if phase != v1alpha1.JobPending || (pf.backoff && now.Before(pf.notBefore)) {
-			continue
-		}
-		byName[it.Name] = *it
-		in.Pending = append(in.Pending, pf.gang)
-		in.Pending[len(in.Pending)-1].Pools = f.gangPools(j.Spec.Queue)
 	}
-	s.pending = in.Pending
-	f.tally.done()
-	s.fair.Advance(now, held)
+	var poolsOf string // the queue of pools, the last gang's pools (found: set)
+	var pools []placement.PoolFilter
+	found := false
+	for _, a := range f.pendingJobs {
+		pf := a.pending
+		if a.phase != v1alpha1.JobPending || (pf.backoff && now.Before(pf.notBefore)) ||
+			(reservedPending != nil && reservedPending[a.Name]) {
+			continue
+		}
+		pend.items, pend.forms = append(pend.items, a.Item), append(pend.forms, pf)
+		in.Pending = append(in.Pending, pf.gang)
+		if !found || a.queue != poolsOf {
+			poolsOf, pools, found = a.queue, f.gangPools(a.queue), true
+		}
+		g := &in.Pending[len(in.Pending)-1]
+		g.Pools, g.Ref = pools, len(in.Pending)-1
+	}
+	s.pending, s.pendingJobs = in.Pending, pend
+	s.fair.Advance(now, f.tally.held())
 	in.Usage = s.fair.Usage()
-	return in, byName
+	return in, pend
 }
 
-// pendingForm is what a cycle reads of a pending job, kept while the job's
-// revision holds (Scheduler.gangForms): its gang (without its pools), the
-// gang's GPUs, and the end of its requeue backoff (backoff: it has one).
+// pendingSet is a cycle's pending jobs (input), aligned with its input's
+// pending gangs: items[i] and forms[i] are the job and pending form of the
+// gang whose Ref is i.
+type pendingSet struct {
+	items []store.Item[*v1alpha1.Job]
+	forms []*pendingForm
+}
+
+// job is the job and form of a gang of the decision (ref and name, as its
+// Placement or Wait carries them); the zero Item and nil when the set
+// does not hold it.
+func (p pendingSet) job(ref int, gang string) (store.Item[*v1alpha1.Job], *pendingForm) {
+	if ref < 0 || ref >= len(p.items) || p.items[ref].Name != gang {
+		return store.Item[*v1alpha1.Job]{}, nil
+	}
+	return p.items[ref], p.forms[ref]
+}
+
+// item is job's item alone.
+func (p pendingSet) item(ref int, gang string) store.Item[*v1alpha1.Job] {
+	it, _ := p.job(ref, gang)
+	return it
+}
+
+// pendingForm is what a cycle reads of a pending job, made once per
+// revision as the job is decoded into the cache (cachedJob): its gang
+// (without its pools), the gang's GPUs, the end of its requeue backoff
+// (backoff: it has one), and its explanation (explained: its Placed
+// condition when False, meaning that condition's message's meaningOf).
 type pendingForm struct {
 	gang      placement.Gang
 	gpus      int
 	notBefore time.Time
 	backoff   bool
+	explained *metav1.Condition
+	meaning   string
 }
 
 func pendingFormOf(j *v1alpha1.Job) pendingForm {
 	f := pendingForm{gang: GangOf(j)}
 	f.gpus = f.gang.GPUs()
 	f.notBefore, f.backoff = jobs.NotBefore(j)
+	if c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPlaced); c != nil && c.Status == metav1.ConditionFalse {
+		f.explained, f.meaning = c, meaningOf(c.Message)
+	}
 	return f
+}
+
+// explains says whether the job already carries why as its explanation,
+// in meaning (explained, on the job the form was made of), with the
+// meanings of the cycle's messages memoized in m.
+func (f *pendingForm) explains(why *placement.Unschedulable, m meanings) bool {
+	c := f.explained
+	if c == nil || c.Reason != string(why.Reason) {
+		return false
+	}
+	return c.Message == why.Message || f.meaning == m.of(why.Message)
 }
 
 // Bounds of one booking transaction (bookingGroup): at most
@@ -231,12 +285,12 @@ func bookingGroup(ps []placement.Placement, lo int) int {
 // how many it booked: all, or, when the group's guards fail, those booked
 // one by one before the first that conflicts (its error then wraps
 // store.ErrConflict).
-func (s *Scheduler) bookGroup(ctx context.Context, f *fleet, byName map[string]store.Item[*v1alpha1.Job],
+func (s *Scheduler) bookGroup(ctx context.Context, f *fleet, pend pendingSet,
 	ps []placement.Placement, held *store.Cond, now time.Time) (int, error) {
 	cached := make([]store.Item[*v1alpha1.Job], len(ps))
 	for i := range ps {
-		it, ok := byName[ps[i].Gang]
-		if !ok || it.Object == nil {
+		it := pend.item(ps[i].Ref, ps[i].Gang)
+		if it.Object == nil {
 			return 0, fmt.Errorf("placement for unknown job %q", ps[i].Gang)
 		}
 		cached[i] = it
@@ -364,11 +418,11 @@ const explainGroup = 16
 // guards fail (one of its jobs changed meanwhile) is written job by job;
 // a job that changed is left to the next cycle.
 func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placement.Wait,
-	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time) error {
+	pend pendingSet, held *store.Cond, now time.Time) error {
 	var todo []placement.Wait
 	m := meanings{}
 	for _, w := range waiting {
-		if it := byName[w.Gang]; it.Object != nil && w.Why != nil && !explainedIn(it.Object, w.Why, m.of) {
+		if it, pf := pend.job(w.Ref, w.Gang); it.Object != nil && w.Why != nil && !pf.explains(w.Why, m) {
 			todo = append(todo, w)
 		}
 	}
@@ -376,7 +430,7 @@ func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placemen
 	g.SetLimit(explainWorkers)
 	for lo := 0; lo < len(todo); lo += explainGroup {
 		group := todo[lo:min(lo+explainGroup, len(todo))]
-		g.Go(func() error { return s.explainGroup(gctx, f, group, byName, held, now) })
+		g.Go(func() error { return s.explainGroup(gctx, f, group, pend, held, now) })
 	}
 	return g.Wait()
 }
@@ -384,10 +438,10 @@ func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placemen
 // explainGroup writes a group's explanations in one transaction, or, when
 // that fails, one by one.
 func (s *Scheduler) explainGroup(ctx context.Context, f *fleet, group []placement.Wait,
-	byName map[string]store.Item[*v1alpha1.Job], held *store.Cond, now time.Time) error {
+	pend pendingSet, held *store.Cond, now time.Time) error {
 	cached := make([]store.Item[*v1alpha1.Job], len(group))
 	for i, w := range group {
-		cached[i] = byName[w.Gang]
+		cached[i] = pend.item(w.Ref, w.Gang)
 	}
 	whole, err := s.wholeJobs(ctx, f, cached)
 	if errors.Is(err, store.ErrConflict) {

@@ -21,20 +21,15 @@ import (
 // "(eu1/rack:r9)"), does not. The counts in a stored message are as of
 // its last change in meaning (status.placement.time).
 func explained(j *v1alpha1.Job, why *placement.Unschedulable) bool {
-	return explainedIn(j, why, meaningOf)
-}
-
-// explainedIn is explained with the meanings of messages from meaning (a
-// cycle's memo: thousands of waiting jobs share a few messages).
-func explainedIn(j *v1alpha1.Job, why *placement.Unschedulable, meaning func(string) string) bool {
 	c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPlaced)
 	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(why.Reason) {
 		return false
 	}
-	return c.Message == why.Message || meaning(c.Message) == meaning(why.Message)
+	return c.Message == why.Message || meaningOf(c.Message) == meaningOf(why.Message)
 }
 
-// meanings memoizes meaningOf for one cycle.
+// meanings memoizes meaningOf for one cycle (thousands of waiting jobs
+// share a few messages).
 type meanings map[string]string
 
 func (m meanings) of(msg string) string {

@@ -12,7 +12,6 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/federation/placement"
-	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/registry"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -22,18 +21,21 @@ import (
 // (caches.go).
 type fleet struct {
 	ledger *ledger.State
-	// jobs are the unfinished jobs and the finished ones still holding a
-	// reservation, in no order, as the cache keeps them: without their pod
-	// templates (jobcodec.go); a write reads them whole first (wholeJobs).
-	jobs []store.Item[*v1alpha1.Job]
-	// reserved are the jobs' reservations: [i] is jobs[i]'s (Object nil:
-	// none).
-	reserved []store.Item[*ledger.Reservation]
-	// jobIndex finds a job in jobs by name (made by job when first asked).
-	jobIndex map[string]int
-	// finished counts the other finished jobs by phase.
-	finished map[v1alpha1.JobPhase]int
-	queues   []*v1alpha1.Queue
+	// pendingJobs are the pending jobs (phase Pending or none), in no
+	// order, as the cache keeps them: without their pod templates
+	// (jobcodec.go); a write reads them whole first (wholeJobs).
+	pendingJobs []*activeJob
+	// booked are the ledger's reservations, each with its job, in no
+	// order; bookedAt finds one by name (made by job when first asked).
+	booked   []bookedJob
+	bookedAt map[string]int
+	// finished counts the finished jobs by phase, phases the unfinished
+	// ones (no phase counts as Pending), queueCounts each queue's
+	// unfinished jobs (jobIndex).
+	finished    map[v1alpha1.JobPhase]int
+	phases      map[v1alpha1.JobPhase]int
+	queueCounts map[string]queueCount
+	queues      []*v1alpha1.Queue
 	// queueRevs are the revisions the queues were read at.
 	queueRevs map[string]int64
 	clusters  []inventory.Cluster
@@ -130,26 +132,11 @@ func clusterReady(c *v1alpha1.Cluster) bool {
 // and its interval tell the preemption search how much work a victim loses.
 // The gangs are appended to out.
 func (f *fleet) allocations(now time.Time, forms *forms[allocForm], out []*placement.Allocation) []*placement.Allocation {
-	out = slices.Grow(out, len(f.ledger.Reservations))
+	out = slices.Grow(out, len(f.booked))
 	forms.begin()
 	defer forms.end()
-	// The reservations are found from their jobs (f.reserved); a
-	// reservation whose job the snapshot lacks is found after.
-	found := 0
-	for i, jt := range f.jobs {
-		it := f.reserved[i]
-		if it.Object == nil {
-			continue
-		}
-		found++
-		out = append(out, f.allocation(it, jt.Object, now, forms))
-	}
-	if found < len(f.ledger.Reservations) {
-		for name, it := range f.ledger.Reservations {
-			if _, ok := f.job(name); !ok {
-				out = append(out, f.allocation(it, nil, now, forms))
-			}
-		}
+	for _, b := range f.booked {
+		out = append(out, f.allocation(b.res, b.job, now, forms))
 	}
 	return out
 }
@@ -158,18 +145,16 @@ func (f *fleet) allocations(now time.Time, forms *forms[allocForm], out []*place
 // the snapshot). The Allocation is the reservation's form's, made once per
 // revision of the reservation; its times and Counted are set again each
 // cycle (placement.Builder reads them in place).
-func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *v1alpha1.Job, now time.Time, forms *forms[allocForm]) *placement.Allocation {
+func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *activeJob, now time.Time, forms *forms[allocForm]) *placement.Allocation {
 	r := it.Object
 	a := forms.of(it.Name, it.Revision, func() allocForm {
 		return &placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments()}
 	})
 	counted := false
-	if j != nil {
-		if d := jobs.DispatchOf(j); d != nil && d.Phase == v1alpha1.DispatchCommitted && d.Time != nil && !r.Started.IsZero() {
-			counted = true
-			for _, c := range r.Clusters {
-				counted = counted && f.received[c].After(d.Time.Time)
-			}
+	if j != nil && !j.committed.IsZero() && !r.Started.IsZero() {
+		counted = true
+		for _, c := range r.Clusters {
+			counted = counted && f.received[c].After(j.committed)
 		}
 	}
 	started := r.Started
@@ -179,28 +164,25 @@ func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *v1alpha1.Job, 
 	a.Started, a.Counted = started, counted
 	a.LastCheckpoint, a.CheckpointInterval = time.Time{}, 0
 	if j != nil {
-		if c := j.Status.Checkpoint; c != nil {
-			// A checkpoint of an earlier epoch still saved the work up to it.
-			a.LastCheckpoint = c.Time.Time
-			a.CheckpointInterval = time.Duration(c.IntervalSeconds) * time.Second
-		}
+		// A checkpoint of an earlier epoch still saved the work up to it.
+		a.LastCheckpoint, a.CheckpointInterval = j.checkpointAt, j.checkpointEvery
 	}
 	return a
 }
 
-// job is a job of the snapshot by name.
+// job is the job of a reservation of the snapshot, by name.
 func (f *fleet) job(name string) (store.Item[*v1alpha1.Job], bool) {
-	if f.jobIndex == nil {
-		f.jobIndex = make(map[string]int, len(f.jobs))
-		for i := range f.jobs {
-			f.jobIndex[f.jobs[i].Name] = i
+	if f.bookedAt == nil {
+		f.bookedAt = make(map[string]int, len(f.booked))
+		for i := range f.booked {
+			f.bookedAt[f.booked[i].res.Name] = i
 		}
 	}
-	i, ok := f.jobIndex[name]
-	if !ok {
+	i, ok := f.bookedAt[name]
+	if !ok || f.booked[i].job == nil {
 		return store.Item[*v1alpha1.Job]{}, false
 	}
-	return f.jobs[i], true
+	return f.booked[i].job.Item, true
 }
 
 // allocForm is a reservation's placement form: its gang and assignments

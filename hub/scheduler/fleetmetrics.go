@@ -10,7 +10,6 @@ import (
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/placement"
-	"github.com/shoal-dev/shoal/hub/store"
 )
 
 var (
@@ -155,13 +154,11 @@ func (s *Scheduler) observeDuration(start time.Time) {
 
 // observeFleet publishes the fleet and queue gauges from a cycle that
 // booked everything it decided, and the admission wait of the jobs it placed.
-func (s *Scheduler) observeFleet(f *fleet, snap *placement.Snapshot, in placement.Input, usage map[string]placement.QueueUsage, res Result,
-	byName map[string]store.Item[*v1alpha1.Job]) {
+func (s *Scheduler) observeFleet(f *fleet, snap *placement.Snapshot, in placement.Input, usage map[string]placement.QueueUsage, res Result) {
 	now := s.cfg.Clock.Now()
 	fleetGauges.set(viewOf(f, snap, in.Queues, usage, in.Usage, f.tally, now))
-	for _, name := range res.Placed {
-		it, ok := byName[name]
-		if !ok {
+	for _, it := range res.placed {
+		if it.Object == nil {
 			continue
 		}
 		if start, ok := admissionWaitStart(it.Object); ok {

@@ -47,31 +47,19 @@ func BenchmarkFleetView(b *testing.B) {
 		queues = append(queues, placement.Queue{Name: fmt.Sprintf("q%02d", q),
 			Quotas: map[string]placement.Quota{"h100": {Nominal: 64}, "a100-80gb": {Nominal: 32}}})
 	}
+	x := newJobIndex()
 	for j := range 2000 {
 		job := testjob.New(fmt.Sprintf("j%04d", j)).Queue(queues[j%50].Name).Members(4).GPUs(8).Obj()
 		job.Status.Phase = v1alpha1.JobPending
-		f.jobs = append(f.jobs, store.Item[*v1alpha1.Job]{Name: job.Name, Object: job})
+		x.change(job.Name, nil, &store.Item[*cachedJob]{Name: job.Name, Object: newCachedJob(job)})
 	}
-	f.reserved = make([]store.Item[*ledger.Reservation], len(f.jobs))
+	x.take(f, nil)
 	snap := placement.NewSnapshot(f.clusters, nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		v := viewOf(f, snap, queues, snap.QueueUsage(queues), nil, tallyOf(f), now)
+		v := viewOf(f, snap, queues, snap.QueueUsage(queues), nil, f.countJobs(), now)
 		if len(v.gpus) != 100*2*5 {
 			b.Fatalf("%d GPU series, want 1000", len(v.gpus))
 		}
 	}
-}
-
-// tallyOf counts a fleet's jobs as a cycle's input does (the benchmark
-// builds no input).
-func tallyOf(f *fleet) *jobTally {
-	t := newJobTally(f.finished)
-	for i, it := range f.jobs {
-		booked := f.reserved[i].Object != nil
-		g := GangOf(it.Object)
-		t.count(it.Object, booked, g.GPUs())
-	}
-	t.done()
-	return t
 }

@@ -86,17 +86,15 @@ type Scheduler struct {
 	// snaps builds each cycle's snapshot on the layout of the last one
 	// while the fleet's layout does not change (placement.Builder).
 	snaps placement.Builder
-	// allocForms are the reservations' placement forms, gangForms the
-	// pending jobs' gangs (without their pools), of the last cycle.
+	// allocForms are the reservations' placement forms of the last cycle.
 	allocForms forms[allocForm]
-	gangForms  forms[pendingForm]
 	// allocs is the last cycle's running gangs' array, filled again by the
 	// next.
 	allocs []*placement.Allocation
-	// pending and byName are the last cycle's pending gangs and pending
-	// jobs by name (input), filled again by the next.
-	pending []placement.Gang
-	byName  map[string]store.Item[*v1alpha1.Job]
+	// pending and pendingJobs are the last cycle's pending gangs and their
+	// jobs (input), filled again by the next.
+	pending     []placement.Gang
+	pendingJobs pendingSet
 	// queueWritten is when this leadership last wrote each queue's status
 	// (queuestatus.go); pokeAt asks for a cycle after a while (nil when
 	// not leading).

@@ -8,38 +8,43 @@ import (
 )
 
 // jobTally counts a cycle's jobs as its gauges (fleetview.go) and the
-// queues' statuses (queuestatus.go) report them. The cycle counts them in
-// the pass that builds its placement input (input), so that a fleet of
-// 25,000 placed jobs is not walked once more per reader, and moves the
-// jobs it placed from pending to active (placed).
+// queues' statuses (queuestatus.go) report them. The cycle makes it from
+// the jobs' index's counts and its reservations (fleet.countJobs), so that
+// a fleet of 100,000 jobs is not walked per cycle, nor once more per
+// reader, and moves the jobs it placed from pending to active (placed).
 type jobTally struct {
-	// phases counts the snapshot's jobs by phase (no phase counts as
-	// Pending), and the finished jobs it leaves out.
+	// phases counts the jobs by phase (no phase counts as Pending),
+	// finished ones included.
 	phases map[v1alpha1.JobPhase]int
 	queues map[string]*queueTally
-	// last is the queue last counted (jobs of a queue tend to follow one
-	// another), counts the phases' counts while counting.
-	last   *queueTally
-	lastQ  string
-	counts []phaseCount
+	// last is the queue last asked for (queue) and lastQ its name: the
+	// reservations of a queue tend to come together.
+	last  *queueTally
+	lastQ string
 }
 
-type phaseCount struct {
-	phase v1alpha1.JobPhase
-	n     int
-}
-
-// queueTally is one queue's jobs: booked (active), and pending without a
-// reservation — pending those in phase Pending (the queue's status),
-// waiting those too with no phase yet (the gauges), with their GPUs.
+// queueTally is one queue's jobs: booked (active, holding heldGPUs), and
+// pending without a reservation — pending those in phase Pending (the
+// queue's status), waiting those too with no phase yet (the gauges), with
+// their GPUs.
 type queueTally struct {
-	active, pending, waiting, waitingGPUs int
+	active, heldGPUs, pending, waiting, waitingGPUs int
 }
 
-func newJobTally(finished map[v1alpha1.JobPhase]int) *jobTally {
-	t := &jobTally{phases: map[v1alpha1.JobPhase]int{}, queues: map[string]*queueTally{}}
-	for phase, n := range finished {
+// countJobs is the tally of f's jobs: every job by phase, and per queue
+// of unfinished jobs (and of reservations' jobs) its pending jobs,
+// before booked takes the reservations' out of them.
+func (f *fleet) countJobs() *jobTally {
+	t := &jobTally{phases: make(map[v1alpha1.JobPhase]int, len(f.finished)+len(f.phases)),
+		queues: make(map[string]*queueTally, len(f.queueCounts))}
+	for phase, n := range f.finished {
 		t.phases[phase] += n
+	}
+	for phase, n := range f.phases {
+		t.phases[phase] += n
+	}
+	for name, q := range f.queueCounts {
+		t.queues[name] = &queueTally{pending: q.pendingPhased, waiting: q.waiting, waitingGPUs: q.waitingGPUs}
 	}
 	return t
 }
@@ -57,56 +62,29 @@ func (t *jobTally) queue(name string) *queueTally {
 	return q
 }
 
-// phase counts a job of a phase (phases holds the counts once done).
-func (t *jobTally) phase(p v1alpha1.JobPhase) {
-	for i := range t.counts {
-		if t.counts[i].phase == p {
-			t.counts[i].n++
-			return
-		}
-	}
-	t.counts = append(t.counts, phaseCount{p, 1})
-}
-
-// done adds the phases counted to phases.
-func (t *jobTally) done() {
-	for _, c := range t.counts {
-		t.phases[c.phase] += c.n
-	}
-	t.counts = nil
-}
-
-// count adds a job of the snapshot; booked says it holds a reservation,
-// gpus are its gang's GPUs (read only for a pending job). done ends the
-// counting.
-func (t *jobTally) count(j *v1alpha1.Job, booked bool, gpus int) {
-	phase := j.Status.Phase
-	if phase == "" {
-		phase = v1alpha1.JobPending
-	}
-	t.phase(phase)
-	q := t.queue(j.Spec.Queue)
-	switch {
-	case booked:
-		q.active++
-	case phase == v1alpha1.JobPending:
-		q.waiting++
-		q.waitingGPUs += gpus
-		if j.Status.Phase == v1alpha1.JobPending {
-			q.pending++
+// booked counts a job holding a reservation of gpus GPUs as its queue's
+// active job and not as pending.
+func (t *jobTally) booked(a *activeJob, gpus int) {
+	q := t.queue(a.queue)
+	q.active++
+	q.heldGPUs += gpus
+	if pf := a.pending; pf != nil {
+		q.waiting--
+		q.waitingGPUs -= pf.gpus
+		if a.phase == v1alpha1.JobPending {
+			q.pending--
 		}
 	}
 }
 
-// placed moves the jobs a cycle booked (pending ones, in byName) from
-// pending to active and to phase Placed.
-func (t *jobTally) placed(names []string, byName map[string]store.Item[*v1alpha1.Job]) {
-	for _, name := range names {
-		it, ok := byName[name]
-		if !ok {
+// placed moves the jobs a cycle booked (pending ones) from pending to
+// active and to phase Placed.
+func (t *jobTally) placed(placed []store.Item[*v1alpha1.Job]) {
+	for _, it := range placed {
+		j := it.Object
+		if j == nil {
 			continue
 		}
-		j := it.Object
 		q := t.queue(j.Spec.Queue)
 		q.active++
 		q.pending--
@@ -116,4 +94,15 @@ func (t *jobTally) placed(names []string, byName map[string]store.Item[*v1alpha1
 		t.phases[v1alpha1.JobPending]--
 		t.phases[v1alpha1.JobPlaced]++
 	}
+}
+
+// held is the GPUs each queue with a reservation holds (FairShare.Advance).
+func (t *jobTally) held() map[string]int {
+	held := map[string]int{}
+	for name, q := range t.queues {
+		if q.active > 0 {
+			held[name] = q.heldGPUs
+		}
+	}
+	return held
 }

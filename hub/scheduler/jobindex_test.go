@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package scheduler
+
+import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/test/builders/testjob"
+)
+
+// TestJobIndexCountsAsARecount: after any sequence of jobs created,
+// changed (phase, queue, shape) and deleted, the index's pending array and
+// counts, and the tally a cycle makes of them with its reservations, equal
+// a count made afresh over every job as the cycle used to make it.
+func TestJobIndexCountsAsARecount(t *testing.T) {
+	phases := []v1alpha1.JobPhase{"", v1alpha1.JobPending, v1alpha1.JobPlaced, v1alpha1.JobRunning,
+		v1alpha1.JobSucceeded, v1alpha1.JobFailed}
+	for seed := range uint64(20) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		x := newJobIndex()
+		items := map[string]store.Item[*cachedJob]{}
+		for step := range 400 {
+			name := fmt.Sprintf("j%02d", rng.IntN(60))
+			old, had := items[name]
+			if had && rng.IntN(5) == 0 {
+				x.change(name, &old, nil)
+				delete(items, name)
+				continue
+			}
+			j := testjob.New(name).Queue(fmt.Sprintf("q%d", rng.IntN(3))).Members(1 + rng.Int32N(4)).GPUs(1 + rng.Int32N(8)).Obj()
+			j.Status.Phase = phases[rng.IntN(len(phases))]
+			if rng.IntN(4) == 0 {
+				j.Status.Conditions = []metav1.Condition{{Type: v1alpha1.JobConditionPreempted, Status: metav1.ConditionTrue}}
+				j.Annotations = map[string]string{v1alpha1.AnnotationPreemptedBy: "other"}
+			}
+			cur := store.Item[*cachedJob]{Name: name, Object: newCachedJob(j), Revision: int64(step + 1)}
+			if had {
+				x.change(name, &old, &cur)
+			} else {
+				x.change(name, nil, &cur)
+			}
+			items[name] = cur
+		}
+		// Reservations for some jobs, finished ones and absent ones too.
+		res := map[string]store.Item[*ledger.Reservation]{}
+		for i := range 60 {
+			if rng.IntN(3) == 0 {
+				name := fmt.Sprintf("j%02d", i)
+				r := &ledger.Reservation{Job: name}
+				r.Gang.Queue, r.Gang.Members, r.Gang.GPUsPerMember = "q0", 1, 1+rng.IntN(8)
+				res[name] = store.Item[*ledger.Reservation]{Name: name, Object: r}
+			}
+		}
+		f := &fleet{ledger: ledger.NewState(1, res, nil)}
+		x.take(f, items)
+		got := f.countJobs()
+		for _, b := range f.booked {
+			if b.job != nil {
+				got.booked(b.job, b.res.Object.Gang.GPUs())
+			}
+		}
+		want := recount(items, res)
+		if !maps.Equal(nonZero(got.phases), nonZero(want.phases)) {
+			t.Fatalf("seed %d: phases %v, want %v", seed, got.phases, want.phases)
+		}
+		for _, q := range slices.Sorted(maps.Keys(want.queues)) {
+			g, w := got.queues[q], want.queues[q]
+			if g == nil || *g != *w {
+				t.Fatalf("seed %d: queue %s: %+v, want %+v", seed, q, g, w)
+			}
+		}
+		if len(got.queues) != len(want.queues) {
+			t.Fatalf("seed %d: queues %v, want %v", seed, slices.Sorted(maps.Keys(got.queues)), slices.Sorted(maps.Keys(want.queues)))
+		}
+		var pending, wantPending []string
+		for _, a := range f.pendingJobs {
+			pending = append(pending, a.Name)
+			if items[a.Name].Revision != a.Revision {
+				t.Fatalf("seed %d: pending %s at revision %d, cached at %d", seed, a.Name, a.Revision, items[a.Name].Revision)
+			}
+		}
+		for name, it := range items {
+			if p := it.Object.job.Status.Phase; p == "" || p == v1alpha1.JobPending {
+				wantPending = append(wantPending, name)
+			}
+		}
+		slices.Sort(pending)
+		slices.Sort(wantPending)
+		if !slices.Equal(pending, wantPending) {
+			t.Fatalf("seed %d: pending %v, want %v", seed, pending, wantPending)
+		}
+		for _, b := range f.booked {
+			it, ok := items[b.res.Name]
+			if ok != (b.job != nil) || ok && (b.job.Revision != it.Revision || b.job.preempted != isPreemptedJob(it.Object.job)) {
+				t.Fatalf("seed %d: reservation %s joined with %+v; cached %v", seed, b.res.Name, b.job, ok)
+			}
+		}
+	}
+}
+
+func isPreemptedJob(j *v1alpha1.Job) bool {
+	return len(j.Status.Conditions) > 0 && j.Status.Conditions[0].Type == v1alpha1.JobConditionPreempted
+}
+
+// recount is the tally counted job by job, as a cycle counted it before
+// the index kept its counts: every job by phase; per queue of an
+// unfinished job or a reservation's job, a job with a reservation as
+// active (with its GPUs), a pending one without as waiting (and pending
+// when its phase is Pending).
+func recount(items map[string]store.Item[*cachedJob], res map[string]store.Item[*ledger.Reservation]) *jobTally {
+	t := &jobTally{phases: map[v1alpha1.JobPhase]int{}, queues: map[string]*queueTally{}}
+	for name, it := range items {
+		j := it.Object.job
+		t.phases[phaseCounted(j.Status.Phase)]++
+		r, booked := res[name]
+		if j.Status.Phase.Terminal() && !booked {
+			continue
+		}
+		q := t.queue(j.Spec.Queue)
+		switch p := j.Status.Phase; {
+		case booked:
+			q.active++
+			q.heldGPUs += r.Object.Gang.GPUs()
+		case p == "" || p == v1alpha1.JobPending:
+			q.waiting++
+			g := GangOf(j)
+			q.waitingGPUs += g.GPUs()
+			if p == v1alpha1.JobPending {
+				q.pending++
+			}
+		}
+	}
+	return t
+}
+
+func nonZero(m map[v1alpha1.JobPhase]int) map[v1alpha1.JobPhase]int {
+	out := map[v1alpha1.JobPhase]int{}
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
