@@ -43,11 +43,13 @@ type Result struct {
 func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error) {
 	defer s.observeDuration(s.cfg.Clock.Now())
 	ctx = withCycleStart(ctx, time.Now())
+	clock := newPhaseClock()
 	var res Result
 	if err := s.restoreFairShare(ctx); err != nil {
 		return res, err
 	}
 	f, err := s.read(ctx)
+	clock.done("read")
 	if err != nil {
 		return res, err
 	}
@@ -58,6 +60,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	if err := s.saveFairShare(ctx, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
 		return res, err
 	}
+	clock.done("input")
 	layouts := s.snaps.Layouts
 	s.allocs = f.allocations(now, &s.allocForms, s.allocs[:0])
 	snap := s.snaps.Snapshot(f.clusters, s.allocs)
@@ -65,8 +68,9 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 		snapshotLayouts.Inc()
 		klog.FromContext(ctx).V(2).Info("laid the fleet out afresh for the placement snapshot", "why", s.snaps.LayoutReason)
 	}
+	clock.done("snapshot")
 	if len(in.Pending) > 0 || len(in.Terminating) > 0 {
-		if err := s.decide(ctx, f, snap, in, pend, held, now, &res); err != nil {
+		if err := s.decide(ctx, f, snap, in, pend, held, now, &res, clock); err != nil {
 			return res, err
 		}
 		observeCycle(res)
@@ -77,15 +81,18 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	usage := snap.QueueUsage(in.Queues)
 	f.tally.placed(res.placed)
 	s.observeFleet(f, snap, in, usage, res)
-	return res, s.writeQueueStatus(ctx, f, usage, held)
+	err = s.writeQueueStatus(ctx, f, usage, held)
+	clock.done("status")
+	return res, err
 }
 
 // decide runs the placement engine on the snapshot and carries out its
 // decision: bookings, explanations of waiting jobs, preemptions.
 func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapshot, in placement.Input,
-	pend pendingSet, held *store.Cond, now time.Time, res *Result) error {
+	pend pendingSet, held *store.Cond, now time.Time, res *Result, clock *phaseClock) error {
 	d := placement.Schedule(snap, in, s.cfg.Options...)
 	decided := time.Now()
+	clock.done("decide")
 	s.holds = d.Reservations
 	if err := s.saveHolds(ctx, held); err != nil && !errors.Is(err, store.ErrConflict) {
 		return err
@@ -106,7 +113,10 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 		}
 		lo = hi
 	}
-	if err := s.explainAll(ctx, f, d.Waiting, pend, held, now); err != nil {
+	clock.done("book")
+	err := s.explainAll(ctx, f, d.Waiting, pend, held, now)
+	clock.done("explain")
+	if err != nil {
 		return err
 	}
 	res.Waiting = len(d.Waiting)
@@ -119,6 +129,7 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 			res.Preempted = append(res.Preempted, p.Victim)
 		}
 	}
+	clock.done("preempt")
 	return nil
 }
 

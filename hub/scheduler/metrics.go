@@ -2,7 +2,11 @@
 
 package scheduler
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 var (
 	cycles = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -41,6 +45,10 @@ var (
 		Name: "shoal_scheduler_paced_cycles_total",
 		Help: "Cycles that waited after a change so as not to run back to back with the last one, which placed and preempted nothing (scheduler Config.Pace: a pause as long as that cycle took).",
 	})
+	cyclePhases = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shoal_scheduler_cycle_phase_seconds_total",
+		Help: "Wall time scheduling cycles spent in each phase: read (the caches' snapshot, waiting for them to reach the leader's own writes), input (the pending gangs, counts, fair share), snapshot (the placement snapshot), decide (the placement engine), book (bookings and head-of-queue holds), explain (waiting jobs' explanations), preempt, status (gauges and queue statuses).",
+	}, []string{"phase"})
 	cacheRelists = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shoal_scheduler_cache_relists_total",
 		Help: "Lists of a kind after its cache's watch ended (compacted history, a lost store), by kind.",
@@ -49,7 +57,7 @@ var (
 
 // Register registers the scheduler's metrics.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, snapshotLayouts, pauses, cycleDuration, admissionWait, fleetGauges} {
+	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, snapshotLayouts, pauses, cycleDuration, cyclePhases, admissionWait, fleetGauges} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -65,4 +73,17 @@ func observeCycle(r Result) {
 	}
 	placed.Add(float64(len(r.Placed)))
 	waiting.Set(float64(r.Waiting))
+}
+
+// phaseClock adds each phase of a cycle to cyclePhases as it ends (wall
+// time, like the cycle's own duration).
+type phaseClock struct{ last time.Time }
+
+func newPhaseClock() *phaseClock { return &phaseClock{last: time.Now()} }
+
+// done ends phase: the time since the last phase ended (or the clock began).
+func (p *phaseClock) done(phase string) {
+	now := time.Now()
+	cyclePhases.WithLabelValues(phase).Add(now.Sub(p.last).Seconds())
+	p.last = now
 }
