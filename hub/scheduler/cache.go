@@ -255,23 +255,14 @@ func (c *watched[T]) revision() int64 {
 }
 
 // newestStored is the newest revision of any object of the cache's kind in
-// the store now, read by a fresh list: a snapshot waits for the cache to
+// the store now, read by a keys-only query (each cycle listed and decoded
+// every cluster before: 100 clusters' records): a snapshot waits for the cache to
 // reach it (caches.snapshot), for the small kinds whose writes come from
 // other owners (a cordon, a quota change).
 func (c *watched[T]) newestStored(ctx context.Context) (int64, error) {
-	opts := store.ListOptions{Limit: 1000}
-	var newest int64
-	for {
-		res, err := c.r.List(ctx, opts)
-		if err != nil {
-			return 0, fmt.Errorf("list %s: %w", c.r.Kind(), err)
-		}
-		for _, it := range res.Items {
-			newest = max(newest, it.Revision)
-		}
-		if res.Continue == "" {
-			return newest, nil
-		}
-		opts.Continue = res.Continue
+	rev, err := c.r.NewestRevision(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("newest %s: %w", c.r.Kind(), err)
 	}
+	return rev, nil
 }

@@ -131,7 +131,7 @@ func clusterReady(c *v1alpha1.Cluster) bool {
 // no work if it is preempted. The job's latest checkpoint (status.checkpoint)
 // and its interval tell the preemption search how much work a victim loses.
 // The gangs are appended to out.
-func (f *fleet) allocations(now time.Time, forms *forms[allocForm], out []*placement.Allocation) []*placement.Allocation {
+func (f *fleet) allocations(now time.Time, forms *allocForms, out []*placement.Allocation) []*placement.Allocation {
 	out = slices.Grow(out, len(f.booked))
 	forms.begin()
 	defer forms.end()
@@ -145,11 +145,9 @@ func (f *fleet) allocations(now time.Time, forms *forms[allocForm], out []*place
 // the snapshot). The Allocation is the reservation's form's, made once per
 // revision of the reservation; its times and Counted are set again each
 // cycle (placement.Builder reads them in place).
-func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *activeJob, now time.Time, forms *forms[allocForm]) *placement.Allocation {
+func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *activeJob, now time.Time, forms *allocForms) *placement.Allocation {
 	r := it.Object
-	a := forms.of(it.Name, it.Revision, func() allocForm {
-		return &placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments()}
-	})
+	a := forms.of(r)
 	counted := false
 	if j != nil && !j.committed.IsZero() && !r.Started.IsZero() {
 		counted = true
@@ -185,52 +183,55 @@ func (f *fleet) job(name string) (store.Item[*v1alpha1.Job], bool) {
 	return f.booked[i].job.Item, true
 }
 
-// allocForm is a reservation's placement form: its gang and assignments
-// as the running gang the placement snapshot books.
-type allocForm = *placement.Allocation
-
-// forms keep what a cycle derives from each stored object (a
-// reservation's placement form, a pending job's gang) from one cycle to
-// the next while the object does not change (the same revision), so that
-// a fleet of 20,000 placed and pending jobs is not converted every cycle.
-// A cycle calls begin, of for each object, then end, which forgets the
-// objects it did not ask for.
-type forms[T any] struct {
-	byName map[string]*form[T]
-	gen    uint64 // cycles; form.seen says which last asked for the object
+// allocForms keep each reservation's placement form (its gang and
+// assignments as the running gang the placement snapshot books) from one
+// cycle to the next while the reservation does not change, so that a
+// fleet of 25,000 placed gangs is not converted every cycle. They are
+// keyed by the cached reservation object, which the reservations' cache
+// decodes anew for each revision: the same object is the same revision,
+// found by its pointer rather than by hashing its name. A cycle calls
+// begin, of for each reservation, then end, which forgets those it did
+// not ask for.
+type allocForms struct {
+	byRes map[*ledger.Reservation]*allocForm
+	gen   uint64 // cycles; allocForm.seen says which last asked
+	asked int    // reservations asked for this cycle
 }
 
-type form[T any] struct {
-	rev, seen int64
-	v         T
+type allocForm struct {
+	a    *placement.Allocation
+	seen uint64
 }
 
-func (c *forms[T]) begin() {
-	if c.byName == nil {
-		c.byName = map[string]*form[T]{}
+func (c *allocForms) begin() {
+	if c.byRes == nil {
+		c.byRes = map[*ledger.Reservation]*allocForm{}
 	}
 	c.gen++
+	c.asked = 0
 }
 
-// of is the object's form at revision rev, made by make when the object
-// is new or changed.
-func (c *forms[T]) of(name string, rev int64, make func() T) T {
-	f := c.byName[name]
+// of is r's form, made when r is new.
+func (c *allocForms) of(r *ledger.Reservation) *placement.Allocation {
+	f := c.byRes[r]
 	if f == nil {
-		f = &form[T]{rev: -1}
-		c.byName[name] = f
+		f = &allocForm{a: &placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments()}}
+		c.byRes[r] = f
 	}
-	if f.rev != rev {
-		f.rev, f.v = rev, make()
+	if f.seen != c.gen {
+		f.seen = c.gen
+		c.asked++
 	}
-	f.seen = int64(c.gen)
-	return f.v
+	return f.a
 }
 
-func (c *forms[T]) end() {
-	for name, f := range c.byName {
-		if f.seen != int64(c.gen) {
-			delete(c.byName, name)
+func (c *allocForms) end() {
+	if len(c.byRes) == c.asked {
+		return // every form kept was asked for
+	}
+	for r, f := range c.byRes {
+		if f.seen != c.gen {
+			delete(c.byRes, r)
 		}
 	}
 }

@@ -45,20 +45,6 @@ func newCachedJob(j *v1alpha1.Job) *cachedJob {
 	return c
 }
 
-// finishedJob is the part of a stored job decoded for a finished one.
-type finishedJob struct {
-	Metadata metav1.ObjectMeta `json:"metadata"`
-	Spec     struct {
-		Queue string `json:"queue"`
-	} `json:"spec"`
-	Status struct {
-		Phase      v1alpha1.JobPhase        `json:"phase,omitempty"`
-		Conditions []metav1.Condition       `json:"conditions,omitempty"`
-		Epoch      int64                    `json:"epoch,omitempty"`
-		Dispatch   *v1alpha1.DispatchStatus `json:"dispatch,omitempty"`
-	} `json:"status"`
-}
-
 // unfinishedJob is an unfinished job decoded without its pod templates:
 // the spec's and the roles' template fields shadow JobSpec's and Role's
 // (encoding/json decodes a name into the shallowest field that has it).
@@ -110,21 +96,22 @@ var errReadOnly = errors.New("scheduler: the job cache's codec only decodes")
 
 func (jobCodec) Marshal(*cachedJob) ([]byte, error) { return nil, errReadOnly }
 
+// Unmarshal decodes a job in one pass, as an unfinished one (most of the
+// changes the cache follows are of unfinished jobs: submissions,
+// explanations, the dispatcher's statuses), and keeps of a finished one
+// only its metadata, queue, phase, conditions, epoch and dispatch
+// decision.
 func (jobCodec) Unmarshal(b []byte) (*cachedJob, error) {
-	var head finishedJob
-	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, err
-	}
-	if head.Status.Phase.Terminal() {
-		j := &v1alpha1.Job{ObjectMeta: head.Metadata}
-		j.Spec.Queue = head.Spec.Queue
-		j.Status.Phase, j.Status.Conditions = head.Status.Phase, head.Status.Conditions
-		j.Status.Epoch, j.Status.Dispatch = head.Status.Epoch, head.Status.Dispatch
-		return newCachedJob(j), nil
-	}
 	var u unfinishedJob
 	if err := json.Unmarshal(b, &u); err != nil {
 		return nil, err
+	}
+	if st := &u.Status.JobStatus; st.Phase.Terminal() {
+		j := &v1alpha1.Job{ObjectMeta: u.Metadata}
+		j.Spec.Queue = u.Spec.Queue
+		j.Status.Phase, j.Status.Conditions = st.Phase, st.Conditions
+		j.Status.Epoch, j.Status.Dispatch = st.Epoch, st.Dispatch
+		return newCachedJob(j), nil
 	}
 	j := &v1alpha1.Job{TypeMeta: u.TypeMeta, ObjectMeta: u.Metadata, Spec: u.Spec.JobSpec, Status: u.Status.JobStatus}
 	j.Spec.Template = u.Spec.Template.podTemplate()

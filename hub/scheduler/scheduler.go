@@ -87,7 +87,7 @@ type Scheduler struct {
 	// while the fleet's layout does not change (placement.Builder).
 	snaps placement.Builder
 	// allocForms are the reservations' placement forms of the last cycle.
-	allocForms forms[allocForm]
+	allocForms allocForms
 	// allocs is the last cycle's running gangs' array, filled again by the
 	// next.
 	allocs []*placement.Allocation

@@ -124,6 +124,22 @@ func (c *Collection[T]) listPage(ctx context.Context, res *ListResult[T], start 
 	return res.Items[len(res.Items)-1].Name + "\x00", nil
 }
 
+// NewestRevision is the newest mod revision among the kind's objects (0:
+// none), read without reading or decoding any object: one sorted,
+// keys-only range of limit 1.
+func (c *Collection[T]) NewestRevision(ctx context.Context) (rev int64, err error) {
+	defer observe("list", time.Now(), &err)
+	resp, err := c.s.client.Get(ctx, c.dir, clientv3.WithRange(clientv3.GetPrefixRangeEnd(c.dir)),
+		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(1), clientv3.WithKeysOnly())
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	if len(resp.Kvs) == 0 {
+		return 0, nil
+	}
+	return resp.Kvs[0].ModRevision, nil
+}
+
 func (c *Collection[T]) encodeContinue(tok continueToken) string {
 	b, _ := json.Marshal(tok) // a struct of strings and ints always marshals
 	return base64.RawURLEncoding.EncodeToString(b)

@@ -113,3 +113,22 @@ func TestListAllReadsInChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestNewestRevision: the newest mod revision among a kind's objects,
+// whichever object changed last, not another kind's; 0 for none.
+func TestNewestRevision(t *testing.T) {
+	ctx := testCtx(t)
+	c := collection(t, "newest")
+	if rev := must[int64](t)(c.NewestRevision(ctx)); rev != 0 {
+		t.Fatalf("empty kind: %d, want 0", rev)
+	}
+	for i := range 5 {
+		must[int64](t)(c.Create(ctx, fmt.Sprintf("o-%d", i), testObj{Spec: "v1"}))
+	}
+	want := must[int64](t)(c.Update(ctx, "o-1", testObj{Spec: "v2"}, 0))
+	other := collection(t, "newest-other")
+	must[int64](t)(other.Create(ctx, "later", testObj{}))
+	if rev := must[int64](t)(c.NewestRevision(ctx)); rev != want {
+		t.Fatalf("newest %d, want %d (o-1's update)", rev, want)
+	}
+}
