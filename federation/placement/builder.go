@@ -100,6 +100,12 @@ func (b *Builder) book(running []*Allocation) bool {
 		if k != nil && k.seen == b.gen {
 			return false
 		}
+		if k != nil && k.al.Allocation == a && a.Counted == k.counted {
+			// The same Allocation as the last build: only its times may
+			// have changed in place (Snapshot's contract), and Counted.
+			k.seen = b.gen
+			continue
+		}
 		if k != nil && k.sameBooking(a) {
 			k.al.Allocation, k.seen = a, b.gen
 			continue
