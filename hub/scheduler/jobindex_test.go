@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/store"
 	"github.com/shoal-dev/shoal/test/builders/testjob"
@@ -100,15 +101,11 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 		}
 		for _, b := range f.booked {
 			it, ok := items[b.res.Name]
-			if ok != (b.job != nil) || ok && (b.job.Revision != it.Revision || b.job.preempted != isPreemptedJob(it.Object.job)) {
+			if ok != (b.job != nil) || ok && (b.job.Revision != it.Revision || b.job.preempted != jobs.Preempted(it.Object.job)) {
 				t.Fatalf("seed %d: reservation %s joined with %+v; cached %v", seed, b.res.Name, b.job, ok)
 			}
 		}
 	}
-}
-
-func isPreemptedJob(j *v1alpha1.Job) bool {
-	return len(j.Status.Conditions) > 0 && j.Status.Conditions[0].Type == v1alpha1.JobConditionPreempted
 }
 
 // recount is the tally counted job by job, as a cycle counted it before
