@@ -54,6 +54,12 @@ func TestWritesKeepTheWholeJob(t *testing.T) {
 		t.Fatal("the waiting job was not explained")
 	}
 	e.Submit("prod", 1, 8, prod)
+	// The cycle decides on the watch-fed caches: it must see prod.
+	_, rev, err := e.Jobs.Get(e.Ctx, "prod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCacheJobs(t, s, rev)
 	if res, err = s.Cycle(e.Ctx, nil); err != nil || len(res.Preempted) != 1 {
 		t.Fatalf("preempted %v (%v), want [spot]", res.Preempted, err)
 	}
