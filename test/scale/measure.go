@@ -57,6 +57,18 @@ type Histogram struct {
 	P99      float64 `json:"p99SecondsAtMost"`
 	P50Above bool    `json:"p50AboveLastBucket,omitempty"`
 	P99Above bool    `json:"p99AboveLastBucket,omitempty"`
+	// Buckets is how many of the samples fell in each bucket (not
+	// cumulative), the buckets with none left out: the shape of the tail
+	// that P99 gives only one bound of.
+	Buckets []Bucket `json:"buckets,omitempty"`
+}
+
+// Bucket is the samples of one histogram bucket: those above the bucket
+// below and at most AtMost (+Inf is written as AboveLast).
+type Bucket struct {
+	AtMost    float64 `json:"atMostSeconds,omitempty"`
+	AboveLast bool    `json:"aboveLastBucket,omitempty"`
+	Count     uint64  `json:"count"`
 }
 
 // histogramDelta is the histogram of family (the series whose labels
@@ -116,6 +128,24 @@ func histogramDelta(before, after map[string]*dto.MetricFamily, family string, m
 	}
 	h.P50, h.P50Above = at(0.5)
 	h.P99, h.P99Above = at(0.99)
+	var below uint64
+	for _, ub := range bounds {
+		n := b1[ub] - b0[ub]
+		if math.IsInf(ub, 1) {
+			n = h.Count // the +Inf bucket, when the exposition lists it
+		}
+		if n > below {
+			b := Bucket{AtMost: ub, Count: n - below}
+			if math.IsInf(ub, 1) {
+				b = Bucket{AboveLast: true, Count: n - below}
+			}
+			h.Buckets = append(h.Buckets, b)
+		}
+		below = n
+	}
+	if below < h.Count {
+		h.Buckets = append(h.Buckets, Bucket{AboveLast: true, Count: h.Count - below})
+	}
 	return h
 }
 

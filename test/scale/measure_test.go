@@ -5,6 +5,7 @@ package scale
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
@@ -36,8 +37,19 @@ func TestHistogramPastLastBucket(t *testing.T) {
 	if _, err := json.Marshal(h); err != nil {
 		t.Fatal(err)
 	}
+	want := []Bucket{{AtMost: 0.1, Count: 60}, {AtMost: 1, Count: 30}, {AtMost: 10, Count: 7}, {AboveLast: true, Count: 3}}
+	if !slices.Equal(h.Buckets, want) {
+		t.Fatalf("buckets %+v, want %+v", h.Buckets, want)
+	}
 	within := histogramDelta(before, family("h", bounds, []uint64{60, 90, 100, 100}, 50), "h", nil)
 	if within.P99 != 10 || within.P99Above {
 		t.Fatalf("got %+v; want p99 ≤ 10, not above", within)
+	}
+	// Counted between two scrapes: the samples before are not the run's,
+	// and empty buckets are left out.
+	later := histogramDelta(after, family("h", bounds, []uint64{61, 91, 98, 102}, 600), "h", nil)
+	want = []Bucket{{AtMost: 0.1, Count: 1}, {AboveLast: true, Count: 1}}
+	if !slices.Equal(later.Buckets, want) {
+		t.Fatalf("buckets %+v, want %+v", later.Buckets, want)
 	}
 }
