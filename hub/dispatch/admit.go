@@ -98,14 +98,17 @@ func (a *admission) drop(job string) {
 
 // done records, after a reconcile of job, that it prepares n members (0:
 // committed, aborted, torn down, gone) or, with waiting, that admit
-// refused it. A freed slot, or a gang leaving the line, queues the gang
-// first in line.
+// refused it. A freed slot, or a new gang first in line, queues the gang
+// first in line; a reconcile that changes neither (most: the jobs that
+// never prepared) queues nothing, where each reconcile of any job queued
+// the first in line again to be refused again.
 func (a *admission) done(job string, n int, waiting bool) {
 	if waiting {
 		return
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	used, first := a.used, a.first()
 	had, ok := a.preparing[job]
 	switch {
 	case n > 0:
@@ -117,7 +120,17 @@ func (a *admission) done(job string, n int, waiting bool) {
 	}
 	a.drop(job)
 	preparingMembers.Set(float64(a.used))
-	a.next()
+	if a.used < used || a.first() != first {
+		a.next()
+	}
+}
+
+// first is the gang first in line ("" for none).
+func (a *admission) first() string {
+	if len(a.waiting) == 0 {
+		return ""
+	}
+	return a.waiting[0]
 }
 
 // preparingNow is how many members job prepares after this pass: its

@@ -5,6 +5,7 @@ package dispatch
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -132,6 +133,9 @@ type Dispatcher struct {
 	state *store.LeaderState
 	// admit bounds the gangs preparing at once (admit.go).
 	admit *admission
+	// resNames is the current leadership's set of the jobs holding a
+	// reservation (nil: none, Pass driven by hand): resnames.go.
+	resNames atomic.Pointer[reservationNames]
 }
 
 // State is the dispatcher's standing in its election: leading and synced

@@ -99,6 +99,12 @@ func (d *Dispatcher) forget(ctx context.Context, job string) error {
 // its cached members; nil when it has neither (nothing to do).
 func (d *Dispatcher) scopeOf(ctx context.Context, job string) (*scope, error) {
 	s := &scope{name: job}
+	if names := d.resNames.Load(); names != nil && !names.mayHave(job) {
+		pods, err := d.pods.ofJob(job)
+		if err != nil || len(pods) == 0 {
+			return nil, err // no reservation as of the watch, which queues the job again when one comes
+		}
+	}
 	res, rev, err := d.ledger.Reservations().Get(ctx, job)
 	switch {
 	case errors.Is(err, store.ErrNotFound):

@@ -58,7 +58,10 @@ func (d *Dispatcher) Lead(ctx context.Context, l store.Leadership) error {
 	}
 	rev, _ := d.st.Revision(ctx)
 	go notifyNames(ctx, d.jobs.WatchNames(ctx, rev), jq.add, poke)
-	go notifyNames(ctx, d.ledger.Reservations().WatchNames(ctx, rev), jq.add, poke)
+	names := &reservationNames{}
+	d.resNames.Store(names)
+	defer d.resNames.Store(nil)
+	go d.followReservations(ctx, names, rev, jq.add, poke)
 	go notifyDrains(ctx, d.clusters.Watch(ctx, rev), poke)
 	d.watchPods(ctx, jq.add)
 	for range d.cfg.Workers {

@@ -27,6 +27,9 @@ type Collection[T any] struct {
 	dir    string // <prefix><kind>/
 	codec  Codec[T]
 	schema migrate.Schema
+	// keysOnly lists keys without their values (a names-only view:
+	// Reader.ListNames).
+	keysOnly bool
 }
 
 // NewCollection returns the collection of kind (a non-empty word without

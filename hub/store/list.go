@@ -99,6 +99,9 @@ func (c *Collection[T]) listPage(ctx context.Context, res *ListResult[T], start 
 	if rev > 0 {
 		ops = append(ops, clientv3.WithRev(rev))
 	}
+	if c.keysOnly {
+		ops = append(ops, clientv3.WithKeysOnly())
+	}
 	resp, err := c.s.client.Get(ctx, start, ops...)
 	if err != nil {
 		return "", mapErr(err)

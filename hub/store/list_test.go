@@ -132,3 +132,35 @@ func TestNewestRevision(t *testing.T) {
 		t.Fatalf("newest %d, want %d (o-1's update)", rev, want)
 	}
 }
+
+// TestListNames lists a kind's names keys-only, past one internal chunk,
+// with each one's mod revision, at one revision a watch can follow from.
+func TestListNames(t *testing.T) {
+	ctx := testCtx(t)
+	c := collection(t, "names")
+	revs := map[string]int64{}
+	for i := range 1005 { // past one internal chunk of 1,000
+		name := fmt.Sprintf("o-%05d", i)
+		revs[name] = must[int64](t)(c.Create(ctx, name, testObj{Spec: "v1"}))
+	}
+	must[int64](t)(collection(t, "names-other").Create(ctx, "other", testObj{}))
+	got, err := c.Reader().ListNames(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At an earlier revision: as the kind was then.
+	if then, err := c.Reader().ListNames(ctx, revs["o-00009"]); err != nil || len(then.Items) != 10 || then.Revision != revs["o-00009"] {
+		t.Fatalf("at o-00009's revision: %d names at %d (%v), want 10 at %d", len(then.Items), then.Revision, err, revs["o-00009"])
+	}
+	if len(got.Items) != len(revs) {
+		t.Fatalf("%d names, want %d", len(got.Items), len(revs))
+	}
+	for i, it := range got.Items {
+		if want := fmt.Sprintf("o-%05d", i); it.Name != want || it.Revision != revs[want] {
+			t.Fatalf("item %d: %s at %d, want %s at %d", i, it.Name, it.Revision, want, revs[want])
+		}
+	}
+	if now := must[int64](t)(shared.Revision(ctx)); got.Revision != now {
+		t.Fatalf("listed at %d, want the store's %d", got.Revision, now)
+	}
+}

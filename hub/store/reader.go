@@ -30,6 +30,15 @@ func (r Reader[T]) WatchNames(ctx context.Context, fromRevision int64) <-chan Wa
 	return names.Watch(ctx, fromRevision)
 }
 
+// ListNames lists the names of every object of the kind with their mod
+// revisions (Object is always zero), read keys-only (no value is read or
+// decoded), sorted by name, at store revision rev (0: now): the result's
+// Revision, to watch from (WatchNames) for a set of names kept current.
+func (r Reader[T]) ListNames(ctx context.Context, rev int64) (ListResult[struct{}], error) {
+	names := &Collection[struct{}]{s: r.c.s, kind: r.c.kind, dir: r.c.dir, codec: namesCodec{}, keysOnly: true}
+	return names.List(ctx, ListOptions{Revision: rev})
+}
+
 // namesCodec decodes nothing (WatchNames); it encodes nothing either.
 type namesCodec struct{}
 
