@@ -25,9 +25,11 @@ import (
 //     node, changed by the gangs that started, ended or changed since the
 //     last build instead of booking 20,000 gangs again every cycle.
 //
-// A build copies the layout, reads every node's counts (usage, schedulable,
-// MIG slices and shares), adds the kept bookings and sums the domains and
-// indexes afresh, so the Snapshot it returns is the one NewSnapshot would
+// A build reads every node's counts (usage, schedulable, MIG slices and
+// shares) into the last build's arrays, adds the kept bookings, changes
+// the domains' sums by the nodes whose free GPUs or schedulable flag
+// changed since (recount) and lists the buckets of the indexes afresh, so
+// the Snapshot it returns is the one NewSnapshot would
 // build from the same arguments, field for field (but the order of the
 // per-node lists of gangs, which no reader depends on). The zero Builder
 // is ready; it is not safe for concurrent use.
@@ -80,7 +82,11 @@ func (b *Builder) Snapshot(clusters []inventory.Cluster, running []*Allocation) 
 		return s
 	}
 	spare := b.last
-	b.last = b.layout.withCounts(cs, b.pos, spare).withRunning(b.run, spare)
+	if spare != nil {
+		b.last = b.layout.recount(cs, b.pos, b.run, spare)
+	} else {
+		b.last = b.layout.withCounts(cs, b.pos, nil).withRunning(b.run, nil)
+	}
 	return b.last
 }
 
@@ -279,12 +285,81 @@ func (s *Snapshot) onLayout() *Snapshot {
 		cdHeld: map[string]int{}}
 }
 
+// recount is withCounts then withRunning on spare, the last build of the
+// same layout (dead now: the cycle that read it is over), keeping its sums:
+// the domains' free GPUs and the domain index's sums are changed only by
+// the nodes whose free GPUs or schedulable flag differ from what spare held
+// (those the reports, the kept bookings or spare's cycle changed), where a
+// build summed 100,000 nodes into every level afresh. The node and domain
+// buckets are listed afresh, so that their order is the one a fresh build
+// gives. The result equals withCounts(cs, pos, nil).withRunning(r, nil)
+// field for field.
+func (s *Snapshot) recount(cs []inventory.Cluster, pos [][]int32, r *running, spare *Snapshot) *Snapshot {
+	t := s.onLayout()
+	t.nodes, t.dfree, t.dindex = spare.nodes, spare.dfree, spare.dindex
+	t.dindex.clearHeldCounts() // spare's reservation marks: t has none
+	t.dindex.heldDoms = [numLevels][]int32{}
+	for ci := range cs {
+		for k := range cs[ci].Nodes {
+			i := pos[ci][k]
+			n := &t.nodes[i]
+			free, sched := n.free, n.schedulable
+			t.setCounts(i, n, &cs[ci].Nodes[k])
+			if g := r.booked[i]; g != 0 {
+				n.used = max(0, n.used+g)
+			}
+			t.recounted(i, free, sched)
+		}
+	}
+	t.takeRunning(r, spare)
+	t.buildFreeIndex(&spare.index)
+	t.dindex.bucketDomains(t, &spare.dindex)
+	return t
+}
+
+// recounted brings the sums of node i's domains to its counts, from the
+// free GPUs and schedulable flag they counted it with.
+func (t *Snapshot) recounted(i int32, free int32, sched bool) {
+	n := &t.nodes[i]
+	now := n.freeNow()
+	if n.schedulable != sched {
+		ok := n.schedulable
+		n.schedulable = sched
+		t.indexSchedulable(i, -1)
+		n.schedulable = ok
+		t.indexSchedulable(i, 1)
+	}
+	if now != free {
+		t.indexFree(i, free, now)
+		for l := range numLevels {
+			t.dfree[l][n.dom[l]] += now - free
+		}
+	}
+	n.free = now
+}
+
 // withRunning adds the kept running gangs to a snapshot withCounts made:
 // their allocations and lists (shared with r: a cycle changes them only
 // copy-on-write), sums, and bookings on the reported usage; then sums the
 // free GPUs and indexes. spare is as for withCounts: its arrays are
 // filled again.
 func (t *Snapshot) withRunning(r *running, spare *Snapshot) *Snapshot {
+	t.takeRunning(r, spare)
+	for i, g := range r.booked {
+		if g != 0 {
+			n := &t.nodes[i]
+			n.used = max(0, n.used+g)
+		}
+	}
+	t.resum(spare)
+	return t
+}
+
+// takeRunning gives t the kept running gangs: their allocations and lists
+// (shared with r: a cycle changes them only copy-on-write), sums, and the
+// slices they book; not the GPUs they book (r.booked), which withRunning
+// and recount add.
+func (t *Snapshot) takeRunning(r *running, spare *Snapshot) {
 	t.allocs = maps.Clone(r.s.allocs)
 	if spare != nil {
 		t.onNode = spare.onNode
@@ -295,12 +370,6 @@ func (t *Snapshot) withRunning(r *running, spare *Snapshot) *Snapshot {
 	t.runSums = maps.Clone(r.s.runSums)
 	t.offAllocs = maps.Clone(r.s.offAllocs)
 	t.cdHeld = maps.Clone(r.s.cdHeld)
-	for i, g := range r.booked {
-		if g != 0 {
-			n := &t.nodes[i]
-			n.used = max(0, n.used+g)
-		}
-	}
 	for i, m := range r.bookedMig {
 		for res, g := range m {
 			if c := t.slice(i, res); c != nil {
@@ -309,8 +378,6 @@ func (t *Snapshot) withRunning(r *running, spare *Snapshot) *Snapshot {
 		}
 	}
 	t.version = r.uses
-	t.resum(spare)
-	return t
 }
 
 // layoutChange says what keeps clusters b from laying out as a did

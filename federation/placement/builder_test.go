@@ -98,7 +98,7 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 		var b Builder
 		var kept []*Allocation
 		layouts := 0
-		for step := range 8 {
+		for step := range 16 {
 			fleet = copyFleet(fleet)
 			switch {
 			case step == 0:
@@ -239,6 +239,7 @@ func snapshotDiff(a, b *Snapshot) string {
 	chk("dfree", a.dfree, b.dfree)
 	chk("index", a.index, b.index)
 	chk("dindex", a.dindex, b.dindex)
+	out += dindexDiff(&a.dindex, &b.dindex)
 	for id, al := range a.allocs {
 		if !reflect.DeepEqual(al, b.allocs[id]) {
 			out += fmt.Sprintf("\n%s: %+v\n vs %+v", id, *al, *b.allocs[id])

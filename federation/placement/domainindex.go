@@ -122,6 +122,14 @@ func (s *Snapshot) buildDomainIndex(spare *domainIndex) {
 		x.down[l] = zeroed(old.down[l], n)
 	}
 	x.sumLevels(s)
+	x.bucketDomains(s, &old)
+}
+
+// bucketDomains lists every domain in its buckets by the sums, in old's
+// arrays where they fit (the index of a dead snapshot of the same layout),
+// in one order whatever order the sums were changed in: domain by domain,
+// the lowest first in each bucket.
+func (x *domainIndex) bucketDomains(s *Snapshot, old *domainIndex) {
 	for l := lvNVLink; l < numLevels; l++ {
 		if x.own[l] != l {
 			x.buckets[l] = x.buckets[x.own[l]]
