@@ -224,11 +224,7 @@ func listsSorted(s *Snapshot) *Snapshot {
 // allocations that differ, to say why a comparison failed.
 func snapshotDiff(a, b *Snapshot) string {
 	out := ""
-	chk := func(n string, x, y any) {
-		if !reflect.DeepEqual(x, y) {
-			out += n + " "
-		}
-	}
+	chk := func(n string, x, y any) { out += differs(n, x, y, false) }
 	chk("nodes", a.nodes, b.nodes)
 	chk("allocs", a.allocs, b.allocs)
 	chk("onNode", a.onNode, b.onNode)

@@ -11,11 +11,7 @@ import (
 // values, to say why a comparison of snapshots failed.
 func dindexDiff(a, b *domainIndex) string {
 	out := ""
-	chk := func(n string, x, y any) {
-		if !reflect.DeepEqual(x, y) {
-			out += n + fmt.Sprintf("(%v vs %v) ", x, y)
-		}
-	}
+	chk := func(n string, x, y any) { out += differs(n, x, y, true) }
 	chk("stride", a.stride, b.stride)
 	chk("own", a.own, b.own)
 	chk("all", a.all, b.all)
@@ -32,4 +28,15 @@ func dindexDiff(a, b *domainIndex) string {
 		}
 	}
 	return out
+}
+
+// differs is n (and with values, x and y) when x and y differ, else "".
+func differs(n string, x, y any, values bool) string {
+	switch {
+	case reflect.DeepEqual(x, y):
+		return ""
+	case values:
+		return fmt.Sprintf("%s(%v vs %v) ", n, x, y)
+	}
+	return n + " "
 }
