@@ -156,7 +156,7 @@ func (s *Scheduler) observeDuration(start time.Time) {
 // booked everything it decided, and the admission wait of the jobs it placed.
 func (s *Scheduler) observeFleet(f *fleet, snap *placement.Snapshot, in placement.Input, usage map[string]placement.QueueUsage, res Result) {
 	now := s.cfg.Clock.Now()
-	fleetGauges.set(viewOf(f, snap, in.Queues, usage, in.Usage, f.tally, now))
+	fleetGauges.set(viewOf(f, snap, in.Queues, usage, in.Usage, f.tally, now, &s.gpus))
 	for _, it := range res.placed {
 		if it.Object == nil {
 			continue

@@ -39,7 +39,7 @@ type queueView struct {
 // included), its queues, their usage (Snapshot.QueueUsage) and fair-share
 // usage, and the jobs it placed.
 func viewOf(f *fleet, snap *placement.Snapshot, queues []placement.Queue, usage map[string]placement.QueueUsage,
-	fair map[string]float64, tally *jobTally, now time.Time) *fleetView {
+	fair map[string]float64, tally *jobTally, now time.Time, gpus *gpuView) *fleetView {
 	v := &fleetView{clusters: map[string]clusterView{}, queues: map[string]*queueView{}, phases: map[v1alpha1.JobPhase]int{}}
 	states := map[string]v1alpha1.ClusterState{}
 	for _, c := range f.registered {
@@ -57,7 +57,7 @@ func viewOf(f *fleet, snap *placement.Snapshot, queues []placement.Queue, usage 
 	for _, it := range f.unready {
 		v.setInventoryAge(it.Name, now.Sub(it.Object.Received).Seconds())
 	}
-	v.gpus = fleetGPUs(f, snap, states)
+	v.gpus = gpus.of(f, snap, states, now)
 	for _, q := range queues {
 		qv := v.queue(q.Name)
 		for class, quota := range q.Quotas {

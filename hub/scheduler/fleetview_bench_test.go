@@ -57,7 +57,7 @@ func BenchmarkFleetView(b *testing.B) {
 	snap := placement.NewSnapshot(f.clusters, nil)
 	b.ReportAllocs()
 	for b.Loop() {
-		v := viewOf(f, snap, queues, snap.QueueUsage(queues), nil, f.countJobs(), now)
+		v := viewOf(f, snap, queues, snap.QueueUsage(queues), nil, f.countJobs(), now, nil)
 		if len(v.gpus) != 100*2*5 {
 			b.Fatalf("%d GPU series, want 1000", len(v.gpus))
 		}

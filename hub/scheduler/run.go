@@ -45,7 +45,7 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("scheduler"))
 	leader.Set(1)
 	defer leader.Set(0)
-	defer forgetFleet()
+	defer func() { forgetFleet(); s.gpus = gpuView{} }()
 	held := lead.Held()
 	s.state.Lead(lead.Revision())
 	defer s.state.Lost()

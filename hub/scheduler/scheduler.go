@@ -88,6 +88,9 @@ type Scheduler struct {
 	snaps placement.Builder
 	// allocForms are the reservations' placement forms of the last cycle.
 	allocForms allocForms
+	// gpus is the last count of the fleet's GPUs for the gauges
+	// (fleetgpus.go), reset when leadership ends.
+	gpus gpuView
 	// allocs is the last cycle's running gangs' array, filled again by the
 	// next.
 	allocs []*placement.Allocation
