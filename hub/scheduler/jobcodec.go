@@ -5,6 +5,7 @@ package scheduler
 import (
 	"encoding/json"
 	"errors"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,6 +107,10 @@ func (jobCodec) Unmarshal(b []byte) (*cachedJob, error) {
 	if err := json.Unmarshal(b, &u); err != nil {
 		return nil, err
 	}
+	// The queue's name is shared by every job of the queue (unique): the
+	// cycle's per-queue counts compare it once per reservation, which is
+	// a pointer comparison for the same string.
+	u.Spec.Queue = unique.Make(u.Spec.Queue).Value()
 	if st := &u.Status.JobStatus; st.Phase.Terminal() {
 		j := &v1alpha1.Job{ObjectMeta: u.Metadata}
 		j.Spec.Queue = u.Spec.Queue
