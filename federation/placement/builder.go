@@ -37,6 +37,7 @@ type Builder struct {
 	layout *Snapshot           // the last build's layout (no allocations)
 	invs   []inventory.Cluster // the inventories it was laid out or last built from, sorted
 	pos    [][]int32           // [cluster][k]: the snapshot node of the cluster's k-th inventory node
+	at     []nodeRef           // [node]: its cluster and place in the cluster's inventory (pos reversed)
 	run    *running            // the running gangs booked on the layout (nil: none kept)
 	// last is the last build's snapshot when built on the current layout:
 	// the next build fills its arrays again instead of allocating
@@ -66,10 +67,12 @@ func (b *Builder) Snapshot(clusters []inventory.Cluster, running []*Allocation) 
 	}
 	if why != "" {
 		b.layout, b.pos = newLayout(cs)
+		b.at = reversePos(b.pos, len(b.layout.nodes))
 		b.Layouts++
 		b.LayoutReason = why
 		b.run, b.last = nil, nil
 	}
+	same := sameReports(b.invs, cs, b.last != nil)
 	b.invs = cs
 	b.gen++
 	if !b.book(running) {
@@ -83,11 +86,46 @@ func (b *Builder) Snapshot(clusters []inventory.Cluster, running []*Allocation) 
 	}
 	spare := b.last
 	if spare != nil {
-		b.last = b.layout.recount(cs, b.pos, b.run, spare)
+		b.last = b.layout.recount(cs, b.pos, b.at, same, b.run, spare)
 	} else {
 		b.last = b.layout.withCounts(cs, b.pos, nil).withRunning(b.run, nil)
+		b.last.isTouched = make([]bool, len(b.last.nodes))
 	}
+	b.run.clearChanged()
 	return b.last
+}
+
+// nodeRef is where a snapshot node lies in the inventories: cluster c's
+// k-th node.
+type nodeRef struct{ c, k int32 }
+
+// reversePos is each of n snapshot nodes' place in the inventories laid
+// out by pos.
+func reversePos(pos [][]int32, n int) []nodeRef {
+	at := make([]nodeRef, n)
+	for c, ks := range pos {
+		for k, i := range ks {
+			at[i] = nodeRef{int32(c), int32(k)}
+		}
+	}
+	return at
+}
+
+// sameReports says, per cluster of cs (laid out as last), whether its
+// report is the one the last build read (the same nodes, not changed
+// while the Builder held them): its nodes need no counting again but those
+// a cycle or a booking changed. All false when nothing was built on the
+// layout (kept false).
+func sameReports(last, cs []inventory.Cluster, kept bool) []bool {
+	same := make([]bool, len(cs))
+	if !kept || len(last) != len(cs) {
+		return same
+	}
+	for ci := range cs {
+		a, b := last[ci].Nodes, cs[ci].Nodes
+		same[ci] = len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+	}
+	return same
 }
 
 // book brings the kept bookings to running: it books the gangs that are
@@ -143,6 +181,10 @@ type running struct {
 	booked    []int32
 	bookedMig map[int32]map[string]int32
 	uses      uint64 // the usage changes booking made (Snapshot.version of a fresh build)
+	// changed lists, once each (isChanged marks them), the nodes whose
+	// bookings changed since the last build (recount counts them again).
+	changed   []int32
+	isChanged []bool
 }
 
 // kept is a running gang as booked: its allocation, and what its booking
@@ -162,7 +204,19 @@ func newRunning(layout *Snapshot) *running {
 	s := layout.onLayout()
 	s.nodes, s.onNode = layout.nodes, make([][]*allocation, len(layout.nodes))
 	return &running{s: s, byGang: map[string]*kept{}, booked: make([]int32, len(layout.nodes)),
-		bookedMig: map[int32]map[string]int32{}}
+		bookedMig: map[int32]map[string]int32{}, isChanged: make([]bool, len(layout.nodes))}
+}
+
+// clearChanged forgets the nodes whose bookings changed (a build read
+// them).
+func (r *running) clearChanged() {
+	if r == nil {
+		return
+	}
+	for _, i := range r.changed {
+		r.isChanged[i] = false
+	}
+	r.changed = r.changed[:0]
 }
 
 // bulk books every gang of running on a fresh running, as addRunning does
@@ -214,6 +268,10 @@ func (r *running) use(k *kept, sign int32) {
 	}
 	al := k.al
 	for j, i := range al.nodes {
+		if !r.isChanged[i] {
+			r.isChanged[i] = true
+			r.changed = append(r.changed, i)
+		}
 		g := sign * al.gpus[j]
 		if sign > 0 {
 			r.uses++
@@ -286,35 +344,62 @@ func (s *Snapshot) onLayout() *Snapshot {
 }
 
 // recount is withCounts then withRunning on spare, the last build of the
-// same layout (dead now: the cycle that read it is over), keeping its sums:
-// the domains' free GPUs and the domain index's sums are changed only by
-// the nodes whose free GPUs or schedulable flag differ from what spare held
-// (those the reports, the kept bookings or spare's cycle changed), where a
-// build summed 100,000 nodes into every level afresh. The node and domain
-// buckets are listed afresh, so that their order is the one a fresh build
-// gives. The result equals withCounts(cs, pos, nil).withRunning(r, nil)
-// field for field.
-func (s *Snapshot) recount(cs []inventory.Cluster, pos [][]int32, r *running, spare *Snapshot) *Snapshot {
+// same layout (dead now: the cycle that read it is over), keeping what it
+// counted: a node is counted again only when its cluster reported anew
+// (same says which did not), a booking on it changed (r.changed) or
+// spare's cycle changed it (spare.touched), where a build read all
+// 100,000 nodes' reports; and the domains' free GPUs and the domain
+// index's sums are changed only by the nodes whose free GPUs or
+// schedulable flag changed, where a build summed every node into every
+// level afresh. The node and domain buckets are listed afresh, so that
+// their order is the one a fresh build gives. The result equals
+// withCounts(cs, pos, nil).withRunning(r, nil) field for field.
+func (s *Snapshot) recount(cs []inventory.Cluster, pos [][]int32, at []nodeRef, same []bool, r *running, spare *Snapshot) *Snapshot {
 	t := s.onLayout()
-	t.nodes, t.dfree, t.dindex = spare.nodes, spare.dfree, spare.dindex
+	t.nodes, t.dfree, t.dindex, t.migs = spare.nodes, spare.dfree, spare.dindex, spare.migs
 	t.dindex.clearHeldCounts() // spare's reservation marks: t has none
 	t.dindex.heldDoms = [numLevels][]int32{}
 	for ci := range cs {
-		for k := range cs[ci].Nodes {
-			i := pos[ci][k]
-			n := &t.nodes[i]
-			free, sched := n.free, n.schedulable
-			t.setCounts(i, n, &cs[ci].Nodes[k])
-			if g := r.booked[i]; g != 0 {
-				n.used = max(0, n.used+g)
+		if !same[ci] {
+			for k := range cs[ci].Nodes {
+				t.recountNode(pos[ci][k], &cs[ci].Nodes[k], r)
 			}
-			t.recounted(i, free, sched)
 		}
 	}
+	for _, changed := range [...][]int32{spare.touched, r.changed} {
+		for _, i := range changed {
+			if ref := at[i]; same[ref.c] {
+				t.recountNode(i, &cs[ref.c].Nodes[ref.k], r)
+			}
+		}
+	}
+	if len(t.migs) == 0 {
+		t.migs = nil
+	}
+	for _, i := range spare.touched {
+		spare.isTouched[i] = false
+	}
+	t.touched, t.isTouched = spare.touched[:0], spare.isTouched
 	t.takeRunning(r, spare)
 	t.buildFreeIndex(&spare.index)
 	t.dindex.bucketDomains(t, &spare.dindex)
 	return t
+}
+
+// recountNode counts node i again from its report n and its bookings.
+func (t *Snapshot) recountNode(i int32, n *inventory.Node, r *running) {
+	nd := &t.nodes[i]
+	free, sched := nd.free, nd.schedulable
+	t.setCounts(i, nd, n)
+	if g := r.booked[i]; g != 0 {
+		nd.used = max(0, nd.used+g)
+	}
+	for res, g := range r.bookedMig[i] {
+		if c := t.slice(i, res); c != nil {
+			c.used = max(0, c.used+g)
+		}
+	}
+	t.recounted(i, free, sched)
 }
 
 // recounted brings the sums of node i's domains to its counts, from the
@@ -351,13 +436,20 @@ func (t *Snapshot) withRunning(r *running, spare *Snapshot) *Snapshot {
 			n.used = max(0, n.used+g)
 		}
 	}
+	for i, m := range r.bookedMig {
+		for res, g := range m {
+			if c := t.slice(i, res); c != nil {
+				c.used = max(0, c.used+g)
+			}
+		}
+	}
 	t.resum(spare)
 	return t
 }
 
 // takeRunning gives t the kept running gangs: their allocations and lists
-// (shared with r: a cycle changes them only copy-on-write), sums, and the
-// slices they book; not the GPUs they book (r.booked), which withRunning
+// (shared with r: a cycle changes them only copy-on-write) and sums; not
+// the GPUs and slices they book (r.booked, r.bookedMig), which withRunning
 // and recount add.
 func (t *Snapshot) takeRunning(r *running, spare *Snapshot) {
 	t.allocs = maps.Clone(r.s.allocs)
@@ -370,13 +462,6 @@ func (t *Snapshot) takeRunning(r *running, spare *Snapshot) {
 	t.runSums = maps.Clone(r.s.runSums)
 	t.offAllocs = maps.Clone(r.s.offAllocs)
 	t.cdHeld = maps.Clone(r.s.cdHeld)
-	for i, m := range r.bookedMig {
-		for res, g := range m {
-			if c := t.slice(i, res); c != nil {
-				c.used = max(0, c.used+g)
-			}
-		}
-	}
 	t.version = r.uses
 }
 

@@ -137,6 +137,12 @@ type Snapshot struct {
 	// cdHeld counts, per "<cluster index>/<clique>", the allocations of
 	// compute-domain gangs holding nodes of that clique (computedomain.go).
 	cdHeld map[string]int
+	// touched lists, once each (isTouched marks them), the nodes whose
+	// usage, slices or schedulable flag changed since a Builder built the
+	// snapshot, which the next build counts again (recount); isTouched is
+	// nil on a snapshot no Builder keeps.
+	touched   []int32
+	isTouched []bool
 }
 
 // allocation is a gang holding GPUs in the snapshot. Its Allocation is
@@ -377,6 +383,8 @@ func (s *Snapshot) setCounts(i int32, out *node, n *inventory.Node) {
 			s.migs = map[int32]map[string]*migCount{}
 		}
 		s.migs[i] = m
+	} else if s.migs != nil {
+		delete(s.migs, i) // a Builder's kept counts (recount)
 	}
 	out.free = out.freeNow()
 }

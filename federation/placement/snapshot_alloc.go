@@ -215,6 +215,7 @@ func (al *allocation) addClass(c, gpus int32) {
 // use adds (or with a negative count removes) usage on a node.
 func (s *Snapshot) use(i int32, mig string, count int32) {
 	s.version++
+	s.touch(i)
 	n := &s.nodes[i]
 	if mig != "" {
 		if m := s.slice(i, mig); m != nil {
@@ -225,6 +226,14 @@ func (s *Snapshot) use(i int32, mig string, count int32) {
 	n.used = max(0, n.used+count)
 	if !s.bulk {
 		s.setFree(i, n.freeNow())
+	}
+}
+
+// touch records that node i's counts changed (Snapshot.touched).
+func (s *Snapshot) touch(i int32) {
+	if s.isTouched != nil && !s.isTouched[i] {
+		s.isTouched[i] = true
+		s.touched = append(s.touched, i)
 	}
 }
 
@@ -261,6 +270,7 @@ func (s *Snapshot) SetNodeSchedulable(cluster, name string, ok bool) bool {
 		return false
 	}
 	s.version++
+	s.touch(i)
 	s.indexSchedulable(i, -1)
 	s.nodes[i].schedulable = ok
 	s.indexSchedulable(i, 1)
