@@ -186,10 +186,18 @@ type waiter interface {
 // since fails its revision guard. Before that, the caches wait for this
 // leader's own writes (wrote: jobs; booked: the ledger), so a cycle does
 // not conflict with its own last bookings.
-func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (*fleet, error) {
+func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (f *fleet, err error) {
 	// A cache that does not reach a revision it must reach in time lists
 	// again (relist), and the cycle fails: the next one decides.
+	var waited time.Duration
+	defer func() {
+		if f != nil {
+			f.waited = waited
+		}
+	}()
 	wait := func(w waiter, rev int64) error {
+		t0 := time.Now()
+		defer func() { waited += time.Since(t0) }()
 		err := w.waitFor(ctx, rev, cacheWait)
 		if err != nil && ctx.Err() == nil {
 			w.relist()
@@ -205,7 +213,7 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (*fleet, err
 	if err := wait(c.jobs, wrote); err != nil {
 		return nil, err
 	}
-	f := &fleet{received: map[string]time.Time{}, queueRevs: map[string]int64{},
+	f = &fleet{received: map[string]time.Time{}, queueRevs: map[string]int64{},
 		revisions: map[string]int64{}}
 	c.counters.mu.RLock()
 	versions := maps.Clone(c.counters.items)
@@ -236,7 +244,9 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (*fleet, err
 		if !c.following {
 			break
 		}
+		t0 := time.Now()
 		rev, err := w.newestStored(ctx)
+		waited += time.Since(t0)
 		if err != nil {
 			return nil, err
 		}

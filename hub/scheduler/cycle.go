@@ -49,10 +49,11 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 		return res, err
 	}
 	f, err := s.read(ctx)
-	clock.done("read")
 	if err != nil {
+		clock.done("read")
 		return res, err
 	}
+	clock.doneWaiting("read", f.waited)
 	res.Revision = f.ledger.Revision
 	klog.FromContext(ctx).V(4).Info("scheduling on a snapshot", "revisions", f.revisions, "pending", len(f.pendingJobs), "reservations", len(f.booked))
 	now := s.cfg.Clock.Now()

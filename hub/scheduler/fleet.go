@@ -63,6 +63,9 @@ type fleet struct {
 	revisions map[string]int64
 	// tally counts the jobs (input counts them).
 	tally *jobTally
+	// waited is how long reading it waited for the caches to reach the
+	// revisions it needs, and for the store's newest revisions.
+	waited time.Duration
 }
 
 // read takes the fleet a cycle decides on. While the scheduler leads, from

@@ -87,3 +87,14 @@ func (p *phaseClock) done(phase string) {
 	cyclePhases.WithLabelValues(phase).Add(now.Sub(p.last).Seconds())
 	p.last = now
 }
+
+// doneWaiting ends phase, of which waited was spent waiting (for the
+// caches to reach a revision, for the store's answer): counted as phase
+// "wait", the rest as phase.
+func (p *phaseClock) doneWaiting(phase string, waited time.Duration) {
+	now := time.Now()
+	waited = min(waited, now.Sub(p.last))
+	cyclePhases.WithLabelValues("wait").Add(waited.Seconds())
+	cyclePhases.WithLabelValues(phase).Add((now.Sub(p.last) - waited).Seconds())
+	p.last = now
+}

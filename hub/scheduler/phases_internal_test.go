@@ -18,7 +18,7 @@ func TestCyclePhasesCounted(t *testing.T) {
 	e.Cluster("eu1", inventory.Node{Name: "a", GPUs: 8, CapacityGPUs: 8, Ready: true, Product: "NVIDIA-H100-80GB-HBM3"})
 	e.Submit("fits", 1, 8)
 	e.Submit("waits", 1, 8)
-	phases := []string{"read", "input", "snapshot", "decide", "book", "explain", "preempt", "status"}
+	phases := []string{"wait", "read", "input", "snapshot", "decide", "book", "explain", "preempt", "status"}
 	before := map[string]float64{}
 	for _, p := range phases {
 		before[p] = testutil.ToFloat64(cyclePhases.WithLabelValues(p))
