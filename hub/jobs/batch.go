@@ -77,13 +77,14 @@ func (s *Service) SubmitBatchAs(ctx context.Context, items []BatchItem, owner st
 // and counts each refusal as Submit does.
 func (s *Service) admitAll(ctx context.Context, items []BatchItem, hashes []string, owner string, start time.Time) {
 	work := make(chan int)
+	levels := &levelMemo{}
 	var wg sync.WaitGroup
 	for range min(admitWorkers, len(items)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range work {
-				j, hash, err := s.admit(ctx, items[i].In)
+				j, hash, err := s.admit(ctx, items[i].In, levels)
 				if err != nil {
 					items[i].Err = err
 					observeSubmit(start, "", err)

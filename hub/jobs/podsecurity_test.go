@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/test/builders/testjob"
 	"github.com/shoal-dev/shoal/test/builders/testqueue"
 )
@@ -78,5 +79,38 @@ func TestSubmitChecksPodSecurity(t *testing.T) {
 	_, _, _, err = js.Submit(ctx, roles, false)
 	if got, want := fieldsOf(t, err), []string{"spec.roles[1].template.spec: Forbidden"}; !slices.Equal(got, want) {
 		t.Errorf("roles: errors %v, want %v", got, want)
+	}
+}
+
+// TestBatchChecksEachJobAtItsQueuesLevel: a batch reads each queue's level
+// once for all its jobs, and judges every job at its own queue's level.
+func TestBatchChecksEachJobAtItsQueuesLevel(t *testing.T) {
+	ctx, root := testCtx(t), uniq("pssb")
+	js, qs := services(t, nil)
+	for _, q := range []*v1alpha1.Queue{
+		testqueue.New(root).PodSecurity(v1alpha1.PodSecurityPrivileged).Obj(),
+		testqueue.New(root + "/open").Obj(),
+		testqueue.New(root + "/base").PodSecurity(v1alpha1.PodSecurityBaseline).Obj(),
+	} {
+		if _, _, err := qs.Create(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var items []jobs.BatchItem
+	for i := range 6 {
+		q := root + "/open"
+		if i%2 == 1 {
+			q = root + "/base"
+		}
+		j := job(uniq("priv"), q)
+		yes := true
+		j.Spec.Template.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+		items = append(items, jobs.BatchItem{In: j})
+	}
+	js.SubmitBatchAs(ctx, items, "alice", false)
+	for i, it := range items {
+		if refused := it.Err != nil; refused != (i%2 == 1) {
+			t.Errorf("item %d in %s: err %v, want refused only in the baseline queue", i, it.In.Spec.Queue, it.Err)
+		}
 	}
 }

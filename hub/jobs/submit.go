@@ -49,7 +49,7 @@ func (s *Service) Submit(ctx context.Context, in *v1alpha1.Job, dryRun bool) (*v
 func (s *Service) SubmitAs(ctx context.Context, in *v1alpha1.Job, owner string, dryRun bool) (_ *v1alpha1.Job, _ int64, res Result, err error) {
 	start := time.Now()
 	defer func() { observeSubmit(start, res, err) }()
-	j, hash, err := s.admit(ctx, in)
+	j, hash, err := s.admit(ctx, in, nil)
 	if err != nil {
 		return nil, 0, "", err
 	}
@@ -99,8 +99,9 @@ func (s *Service) put(ctx context.Context, j *v1alpha1.Job, hash, owner string, 
 }
 
 // admit defaults, validates and stamps a copy of in; it returns the job to
-// store and its spec hash.
-func (s *Service) admit(ctx context.Context, in *v1alpha1.Job) (*v1alpha1.Job, string, error) {
+// store and its spec hash. levels, when not nil, holds the queues'
+// pod-security levels read for the other jobs of the same call.
+func (s *Service) admit(ctx context.Context, in *v1alpha1.Job, levels *levelMemo) (*v1alpha1.Job, string, error) {
 	j := &v1alpha1.Job{TypeMeta: in.TypeMeta, Spec: in.Spec}
 	j.Name, j.Namespace, j.Labels = in.Name, in.Namespace, in.Labels
 	j.Annotations = map[string]string{}
@@ -108,7 +109,7 @@ func (s *Service) admit(ctx context.Context, in *v1alpha1.Job) (*v1alpha1.Job, s
 		j.Annotations[k] = v
 	}
 	v1alpha1.SetJobDefaults(j)
-	if err := s.validate(ctx, j); err != nil {
+	if err := s.validate(ctx, j, levels); err != nil {
 		return nil, "", err
 	}
 	hash, err := specHash(&j.Spec)

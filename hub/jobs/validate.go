@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -16,6 +17,7 @@ import (
 	"github.com/shoal-dev/shoal/federation/podrefs"
 	"github.com/shoal-dev/shoal/federation/podsecurity"
 	"github.com/shoal-dev/shoal/hub/queues"
+	"github.com/shoal-dev/shoal/hub/store"
 )
 
 // validate checks a defaulted job in one round: the spec (ValidateJob) and
@@ -34,10 +36,10 @@ import (
 // ServiceAccounts are then checked (the ReferenceChecker, when set) in the
 // same way: a missing one is a field error at its path; a checker that
 // cannot answer refuses a job with no other error with its error.
-func (s *Service) validate(ctx context.Context, j *v1alpha1.Job) error {
+func (s *Service) validate(ctx context.Context, j *v1alpha1.Job, levels *levelMemo) error {
 	specErrs := v1alpha1.ValidateJob(j)
 	specErrs = append(specErrs, devicesel.Validate(j.Spec.Gang.Devices, field.NewPath("spec", "gang", "devices"))...)
-	pss, err := s.podSecurityErrs(ctx, j)
+	pss, err := s.podSecurityErrs(ctx, j, levels)
 	if err != nil {
 		return err
 	}
@@ -69,6 +71,42 @@ func (s *Service) validate(ctx context.Context, j *v1alpha1.Job) error {
 	return v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, append(all, refErrs...))
 }
 
+// levelMemo is the queues' pod-security levels read once for every job of
+// one batch (a batch of 1,000 jobs to one queue read its queue 1,000
+// times); the zero levelMemo is ready, a nil one reads each time.
+type levelMemo struct {
+	mu sync.Mutex
+	by map[string]queueLevel
+}
+
+// queueLevel is one queue's queues.PodSecurity answer.
+type queueLevel struct {
+	level v1alpha1.PodSecurityLevel
+	from  string
+}
+
+// of is queues.PodSecurity of queue name, read once per memo (a failed
+// read is not kept: the next job reads again).
+func (m *levelMemo) of(ctx context.Context, r store.Reader[*v1alpha1.Queue], name string) (v1alpha1.PodSecurityLevel, string, error) {
+	if m == nil {
+		return queues.PodSecurity(ctx, r, name)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if l, ok := m.by[name]; ok {
+		return l.level, l.from, nil
+	}
+	level, from, err := queues.PodSecurity(ctx, r, name)
+	if err != nil {
+		return "", "", err
+	}
+	if m.by == nil {
+		m.by = map[string]queueLevel{}
+	}
+	m.by[name] = queueLevel{level, from}
+	return level, from, nil
+}
+
 // templatePath is the field path of the i-th member role's pod template.
 func templatePath(j *v1alpha1.Job, i int) *field.Path {
 	if len(j.Spec.Roles) > 0 {
@@ -82,8 +120,8 @@ func templatePath(j *v1alpha1.Job, i int) *field.Path {
 // the upstream Pod Security Standards evaluator (federation/podsecurity):
 // each violation is a Forbidden field error at the template's container or
 // spec with the library's reason. A queue that cannot be read is an error.
-func (s *Service) podSecurityErrs(ctx context.Context, j *v1alpha1.Job) (field.ErrorList, error) {
-	level, from, err := queues.PodSecurity(ctx, s.queues, j.Spec.Queue)
+func (s *Service) podSecurityErrs(ctx context.Context, j *v1alpha1.Job, levels *levelMemo) (field.ErrorList, error) {
+	level, from, err := levels.of(ctx, s.queues, j.Spec.Queue)
 	if err != nil {
 		return nil, err
 	}
