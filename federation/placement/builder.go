@@ -338,7 +338,7 @@ func (s *Snapshot) withCounts(cs []inventory.Cluster, pos [][]int32, spare *Snap
 // allocations or indexes yet.
 func (s *Snapshot) onLayout() *Snapshot {
 	return &Snapshot{clusters: s.clusters, classes: s.classes, nodeIndex: s.nodeIndex, pos: s.pos, uniqueNames: s.uniqueNames,
-		nodeNames: s.nodeNames, levels: s.levels, trivial: s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs,
+		nodeNames: s.nodeNames, levels: s.levels, trivial: s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs, productGPUs: s.productGPUs,
 		allocs: map[string]*allocation{}, runSums: map[runKey]int{}, offAllocs: map[string]*allocation{},
 		cdHeld: map[string]int{}}
 }

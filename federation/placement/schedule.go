@@ -4,6 +4,7 @@ package placement
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -196,13 +197,10 @@ func (s *Snapshot) gpusByProduct(g *Gang, picks []pick) map[string]int {
 	return out
 }
 
-// capacityByProduct returns the fleet's allocatable GPUs by product.
+// capacityByProduct returns the fleet's allocatable GPUs by product (a
+// copy of the layout's count).
 func (s *Snapshot) capacityByProduct() map[string]int {
-	out := map[string]int{}
-	for i := range s.nodes {
-		out[s.classes[s.nodes[i].class].product] += int(s.nodes[i].gpus)
-	}
-	return out
+	return maps.Clone(s.productGPUs)
 }
 
 // sortPending orders gangs by priority (not in FIFO), submission time, ID

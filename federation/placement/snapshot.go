@@ -134,6 +134,9 @@ type Snapshot struct {
 	index   freeIndex
 	dindex  domainIndex
 	maxGPUs [numLevels]int32 // GPUs of the largest domain per level
+	// productGPUs is the allocatable GPUs by product, the layout's (node
+	// GPUs are): capacityByProduct.
+	productGPUs map[string]int
 	// cdHeld counts, per "<cluster index>/<clique>", the allocations of
 	// compute-domain gangs holding nodes of that clique (computedomain.go).
 	cdHeld map[string]int
@@ -314,6 +317,10 @@ func newLayout(cs []inventory.Cluster) (s *Snapshot, pos [][]int32) {
 	}
 	s.uniqueNames = len(s.nodeIndex) == len(s.nodes)
 	s.pos = pos
+	s.productGPUs = map[string]int{}
+	for i := range s.nodes {
+		s.productGPUs[s.classes[s.nodes[i].class].product] += int(s.nodes[i].gpus)
+	}
 	return s, pos
 }
 
