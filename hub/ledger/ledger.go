@@ -286,3 +286,11 @@ func (l *Ledger) ClusterVersions() store.Reader[*ClusterVersion] { return l.vers
 func NewState(rev int64, reservations map[string]store.Item[*Reservation], versions map[string]store.Item[*ClusterVersion]) *State {
 	return &State{Revision: rev, Reservations: reservations, versions: versions}
 }
+
+// NewBookingState is NewState for a caller that reads the reservations
+// (at revision rev) from its own cache without copying them into the
+// state: Reservations starts empty and holds only what is booked on the
+// state (Booked). Book guards on the counters alone, as for NewState.
+func NewBookingState(rev int64, versions map[string]store.Item[*ClusterVersion]) *State {
+	return NewState(rev, map[string]store.Item[*Reservation]{}, versions)
+}

@@ -228,10 +228,6 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (f *fleet, e
 	if err := wait(c.reservations, newest); err != nil {
 		return nil, err
 	}
-	c.reservations.mu.RLock()
-	f.ledger = ledger.NewState(c.reservations.rev, maps.Clone(c.reservations.items), versions)
-	f.revisions[c.reservations.r.Kind()] = c.reservations.rev
-	c.reservations.mu.RUnlock()
 	// The caches follow separate watches, so a cordon or a queue change
 	// committed before the job event that started this cycle may not have
 	// reached its cache yet: the queues and clusters (small kinds) are
@@ -254,7 +250,7 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (f *fleet, e
 			return nil, err
 		}
 	}
-	c.snapshotJobs(f)
+	c.snapshotJobs(f, versions)
 	c.queues.mu.RLock()
 	for _, q := range c.queues.items {
 		f.queues = append(f.queues, q.Object)
@@ -276,13 +272,21 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (f *fleet, e
 	return f, nil
 }
 
-// snapshotJobs takes the pending jobs, the reservations with their jobs
-// and the jobs' counts from the jobs' index (jobIndex.take).
-func (c *caches) snapshotJobs(f *fleet) {
+// snapshotJobs takes the ledger (the booking counters, versions, and the
+// reservations as the cache holds them now, at least as new as the
+// counters: snapshot waited for that) and, at once, the pending jobs, the
+// reservations with their jobs and the jobs' counts from the jobs' index
+// (jobIndex.take), under both caches' locks: the reservations are joined
+// where they lie, not copied each cycle (65,000 at 100,000 jobs).
+func (c *caches) snapshotJobs(f *fleet, versions map[string]store.Item[*ledger.ClusterVersion]) {
 	c.jobs.mu.RLock()
 	defer c.jobs.mu.RUnlock()
+	c.reservations.mu.RLock()
+	defer c.reservations.mu.RUnlock()
+	f.ledger = ledger.NewBookingState(c.reservations.rev, versions)
+	f.revisions[c.reservations.r.Kind()] = c.reservations.rev
 	f.revisions[c.jobs.r.Kind()] = c.jobs.rev
-	c.index.take(f, c.jobs.items)
+	c.index.take(f, c.jobs.items, c.reservations.items)
 }
 
 // snapshotClusters keeps the inventories of Ready clusters (a cordoned or

@@ -173,13 +173,14 @@ type bookedJob struct {
 	res store.Item[*ledger.Reservation]
 }
 
-// take fills f from the index (under the jobs cache's lock, after
-// f.ledger): the pending jobs, each reservation with its job (active, or
-// finished and still in the cache: items), and the jobs' counts.
-func (x *jobIndex) take(f *fleet, items map[string]store.Item[*cachedJob]) {
+// take fills f from the index (under the jobs cache's lock, and the
+// reservations' when reservations is the cache's): the pending jobs, each
+// reservation with its job (active, or finished and still in the cache:
+// items), and the jobs' counts.
+func (x *jobIndex) take(f *fleet, items map[string]store.Item[*cachedJob], reservations map[string]store.Item[*ledger.Reservation]) {
 	f.pendingJobs = append(make([]*activeJob, 0, len(x.pending)), x.pending...)
-	f.booked = make([]bookedJob, 0, len(f.ledger.Reservations))
-	for name, res := range f.ledger.Reservations {
+	f.booked = make([]bookedJob, 0, len(reservations))
+	for name, res := range reservations {
 		a := x.active[name]
 		if a == nil {
 			if it, ok := items[name]; ok {

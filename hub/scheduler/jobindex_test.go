@@ -61,8 +61,8 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 				res[name] = store.Item[*ledger.Reservation]{Name: name, Object: r}
 			}
 		}
-		f := &fleet{ledger: ledger.NewState(1, res, nil)}
-		x.take(f, items)
+		f := &fleet{ledger: ledger.NewBookingState(1, nil)}
+		x.take(f, items, res)
 		got := f.countJobs()
 		for _, b := range f.booked {
 			if b.job != nil {
