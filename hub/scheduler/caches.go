@@ -181,9 +181,10 @@ type waiter interface {
 // ledger's rule (fleet.go) holds in meaning: the booking counters are
 // taken first, then the reservations once they are current to every
 // booking the counters show (a booking writes both at one revision), so a
-// booking the decision does not see fails its counter guard. The jobs,
-// queues, clusters and inventories are taken after; a job that changed
-// since fails its revision guard. Before that, the caches wait for this
+// booking the decision does not see fails its counter guard. The jobs
+// (with the reservations, joined under both caches' locks), queues,
+// clusters and inventories are taken after; a job that changed since
+// fails its revision guard. Before that, the caches wait for this
 // leader's own writes (wrote: jobs; booked: the ledger), so a cycle does
 // not conflict with its own last bookings.
 func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (f *fleet, err error) {
