@@ -394,19 +394,27 @@ func (t *Snapshot) recountNode(i int32, n *inventory.Node, r *running) {
 	if g := r.booked[i]; g != 0 {
 		nd.used = max(0, nd.used+g)
 	}
-	for res, g := range r.bookedMig[i] {
+	t.addBookedSlices(i, r.bookedMig[i])
+	t.recounted(i, free, sched)
+}
+
+// addBookedSlices adds the MIG slices or shares the kept bookings hold on
+// node i (by resource) to its counts.
+func (t *Snapshot) addBookedSlices(i int32, booked map[string]int32) {
+	for res, g := range booked {
 		if c := t.slice(i, res); c != nil {
 			c.used = max(0, c.used+g)
 		}
 	}
-	t.recounted(i, free, sched)
 }
 
 // recounted brings the sums of node i's domains to its counts, from the
-// free GPUs and schedulable flag they counted it with.
+// free GPUs and schedulable flag they counted it with, as
+// SetNodeSchedulable and setFree keep them during a cycle (the free
+// index, not built yet, is listed afresh after; the version setFree
+// counts is set after too).
 func (t *Snapshot) recounted(i int32, free int32, sched bool) {
 	n := &t.nodes[i]
-	now := n.freeNow()
 	if n.schedulable != sched {
 		ok := n.schedulable
 		n.schedulable = sched
@@ -414,13 +422,9 @@ func (t *Snapshot) recounted(i int32, free int32, sched bool) {
 		n.schedulable = ok
 		t.indexSchedulable(i, 1)
 	}
-	if now != free {
-		t.indexFree(i, free, now)
-		for l := range numLevels {
-			t.dfree[l][n.dom[l]] += now - free
-		}
-	}
-	n.free = now
+	now := n.freeNow()
+	n.free = free // what the sums counted
+	t.setFree(i, now)
 }
 
 // withRunning adds the kept running gangs to a snapshot withCounts made:
@@ -437,11 +441,7 @@ func (t *Snapshot) withRunning(r *running, spare *Snapshot) *Snapshot {
 		}
 	}
 	for i, m := range r.bookedMig {
-		for res, g := range m {
-			if c := t.slice(i, res); c != nil {
-				c.used = max(0, c.used+g)
-			}
-		}
+		t.addBookedSlices(i, m)
 	}
 	t.resum(spare)
 	return t
