@@ -36,6 +36,9 @@ type Result struct {
 	Revision int64
 	// placed are the jobs of Placed, as the cycle read them.
 	placed []store.Item[*v1alpha1.Job]
+	// explained is how many waiting jobs' explanations the cycle wrote
+	// (or tried to).
+	explained int
 }
 
 // Cycle runs one scheduling cycle. held, when not nil, guards every booking
@@ -45,6 +48,8 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	ctx = withCycleStart(ctx, time.Now())
 	clock := newPhaseClock()
 	var res Result
+	pending, reservations := 0, 0
+	defer func() { clock.logSlow(klog.FromContext(ctx), res, pending, reservations, res.explained) }()
 	if err := s.restoreFairShare(ctx); err != nil {
 		return res, err
 	}
@@ -55,6 +60,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	}
 	clock.doneWaiting("read", f.waited)
 	res.Revision = f.ledger.Revision
+	pending, reservations = len(f.pendingJobs), len(f.booked)
 	klog.FromContext(ctx).V(4).Info("scheduling on a snapshot", "revisions", f.revisions, "pending", len(f.pendingJobs), "reservations", len(f.booked))
 	now := s.cfg.Clock.Now()
 	in, pend := s.input(f, now)
@@ -115,7 +121,8 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 		lo = hi
 	}
 	clock.done("book")
-	err := s.explainAll(ctx, f, d.Waiting, pend, held, now)
+	explained, err := s.explainAll(ctx, f, d.Waiting, pend, held, now)
+	res.explained = explained
 	clock.done("explain")
 	if err != nil {
 		return err
@@ -428,9 +435,10 @@ const explainGroup = 16
 // last cycle writes each one's first explanation, and one transaction per
 // job was most of the store's writes under a steady intake. A group whose
 // guards fail (one of its jobs changed meanwhile) is written job by job;
-// a job that changed is left to the next cycle.
+// a job that changed is left to the next cycle. It returns how many it
+// explained.
 func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placement.Wait,
-	pend pendingSet, held *store.Cond, now time.Time) error {
+	pend pendingSet, held *store.Cond, now time.Time) (int, error) {
 	var todo []placement.Wait
 	m := meanings{}
 	for _, w := range waiting {
@@ -444,7 +452,7 @@ func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placemen
 		group := todo[lo:min(lo+explainGroup, len(todo))]
 		g.Go(func() error { return s.explainGroup(gctx, f, group, pend, held, now) })
 	}
-	return g.Wait()
+	return len(todo), g.Wait()
 }
 
 // explainGroup writes a group's explanations in one transaction, or, when

@@ -3,9 +3,11 @@
 package scheduler
 
 import (
+	"runtime/metrics"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/klog/v2"
 )
 
 var (
@@ -76,15 +78,23 @@ func observeCycle(r Result) {
 }
 
 // phaseClock adds each phase of a cycle to cyclePhases as it ends (wall
-// time, like the cycle's own duration).
-type phaseClock struct{ last time.Time }
+// time, like the cycle's own duration), and keeps them for the log of a
+// slow cycle (logSlow).
+type phaseClock struct {
+	start, last time.Time
+	phases      []any // name, milliseconds, … as log keys and values
+	gcs         uint64
+}
 
-func newPhaseClock() *phaseClock { return &phaseClock{last: time.Now()} }
+func newPhaseClock() *phaseClock {
+	now := time.Now()
+	return &phaseClock{start: now, last: now, gcs: gcCycles()}
+}
 
 // done ends phase: the time since the last phase ended (or the clock began).
 func (p *phaseClock) done(phase string) {
 	now := time.Now()
-	cyclePhases.WithLabelValues(phase).Add(now.Sub(p.last).Seconds())
+	p.add(phase, now.Sub(p.last))
 	p.last = now
 }
 
@@ -94,7 +104,39 @@ func (p *phaseClock) done(phase string) {
 func (p *phaseClock) doneWaiting(phase string, waited time.Duration) {
 	now := time.Now()
 	waited = min(waited, now.Sub(p.last))
-	cyclePhases.WithLabelValues("wait").Add(waited.Seconds())
-	cyclePhases.WithLabelValues(phase).Add((now.Sub(p.last) - waited).Seconds())
+	p.add("wait", waited)
+	p.add(phase, now.Sub(p.last)-waited)
 	p.last = now
+}
+
+func (p *phaseClock) add(phase string, d time.Duration) {
+	cyclePhases.WithLabelValues(phase).Add(d.Seconds())
+	p.phases = append(p.phases, phase, d.Milliseconds())
+}
+
+// slowCycle is the duration from which a cycle's phases are logged.
+const slowCycle = 500 * time.Millisecond
+
+// logSlow logs the phases of a cycle that took slowCycle or more, with
+// what it decided on and did, for an operator to see where a slow cycle's
+// time went (the phase counters give only sums).
+func (p *phaseClock) logSlow(logger klog.Logger, res Result, pending, reservations, explained int) {
+	took := time.Since(p.start)
+	if took < slowCycle {
+		return
+	}
+	kv := append([]any{"tookMs", took.Milliseconds(), "pending", pending, "reservations", reservations,
+		"placed", len(res.Placed), "waiting", res.Waiting, "explained", explained, "conflict", res.Conflict,
+		"gcCycles", gcCycles() - p.gcs}, p.phases...)
+	logger.Info("slow scheduling cycle", kv...)
+}
+
+// gcCycles is the number of garbage collections the process has completed.
+func gcCycles() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
 }

@@ -3,8 +3,10 @@
 package scheduler
 
 import (
+	"strings"
 	"testing"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
@@ -31,6 +33,31 @@ func TestCyclePhasesCounted(t *testing.T) {
 	for _, p := range phases {
 		if d := testutil.ToFloat64(cyclePhases.WithLabelValues(p)) - before[p]; d <= 0 {
 			t.Errorf("phase %s: %v s added, want some", p, d)
+		}
+	}
+}
+
+// TestSlowCycleLogsItsPhases: a cycle that took slowCycle or more is
+// logged with its phases and what it did; a faster one is not.
+func TestSlowCycleLogsItsPhases(t *testing.T) {
+	var lines []string
+	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
+	c := newPhaseClock()
+	c.done("read")
+	c.done("decide")
+	c.logSlow(logger, Result{Placed: []string{"a"}}, 3, 2, 1)
+	if len(lines) != 0 {
+		t.Fatalf("a fast cycle logged %q", lines)
+	}
+	c.start = c.start.Add(-slowCycle)
+	c.logSlow(logger, Result{Placed: []string{"a"}, Waiting: 2}, 3, 2, 1)
+	if len(lines) != 1 {
+		t.Fatalf("a slow cycle logged %d lines, want 1", len(lines))
+	}
+	for _, want := range []string{`"msg"="slow scheduling cycle"`, `"pending"=3`, `"reservations"=2`, `"placed"=1`,
+		`"waiting"=2`, `"explained"=1`, `"read"=`, `"decide"=`} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("log %q lacks %s", lines[0], want)
 		}
 	}
 }
