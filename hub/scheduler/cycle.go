@@ -46,10 +46,10 @@ type Result struct {
 func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error) {
 	defer s.observeDuration(s.cfg.Clock.Now())
 	ctx = withCycleStart(ctx, time.Now())
-	clock := newPhaseClock()
+	clock := newPhaseClock(s.threadCPU)
 	var res Result
 	pending, reservations := 0, 0
-	defer func() { clock.logSlow(klog.FromContext(ctx), res, pending, reservations, res.explained) }()
+	defer func() { clock.end(klog.FromContext(ctx), res, pending, reservations) }()
 	if err := s.restoreFairShare(ctx); err != nil {
 		return res, err
 	}

@@ -58,6 +58,12 @@ var (
 		Help:    "Duration of a scheduling cycle: read, decide, book and queue status.",
 		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
 	})
+	cycleCPU = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "shoal_scheduler_cycle_cpu_seconds",
+		Help: "CPU time a leader's scheduling cycle took on its own thread (not the explanations written beside it): " +
+			"its duration less the time it waited for the store and for a core.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 2, 15),
+	})
 	admissionWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "shoal_admission_wait_time_seconds",
 		Help:    "Time from a job's submission (or requeue) to its placement by the scheduler, by queue.",

@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/internal/cputime"
 )
 
 var (
@@ -59,7 +61,7 @@ var (
 
 // Register registers the scheduler's metrics.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, snapshotLayouts, pauses, cycleDuration, cyclePhases, admissionWait, fleetGauges} {
+	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, snapshotLayouts, pauses, cycleDuration, cycleCPU, cyclePhases, admissionWait, fleetGauges} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}
@@ -84,11 +86,40 @@ type phaseClock struct {
 	start, last time.Time
 	phases      []any // name, milliseconds, … as log keys and values
 	gcs         uint64
+	// cpu0 is the thread's CPU time at the start; threadCPU says the
+	// cycle runs on a thread of its own (Lead) so that it is the cycle's.
+	cpu0      time.Duration
+	threadCPU bool
 }
 
-func newPhaseClock() *phaseClock {
+// newPhaseClock starts a cycle's clock; threadCPU says the cycle runs
+// locked to its OS thread, whose CPU time is then the cycle's.
+func newPhaseClock(threadCPU bool) *phaseClock {
 	now := time.Now()
-	return &phaseClock{start: now, last: now, gcs: gcCycles()}
+	p := &phaseClock{start: now, last: now, gcs: gcCycles()}
+	if threadCPU {
+		p.cpu0, p.threadCPU = cputime.Thread()
+	}
+	return p
+}
+
+// cpu is the CPU time the cycle has taken on its thread so far, and
+// whether it is known.
+func (p *phaseClock) cpu() (time.Duration, bool) {
+	if !p.threadCPU {
+		return 0, false
+	}
+	now, ok := cputime.Thread()
+	return now - p.cpu0, ok
+}
+
+// end records the cycle's CPU time (when known) and logs it when slow.
+func (p *phaseClock) end(logger klog.Logger, res Result, pending, reservations int) {
+	cpu, ok := p.cpu()
+	if ok {
+		cycleCPU.Observe(cpu.Seconds())
+	}
+	p.logSlow(logger, res, pending, reservations, cpu, ok)
 }
 
 // done ends phase: the time since the last phase ended (or the clock began).
@@ -120,14 +151,19 @@ const slowCycle = 500 * time.Millisecond
 // logSlow logs the phases of a cycle that took slowCycle or more, with
 // what it decided on and did, for an operator to see where a slow cycle's
 // time went (the phase counters give only sums).
-func (p *phaseClock) logSlow(logger klog.Logger, res Result, pending, reservations, explained int) {
+func (p *phaseClock) logSlow(logger klog.Logger, res Result, pending, reservations int, cpu time.Duration, cpuKnown bool) {
 	took := time.Since(p.start)
 	if took < slowCycle {
 		return
 	}
-	kv := append([]any{"tookMs", took.Milliseconds(), "pending", pending, "reservations", reservations,
-		"placed", len(res.Placed), "waiting", res.Waiting, "explained", explained, "conflict", res.Conflict,
-		"gcCycles", gcCycles() - p.gcs}, p.phases...)
+	kv := []any{"tookMs", took.Milliseconds()}
+	if cpuKnown {
+		kv = append(kv, "cpuMs", cpu.Milliseconds())
+	}
+	kv = append(kv, "pending", pending, "reservations", reservations,
+		"placed", len(res.Placed), "waiting", res.Waiting, "explained", res.explained, "conflict", res.Conflict,
+		"gcCycles", gcCycles()-p.gcs)
+	kv = append(kv, p.phases...)
 	logger.Info("slow scheduling cycle", kv...)
 }
 

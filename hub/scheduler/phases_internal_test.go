@@ -3,11 +3,16 @@
 package scheduler
 
 import (
+	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr/funcr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/shoal-dev/shoal/internal/cputime"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/test/hubtest"
@@ -42,15 +47,15 @@ func TestCyclePhasesCounted(t *testing.T) {
 func TestSlowCycleLogsItsPhases(t *testing.T) {
 	var lines []string
 	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
-	c := newPhaseClock()
+	c := newPhaseClock(false)
 	c.done("read")
 	c.done("decide")
-	c.logSlow(logger, Result{Placed: []string{"a"}}, 3, 2, 1)
+	c.end(logger, Result{Placed: []string{"a"}, explained: 1}, 3, 2)
 	if len(lines) != 0 {
 		t.Fatalf("a fast cycle logged %q", lines)
 	}
 	c.start = c.start.Add(-slowCycle)
-	c.logSlow(logger, Result{Placed: []string{"a"}, Waiting: 2}, 3, 2, 1)
+	c.end(logger, Result{Placed: []string{"a"}, Waiting: 2, explained: 1}, 3, 2)
 	if len(lines) != 1 {
 		t.Fatalf("a slow cycle logged %d lines, want 1", len(lines))
 	}
@@ -60,4 +65,50 @@ func TestSlowCycleLogsItsPhases(t *testing.T) {
 			t.Errorf("log %q lacks %s", lines[0], want)
 		}
 	}
+	if strings.Contains(lines[0], "cpuMs") {
+		t.Errorf("a cycle on no locked thread logged a CPU time: %q", lines[0])
+	}
+}
+
+// TestLeaderCyclesCountTheirCPU: a leader's cycles run on a locked
+// thread and add their CPU time to shoal_scheduler_cycle_cpu_seconds,
+// never more than the time they ran in.
+func TestLeaderCyclesCountTheirCPU(t *testing.T) {
+	if _, ok := cputime.Thread(); !ok {
+		t.Skip("no thread CPU clock on this platform")
+	}
+	e := hubtest.New(t)
+	e.Cluster("eu1", inventory.Node{Name: "a", GPUs: 8, CapacityGPUs: 8, Ready: true, Product: "NVIDIA-H100-80GB-HBM3"})
+	e.Submit("fits", 1, 8)
+	cpu0 := histogramOf(t, cycleCPU)
+	began := time.Now()
+	s := New(e.Store, Config{Clock: e.Clock, Interval: 10 * time.Millisecond})
+	ctx, cancel := context.WithCancel(e.Ctx)
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for histogramOf(t, cycleCPU).GetSampleCount() == cpu0.GetSampleCount() {
+		if time.Now().After(deadline) {
+			t.Fatal("no leader cycle counted its CPU within 30 s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	ran := time.Since(began).Seconds()
+	if dc := histogramOf(t, cycleCPU).GetSampleSum() - cpu0.GetSampleSum(); dc <= 0 || dc > ran {
+		t.Errorf("the cycles' CPU added %v s in %v s; want some, at most that time", dc, ran)
+	}
+}
+
+// histogramOf is h's state now.
+func histogramOf(t *testing.T, h prometheus.Histogram) *dto.Histogram {
+	t.Helper()
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram()
 }

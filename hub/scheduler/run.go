@@ -4,6 +4,7 @@ package scheduler
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -43,6 +44,13 @@ func pokeAfter(poke func()) func(time.Duration) {
 // other leader-elected parts (hub/app). It returns nil when ctx ends.
 func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithName("scheduler"))
+	// The cycles run on a thread of their own, whose CPU time is then
+	// theirs (shoal_scheduler_cycle_cpu_seconds): the wall time of a cycle
+	// on a busy machine is mostly the wait for a core.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	s.threadCPU = true
+	defer func() { s.threadCPU = false }()
 	leader.Set(1)
 	defer leader.Set(0)
 	defer func() { forgetFleet(); s.gpus = gpuView{} }()

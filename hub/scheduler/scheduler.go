@@ -91,6 +91,9 @@ type Scheduler struct {
 	// gpus is the last count of the fleet's GPUs for the gauges
 	// (fleetgpus.go), reset when leadership ends.
 	gpus gpuView
+	// threadCPU says the cycles run locked to their OS thread (Lead), so
+	// that its CPU time is theirs.
+	threadCPU bool
 	// allocs is the last cycle's running gangs' array, filled again by the
 	// next.
 	allocs []*placement.Allocation

@@ -226,6 +226,7 @@ func (h *Harness) Load(ctx context.Context, res *Result) error {
 		return err
 	}
 	res.Cycle = histogramDelta(before, after, CycleFamily, nil)
+	res.CycleCPU = histogramDelta(before, after, CycleCPUFamily, nil)
 	res.Breakdown, res.Counters = breakdown(before, after)
 	res.CPUSeconds = map[string]float64{}
 	for name, d := range cpuTimes(h.Hub.Fleet) {

@@ -26,6 +26,9 @@ import (
 // CycleFamily is the hub's scheduling cycle histogram (docs/metrics.md).
 const CycleFamily = "shoal_scheduler_cycle_duration_seconds"
 
+// CycleCPUFamily is the CPU time of the hub's scheduling cycles.
+const CycleCPUFamily = "shoal_scheduler_cycle_cpu_seconds"
+
 // scrape reads the hub's /metrics.
 func scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)

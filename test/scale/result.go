@@ -23,6 +23,10 @@ type Result struct {
 	// Cycle is the hub's scheduling cycle histogram over the load (from
 	// the first submission to the end).
 	Cycle Histogram `json:"schedulingCycle"`
+	// CycleCPU is the CPU time of those cycles on their own thread: the
+	// cycle's cost apart from the wait for a core the machine's other
+	// processes (and the hub's other goroutines) held.
+	CycleCPU Histogram `json:"schedulingCycleCPU"`
 	// Breakdown is more of the hub's histograms over the load (where the
 	// time went: server-side submit and list, store operations, dispatch
 	// phases), Counters its scheduling and dispatch counters.

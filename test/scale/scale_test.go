@@ -56,6 +56,10 @@ func TestHarness(t *testing.T) {
 	if res.Cycle.Count == 0 || res.Cycle.P99 <= 0 {
 		t.Errorf("no scheduling cycle measured: %+v", res.Cycle)
 	}
+	// A scrape may fall between a cycle's two observations: one apart.
+	if d := int64(res.CycleCPU.Count) - int64(res.Cycle.Count); d < -1 || d > 1 || res.CycleCPU.Mean > res.Cycle.Mean {
+		t.Errorf("cycles' CPU %+v against their wall time %+v: want one sample a cycle, no more CPU than wall time", res.CycleCPU, res.Cycle)
+	}
 	if res.SubmitToPlaced.N != cfg.Jobs || res.SubmitToPlaced.P99 <= 0 {
 		t.Errorf("submit → placed measured for %d jobs (p99 %v s), want %d", res.SubmitToPlaced.N, res.SubmitToPlaced.P99, cfg.Jobs)
 	}

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
+
+//go:build !linux
+
+package cputime
+
+import "time"
+
+// Thread is the CPU time the calling OS thread has used, and whether the
+// platform gives it: not on this platform.
+func Thread() (time.Duration, bool) { return 0, false }
