@@ -86,10 +86,13 @@ type phaseClock struct {
 	start, last time.Time
 	phases      []any // name, milliseconds, … as log keys and values
 	gcs         uint64
-	// cpu0 is the thread's CPU time at the start; threadCPU says the
-	// cycle runs on a thread of its own (Lead) so that it is the cycle's.
-	cpu0      time.Duration
-	threadCPU bool
+	// cpu0 is the thread's CPU time at the start, lastCPU at the end of
+	// the last phase; threadCPU says the cycle runs on a thread of its own
+	// (Lead) so that it is the cycle's. cpus are the phases' CPU
+	// milliseconds as log keys ("cpu.read") and values.
+	cpu0, lastCPU time.Duration
+	threadCPU     bool
+	cpus          []any
 }
 
 // newPhaseClock starts a cycle's clock; threadCPU says the cycle runs
@@ -99,8 +102,19 @@ func newPhaseClock(threadCPU bool) *phaseClock {
 	p := &phaseClock{start: now, last: now, gcs: gcCycles()}
 	if threadCPU {
 		p.cpu0, p.threadCPU = cputime.Thread()
+		p.lastCPU = p.cpu0
 	}
 	return p
+}
+
+// phaseCPU adds the CPU time since the last phase ended to phase's.
+func (p *phaseClock) phaseCPU(phase string) {
+	if !p.threadCPU {
+		return
+	}
+	now, _ := cputime.Thread()
+	p.cpus = append(p.cpus, "cpu."+phase, (now - p.lastCPU).Milliseconds())
+	p.lastCPU = now
 }
 
 // cpu is the CPU time the cycle has taken on its thread so far, and
@@ -126,6 +140,7 @@ func (p *phaseClock) end(logger klog.Logger, res Result, pending, reservations i
 func (p *phaseClock) done(phase string) {
 	now := time.Now()
 	p.add(phase, now.Sub(p.last))
+	p.phaseCPU(phase)
 	p.last = now
 }
 
@@ -137,6 +152,7 @@ func (p *phaseClock) doneWaiting(phase string, waited time.Duration) {
 	waited = min(waited, now.Sub(p.last))
 	p.add("wait", waited)
 	p.add(phase, now.Sub(p.last)-waited)
+	p.phaseCPU(phase)
 	p.last = now
 }
 
@@ -164,6 +180,7 @@ func (p *phaseClock) logSlow(logger klog.Logger, res Result, pending, reservatio
 		"placed", len(res.Placed), "waiting", res.Waiting, "explained", res.explained, "conflict", res.Conflict,
 		"gcCycles", gcCycles()-p.gcs)
 	kv = append(kv, p.phases...)
+	kv = append(kv, p.cpus...)
 	logger.Info("slow scheduling cycle", kv...)
 }
 

@@ -4,6 +4,7 @@ package scheduler
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -65,8 +66,23 @@ func TestSlowCycleLogsItsPhases(t *testing.T) {
 			t.Errorf("log %q lacks %s", lines[0], want)
 		}
 	}
-	if strings.Contains(lines[0], "cpuMs") {
+	if strings.Contains(lines[0], "cpu") {
 		t.Errorf("a cycle on no locked thread logged a CPU time: %q", lines[0])
+	}
+	if _, ok := cputime.Thread(); !ok {
+		return
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c = newPhaseClock(true)
+	c.done("read")
+	c.doneWaiting("input", 0)
+	c.start = c.start.Add(-slowCycle)
+	c.end(logger, Result{}, 0, 0)
+	for _, want := range []string{`"cpuMs"=`, `"cpu.read"=`, `"cpu.input"=`} {
+		if !strings.Contains(lines[1], want) {
+			t.Errorf("log of a cycle on a locked thread %q lacks %s", lines[1], want)
+		}
 	}
 }
 
