@@ -250,7 +250,7 @@ func pendingFormOf(j *v1alpha1.Job) pendingForm {
 // explains says whether the job already carries why as its explanation,
 // in meaning (explained, on the job the form was made of), with the
 // meanings of the cycle's messages memoized in m.
-func (f *pendingForm) explains(why *placement.Unschedulable, m meanings) bool {
+func (f *pendingForm) explains(why *placement.Unschedulable, m meaningMemo) bool {
 	c := f.explained
 	if c == nil || c.Reason != string(why.Reason) {
 		return false
@@ -435,17 +435,37 @@ const explainGroup = 16
 // last cycle writes each one's first explanation, and one transaction per
 // job was most of the store's writes under a steady intake. A group whose
 // guards fail (one of its jobs changed meanwhile) is written job by job;
-// a job that changed is left to the next cycle. It returns how many it
-// explained.
+// a job that changed is left to the next cycle. A job's first
+// explanation is written at once; an explanation that changed is written
+// as Config.ExplanationRate allows, those whose reason changed first, the
+// rest left to the next cycles (explanationsBehind). It returns how many
+// it explained.
 func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placement.Wait,
 	pend pendingSet, held *store.Cond, now time.Time) (int, error) {
-	var todo []placement.Wait
-	m := meanings{}
+	var todo, reasons, meanings []placement.Wait
+	m := meaningMemo{}
 	for _, w := range waiting {
-		if it, pf := pend.job(w.Ref, w.Gang); it.Object != nil && w.Why != nil && !pf.explains(w.Why, m) {
+		it, pf := pend.job(w.Ref, w.Gang)
+		switch {
+		case it.Object == nil || w.Why == nil || pf.explains(w.Why, m):
+		case pf.explained == nil:
 			todo = append(todo, w)
+		case pf.explained.Reason != string(w.Why.Reason):
+			reasons = append(reasons, w)
+		default:
+			meanings = append(meanings, w)
 		}
 	}
+	first := len(todo)
+	changed := append(reasons, meanings...)
+	n := 0
+	for n < len(changed) && s.explainLimit.AllowN(now, 1) {
+		n++
+	}
+	todo = append(todo, changed[:n]...)
+	explanationsBehind.Set(float64(len(changed) - n))
+	explanationsWritten.WithLabelValues("first").Add(float64(first))
+	explanationsWritten.WithLabelValues("changed").Add(float64(n))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(explainWorkers)
 	for lo := 0; lo < len(todo); lo += explainGroup {

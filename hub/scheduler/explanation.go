@@ -28,11 +28,11 @@ func explained(j *v1alpha1.Job, why *placement.Unschedulable) bool {
 	return c.Message == why.Message || meaningOf(c.Message) == meaningOf(why.Message)
 }
 
-// meanings memoizes meaningOf for one cycle (thousands of waiting jobs
+// meaningMemo memoizes meaningOf for one cycle (thousands of waiting jobs
 // share a few messages).
-type meanings map[string]string
+type meaningMemo map[string]string
 
-func (m meanings) of(msg string) string {
+func (m meaningMemo) of(msg string) string {
 	v, ok := m[msg]
 	if !ok {
 		v = meaningOf(msg)

@@ -167,3 +167,79 @@ func waitCacheJobs(t *testing.T, s *scheduler.Scheduler, rev int64) {
 	t.Helper()
 	poll(t, func() bool { return s.JobsCacheRevision() >= rev }, "the job cache")
 }
+
+// TestChangedExplanationsAreRateLimited: when every waiting job's
+// explanation changes at once, a cycle rewrites only what
+// Config.ExplanationRate allows and the next cycles the rest as the rate
+// refills; jobs' first explanations are never held back.
+func TestChangedExplanationsAreRateLimited(t *testing.T) {
+	e := newEnv(t)
+	e.Cluster("eu1", node("a", "r1", 8), node("b", "r1", 8))
+	waiting := []string{"w0", "w1", "w2", "w3", "w4"}
+	for _, name := range waiting {
+		e.Submit(name, 4, 8) // 32 GPUs: never fits in 16
+	}
+	s := scheduler.New(e.Store, scheduler.Config{Clock: e.Clock, ExplanationRate: 1.0 / 60, ExplanationBurst: 2})
+	stop, err := s.StartCaches(e.Ctx, func() {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	rev, _ := e.Store.Revision(e.Ctx)
+	waitCacheJobs(t, s, rev)
+	cycle := func() {
+		t.Helper()
+		if _, err := s.Cycle(e.Ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reasons := func() map[string]int {
+		out := map[string]int{}
+		for _, name := range waiting {
+			if c := meta.FindStatusCondition(e.Job(name).Status.Conditions, v1alpha1.JobConditionPlaced); c != nil {
+				out[c.Reason]++
+			}
+		}
+		return out
+	}
+	cycle()
+	if got := reasons(); got["InsufficientGPUs"] != len(waiting) {
+		t.Fatalf("first explanations %v, want all %d (never held back)", got, len(waiting))
+	}
+	// Cordoning both nodes changes every job's reason.
+	var nodes []inventory.Node
+	for _, n := range []string{"a", "b"} {
+		nn := node(n, "r1", 0)
+		nn.Unschedulable = true
+		nodes = append(nodes, nn)
+	}
+	waitCache(t, s, putInventory(t, e, "eu1", nodes))
+	cycle()
+	if got := reasons(); got["NoMatchingNodes"] != 2 {
+		t.Fatalf("after the change %v, want 2 rewritten (the burst)", got)
+	}
+	cycle()
+	if got := reasons(); got["NoMatchingNodes"] != 2 {
+		t.Fatalf("a second cycle at once: %v, want still 2", got)
+	}
+	e.Clock.Step(time.Minute)
+	cycle()
+	if got := reasons(); got["NoMatchingNodes"] != 3 {
+		t.Fatalf("a minute later: %v, want 3 (one a minute)", got)
+	}
+	// A new job is explained at once though the rate is spent.
+	e.Submit("late", 4, 8)
+	waiting = append(waiting, "late")
+	rev, _ = e.Store.Revision(e.Ctx)
+	waitCacheJobs(t, s, rev)
+	cycle()
+	if c := meta.FindStatusCondition(e.Job("late").Status.Conditions, v1alpha1.JobConditionPlaced); c == nil ||
+		c.Reason != "NoMatchingNodes" {
+		t.Fatalf("the late job's first explanation: %+v", c)
+	}
+	e.Clock.Step(2 * time.Minute)
+	cycle()
+	if got := reasons(); got["NoMatchingNodes"] != len(waiting) {
+		t.Fatalf("three minutes later: %v, want all %d", got, len(waiting))
+	}
+}

@@ -49,6 +49,14 @@ var (
 		Name: "shoal_scheduler_paced_cycles_total",
 		Help: "Cycles that waited after a change so as not to run back to back with the last one, which placed and preempted nothing (scheduler Config.Pace: a pause as long as that cycle took).",
 	})
+	explanationsWritten = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shoal_scheduler_explanations_total",
+		Help: "Waiting jobs' explanations written, by kind: first (a job's first) or changed (changed in meaning).",
+	}, []string{"kind"})
+	explanationsBehind = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "shoal_scheduler_explanations_behind",
+		Help: "Waiting jobs whose explanation changed in meaning and was left to later cycles by the explanation rate, after the last cycle.",
+	})
 	cyclePhases = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shoal_scheduler_cycle_phase_seconds_total",
 		Help: "Wall time scheduling cycles spent in each phase: read (the caches' snapshot, waiting for them to reach the leader's own writes), input (the pending gangs, counts, fair share), snapshot (the placement snapshot), decide (the placement engine), book (bookings and head-of-queue holds), explain (waiting jobs' explanations), preempt, status (gauges and queue statuses).",
@@ -61,7 +69,7 @@ var (
 
 // Register registers the scheduler's metrics.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, snapshotLayouts, pauses, cycleDuration, cycleCPU, cyclePhases, admissionWait, fleetGauges} {
+	for _, c := range []prometheus.Collector{cycles, placed, waiting, leader, preemptions, preemptionLoss, cacheEvents, cacheRelists, snapshotLayouts, pauses, cycleDuration, cycleCPU, cyclePhases, explanationsWritten, explanationsBehind, admissionWait, fleetGauges} {
 		if err := reg.Register(c); err != nil {
 			return err
 		}

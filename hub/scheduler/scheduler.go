@@ -3,6 +3,7 @@
 package scheduler
 
 import (
+	"golang.org/x/time/rate"
 	"sync"
 	"time"
 
@@ -45,6 +46,15 @@ type Config struct {
 	// FairShareSaveInterval is how often the leader stores the fair-share
 	// usage for its successor; default 30s.
 	FairShareSaveInterval time.Duration
+	// ExplanationRate bounds the waiting jobs' explanations rewritten
+	// because they changed in meaning (a job's first explanation is not
+	// bounded), per second, with ExplanationBurst at once: when capacity
+	// frees or fills on a full fleet, every waiting job's explanation can
+	// change at once (tens of thousands of writes in one cycle); the
+	// rest are written by the next cycles, reason changes first. Defaults
+	// 200/s and 1,000; a negative rate: no bound.
+	ExplanationRate  float64
+	ExplanationBurst int
 }
 
 // Scheduler is the global gang scheduler loop.
@@ -94,6 +104,9 @@ type Scheduler struct {
 	// threadCPU says the cycles run locked to their OS thread (Lead), so
 	// that its CPU time is theirs.
 	threadCPU bool
+	// explainLimit bounds the changed explanations written
+	// (Config.ExplanationRate).
+	explainLimit *rate.Limiter
 	// allocs is the last cycle's running gangs' array, filled again by the
 	// next.
 	allocs []*placement.Allocation
@@ -144,21 +157,32 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 	if cfg.Identity == "" {
 		cfg.Identity = "shoal-hub"
 	}
+	if cfg.ExplanationRate == 0 {
+		cfg.ExplanationRate = 200
+	}
+	if cfg.ExplanationBurst <= 0 {
+		cfg.ExplanationBurst = 1000
+	}
+	explainLimit := rate.NewLimiter(rate.Limit(cfg.ExplanationRate), cfg.ExplanationBurst)
+	if cfg.ExplanationRate < 0 {
+		explainLimit = rate.NewLimiter(rate.Inf, 0)
+	}
 	status := jobs.NewStatus(st)
 	return &Scheduler{
-		cfg:         cfg,
-		st:          st,
-		state:       store.NewLeaderState(st, Election, cfg.Identity),
-		ledger:      ledger.New(st),
-		jobs:        status.Reader(),
-		status:      status,
-		queues:      store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
-		queueStatus: queues.NewStatusWriter(st),
-		clusters:    registryClusters(st),
-		inventories: registryInventories(st),
-		pools:       pools.NewReader(st),
-		fair:        placement.NewFairShare(cfg.FairShareHalfLife),
-		fairStore:   fairShareCollection(st),
-		holdStore:   holdsCollection(st),
+		cfg:          cfg,
+		st:           st,
+		state:        store.NewLeaderState(st, Election, cfg.Identity),
+		ledger:       ledger.New(st),
+		jobs:         status.Reader(),
+		status:       status,
+		queues:       store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
+		queueStatus:  queues.NewStatusWriter(st),
+		clusters:     registryClusters(st),
+		inventories:  registryInventories(st),
+		pools:        pools.NewReader(st),
+		fair:         placement.NewFairShare(cfg.FairShareHalfLife),
+		fairStore:    fairShareCollection(st),
+		holdStore:    holdsCollection(st),
+		explainLimit: explainLimit,
 	}
 }
