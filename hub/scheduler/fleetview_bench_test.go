@@ -53,7 +53,7 @@ func BenchmarkFleetView(b *testing.B) {
 		job.Status.Phase = v1alpha1.JobPending
 		x.change(job.Name, nil, &store.Item[*cachedJob]{Name: job.Name, Object: newCachedJob(job)})
 	}
-	x.take(f, nil, nil)
+	x.take(f, nil)
 	snap := placement.NewSnapshot(f.clusters, nil)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -19,9 +19,11 @@ import (
 )
 
 // TestJobIndexCountsAsARecount: after any sequence of jobs created,
-// changed (phase, queue, shape) and deleted, the index's pending array and
-// counts, and the tally a cycle makes of them with its reservations, equal
-// a count made afresh over every job as the cycle used to make it.
+// changed (phase, queue, shape) and deleted, and reservations created,
+// changed and deleted among them (and either kind listed anew), the
+// index's pending array and counts, the reservations it joins with their
+// jobs, and the tally a cycle makes of them equal a count made afresh
+// over every job as the cycle used to make it.
 func TestJobIndexCountsAsARecount(t *testing.T) {
 	phases := []v1alpha1.JobPhase{"", v1alpha1.JobPending, v1alpha1.JobPlaced, v1alpha1.JobRunning,
 		v1alpha1.JobSucceeded, v1alpha1.JobFailed}
@@ -29,8 +31,57 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		x := newJobIndex()
 		items := map[string]store.Item[*cachedJob]{}
+		res := map[string]store.Item[*ledger.Reservation]{}
+		relist := func() {
+			// Either cache listed anew: reset, then every item again.
+			if rng.IntN(2) == 0 {
+				for name := range items { // deleted while no watch ran: no change seen
+					if rng.IntN(4) == 0 {
+						delete(items, name)
+					}
+				}
+				x.reset()
+				for _, name := range slices.Sorted(maps.Keys(items)) {
+					it := items[name]
+					x.change(name, nil, &it)
+				}
+				return
+			}
+			x.reservationsReset()
+			for _, name := range slices.Sorted(maps.Keys(res)) {
+				it := res[name]
+				x.reservationChange(name, nil, &it)
+			}
+		}
 		for step := range 400 {
 			name := fmt.Sprintf("j%02d", rng.IntN(60))
+			switch rng.IntN(8) {
+			case 0: // a reservation for the job, created, changed or deleted
+				old, had := res[name]
+				if had && rng.IntN(3) == 0 {
+					x.reservationChange(name, &old, nil)
+					delete(res, name)
+					continue
+				}
+				r := &ledger.Reservation{Job: name}
+				r.Gang.Queue, r.Gang.Members, r.Gang.GPUsPerMember = "q0", 1, 1+rng.IntN(8)
+				cur := store.Item[*ledger.Reservation]{Name: name, Object: r, Revision: int64(step + 1)}
+				if had {
+					x.reservationChange(name, &old, &cur)
+				} else {
+					x.reservationChange(name, nil, &cur)
+				}
+				res[name] = cur
+				continue
+			case 1:
+				if rng.IntN(20) == 0 {
+					relist()
+				}
+				if rng.IntN(10) == 0 { // a cycle takes the index mid-way
+					x.take(&fleet{ledger: ledger.NewBookingState(1, nil)}, items)
+				}
+				continue
+			}
 			old, had := items[name]
 			if had && rng.IntN(5) == 0 {
 				x.change(name, &old, nil)
@@ -51,18 +102,11 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 			}
 			items[name] = cur
 		}
-		// Reservations for some jobs, finished ones and absent ones too.
-		res := map[string]store.Item[*ledger.Reservation]{}
-		for i := range 60 {
-			if rng.IntN(3) == 0 {
-				name := fmt.Sprintf("j%02d", i)
-				r := &ledger.Reservation{Job: name}
-				r.Gang.Queue, r.Gang.Members, r.Gang.GPUsPerMember = "q0", 1, 1+rng.IntN(8)
-				res[name] = store.Item[*ledger.Reservation]{Name: name, Object: r}
-			}
-		}
 		f := &fleet{ledger: ledger.NewBookingState(1, nil)}
-		x.take(f, items, res)
+		x.take(f, items)
+		if len(f.booked) != len(res) {
+			t.Fatalf("seed %d: %d reservations joined, want %d", seed, len(f.booked), len(res))
+		}
 		got := f.countJobs()
 		for _, b := range f.booked {
 			if b.job != nil {
@@ -100,6 +144,9 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 			t.Fatalf("seed %d: pending %v, want %v", seed, pending, wantPending)
 		}
 		for _, b := range f.booked {
+			if r, ok := res[b.res.Name]; !ok || r.Revision != b.res.Revision {
+				t.Fatalf("seed %d: reservation %s at revision %d joined; stored %v at %d", seed, b.res.Name, b.res.Revision, ok, r.Revision)
+			}
 			it, ok := items[b.res.Name]
 			if ok != (b.job != nil) || ok && (b.job.Revision != it.Revision || b.job.preempted != jobs.Preempted(it.Object.job)) {
 				t.Fatalf("seed %d: reservation %s joined with %+v; cached %v", seed, b.res.Name, b.job, ok)
