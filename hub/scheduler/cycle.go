@@ -69,7 +69,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	}
 	clock.done("input")
 	layouts := s.snaps.Layouts
-	s.allocs = f.allocations(now, &s.allocForms, s.allocs[:0])
+	s.allocs = f.allocations(now, s.allocs[:0])
 	snap := s.snaps.Snapshot(f.clusters, s.allocs)
 	if s.snaps.Layouts != layouts {
 		snapshotLayouts.Inc()
@@ -165,7 +165,7 @@ func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, pendingSet)
 		if a == nil {
 			continue
 		}
-		f.tally.booked(a, b.res.Object.Gang.GPUs())
+		f.tally.booked(a, b.gpus)
 		if a.preempted {
 			in.Terminating[a.Name] = a.preemptedBy
 		}

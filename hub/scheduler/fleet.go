@@ -134,23 +134,19 @@ func clusterReady(c *v1alpha1.Cluster) bool {
 // no work if it is preempted. The job's latest checkpoint (status.checkpoint)
 // and its interval tell the preemption search how much work a victim loses.
 // The gangs are appended to out.
-func (f *fleet) allocations(now time.Time, forms *allocForms, out []*placement.Allocation) []*placement.Allocation {
+func (f *fleet) allocations(now time.Time, out []*placement.Allocation) []*placement.Allocation {
 	out = slices.Grow(out, len(f.booked))
-	forms.begin()
-	defer forms.end()
-	for _, b := range f.booked {
-		out = append(out, f.allocation(b.res, b.job, now, forms))
+	for i := range f.booked {
+		out = append(out, f.allocation(&f.booked[i], now))
 	}
 	return out
 }
 
-// allocation is a reservation's running gang; j is its job (nil: not in
-// the snapshot). The Allocation is the reservation's form's, made once per
-// revision of the reservation; its times and Counted are set again each
-// cycle (placement.Builder reads them in place).
-func (f *fleet) allocation(it store.Item[*ledger.Reservation], j *activeJob, now time.Time, forms *allocForms) *placement.Allocation {
-	r := it.Object
-	a := forms.of(r)
+// allocation is a reservation's running gang: the form its join entry
+// holds, made once per revision of the reservation, with its times and
+// Counted set again (placement.Builder reads them in place).
+func (f *fleet) allocation(b *bookedJob, now time.Time) *placement.Allocation {
+	r, j, a := b.res.Object, b.job, b.form
 	counted := false
 	if j != nil && !j.committed.IsZero() && !r.Started.IsZero() {
 		counted = true
@@ -184,59 +180,6 @@ func (f *fleet) job(name string) (store.Item[*v1alpha1.Job], bool) {
 		return store.Item[*v1alpha1.Job]{}, false
 	}
 	return f.booked[i].job.Item, true
-}
-
-// allocForms keep each reservation's placement form (its gang and
-// assignments as the running gang the placement snapshot books) from one
-// cycle to the next while the reservation does not change, so that a
-// fleet of 25,000 placed gangs is not converted every cycle. They are
-// keyed by the cached reservation object, which the reservations' cache
-// decodes anew for each revision: the same object is the same revision,
-// found by its pointer rather than by hashing its name. A cycle calls
-// begin, of for each reservation, then end, which forgets those it did
-// not ask for.
-type allocForms struct {
-	byRes map[*ledger.Reservation]*allocForm
-	gen   uint64 // cycles; allocForm.seen says which last asked
-	asked int    // reservations asked for this cycle
-}
-
-type allocForm struct {
-	a    *placement.Allocation
-	seen uint64
-}
-
-func (c *allocForms) begin() {
-	if c.byRes == nil {
-		c.byRes = map[*ledger.Reservation]*allocForm{}
-	}
-	c.gen++
-	c.asked = 0
-}
-
-// of is r's form, made when r is new.
-func (c *allocForms) of(r *ledger.Reservation) *placement.Allocation {
-	f := c.byRes[r]
-	if f == nil {
-		f = &allocForm{a: &placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments()}}
-		c.byRes[r] = f
-	}
-	if f.seen != c.gen {
-		f.seen = c.gen
-		c.asked++
-	}
-	return f.a
-}
-
-func (c *allocForms) end() {
-	if len(c.byRes) == c.asked {
-		return // every form kept was asked for
-	}
-	for r, f := range c.byRes {
-		if f.seen != c.gen {
-			delete(c.byRes, r)
-		}
-	}
 }
 
 // registryInventories is the read-only view of the registry's inventories.

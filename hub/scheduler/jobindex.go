@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -78,10 +79,12 @@ func (x *jobIndex) reservationChange(name string, _, cur *store.Item[*ledger.Res
 		delete(j.unjoined, name)
 	case cur == nil:
 	case ok:
-		j.entries[i].res = *cur // the same job
+		job := j.entries[i].job // the same job
+		j.entries[i] = bookedOf(*cur)
+		j.entries[i].job = job
 	default:
 		j.at[name] = len(j.entries)
-		j.entries = append(j.entries, bookedJob{res: *cur})
+		j.entries = append(j.entries, bookedOf(*cur))
 		j.unjoined[name] = struct{}{}
 	}
 }
@@ -259,10 +262,23 @@ func phaseCounted(p v1alpha1.JobPhase) v1alpha1.JobPhase {
 }
 
 // bookedJob is a reservation of a snapshot with its job (nil: the
-// snapshot has no job of that name).
+// snapshot has no job of that name), and what a cycle reads of the
+// reservation, made once per revision (bookedOf): its gang's GPUs and
+// its running gang for the placement snapshot, whose times and Counted a
+// cycle sets in place (fleet.allocation; placement.Builder reads them in
+// place, and keeps what it counted of a gang while the pointer stays).
 type bookedJob struct {
-	job *activeJob
-	res store.Item[*ledger.Reservation]
+	job  *activeJob
+	res  store.Item[*ledger.Reservation]
+	gpus int
+	form *placement.Allocation
+}
+
+// bookedOf is a reservation's entry of the join, without its job.
+func bookedOf(it store.Item[*ledger.Reservation]) bookedJob {
+	r := it.Object
+	a := &placement.Allocation{Gang: r.PlacementGang(), Assignments: r.PlacementAssignments()}
+	return bookedJob{res: it, gpus: a.Gang.GPUs(), form: a}
 }
 
 // take fills f from the index (under the jobs cache's lock and the

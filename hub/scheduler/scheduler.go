@@ -96,8 +96,6 @@ type Scheduler struct {
 	// snaps builds each cycle's snapshot on the layout of the last one
 	// while the fleet's layout does not change (placement.Builder).
 	snaps placement.Builder
-	// allocForms are the reservations' placement forms of the last cycle.
-	allocForms allocForms
 	// gpus is the last count of the fleet's GPUs for the gauges
 	// (fleetgpus.go), reset when leadership ends.
 	gpus gpuView
