@@ -140,7 +140,10 @@ func (b *Builder) book(running []*Allocation) bool {
 	}
 	r := b.run
 	for _, a := range running {
-		k := r.byGang[a.Gang.ID]
+		k := a.kept // the same Allocation as a build before: no lookup
+		if k == nil || k.run != r || k.gone || k.al.Allocation != a {
+			k = r.byGang[a.Gang.ID]
+		}
 		if k != nil && k.seen == b.gen {
 			return false
 		}
@@ -151,7 +154,7 @@ func (b *Builder) book(running []*Allocation) bool {
 			continue
 		}
 		if k != nil && k.sameBooking(a) {
-			k.al.Allocation, k.seen = a, b.gen
+			k.al.Allocation, k.seen, a.kept = a, b.gen, k
 			continue
 		}
 		if k != nil {
@@ -198,6 +201,10 @@ type kept struct {
 	queue, mig  string
 	cd, counted bool
 	seen        uint64 // the build that last had the gang (Builder.gen)
+	// run holds it; gone says it was removed (an Allocation that still
+	// points to it is looked up by name).
+	run  *running
+	gone bool
 }
 
 func newRunning(layout *Snapshot) *running {
@@ -238,7 +245,7 @@ func (r *running) bulk(running []*Allocation, gen uint64) bool {
 func (r *running) add(a *Allocation, gen uint64) {
 	k := &kept{assignments: slices.Clone(a.Assignments), at: make([]int32, len(a.Assignments)),
 		gpus: make([]int, len(a.Assignments)), queue: a.Gang.Queue, mig: a.Gang.sliceResource(),
-		cd: a.Gang.ComputeDomain, counted: a.Counted, seen: gen}
+		cd: a.Gang.ComputeDomain, counted: a.Counted, seen: gen, run: r}
 	for j, as := range a.Assignments {
 		i, ok := r.s.nodeAt(as.Cluster, as.Node)
 		if !ok {
@@ -248,6 +255,7 @@ func (r *running) add(a *Allocation, gen uint64) {
 	}
 	k.al = r.s.add(a, false, k.at)
 	r.byGang[a.Gang.ID] = k
+	a.kept = k
 	r.use(k, 1)
 }
 
@@ -257,6 +265,7 @@ func (r *running) remove(k *kept) {
 	r.s.unlist(k.al)
 	delete(r.s.allocs, k.al.Gang.ID)
 	delete(r.byGang, k.al.Gang.ID)
+	k.gone = true
 	r.use(k, -1)
 }
 

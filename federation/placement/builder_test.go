@@ -68,7 +68,7 @@ func changeLayout(rng *rand.Rand, fleet []inventory.Cluster, step int) []invento
 	case 2:
 		n.Taints = append(n.Taints, corev1.Taint{Key: "new", Effect: corev1.TaintEffectNoSchedule})
 	case 3:
-		c.Nodes = append(c.Nodes, inventory.Node{Name: fmt.Sprintf("extra-%d", len(c.Nodes)), Product: "H100", GPUs: 8, Ready: true})
+		c.Nodes = append(c.Nodes, inventory.Node{Name: fmt.Sprintf("extra-%d-%d", step, len(c.Nodes)), Product: "H100", GPUs: 8, Ready: true}) // unique, as node names are
 	case 4:
 		c.Nodes = slices.Delete(c.Nodes, k, k+1)
 	case 5:
@@ -96,7 +96,7 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		fleet := randomFleet(rng)
 		var b Builder
-		var kept []*Allocation
+		var kept, again []*Allocation // again: dropped by a step, to report again later
 		layouts := 0
 		for step := range 16 {
 			prev := fleet
@@ -138,7 +138,15 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 			// counted in the inventories now or no longer, their start and
 			// checkpoint times moved on: changed in place, or reported as
 			// another Allocation (the same, or booking otherwise).
+			var dropped []*Allocation
 			for i, a := range kept {
+				switch {
+				case rng.IntN(8) == 0 && len(again) > 0:
+					// A gang a build before did not have, reported again
+					// as the same Allocation: booked afresh.
+					allocs = append(allocs, again[0])
+					again = again[1:]
+				}
 				switch {
 				case i == 0 && len(a.Assignments) > 1:
 					c := *a
@@ -146,6 +154,7 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 					slices.Reverse(c.Assignments)
 					a = &c
 				case rng.IntN(4) == 0:
+					dropped = append(dropped, a)
 					continue
 				case len(a.Gang.Roles) == 0 && a.Gang.GPUsPerMember > 1 && rng.IntN(5) == 0:
 					c := *a
@@ -163,6 +172,7 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 				a.LastCheckpoint = now.Add(time.Duration(step) * time.Minute)
 				allocs = append(allocs, a)
 			}
+			again = append(again, dropped...)
 			if len(allocs) > 0 && rng.IntN(10) == 0 {
 				allocs = append(allocs, allocs[0]) // a gang twice: booked twice, as NewSnapshot does
 			}
@@ -170,11 +180,12 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 			if rng.IntN(4) > 0 {
 				kept = allocs
 			}
-			values := make([]Allocation, len(allocs))
+			got := b.Snapshot(fleet, allocs)
+			values := make([]Allocation, len(allocs)) // copied after the build: with what it kept of each
 			for i, a := range allocs {
 				values[i] = *a
 			}
-			got, want := b.Snapshot(fleet, allocs), NewSnapshot(fleet, values)
+			want := NewSnapshot(fleet, values)
 			if !reflect.DeepEqual(listsSorted(got), listsSorted(want)) {
 				t.Fatalf("seed %d step %d: differs: %s", seed, step, snapshotDiff(listsSorted(got), listsSorted(want)))
 			}

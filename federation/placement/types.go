@@ -290,4 +290,8 @@ type Allocation struct {
 	// Counted says the inventory's UsedGPUs already include this gang's pods,
 	// so the snapshot must not subtract its GPUs again.
 	Counted bool
+
+	// kept is what a Builder booked of this Allocation (nil: nothing),
+	// so that the next build finds it without a lookup by name.
+	kept *kept
 }
