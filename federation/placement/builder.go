@@ -349,7 +349,7 @@ func (s *Snapshot) onLayout() *Snapshot {
 	return &Snapshot{clusters: s.clusters, classes: s.classes, nodeIndex: s.nodeIndex, pos: s.pos, uniqueNames: s.uniqueNames,
 		nodeNames: s.nodeNames, levels: s.levels, trivial: s.trivial, maxNode: s.maxNode, maxGPUs: s.maxGPUs, productGPUs: s.productGPUs,
 		allocs: map[string]*allocation{}, runSums: map[runKey]int{}, offAllocs: map[string]*allocation{},
-		cdHeld: map[string]int{}}
+		noGPUs: map[string]int{}, cdHeld: map[string]int{}}
 }
 
 // recount is withCounts then withRunning on spare, the last build of the
@@ -470,6 +470,7 @@ func (t *Snapshot) takeRunning(r *running, spare *Snapshot) {
 	}
 	t.runSums = maps.Clone(r.s.runSums)
 	t.offAllocs = maps.Clone(r.s.offAllocs)
+	t.noGPUs = maps.Clone(r.s.noGPUs)
 	t.cdHeld = maps.Clone(r.s.cdHeld)
 	t.version = r.uses
 }

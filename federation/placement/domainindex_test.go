@@ -150,7 +150,7 @@ func checkIndex(t *testing.T, s *Snapshot, r *request, what string) (answered in
 // sums recounted from every allocation's nodes.
 func checkRunSums(t *testing.T, s *Snapshot, what string) {
 	t.Helper()
-	want, off := map[runKey]int{}, map[string]*allocation{}
+	want, off, none := map[runKey]int{}, map[string]*allocation{}, map[string]int{}
 	for id, al := range s.allocs {
 		for k, i := range al.nodes {
 			want[runKey{al.Gang.Queue, al.mig, s.nodes[i].class}] += int(al.gpus[k])
@@ -158,9 +158,13 @@ func checkRunSums(t *testing.T, s *Snapshot, what string) {
 		if al.offGPUs > 0 {
 			off[id] = al
 		}
+		if len(al.byClass) == 0 && al.offGPUs == 0 {
+			none[al.Gang.Queue]++
+		}
 	}
-	if !reflect.DeepEqual(want, s.runSums) || !reflect.DeepEqual(off, s.offAllocs) {
-		t.Fatalf("%s: running sums %v, recounted %v (off %d, %d)", what, s.runSums, want, len(s.offAllocs), len(off))
+	if !reflect.DeepEqual(want, s.runSums) || !reflect.DeepEqual(off, s.offAllocs) || !reflect.DeepEqual(none, s.noGPUs) {
+		t.Fatalf("%s: running sums %v, recounted %v (off %d, %d; without GPUs %v, %v)", what, s.runSums, want,
+			len(s.offAllocs), len(off), s.noGPUs, none)
 	}
 }
 

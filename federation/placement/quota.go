@@ -269,10 +269,8 @@ func (s *Snapshot) QueueUsage(queues []Queue) map[string]QueueUsage {
 		s.addUse(use, k.class, k.mig, g)
 		t.charge(k.queue, nil, use)
 	}
-	for _, al := range s.allocs {
-		if len(al.byClass) == 0 && al.offGPUs == 0 {
-			t.get(al.Gang.Queue) // a queue running only gangs without GPUs is listed too
-		}
+	for q := range s.noGPUs {
+		t.get(q) // a queue running only gangs without GPUs is listed too
 	}
 	out := make(map[string]QueueUsage, len(t.byKey))
 	for name, n := range t.byKey {

@@ -382,3 +382,23 @@ func TestQueueUsageSumsEveryRunningGang(t *testing.T) {
 		}
 	}
 }
+
+// TestQueueUsageListsQueuesOfGangsWithoutGPUs: a queue whose only running
+// gang holds no GPU is listed by QueueUsage, and no longer once the gang
+// is released (the snapshot counts such gangs by queue as they come and
+// go).
+func TestQueueUsageListsQueuesOfGangsWithoutGPUs(t *testing.T) {
+	fleet := []inventory.Cluster{fleetSpec{name: "c", racks: 1, perRack: 2, gpus: 8, product: h100}.cluster()}
+	cpu := Allocation{Gang: newGang("cpu-only", 1, 0).queue("cpu").obj(),
+		Assignments: []Assignment{{Cluster: "c", Node: fleet[0].Nodes[0].Name, Members: 1}}}
+	s := NewSnapshot(fleet, []Allocation{cpu})
+	if _, ok := s.QueueUsage(nil)["cpu"]; !ok {
+		t.Fatalf("queue cpu not listed while its gang without GPUs runs: %v", s.QueueUsage(nil))
+	}
+	if _, err := s.Release("cpu-only"); err != nil {
+		t.Fatal(err)
+	}
+	if u, ok := s.QueueUsage(nil)["cpu"]; ok {
+		t.Fatalf("queue cpu listed (%+v) after its only gang was released", u)
+	}
+}

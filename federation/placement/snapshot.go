@@ -116,6 +116,7 @@ type Snapshot struct {
 	onNode      [][]*allocation        // per node: the allocations in allocs with GPUs on it (releaseTimes, drainTime)
 	runSums     map[runKey]int         // GPUs the allocations hold by queue, MIG resource and node class
 	offAllocs   map[string]*allocation // allocations with GPUs on nodes the snapshot does not know
+	noGPUs      map[string]int         // allocations holding no GPU, by queue (QueueUsage lists their queues)
 	trivial     [numLevels]bool        // level has exactly the domains of the level below
 	maxNode     int32                  // most GPUs on one node
 	holders     []int32                // per node: the reservation holding it, -1 for none (nil: no reservations)
@@ -269,7 +270,7 @@ func (s *Snapshot) resum(spare *Snapshot) {
 // k-th inventory node to its index in s.nodes.
 func newLayout(cs []inventory.Cluster) (s *Snapshot, pos [][]int32) {
 	s = &Snapshot{allocs: map[string]*allocation{},
-		runSums: map[runKey]int{}, offAllocs: map[string]*allocation{}, cdHeld: map[string]int{}}
+		runSums: map[runKey]int{}, offAllocs: map[string]*allocation{}, noGPUs: map[string]int{}, cdHeld: map[string]int{}}
 	type keyed struct {
 		n    *inventory.Node
 		c, k int32

@@ -199,6 +199,11 @@ func (s *Snapshot) sumRunning(al *allocation, sign int) {
 			delete(s.offAllocs, al.Gang.ID)
 		}
 	}
+	if len(al.byClass) == 0 && al.offGPUs == 0 {
+		if s.noGPUs[al.Gang.Queue] += sign; s.noGPUs[al.Gang.Queue] == 0 {
+			delete(s.noGPUs, al.Gang.Queue)
+		}
+	}
 }
 
 // addClass adds GPUs on a node of class c to the per-class sums.
