@@ -52,7 +52,8 @@ type BatchItem struct {
 func (s *Service) SubmitBatchAs(ctx context.Context, items []BatchItem, owner string, dryRun bool) {
 	start := time.Now()
 	hashes := make([]string, len(items))
-	s.admitAll(ctx, items, hashes, owner, start)
+	levels := &levelMemo{}
+	s.admitAll(ctx, items, hashes, owner, start, levels)
 	var pending []int
 	for i := range items {
 		it := &items[i]
@@ -68,16 +69,15 @@ func (s *Service) SubmitBatchAs(ctx context.Context, items []BatchItem, owner st
 	}
 	for len(pending) > 0 {
 		n := min(len(pending), txnJobs)
-		s.putChunk(ctx, items, hashes, pending[:n], owner, start)
+		s.putChunk(ctx, items, hashes, pending[:n], owner, start, levels)
 		pending = pending[n:]
 	}
 }
 
 // admitAll admits every item without an error, admitWorkers at a time,
 // and counts each refusal as Submit does.
-func (s *Service) admitAll(ctx context.Context, items []BatchItem, hashes []string, owner string, start time.Time) {
+func (s *Service) admitAll(ctx context.Context, items []BatchItem, hashes []string, owner string, start time.Time, levels *levelMemo) {
 	work := make(chan int)
-	levels := &levelMemo{}
 	var wg sync.WaitGroup
 	for range min(admitWorkers, len(items)) {
 		wg.Add(1)
@@ -107,37 +107,60 @@ func (s *Service) admitAll(ctx context.Context, items []BatchItem, hashes []stri
 
 // putChunk stores the admitted items idx in one transaction, or one by one
 // (put) when that transaction's guards fail or the chunk cannot go
-// together.
-func (s *Service) putChunk(ctx context.Context, items []BatchItem, hashes []string, idx []int, owner string, start time.Time) {
+// together. Each queue of the chunk is read again first (serializably),
+// so that the transaction is guarded on its revision now, not at the
+// batch's admission; an item whose queue's pod-security level changed
+// meanwhile is checked against the new level.
+func (s *Service) putChunk(ctx context.Context, items []BatchItem, hashes []string, idx []int, owner string, start time.Time, levels *levelMemo) {
 	one := func(i int) {
 		it := &items[i]
-		it.Job, it.Revision, it.Result, it.Err = s.put(ctx, it.Job, hashes[i], owner, start)
+		it.Job, it.Revision, it.Result, it.Err = s.put(ctx, it.Job, hashes[i], owner, start, levels)
 		observeSubmit(start, it.Result, it.Err)
+	}
+	if s.beforeWrite != nil {
+		s.beforeWrite()
 	}
 	var together, alone []int
 	names := make(map[string]bool, len(idx))
-	queueRevs := map[string]int64{}
+	reads := map[string]queueRead{}
+	changed := map[string]bool{}
 	for _, i := range idx {
 		j := items[i].Job
 		if names[j.Name] {
 			alone = append(alone, i) // after the first of its name is stored
 			continue
 		}
-		if _, ok := queueRevs[j.Spec.Queue]; !ok {
-			rev, err := s.queueRevision(ctx, j.Spec.Queue)
+		qr, ok := reads[j.Spec.Queue]
+		if !ok {
+			var err error
+			var ch bool
+			qr, ch, err = s.refresh(ctx, j.Spec.Queue, levels, true)
 			if err != nil {
 				alone = append(alone, i) // put answers with the same error
 				continue
 			}
-			queueRevs[j.Spec.Queue] = rev
+			reads[j.Spec.Queue], changed[j.Spec.Queue] = qr, ch
+		}
+		if qr.q == nil || qr.q.DeletionTimestamp != nil {
+			alone = append(alone, i) // put refuses it for its queue
+			continue
+		}
+		if changed[j.Spec.Queue] {
+			if fe := podSecurityErrsAt(j, qr.level, qr.from); len(fe) > 0 {
+				items[i].Job, items[i].Err = nil, v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, fe)
+				observeSubmit(start, "", items[i].Err)
+				continue
+			}
 		}
 		names[j.Name] = true
 		together = append(together, i)
 	}
 	if len(together) > 0 {
 		txn := s.store.Txn(ctx)
-		for q, rev := range queueRevs {
-			txn.If(s.queues.RevIs(q, rev))
+		for q, qr := range reads {
+			if qr.q != nil {
+				txn.If(s.queues.RevIs(q, qr.rev))
+			}
 		}
 		for _, i := range together {
 			j := items[i].Job

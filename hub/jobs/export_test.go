@@ -26,3 +26,7 @@ var everyCondition = []string{v1alpha1.JobConditionAdmitted, v1alpha1.JobConditi
 // Fresh waits for the index to hold every change of the store, for tests
 // that check lists are served from it (not the scan fallback).
 func (ix *ListIndex) Fresh(ctx context.Context) error { return ix.fresh(ctx) }
+
+// BeforeWrite runs fn after a submission's jobs were admitted and before
+// they are written (each put, each batch transaction).
+func (s *Service) BeforeWrite(fn func()) { s.beforeWrite = fn }

@@ -114,3 +114,56 @@ func TestBatchChecksEachJobAtItsQueuesLevel(t *testing.T) {
 		}
 	}
 }
+
+// TestSubmitChecksTheLevelItIsWrittenAt: a queue's pod-security level
+// tightened after a submission was admitted and before it is written
+// refuses the job (single and batched), and stores nothing: the write is
+// guarded on the queue as it was read for the check. Before, the write
+// read the queue's revision again and stored a job the queue's new level
+// forbids.
+func TestSubmitChecksTheLevelItIsWrittenAt(t *testing.T) {
+	ctx, name := testCtx(t), uniq("pssw")
+	js, qs := services(t, nil)
+	if _, _, err := qs.Create(ctx, testqueue.New(name).PodSecurity(v1alpha1.PodSecurityBaseline).Obj()); err != nil {
+		t.Fatal(err)
+	}
+	level := v1alpha1.PodSecurityBaseline
+	set := func(l v1alpha1.PodSecurityLevel) {
+		q, rev, err := qs.Get(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q.Spec.PodSecurity = l
+		if _, _, err := qs.Update(ctx, q, rev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	js.BeforeWrite(func() {
+		if level == v1alpha1.PodSecurityBaseline {
+			set(v1alpha1.PodSecurityRestricted)
+			level = v1alpha1.PodSecurityRestricted
+		}
+	})
+	// A plain container passes baseline, not restricted.
+	one := job(uniq("plain"), name)
+	_, _, _, err := js.Submit(ctx, one, false)
+	if got := fieldsOf(t, err); len(got) == 0 || got[0] != "spec.template.spec.containers[0]: Forbidden" {
+		t.Errorf("single: errors %v (%v), want the container Forbidden at the new level", got, err)
+	}
+	if _, _, err := js.Get(ctx, one.Name); err == nil {
+		t.Errorf("single: job %s stored though its queue now forbids it", one.Name)
+	}
+
+	set(v1alpha1.PodSecurityBaseline)
+	level = v1alpha1.PodSecurityBaseline
+	items := []jobs.BatchItem{{In: job(uniq("plain-a"), name)}, {In: job(uniq("plain-b"), name)}}
+	js.SubmitBatchAs(ctx, items, "alice", false)
+	for i, it := range items {
+		if got := fieldsOf(t, it.Err); len(got) == 0 || got[0] != "spec.template.spec.containers[0]: Forbidden" {
+			t.Errorf("batch item %d: errors %v (%v), want the container Forbidden at the new level", i, got, it.Err)
+		}
+		if _, _, err := js.Get(ctx, it.In.Name); err == nil {
+			t.Errorf("batch item %d: job %s stored though its queue now forbids it", i, it.In.Name)
+		}
+	}
+}

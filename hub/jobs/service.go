@@ -40,6 +40,9 @@ type Service struct {
 	// jobs are read through raw.
 	listIndex *ListIndex
 	raw       store.Reader[*indexed]
+	// beforeWrite, when set (tests), runs after a submission's jobs were
+	// admitted and before they are written.
+	beforeWrite func()
 }
 
 // Option configures a Service.

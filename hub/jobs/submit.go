@@ -49,28 +49,35 @@ func (s *Service) Submit(ctx context.Context, in *v1alpha1.Job, dryRun bool) (*v
 func (s *Service) SubmitAs(ctx context.Context, in *v1alpha1.Job, owner string, dryRun bool) (_ *v1alpha1.Job, _ int64, res Result, err error) {
 	start := time.Now()
 	defer func() { observeSubmit(start, res, err) }()
-	j, hash, err := s.admit(ctx, in, nil)
+	levels := &levelMemo{}
+	j, hash, err := s.admit(ctx, in, levels)
 	if err != nil {
 		return nil, 0, "", err
 	}
 	j.Status.Owner = owner
 	if dryRun {
 		// A dry run answers what a submit would: an unknown queue too.
-		if _, err := s.queueRevision(ctx, j.Spec.Queue); err != nil {
+		if _, err := s.queueRevision(ctx, j.Spec.Queue, levels); err != nil {
 			return nil, 0, "", err
 		}
 		return j, 0, DryRun, nil
 	}
 	tracing.NewAttempt(start).Annotate(j.Annotations)
-	return s.put(ctx, j, hash, owner, start)
+	return s.put(ctx, j, hash, owner, start, levels)
 }
 
 // put stores an admitted job, retrying while its queue changes under it;
 // a job of the same name already stored is the result when its spec hash
-// is hash and its owner owner, and a refusal otherwise.
-func (s *Service) put(ctx context.Context, j *v1alpha1.Job, hash, owner string, start time.Time) (*v1alpha1.Job, int64, Result, error) {
+// is hash and its owner owner, and a refusal otherwise. levels holds the
+// queue as the job was admitted against it: the first attempt is guarded
+// on that revision; a retry reads the queue again (linearizably) and
+// checks the job against the queue's pod-security level again.
+func (s *Service) put(ctx context.Context, j *v1alpha1.Job, hash, owner string, start time.Time, levels *levelMemo) (*v1alpha1.Job, int64, Result, error) {
+	if s.beforeWrite != nil {
+		s.beforeWrite()
+	}
 	for range maxAttempts {
-		qrev, err := s.queueRevision(ctx, j.Spec.Queue)
+		qrev, err := s.queueRevision(ctx, j.Spec.Queue, levels)
 		if err != nil {
 			return nil, 0, "", err
 		}
@@ -94,8 +101,45 @@ func (s *Service) put(ctx context.Context, j *v1alpha1.Job, hash, owner string, 
 		if !errors.Is(gerr, store.ErrNotFound) {
 			return nil, 0, "", gerr
 		}
+		if err := s.readAgain(ctx, j, levels); err != nil {
+			return nil, 0, "", err
+		}
 	}
 	return nil, 0, "", fmt.Errorf("submit job %q: %w: queue %q kept changing", j.Name, store.ErrConflict, j.Spec.Queue)
+}
+
+// readAgain reads j's queue into levels again, linearizably, after a write
+// guarded on the revision read before failed, and refuses j when the
+// queue's pod-security level now forbids it.
+func (s *Service) readAgain(ctx context.Context, j *v1alpha1.Job, levels *levelMemo) error {
+	qr, changed, err := s.refresh(ctx, j.Spec.Queue, levels, false)
+	if err != nil || !changed {
+		return err
+	}
+	return v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, podSecurityErrsAt(j, qr.level, qr.from))
+}
+
+// refresh reads queue name into levels again (serializably for a batch's
+// next transaction, linearizably after a failed write) and says whether
+// its pod-security level changed since levels read it.
+func (s *Service) refresh(ctx context.Context, name string, levels *levelMemo, serializable bool) (queueRead, bool, error) {
+	get := s.queues.Get
+	if serializable {
+		get = s.queues.GetSerializable
+	}
+	q, rev, err := get(ctx, name)
+	qr, err := readOf(ctx, s.queues, name, q, rev, err)
+	if err != nil {
+		return queueRead{}, false, err
+	}
+	levels.mu.Lock()
+	defer levels.mu.Unlock()
+	before, had := levels.by[name]
+	if levels.by == nil {
+		levels.by = map[string]queueRead{}
+	}
+	levels.by[name] = qr
+	return qr, had && (qr.level != before.level || qr.from != before.from), nil
 }
 
 // admit defaults, validates and stamps a copy of in; it returns the job to
@@ -127,20 +171,22 @@ func (s *Service) admit(ctx context.Context, in *v1alpha1.Job, levels *levelMemo
 	return j, hash, nil
 }
 
-// queueRevision returns the revision of a queue that accepts jobs.
-func (s *Service) queueRevision(ctx context.Context, name string) (int64, error) {
-	q, rev, err := s.queues.Get(ctx, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return 0, errs.Precondition(fmt.Sprintf("queue %q does not exist", name),
-			fmt.Sprintf("create it with `shoal queue create %s` or set spec.queue to an existing queue (`shoal queue list`)", name))
-	}
+// queueRevision returns the revision of j's queue that a write of the job
+// is guarded on, as levels read it (reading it when it has not), or the
+// refusal of a queue that does not exist or is being deleted.
+func (s *Service) queueRevision(ctx context.Context, name string, levels *levelMemo) (int64, error) {
+	qr, err := levels.of(ctx, s.queues, name)
 	if err != nil {
 		return 0, err
 	}
-	if q.DeletionTimestamp != nil {
+	if qr.q == nil {
+		return 0, errs.Precondition(fmt.Sprintf("queue %q does not exist", name),
+			fmt.Sprintf("create it with `shoal queue create %s` or set spec.queue to an existing queue (`shoal queue list`)", name))
+	}
+	if qr.q.DeletionTimestamp != nil {
 		return 0, errs.Precondition(fmt.Sprintf("queue %q is being deleted", name), "submit to another queue")
 	}
-	return rev, nil
+	return qr.rev, nil
 }
 
 // sameJob returns the stored job when its spec hash is hash, and

@@ -71,40 +71,66 @@ func (s *Service) validate(ctx context.Context, j *v1alpha1.Job, levels *levelMe
 	return v1alpha1.NewInvalidError(v1alpha1.KindJob, j.Name, append(all, refErrs...))
 }
 
-// levelMemo is the queues' pod-security levels read once for every job of
-// one batch (a batch of 1,000 jobs to one queue read its queue 1,000
-// times); the zero levelMemo is ready, a nil one reads each time.
+// levelMemo is the queues one submission call read, each read once: its
+// pod-security level and the revision it was read at, which the call's
+// write is guarded on (a batch of 1,000 jobs to one queue read its queue
+// 1,000 times; a single submission read it twice). The zero levelMemo is
+// ready.
 type levelMemo struct {
 	mu sync.Mutex
-	by map[string]queueLevel
+	by map[string]queueRead
 }
 
-// queueLevel is one queue's queues.PodSecurity answer.
-type queueLevel struct {
+// queueRead is one queue as a submission read it.
+type queueRead struct {
+	// level and from are queues.PodSecurityOf the queue.
 	level v1alpha1.PodSecurityLevel
 	from  string
+	// q and rev are the queue and its mod revision; nil and 0 when it does
+	// not exist.
+	q   *v1alpha1.Queue
+	rev int64
 }
 
-// of is queues.PodSecurity of queue name, read once per memo (a failed
-// read is not kept: the next job reads again).
-func (m *levelMemo) of(ctx context.Context, r store.Reader[*v1alpha1.Queue], name string) (v1alpha1.PodSecurityLevel, string, error) {
-	if m == nil {
-		return queues.PodSecurity(ctx, r, name)
-	}
+// of reads queue name once per memo (a failed read is not kept: the next
+// job reads again). The queue is read serializably (no quorum round: the
+// write is guarded on its revision, so that a stale read only fails the
+// write, which then reads again); a queue found absent is read again
+// linearizably, so that one just created is not refused.
+func (m *levelMemo) of(ctx context.Context, r store.Reader[*v1alpha1.Queue], name string) (queueRead, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if l, ok := m.by[name]; ok {
-		return l.level, l.from, nil
+		return l, nil
 	}
-	level, from, err := queues.PodSecurity(ctx, r, name)
+	q, rev, err := r.GetSerializable(ctx, name)
+	if errors.Is(err, store.ErrNotFound) {
+		q, rev, err = r.Get(ctx, name)
+	}
+	l, err := readOf(ctx, r, name, q, rev, err)
 	if err != nil {
-		return "", "", err
+		return queueRead{}, err
 	}
 	if m.by == nil {
-		m.by = map[string]queueLevel{}
+		m.by = map[string]queueRead{}
 	}
-	m.by[name] = queueLevel{level, from}
-	return level, from, nil
+	m.by[name] = l
+	return l, nil
+}
+
+// readOf is the queueRead of queue name read as (q, rev, err).
+func readOf(ctx context.Context, r store.Reader[*v1alpha1.Queue], name string, q *v1alpha1.Queue, rev int64, err error) (queueRead, error) {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		q, rev = nil, 0
+	case err != nil:
+		return queueRead{}, fmt.Errorf("read queue %q: %w", name, err)
+	}
+	level, from, err := queues.PodSecurityOf(ctx, r, name, q)
+	if err != nil {
+		return queueRead{}, err
+	}
+	return queueRead{level: level, from: from, q: q, rev: rev}, nil
 }
 
 // templatePath is the field path of the i-th member role's pod template.
@@ -121,10 +147,15 @@ func templatePath(j *v1alpha1.Job, i int) *field.Path {
 // each violation is a Forbidden field error at the template's container or
 // spec with the library's reason. A queue that cannot be read is an error.
 func (s *Service) podSecurityErrs(ctx context.Context, j *v1alpha1.Job, levels *levelMemo) (field.ErrorList, error) {
-	level, from, err := levels.of(ctx, s.queues, j.Spec.Queue)
+	qr, err := levels.of(ctx, s.queues, j.Spec.Queue)
 	if err != nil {
 		return nil, err
 	}
+	return podSecurityErrsAt(j, qr.level, qr.from), nil
+}
+
+// podSecurityErrsAt is podSecurityErrs at level, set on queue from.
+func podSecurityErrsAt(j *v1alpha1.Job, level v1alpha1.PodSecurityLevel, from string) field.ErrorList {
 	var errs field.ErrorList
 	for i, r := range j.Spec.MemberRoles() {
 		if r.Template == nil {
@@ -139,7 +170,7 @@ func (s *Service) podSecurityErrs(ctx context.Context, j *v1alpha1.Job, levels *
 			errs = append(errs, fe)
 		}
 	}
-	return errs, nil
+	return errs
 }
 
 // checkReferences runs the ReferenceChecker, when set, on the required

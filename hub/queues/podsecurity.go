@@ -17,17 +17,33 @@ import (
 // does not exist sets nothing: the level of a job's missing queue is its
 // ancestors' (submit refuses the job for the missing queue anyway).
 func PodSecurity(ctx context.Context, r store.Reader[*v1alpha1.Queue], name string) (v1alpha1.PodSecurityLevel, string, error) {
+	q, _, err := r.Get(ctx, name)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		q = nil
+	case err != nil:
+		return "", "", fmt.Errorf("read the pod-security level of queue %q: %w", name, err)
+	}
+	return PodSecurityOf(ctx, r, name, q)
+}
+
+// PodSecurityOf is PodSecurity of queue name read already as q (nil: it
+// does not exist); only its ancestors are read from r.
+func PodSecurityOf(ctx context.Context, r store.Reader[*v1alpha1.Queue], name string, q *v1alpha1.Queue) (v1alpha1.PodSecurityLevel, string, error) {
 	path := append(v1alpha1.QueueAncestors(name), name)
 	levels := make([]v1alpha1.PodSecurityLevel, len(path))
-	for i, n := range path {
-		q, _, err := r.Get(ctx, n)
+	for i, n := range path[:len(path)-1] {
+		a, _, err := r.Get(ctx, n)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			continue
 		case err != nil:
 			return "", "", fmt.Errorf("read the pod-security level of queue %q: %w", n, err)
 		}
-		levels[i] = q.Spec.PodSecurity
+		levels[i] = a.Spec.PodSecurity
+	}
+	if q != nil {
+		levels[len(path)-1] = q.Spec.PodSecurity
 	}
 	l, from := v1alpha1.EffectivePodSecurity(levels...)
 	if from < 0 {

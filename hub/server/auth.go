@@ -65,6 +65,18 @@ func PrincipalFrom(ctx context.Context) (users.Principal, bool) {
 	return p, ok
 }
 
+type submittedKey struct{}
+
+// submittedJob is the job of a Submit call as its authorization decoded
+// it from raw, or raw decoded when the call was not authorized with one
+// (a hub without users).
+func submittedJob(ctx context.Context, raw []byte) (*v1alpha1.Job, error) {
+	if j, ok := ctx.Value(submittedKey{}).(*v1alpha1.Job); ok {
+		return j, nil
+	}
+	return v1alpha1.DecodeJob(raw)
+}
+
 // principal is PrincipalFrom for handlers: a call without one is refused
 // (the interceptor sets it for every user method, so this fails closed).
 func principal(ctx context.Context) (users.Principal, error) {
@@ -212,6 +224,9 @@ func (a authorizer) authorizeUser(ctx context.Context, c call, m method, p users
 	if m.target != nil {
 		if c.target, err = m.target(ctx, a, req); err != nil {
 			return ctx, c, toStatus(ctx, method, err)
+		}
+		if c.target.job != nil {
+			ctx = context.WithValue(ctx, submittedKey{}, c.target.job)
 		}
 	}
 	r := users.Request{Verb: m.verb, Resource: m.res, Queue: c.target.queue, AnyQueue: !c.target.scoped,

@@ -39,7 +39,7 @@ func (s *jobsServer) Submit(ctx context.Context, req *shoalv1.SubmitJobRequest) 
 	if err != nil {
 		return nil, err
 	}
-	j, err := v1alpha1.DecodeJob(req.Job.Json)
+	j, err := submittedJob(ctx, req.Job.Json)
 	if err != nil {
 		return nil, err
 	}

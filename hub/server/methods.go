@@ -51,6 +51,9 @@ type target struct {
 	scoped bool
 	// anyOwner: the check is "some job of the queue" (a filtered list).
 	anyOwner bool
+	// job is the job of a submission, decoded for its queue and handed to
+	// its handler (submittedJob) so that it is decoded once.
+	job *v1alpha1.Job
 }
 
 // methods is the authorization table: every method the hub serves, what
@@ -192,7 +195,7 @@ func submitTarget(ctx context.Context, _ authorizer, req any) (target, error) {
 	if err != nil {
 		return target{}, err
 	}
-	return target{object: j.Name, queue: j.Spec.Queue, owner: p.Name, scoped: true}, nil
+	return target{object: j.Name, queue: j.Spec.Queue, owner: p.Name, scoped: true, job: j}, nil
 }
 
 // jobTarget reads the named job for its queue and owner.

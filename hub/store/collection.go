@@ -67,11 +67,25 @@ func (c *Collection[T]) decode(name string, b []byte) (obj T, err error) {
 // Get returns the object and its mod revision, or ErrNotFound.
 func (c *Collection[T]) Get(ctx context.Context, name string) (obj T, rev int64, err error) {
 	defer observe("get", time.Now(), &err)
+	return c.get(ctx, name)
+}
+
+// GetSerializable is Get as the local etcd member has applied it, without
+// the quorum round of a linearizable read: it may miss a write another
+// member has committed but this one not yet applied. For a reader that
+// guards its write on the revision it read (RevIs), so that a stale read
+// fails the write, which then reads again with Get.
+func (c *Collection[T]) GetSerializable(ctx context.Context, name string) (obj T, rev int64, err error) {
+	defer observe("get_serializable", time.Now(), &err)
+	return c.get(ctx, name, clientv3.WithSerializable())
+}
+
+func (c *Collection[T]) get(ctx context.Context, name string, opts ...clientv3.OpOption) (obj T, rev int64, err error) {
 	key, err := c.key(name)
 	if err != nil {
 		return obj, 0, err
 	}
-	resp, err := c.s.client.Get(ctx, key)
+	resp, err := c.s.client.Get(ctx, key, opts...)
 	if err != nil {
 		return obj, 0, mapErr(err)
 	}

@@ -12,12 +12,12 @@ import (
 var (
 	requestDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "shoal_store_request_duration_seconds",
-		Help:    "Latency of hub store requests to etcd. operation: get, create, update, delete, list, txn, campaign.",
+		Help:    "Latency of hub store requests to etcd. operation: get, get_serializable, getat, create, update, delete, list, txn, campaign.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 	}, []string{"operation"})
 	requestsTotal = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shoal_store_requests_total",
-		Help: "Hub store requests to etcd. operation: get, create, update, delete, list, txn, campaign; result: ok, not_found, already_exists, conflict, compacted, error.",
+		Help: "Hub store requests to etcd. operation: get, get_serializable, getat, create, update, delete, list, txn, campaign; result: ok, not_found, already_exists, conflict, compacted, error.",
 	}, []string{"operation", "result"})
 	watchEvents = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "shoal_store_watch_events_total",

@@ -57,6 +57,12 @@ func (r Reader[T]) Kind() string { return r.c.kind }
 // Get returns the object and its mod revision, or ErrNotFound.
 func (r Reader[T]) Get(ctx context.Context, name string) (T, int64, error) { return r.c.Get(ctx, name) }
 
+// GetSerializable is Get without the quorum round; see
+// Collection.GetSerializable.
+func (r Reader[T]) GetSerializable(ctx context.Context, name string) (T, int64, error) {
+	return r.c.GetSerializable(ctx, name)
+}
+
 // List returns a page of objects sorted by name; see Collection.List.
 func (r Reader[T]) List(ctx context.Context, opts ListOptions) (ListResult[T], error) {
 	return r.c.List(ctx, opts)
