@@ -167,7 +167,11 @@ func (c *cycle) decide(g *Gang) {
 		c.wait(g, why) // no product it accepts is within quota: hold and preempt nothing
 		return
 	}
-	rid, hasRes := c.resByGang[g.ID]
+	var rid int32
+	hasRes := false
+	if len(c.resByGang) > 0 { // most cycles hold none: no lookup by ID per gang
+		rid, hasRes = c.resByGang[g.ID]
+	}
 	key, memo := c.waitKey(g, hasRes)
 	if memo {
 		if m, ok := c.fails[key]; ok && m.version == c.s.version {
@@ -269,7 +273,7 @@ func (c *cycle) waitFor(g *Gang, r *request, rid int32, hasRes bool, why *Unsche
 	head := !c.headSeen[g.Queue]
 	c.headSeen[g.Queue] = true
 	switch {
-	case c.waiting[g.ID]:
+	case len(c.waiting) > 0 && c.waiting[g.ID]:
 		why = &Unschedulable{ReasonPreempting, "waiting for preempted gangs to leave; " + why.Message}
 	case c.cfg.preemption && c.preempted < c.cfg.maxPreemptors && c.attempts < 4*c.cfg.maxPreemptors && !c.young(g) &&
 		c.preempt(g, req()):

@@ -47,6 +47,17 @@ func TestSortPendingKeys(t *testing.T) {
 			if got := sortPending(gs, o); !slices.Equal(got, want) {
 				t.Fatalf("case %d order %d: keys order differs from the stable sort", n, o)
 			}
+			// Given in that order already (the hub's index keeps it), the
+			// gangs come back as they are (the check, not the sort).
+			ordered := make([]Gang, len(want))
+			for i, g := range want {
+				ordered[i] = *g
+			}
+			for i, g := range sortPending(ordered, o) {
+				if g != &ordered[i] {
+					t.Fatalf("case %d order %d: an ordered input reordered at %d", n, o, i)
+				}
+			}
 		}
 	}
 }

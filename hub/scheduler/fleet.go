@@ -21,8 +21,9 @@ import (
 // (caches.go).
 type fleet struct {
 	ledger *ledger.State
-	// pendingJobs are the pending jobs (phase Pending or none), in no
-	// order, as the cache keeps them: without their pod templates
+	// pendingJobs are the pending jobs (phase Pending or none), in the
+	// order the engine decides them (placement.ComparePending), as the
+	// cache keeps them: without their pod templates
 	// (jobcodec.go); a write reads them whole first (wholeJobs).
 	pendingJobs []*activeJob
 	// booked are the ledger's reservations, each with its job, in no

@@ -29,6 +29,15 @@ type jobIndex struct {
 	// pendingAt is each one's place in it.
 	pending   []*activeJob
 	pendingAt map[string]int
+	// order is the pending jobs in the order the engine decides them
+	// (placement.ComparePending) as of the last take; added are the
+	// pending jobs added since, gone those removed since: take merges
+	// them in, so that a cycle hands the engine its gangs in order
+	// without sorting them all (the engine checks the order and skips
+	// its sort).
+	order []*activeJob
+	added []*activeJob
+	gone  map[*activeJob]struct{}
 	// finished counts the finished jobs by phase, phases the unfinished
 	// ones (no phase counts as Pending).
 	finished map[v1alpha1.JobPhase]int
@@ -168,6 +177,7 @@ func newJobIndex() *jobIndex {
 // take.
 func (x *jobIndex) reset() {
 	x.active, x.pending, x.pendingAt = map[string]*activeJob{}, nil, map[string]int{}
+	x.order, x.added, x.gone = nil, nil, map[*activeJob]struct{}{}
 	x.finished, x.phases, x.queues = map[v1alpha1.JobPhase]int{}, map[v1alpha1.JobPhase]int{}, map[string]*queueCount{}
 	j := &x.join
 	j.mu.Lock()
@@ -221,6 +231,7 @@ func (x *jobIndex) add(a *activeJob) {
 	if pf := a.pending; pf != nil {
 		x.pendingAt[a.Name] = len(x.pending)
 		x.pending = append(x.pending, a)
+		x.added = append(x.added, a)
 		q.waiting++
 		q.waitingGPUs += pf.gpus
 		if a.phase == v1alpha1.JobPending {
@@ -242,6 +253,7 @@ func (x *jobIndex) remove(a *activeJob) {
 		x.pending[last] = nil
 		x.pending = x.pending[:last]
 		delete(x.pendingAt, a.Name)
+		x.gone[a] = struct{}{}
 		q.waiting--
 		q.waitingGPUs -= pf.gpus
 		if a.phase == v1alpha1.JobPending {
@@ -287,7 +299,7 @@ func bookedOf(it store.Item[*ledger.Reservation]) bookedJob {
 // counts. Only the reservations new since the last take (or every one,
 // after the jobs were listed anew) look their job up.
 func (x *jobIndex) take(f *fleet, items map[string]store.Item[*cachedJob]) {
-	f.pendingJobs = append(make([]*activeJob, 0, len(x.pending)), x.pending...)
+	f.pendingJobs = slices.Clone(x.ordered())
 	j := &x.join
 	j.mu.Lock()
 	if j.all {
@@ -309,4 +321,35 @@ func (x *jobIndex) take(f *fleet, items map[string]store.Item[*cachedJob]) {
 	for name, q := range x.queues {
 		f.queueCounts[name] = *q
 	}
+}
+
+// ordered brings order up to date (the jobs gone since the last call
+// dropped, those added merged in at their places) and returns it.
+func (x *jobIndex) ordered() []*activeJob {
+	if len(x.gone) > 0 {
+		isGone := func(a *activeJob) bool { _, ok := x.gone[a]; return ok }
+		x.order = slices.DeleteFunc(x.order, isGone)
+		x.added = slices.DeleteFunc(x.added, isGone)
+		clear(x.gone)
+	}
+	if len(x.added) == 0 {
+		return x.order
+	}
+	slices.SortFunc(x.added, comparePendingJobs)
+	merged := make([]*activeJob, 0, len(x.order)+len(x.added))
+	rest := x.order
+	for _, a := range x.added {
+		// Each added job's place among the rest: a binary search, so
+		// that a few new jobs among 35,000 compare a few dozen times.
+		i, _ := slices.BinarySearchFunc(rest, a, comparePendingJobs)
+		merged = append(append(merged, rest[:i]...), a)
+		rest = rest[i:]
+	}
+	x.order, x.added = append(merged, rest...), x.added[:0]
+	return x.order
+}
+
+// comparePendingJobs orders pending jobs as the engine decides their gangs.
+func comparePendingJobs(a, b *activeJob) int {
+	return placement.ComparePending(&a.pending.gang, &b.pending.gang)
 }

@@ -8,10 +8,12 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/ledger"
 	"github.com/shoal-dev/shoal/hub/store"
@@ -90,6 +92,11 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 			}
 			j := testjob.New(name).Queue(fmt.Sprintf("q%d", rng.IntN(3))).Members(1 + rng.Int32N(4)).GPUs(1 + rng.Int32N(8)).Obj()
 			j.Status.Phase = phases[rng.IntN(len(phases))]
+			// Priorities and submission times of a few values, so that
+			// the pending order's every key decides some pairs.
+			j.Spec.PriorityClass = []v1alpha1.PriorityClass{v1alpha1.PriorityBatch, v1alpha1.PriorityProduction, v1alpha1.PrioritySpot}[rng.IntN(3)]
+			at := metav1.NewTime(time.Unix(1_700_000_000+rng.Int64N(3), 0))
+			j.Status.SubmitTime = &at
 			if rng.IntN(4) == 0 {
 				j.Status.Conditions = []metav1.Condition{{Type: v1alpha1.JobConditionPreempted, Status: metav1.ConditionTrue}}
 				j.Annotations = map[string]string{v1alpha1.AnnotationPreemptedBy: "other"}
@@ -136,6 +143,14 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 		for name, it := range items {
 			if p := it.Object.job.Status.Phase; p == "" || p == v1alpha1.JobPending {
 				wantPending = append(wantPending, name)
+			}
+		}
+		// The engine's order: it then skips its sort (sortPending).
+		for i := 1; i < len(f.pendingJobs); i++ {
+			a, b := f.pendingJobs[i-1], f.pendingJobs[i]
+			if placement.ComparePending(&a.pending.gang, &b.pending.gang) > 0 {
+				t.Fatalf("seed %d: pending %s (priority %d, submitted %v) before %s (priority %d, submitted %v)", seed,
+					a.Name, a.pending.gang.Priority, a.pending.gang.Submitted, b.Name, b.pending.gang.Priority, b.pending.gang.Submitted)
 			}
 		}
 		slices.Sort(pending)
