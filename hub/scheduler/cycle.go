@@ -250,7 +250,7 @@ func pendingFormOf(j *v1alpha1.Job) pendingForm {
 // explains says whether the job already carries why as its explanation,
 // in meaning (explained, on the job the form was made of), with the
 // meanings of the cycle's messages memoized in m.
-func (f *pendingForm) explains(why *placement.Unschedulable, m meaningMemo) bool {
+func (f *pendingForm) explains(why *placement.Unschedulable, m *meaningMemo) bool {
 	c := f.explained
 	if c == nil || c.Reason != string(why.Reason) {
 		return false
@@ -443,7 +443,7 @@ const explainGroup = 16
 func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placement.Wait,
 	pend pendingSet, held *store.Cond, now time.Time) (int, error) {
 	var todo, reasons, meanings []placement.Wait
-	m := meaningMemo{}
+	m := &meaningMemo{}
 	for _, w := range waiting {
 		it, pf := pend.job(w.Ref, w.Gang)
 		switch {
