@@ -81,14 +81,28 @@ func pickIn(ip string, r Range, intn func(int) int) (int, error) {
 		if !claim(p, time.Now()) {
 			continue
 		}
-		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p)))
-		if err != nil {
+		if !listenable(ip, p) {
 			continue
 		}
-		_ = l.Close()
 		return p, nil
 	}
 	return 0, fmt.Errorf("freeport: no free port on %s in %d-%d after 100 tries", ip, r.Low, r.High-1)
+}
+
+// listenable reports whether a server could bind port p on ip and on every
+// address: a server given the port may bind the wildcard (a pod on the host
+// network serving 0.0.0.0:p), which fails while any address holds p, even
+// one other than ip (a server of another test on 127.0.0.1:p while ip is the
+// host's own address).
+func listenable(ip string, p int) bool {
+	for _, host := range []string{ip, ""} {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
+		if err != nil {
+			return false
+		}
+		_ = l.Close()
+	}
+	return true
 }
 
 // kernel asks the kernel for a port (of its ephemeral range).

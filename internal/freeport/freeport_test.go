@@ -42,6 +42,38 @@ func TestPickSkipsAPortInUse(t *testing.T) {
 	_ = l.Close()
 }
 
+// TestPickSkipsAPortHeldOnAnotherAddress holds a port on 127.0.0.1 and picks
+// for 127.0.0.2: the port is free there, but a server given it may bind the
+// wildcard address (as the agent's chart does: --health-listen=0.0.0.0:p),
+// which the held port forbids. CI once failed so: "listen tcp
+// 0.0.0.0:29231: bind: address already in use".
+func TestPickSkipsAPortHeldOnAnotherAddress(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = held.Close() }()
+	hp := held.Addr().(*net.TCPAddr).Port
+	if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.2", strconv.Itoa(hp))); err != nil {
+		t.Skipf("127.0.0.2 is not a loopback address here: %v", err)
+	} else {
+		_ = l.Close()
+	}
+	r := Range{Low: hp, High: hp + 5000}
+	p, err := pickIn("127.0.0.2", r, func(int) int { return 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p == hp {
+		t.Fatalf("picked %d, which 127.0.0.1 holds: a server binding 0.0.0.0:%d would fail", p, p)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort("0.0.0.0", strconv.Itoa(p)))
+	if err != nil {
+		t.Fatalf("listen on the wildcard address with the picked port: %v", err)
+	}
+	_ = l.Close()
+}
+
 func TestPickIsOutsideTheEphemeralRange(t *testing.T) {
 	r, ok := span()
 	if !ok {
