@@ -89,15 +89,27 @@ func changeLayout(rng *rand.Rand, fleet []inventory.Cluster, step int) []invento
 // every Builder snapshot equals NewSnapshot's from the same inventories and
 // allocations field for field, that the fleet is laid out afresh exactly
 // when its layout changed, and that a cycle run on one build changes
-// nothing of the next.
+// nothing of the next. Half the builds are given only what changed since
+// the last (SnapshotChanged), which must build where the last build kept
+// its gangs and the layout did not change.
 func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	changed := 0 // builds by SnapshotChanged
+	defer func() {
+		if changed < 100 {
+			t.Errorf("only %d builds by SnapshotChanged", changed)
+		}
+	}()
 	for seed := range uint64(150) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		fleet := randomFleet(rng)
 		var b Builder
 		var kept, again []*Allocation // again: dropped by a step, to report again later
 		layouts := 0
+		// What the last build was given: each gang's Allocation and its
+		// Counted then (a delta names what differs), and whether it kept
+		// its gangs (no gang twice).
+		lastPtr, lastCounted, lastKept := map[string]*Allocation{}, map[string]bool{}, false
 		for step := range 16 {
 			prev := fleet
 			fleet = copyFleet(fleet)
@@ -180,7 +192,48 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 			if rng.IntN(4) > 0 {
 				kept = allocs
 			}
-			got := b.Snapshot(fleet, allocs)
+			twice := false
+			ids := map[string]bool{}
+			for _, a := range allocs {
+				twice = twice || ids[a.Gang.ID]
+				ids[a.Gang.ID] = true
+			}
+			var got *Snapshot
+			if !twice && rng.IntN(2) == 0 {
+				var ch RunningChange
+				for id := range lastPtr {
+					if !ids[id] {
+						ch.Gone = append(ch.Gone, id)
+					}
+				}
+				for _, a := range allocs {
+					if p, ok := lastPtr[a.Gang.ID]; !ok || p != a || lastCounted[a.Gang.ID] != a.Counted {
+						ch.Set = append(ch.Set, a)
+					}
+				}
+				laid := b.Layouts
+				want := lastKept && step > 0 && layoutChange(b.invs, sortedClusters(fleet)) == ""
+				var ok bool
+				got, ok = b.SnapshotChanged(fleet, ch)
+				if ok {
+					changed++
+				}
+				if ok != want {
+					t.Fatalf("seed %d step %d: SnapshotChanged built %v, want %v", seed, step, ok, want)
+				}
+				if b.Layouts != laid {
+					t.Fatalf("seed %d step %d: SnapshotChanged laid the fleet out", seed, step)
+				}
+			}
+			if got == nil {
+				got = b.Snapshot(fleet, allocs)
+			}
+			clear(lastPtr)
+			clear(lastCounted)
+			for _, a := range allocs {
+				lastPtr[a.Gang.ID], lastCounted[a.Gang.ID] = a, a.Counted
+			}
+			lastKept = !twice
 			values := make([]Allocation, len(allocs)) // copied after the build: with what it kept of each
 			for i, a := range allocs {
 				values[i] = *a
@@ -227,6 +280,7 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 func listsSorted(s *Snapshot) *Snapshot {
 	t := *s
 	t.touched, t.isTouched = nil, nil // a Builder's record of what its cycle changed
+	t.allocs = s.allocs.flat()        // over the Builder's kept gangs, or not
 	t.onNode = make([][]*allocation, len(s.onNode))
 	for i, l := range s.onNode {
 		if l != nil {
@@ -254,9 +308,9 @@ func snapshotDiff(a, b *Snapshot) string {
 	chk("index", a.index, b.index)
 	chk("dindex", a.dindex, b.dindex)
 	out += dindexDiff(&a.dindex, &b.dindex)
-	for id, al := range a.allocs {
-		if !reflect.DeepEqual(al, b.allocs[id]) {
-			out += fmt.Sprintf("\n%s: %+v\n vs %+v", id, *al, *b.allocs[id])
+	for id, al := range a.allocs.all() {
+		if bl, _ := b.allocs.get(id); !reflect.DeepEqual(al, bl) {
+			out += fmt.Sprintf("\n%s: %+v\n vs %+v", id, *al, bl)
 		}
 	}
 	return out

@@ -140,7 +140,7 @@ func TestCheckpointedInterval(t *testing.T) {
 	}
 	_ = s.Checkpointed("a", t0.Add(40*time.Minute))
 	_ = s.Checkpointed("a", t0.Add(30*time.Minute)) // older: ignored
-	al := s.allocs["a"]
+	al, _ := s.allocs.get("a")
 	if !al.LastCheckpoint.Equal(t0.Add(40*time.Minute)) || al.CheckpointInterval != 40*time.Minute {
 		t.Fatalf("last %v interval %v", al.LastCheckpoint, al.CheckpointInterval)
 	}

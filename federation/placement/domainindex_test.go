@@ -151,7 +151,7 @@ func checkIndex(t *testing.T, s *Snapshot, r *request, what string) (answered in
 func checkRunSums(t *testing.T, s *Snapshot, what string) {
 	t.Helper()
 	want, off, none := map[runKey]int{}, map[string]*allocation{}, map[string]int{}
-	for id, al := range s.allocs {
+	for id, al := range s.allocs.all() {
 		for k, i := range al.nodes {
 			want[runKey{al.Gang.Queue, al.mig, s.nodes[i].class}] += int(al.gpus[k])
 		}

@@ -196,7 +196,8 @@ func (c *cycle) candidates(g *Gang) []victim {
 			reclaim = reclaim || c.qt.withinNominal(g.Queue, want, g.GPUs())
 		}
 	}
-	cache := !reclaim && c.s.allocs[g.ID] == nil
+	_, runs := c.s.allocs.get(g.ID)
+	cache := !reclaim && !runs
 	if m, ok := c.candCache[g.Priority]; cache && ok && m.chosen == c.chosen {
 		return m.cands
 	}
@@ -252,8 +253,8 @@ func (c *cycle) preemptible() []victim {
 	if c.victims != nil {
 		return c.victims
 	}
-	c.victims = make([]victim, 0, len(c.s.allocs))
-	for id, al := range c.s.allocs {
+	c.victims = make([]victim, 0, c.s.allocs.len())
+	for id, al := range c.s.allocs.all() {
 		if al.Gang.Preemptible && al.placedIn != c.gen && c.in.Terminating[id] == "" {
 			c.victims = append(c.victims, victim{al: al, cost: c.lostHours(al), prio: al.Gang.Priority, id: id})
 		}

@@ -355,7 +355,7 @@ func TestQueueUsageSumsEveryRunningGang(t *testing.T) {
 		}
 		Schedule(s, Input{Now: now, Pending: pending, Queues: queues})
 		want := newQueueTree(queues, nil)
-		for _, al := range s.allocs {
+		for _, al := range s.allocs.all() {
 			want.charge(al.Gang.Queue, nil, s.allocUse(al))
 		}
 		got := s.QueueUsage(queues)

@@ -141,7 +141,7 @@ func TestSharedQuota(t *testing.T) {
 		t.Errorf("s2 waits with %+v, want %q", w, want)
 	}
 	u := usage{}
-	for _, al := range s.allocs {
+	for _, al := range s.allocs.all() {
 		s.addAllocUse(u, al)
 	}
 	if u["shared"] != 2 || u[""] != 2 || u["h100"] != 0 {

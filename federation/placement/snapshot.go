@@ -112,7 +112,7 @@ type Snapshot struct {
 	pos       [][]int32         // [cluster][k]: the index of the cluster's k-th inventory node
 	// uniqueNames: every node has its own (cluster, node) key in nodeIndex.
 	uniqueNames bool
-	allocs      map[string]*allocation
+	allocs      allocSet
 	onNode      [][]*allocation        // per node: the allocations in allocs with GPUs on it (releaseTimes, drainTime)
 	runSums     map[runKey]int         // GPUs the allocations hold by queue, MIG resource and node class
 	offAllocs   map[string]*allocation // allocations with GPUs on nodes the snapshot does not know
@@ -227,7 +227,7 @@ func (s *Snapshot) beginBulk(running []*Allocation) {
 	}
 	s.slab = bulkSlab{allocs: make([]allocation, len(running)), ints: make([]int32, ints),
 		added: make([]*allocation, 0, len(running))}
-	s.allocs = make(map[string]*allocation, len(running))
+	s.allocs = newAllocSet(len(running))
 }
 
 // endBulk lists the allocations added since beginBulk on their nodes.
@@ -269,7 +269,7 @@ func (s *Snapshot) resum(spare *Snapshot) {
 // without the indexes (addRunning builds them). pos maps each cluster's
 // k-th inventory node to its index in s.nodes.
 func newLayout(cs []inventory.Cluster) (s *Snapshot, pos [][]int32) {
-	s = &Snapshot{allocs: map[string]*allocation{},
+	s = &Snapshot{allocs: newAllocSet(0),
 		runSums: map[runKey]int{}, offAllocs: map[string]*allocation{}, noGPUs: map[string]int{}, cdHeld: map[string]int{}}
 	type keyed struct {
 		n    *inventory.Node

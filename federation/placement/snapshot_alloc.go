@@ -30,7 +30,7 @@ func (s *Snapshot) Assume(g Gang, p Placement, started time.Time) error {
 // unique (uniqueNames) may be given them: there a name lookup finds that
 // very node.
 func (s *Snapshot) assume(g Gang, p Placement, started time.Time, at []int32) (*allocation, error) {
-	if _, dup := s.allocs[g.ID]; dup {
+	if _, dup := s.allocs.get(g.ID); dup {
 		return nil, fmt.Errorf("%w: gang %s already holds GPUs", ErrConflict, g.ID)
 	}
 	a := &Allocation{Gang: g, Assignments: p.Assignments, Started: started}
@@ -91,13 +91,13 @@ func (s *Snapshot) add(a *Allocation, book bool, at []int32) *allocation {
 			s.use(i, al.mig, gpus)
 		}
 	}
-	if old, ok := s.allocs[a.Gang.ID]; ok {
+	if old, ok := s.allocs.get(a.Gang.ID); ok {
 		s.sumRunning(old, -1)
 		if !s.bulk {
 			s.unlist(old)
 		}
 	}
-	s.allocs[a.Gang.ID] = al
+	s.allocs.set(a.Gang.ID, al)
 	s.sumRunning(al, 1)
 	if s.bulk {
 		s.slab.added = append(s.slab.added, al) // listed by listAll
@@ -124,7 +124,7 @@ func (s *Snapshot) listAll() {
 	total := 0
 	live := s.slab.added[:0]
 	for _, al := range s.slab.added {
-		if s.allocs[al.Gang.ID] != al {
+		if cur, _ := s.allocs.get(al.Gang.ID); cur != al {
 			continue // replaced by a later allocation of the gang
 		}
 		live = append(live, al)
@@ -244,14 +244,14 @@ func (s *Snapshot) touch(i int32) {
 
 // Release frees a gang's GPUs and forgets it.
 func (s *Snapshot) Release(gang string) (Allocation, error) {
-	al, ok := s.allocs[gang]
+	al, ok := s.allocs.get(gang)
 	if !ok {
 		return Allocation{}, fmt.Errorf("%w: %s", ErrUnknownGang, gang)
 	}
 	s.unbook(al)
 	s.sumRunning(al, -1)
 	s.unlist(al)
-	delete(s.allocs, gang)
+	s.allocs.remove(gang)
 	return *al.Allocation, nil
 }
 
@@ -290,7 +290,7 @@ func (s *Snapshot) GangsOnNode(cluster, name string) []string {
 		return nil
 	}
 	var out []string
-	for id, al := range s.allocs {
+	for id, al := range s.allocs.all() {
 		for _, n := range al.nodes {
 			if n == i {
 				out = append(out, id)
@@ -304,8 +304,8 @@ func (s *Snapshot) GangsOnNode(cluster, name string) []string {
 
 // Running returns the allocations the snapshot holds, sorted by gang ID.
 func (s *Snapshot) Running() []Allocation {
-	out := make([]Allocation, 0, len(s.allocs))
-	for _, al := range s.allocs {
+	out := make([]Allocation, 0, s.allocs.len())
+	for _, al := range s.allocs.all() {
 		out = append(out, *al.Allocation)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Gang.ID < out[j].Gang.ID })
@@ -314,7 +314,7 @@ func (s *Snapshot) Running() []Allocation {
 
 // Allocation returns the allocation of a gang.
 func (s *Snapshot) Allocation(gang string) (Allocation, bool) {
-	al, ok := s.allocs[gang]
+	al, ok := s.allocs.get(gang)
 	if !ok {
 		return Allocation{}, false
 	}
@@ -368,7 +368,7 @@ func (s *Snapshot) Clusters() []string {
 // since its previous checkpoint (or its start) becomes its checkpoint
 // interval.
 func (s *Snapshot) Checkpointed(gang string, t time.Time) error {
-	al, ok := s.allocs[gang]
+	al, ok := s.allocs.get(gang)
 	if !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownGang, gang)
 	}
