@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -69,8 +70,10 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	}
 	clock.done("input")
 	layouts := s.snaps.Layouts
-	s.allocs = f.allocations(now, s.allocs[:0])
-	snap := s.snaps.Snapshot(f.clusters, s.allocs)
+	snap, changed := s.placementSnapshot(f, now)
+	if s.builtHook != nil {
+		s.builtHook(f, snap, now, changed)
+	}
 	if s.snaps.Layouts != layouts {
 		snapshotLayouts.Inc()
 		klog.FromContext(ctx).V(2).Info("laid the fleet out afresh for the placement snapshot", "why", s.snaps.LayoutReason)
@@ -155,27 +158,12 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 // at 35,000 pending jobs growing them anew cost more than the rest of the
 // pass.
 func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, pendingSet) {
-	in := placement.Input{Now: now, Queues: queuesOf(f.queues), Reservations: s.holds, Terminating: map[string]string{},
+	in := placement.Input{Now: now, Queues: queuesOf(f.queues), Reservations: s.holds, Terminating: make(map[string]string, len(f.terminating)),
 		Pending: s.pending[:0]}
 	pend := pendingSet{items: s.pendingJobs.items[:0], forms: s.pendingJobs.forms[:0]}
 	f.tally = f.countJobs()
-	var reservedPending map[string]bool // pending jobs still holding a reservation (rare)
-	for _, b := range f.booked {
-		a := b.job
-		if a == nil {
-			continue
-		}
-		f.tally.booked(a, b.gpus)
-		if a.preempted {
-			in.Terminating[a.Name] = a.preemptedBy
-		}
-		if a.pending != nil {
-			if reservedPending == nil {
-				reservedPending = map[string]bool{}
-			}
-			reservedPending[a.Name] = true
-		}
-	}
+	maps.Copy(in.Terminating, f.terminating)
+	reservedPending := f.reservedPending
 	var poolsOf string // the queue of pools, the last gang's pools (found: set)
 	var pools []placement.PoolFilter
 	found := false

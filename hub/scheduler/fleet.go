@@ -36,7 +36,17 @@ type fleet struct {
 	finished    map[v1alpha1.JobPhase]int
 	phases      map[v1alpha1.JobPhase]int
 	queueCounts map[string]queueCount
-	queues      []*v1alpha1.Queue
+	// held is what the reservations' jobs change in each queue's tally
+	// (queueTally.book), terminating the reservations' jobs being
+	// preempted (by their preemptors), reservedPending the pending jobs
+	// still holding a reservation (rare): the join keeps them as entries
+	// change (reservationJoin.count).
+	held            map[string]queueTally
+	terminating     map[string]string
+	reservedPending map[string]bool
+	// running is what changed in booked since the join's last take.
+	running *runningChanges
+	queues  []*v1alpha1.Queue
 	// queueRevs are the revisions the queues were read at.
 	queueRevs map[string]int64
 	clusters  []inventory.Cluster

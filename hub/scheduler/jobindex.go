@@ -5,7 +5,6 @@ package scheduler
 import (
 	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -50,26 +49,6 @@ type jobIndex struct {
 	join reservationJoin
 }
 
-// reservationJoin is every reservation with its job, kept as either
-// changes — a reservation's under the reservations cache's lock
-// (reservationChange), a job's under the jobs cache's (change), each
-// under mu as well — so that a cycle copies one dense array (take)
-// instead of looking up each reservation's job by name: at 65,000
-// reservations those lookups were a quarter of a cycle's CPU at F-XL
-// (docs/scale.md, session 18).
-type reservationJoin struct {
-	mu sync.Mutex
-	// entries are the reservations with their jobs, in no order; at is
-	// each one's place.
-	entries []bookedJob
-	at      map[string]int
-	// unjoined are the reservations whose job is looked up by the next
-	// take (new since, or listed anew); every one when all is set (the
-	// jobs were listed anew).
-	unjoined map[string]struct{}
-	all      bool
-}
-
 // reservationChange is the reservations cache's index func: a
 // reservation's old and new item (each nil when absent).
 func (x *jobIndex) reservationChange(name string, _, cur *store.Item[*ledger.Reservation]) {
@@ -79,6 +58,8 @@ func (x *jobIndex) reservationChange(name string, _, cur *store.Item[*ledger.Res
 	i, ok := j.at[name]
 	switch {
 	case cur == nil && ok:
+		j.note(name, &j.entries[i])
+		j.count(&j.entries[i], -1)
 		last := len(j.entries) - 1
 		j.entries[i] = j.entries[last]
 		j.at[j.entries[i].res.Name] = i
@@ -86,14 +67,18 @@ func (x *jobIndex) reservationChange(name string, _, cur *store.Item[*ledger.Res
 		j.entries = j.entries[:last]
 		delete(j.at, name)
 		delete(j.unjoined, name)
+		j.touch(i)
 	case cur == nil:
 	case ok:
-		job := j.entries[i].job // the same job
-		j.entries[i] = bookedOf(*cur)
-		j.entries[i].job = job
+		e := bookedOf(*cur)
+		e.job = j.entries[i].job // the same job
+		j.put(i, e)
+		j.note(name, nil)
 	default:
+		j.note(name, nil)
 		j.at[name] = len(j.entries)
-		j.entries = append(j.entries, bookedOf(*cur))
+		j.touch(len(j.entries))
+		j.entries = append(j.entries, bookedOf(*cur)) // no job yet: counts nothing
 		j.unjoined[name] = struct{}{}
 	}
 }
@@ -103,6 +88,10 @@ func (x *jobIndex) reservationsReset() {
 	j := &x.join
 	j.mu.Lock()
 	j.entries, j.at, j.unjoined, j.all = nil, map[string]int{}, map[string]struct{}{}, false
+	j.held, j.terminating, j.reservedPending = nil, nil, nil
+	j.emptied = true
+	clear(j.changed)
+	clear(j.gone)
 	j.mu.Unlock()
 }
 
@@ -213,7 +202,10 @@ func (x *jobIndex) change(name string, old, cur *store.Item[*cachedJob]) {
 		if a == nil && cur != nil {
 			a = activeOf(*cur) // a finished job still holding its reservation
 		}
-		j.entries[i].job = a
+		e := j.entries[i]
+		e.job = a
+		j.put(i, e)
+		j.note(name, nil)
 		delete(j.unjoined, name)
 	}
 	j.mu.Unlock()
@@ -304,16 +296,33 @@ func (x *jobIndex) take(f *fleet, items map[string]store.Item[*cachedJob]) {
 	j.mu.Lock()
 	if j.all {
 		for i := range j.entries {
-			j.entries[i].job = x.joined(j.entries[i].res.Name, items)
+			e := j.entries[i]
+			e.job = x.joined(e.res.Name, items)
+			j.put(i, e)
+			j.note(e.res.Name, nil)
 		}
 		j.all = false
 		clear(j.unjoined)
 	}
 	for name := range j.unjoined {
-		j.entries[j.at[name]].job = x.joined(name, items)
+		i := j.at[name]
+		e := j.entries[i]
+		e.job = x.joined(name, items)
+		j.put(i, e)
+		j.note(name, nil)
 	}
 	clear(j.unjoined)
-	f.booked = slices.Clone(j.entries)
+	f.booked = j.copyOut()
+	f.running = j.changes()
+	f.held = make(map[string]queueTally, len(j.held))
+	for name, q := range j.held {
+		f.held[name] = *q
+	}
+	f.terminating = maps.Clone(j.terminating)
+	f.reservedPending = make(map[string]bool, len(j.reservedPending))
+	for name := range j.reservedPending {
+		f.reservedPending[name] = true
+	}
 	j.mu.Unlock()
 	f.finished = maps.Clone(x.finished)
 	f.phases = maps.Clone(x.phases)

@@ -32,7 +32,41 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		x := newJobIndex()
-		items := map[string]store.Item[*cachedJob]{}
+		// mirror is the reservations with their jobs as a cycle's snapshot
+		// builder holds them: changed at each take only by what the take
+		// says changed since the one before (runningChanges), or taken
+		// whole when it cannot say.
+		mirror := map[string]bookedJob{}
+		var last takeID
+		var items map[string]store.Item[*cachedJob]
+		take := func(f *fleet) {
+			x.take(f, items)
+			rc := f.running
+			if !rc.valid || rc.since != last {
+				clear(mirror)
+				for _, b := range f.booked {
+					mirror[b.res.Name] = b
+				}
+			} else {
+				for _, name := range rc.goneNames {
+					delete(mirror, name)
+				}
+				for _, i := range rc.at {
+					mirror[f.booked[i].res.Name] = f.booked[i]
+				}
+			}
+			last = rc.took
+			if len(mirror) != len(f.booked) {
+				t.Fatalf("seed %d: %d reservations after the changes, %d taken", seed, len(mirror), len(f.booked))
+			}
+			for _, b := range f.booked {
+				if m := mirror[b.res.Name]; m.res.Revision != b.res.Revision || m.job != b.job || m.form != b.form {
+					t.Fatalf("seed %d: reservation %s after the changes: revision %d, job %p; taken %d, %p",
+						seed, b.res.Name, m.res.Revision, m.job, b.res.Revision, b.job)
+				}
+			}
+		}
+		items = map[string]store.Item[*cachedJob]{}
 		res := map[string]store.Item[*ledger.Reservation]{}
 		relist := func() {
 			// Either cache listed anew: reset, then every item again.
@@ -80,7 +114,7 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 					relist()
 				}
 				if rng.IntN(10) == 0 { // a cycle takes the index mid-way
-					x.take(&fleet{ledger: ledger.NewBookingState(1, nil)}, items)
+					take(&fleet{ledger: ledger.NewBookingState(1, nil)})
 				}
 				continue
 			}
@@ -110,15 +144,25 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 			items[name] = cur
 		}
 		f := &fleet{ledger: ledger.NewBookingState(1, nil)}
-		x.take(f, items)
+		take(f)
 		if len(f.booked) != len(res) {
 			t.Fatalf("seed %d: %d reservations joined, want %d", seed, len(f.booked), len(res))
 		}
-		got := f.countJobs()
+		got := f.countJobs() // with the sums the join kept of its jobs (held)
+		// What the join kept of the reservations' jobs, as a cycle counted
+		// it from every entry before.
+		terminating, reservedPending := map[string]string{}, map[string]bool{}
 		for _, b := range f.booked {
-			if b.job != nil {
-				got.booked(b.job, b.res.Object.Gang.GPUs())
+			if a := b.job; a != nil && a.preempted {
+				terminating[a.Name] = a.preemptedBy
 			}
+			if a := b.job; a != nil && a.pending != nil {
+				reservedPending[a.Name] = true
+			}
+		}
+		if !maps.Equal(f.terminating, terminating) || !maps.Equal(f.reservedPending, reservedPending) {
+			t.Fatalf("seed %d: terminating %v and reserved pending %v kept; counted %v and %v", seed,
+				f.terminating, f.reservedPending, terminating, reservedPending)
 		}
 		want := recount(items, res)
 		if !maps.Equal(nonZero(got.phases), nonZero(want.phases)) {
@@ -158,7 +202,12 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 		if !slices.Equal(pending, wantPending) {
 			t.Fatalf("seed %d: pending %v, want %v", seed, pending, wantPending)
 		}
+		seen := map[string]bool{}
 		for _, b := range f.booked {
+			if seen[b.res.Name] {
+				t.Fatalf("seed %d: reservation %s joined twice", seed, b.res.Name)
+			}
+			seen[b.res.Name] = true
 			if r, ok := res[b.res.Name]; !ok || r.Revision != b.res.Revision {
 				t.Fatalf("seed %d: reservation %s at revision %d joined; stored %v at %d", seed, b.res.Name, b.res.Revision, ok, r.Revision)
 			}

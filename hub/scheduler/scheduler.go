@@ -108,6 +108,16 @@ type Scheduler struct {
 	// allocs is the last cycle's running gangs' array, filled again by the
 	// next.
 	allocs []*placement.Allocation
+	// built is the take of the reservations whose running gangs snaps
+	// holds (zero: none), volatile the reservations whose running gang
+	// changes without them or their job changing (placementSnapshot), and
+	// received the inventories' report times it was built with.
+	built    takeID
+	volatile map[string]bookedJob
+	received map[string]time.Time
+	// builtHook, set only by tests, sees each cycle's placement snapshot
+	// as built (changed: from what changed since the last take).
+	builtHook func(f *fleet, snap *placement.Snapshot, now time.Time, changed bool)
 	// pending and pendingJobs are the last cycle's pending gangs and their
 	// jobs (input), filled again by the next.
 	pending     []placement.Gang

@@ -46,6 +46,14 @@ func (f *fleet) countJobs() *jobTally {
 	for name, q := range f.queueCounts {
 		t.queues[name] = &queueTally{pending: q.pendingPhased, waiting: q.waiting, waitingGPUs: q.waitingGPUs}
 	}
+	for name, h := range f.held {
+		q := t.queue(name)
+		q.active += h.active
+		q.heldGPUs += h.heldGPUs
+		q.pending += h.pending
+		q.waiting += h.waiting
+		q.waitingGPUs += h.waitingGPUs
+	}
 	return t
 }
 
@@ -62,17 +70,16 @@ func (t *jobTally) queue(name string) *queueTally {
 	return q
 }
 
-// booked counts a job holding a reservation of gpus GPUs as its queue's
-// active job and not as pending.
-func (t *jobTally) booked(a *activeJob, gpus int) {
-	q := t.queue(a.queue)
-	q.active++
-	q.heldGPUs += gpus
+// book counts (sign 1) a job holding a reservation of gpus GPUs as its
+// queue's active job and not as pending, or takes that back (sign -1).
+func (q *queueTally) book(a *activeJob, gpus, sign int) {
+	q.active += sign
+	q.heldGPUs += sign * gpus
 	if pf := a.pending; pf != nil {
-		q.waiting--
-		q.waitingGPUs -= pf.gpus
+		q.waiting -= sign
+		q.waitingGPUs -= sign * pf.gpus
 		if a.phase == v1alpha1.JobPending {
-			q.pending--
+			q.pending -= sign
 		}
 	}
 }
