@@ -145,7 +145,7 @@ func (c *cycle) checkpointSoon(g *Gang, vs []victim, cost float64) bool {
 		if v.cost == 0 {
 			continue
 		}
-		next, ok := nextCheckpoint(v.al)
+		next, ok := nextCheckpoint(v.al, c.in.Now)
 		if !ok || next.Before(c.in.Now) {
 			return false
 		}
@@ -157,11 +157,11 @@ func (c *cycle) checkpointSoon(g *Gang, vs []victim, cost float64) bool {
 // nextCheckpoint is when a running gang is expected to report its next
 // checkpoint: one interval after its last (or its start); ok is false when
 // it has not reported an interval.
-func nextCheckpoint(al *allocation) (time.Time, bool) {
+func nextCheckpoint(al *allocation, now time.Time) (time.Time, bool) {
 	if al.CheckpointInterval <= 0 {
 		return time.Time{}, false
 	}
-	since := al.Started
+	since := al.startedBy(now)
 	if al.LastCheckpoint.After(since) {
 		since = al.LastCheckpoint
 	}
@@ -313,12 +313,12 @@ func (c *cycle) preemptible() []victim {
 // last and not yet overdue, falls within the grace (it reports it and is
 // stopped then).
 func (c *cycle) lostHours(al *allocation) float64 {
-	since := al.Started
+	since := al.startedBy(c.in.Now)
 	if al.LastCheckpoint.After(since) {
 		since = al.LastCheckpoint
 	}
 	stop := c.in.Now.Add(al.Gang.GracePeriod)
-	if next, ok := nextCheckpoint(al); ok && !next.Before(c.in.Now) && !next.After(stop) {
+	if next, ok := nextCheckpoint(al, c.in.Now); ok && !next.Before(c.in.Now) && !next.After(stop) {
 		return 0 // an overdue checkpoint is not counted on
 	}
 	h := stop.Sub(since).Hours()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 )
 
 // holdsFor allocates the per-node holder marks.
@@ -168,7 +169,7 @@ func (c *cycle) plan(r *request) (int, int32, []int32, bool) {
 			}
 		}
 		if best >= 0 {
-			return l, best, c.s.drainSet(r, l, best), true
+			return l, best, c.s.drainSet(r, l, best, c.in.Now), true
 		}
 	}
 	return 0, 0, nil, false
@@ -205,7 +206,7 @@ func (s *Snapshot) capacitySlots(r *request, l int, d int32) int32 {
 // drainSet picks the nodes of a domain to hold for r: the eligible, unheld
 // nodes with the most free GPUs (they drain soonest) until, once empty, they
 // hold every member.
-func (s *Snapshot) drainSet(r *request, l int, d int32) []int32 {
+func (s *Snapshot) drainSet(r *request, l int, d int32, now time.Time) []int32 {
 	dom := &s.levels[l][d]
 	var cands []int32
 	for i := dom.lo; i < dom.hi; i++ {
@@ -214,7 +215,7 @@ func (s *Snapshot) drainSet(r *request, l int, d int32) []int32 {
 			cands = append(cands, i)
 		}
 	}
-	release := s.releaseTimes(l, d)
+	release := s.releaseTimes(l, d, now)
 	sort.SliceStable(cands, func(a, b int) bool {
 		ra, rb := release[cands[a]-dom.lo], release[cands[b]-dom.lo]
 		if ra != rb {
@@ -252,12 +253,12 @@ func (s *Snapshot) capacity1(r *request, i int32) int32 {
 // node), the UnixNano when the last gang on it is expected to end (MaxInt64
 // when one has no estimate); 0 for a node free now. It reads the per-node
 // allocation lists (Snapshot.onNode), not every allocation.
-func (s *Snapshot) releaseTimes(l int, d int32) []int64 {
+func (s *Snapshot) releaseTimes(l int, d int32, now time.Time) []int64 {
 	dom := &s.levels[l][d]
 	out := make([]int64, dom.hi-dom.lo)
 	for i := dom.lo; i < dom.hi; i++ {
 		for _, al := range s.onNode[i] {
-			if end := allocEnd(al); end > out[i-dom.lo] {
+			if end := allocEnd(al, now); end > out[i-dom.lo] {
 				out[i-dom.lo] = end
 			}
 		}
@@ -266,10 +267,10 @@ func (s *Snapshot) releaseTimes(l int, d int32) []int64 {
 }
 
 // allocEnd is when a running gang is expected to end, UnixNano (MaxInt64
-// without an estimate).
-func allocEnd(al *allocation) int64 {
+// without an estimate); one not started yet starts now.
+func allocEnd(al *allocation, now time.Time) int64 {
 	if al.Gang.Estimate > 0 {
-		return al.Started.Add(al.Gang.Estimate).UnixNano()
+		return al.startedBy(now).Add(al.Gang.Estimate).UnixNano()
 	}
 	return math.MaxInt64
 }
@@ -284,7 +285,7 @@ func (s *Snapshot) drainTime(nodes []int32, now int64) (t int64, known bool) {
 			if al.Gang.Estimate <= 0 {
 				return now, false
 			}
-			t = max(t, al.Started.Add(al.Gang.Estimate).UnixNano())
+			t = max(t, al.startedBy(time.Unix(0, now)).Add(al.Gang.Estimate).UnixNano())
 		}
 	}
 	return t, true

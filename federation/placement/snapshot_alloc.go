@@ -379,6 +379,9 @@ func (s *Snapshot) Checkpointed(gang string, t time.Time) error {
 	if t.After(prev) {
 		a := *al.Allocation // shared: replaced, not changed
 		a.LastCheckpoint, a.CheckpointInterval = t, t.Sub(prev)
+		if prev.IsZero() {
+			a.CheckpointInterval = 0 // not started: no interval known yet
+		}
 		al.Allocation = &a
 	}
 	return nil

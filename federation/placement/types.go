@@ -279,7 +279,12 @@ type Allocation struct {
 	Gang Gang
 	// Assignments are its nodes.
 	Assignments []Assignment
-	// Started is when it started running.
+	// Started is when it started running; zero when it has not started
+	// yet (booked, its members being started): it then counts as starting
+	// at the cycle's time (Input.Now), so its time limit (Estimate) ends
+	// no earlier than that plus the limit and it has lost no work if it is
+	// preempted. (A caller need not set the time of every gang not started
+	// each cycle.)
 	Started time.Time
 	// LastCheckpoint, if set, is the last time it saved its work.
 	LastCheckpoint time.Time
@@ -294,4 +299,12 @@ type Allocation struct {
 	// kept is what a Builder booked of this Allocation (nil: nothing),
 	// so that the next build finds it without a lookup by name.
 	kept *kept
+}
+
+// startedBy is when the gang started, or now when it has not (Started).
+func (a *Allocation) startedBy(now time.Time) time.Time {
+	if a.Started.IsZero() {
+		return now
+	}
+	return a.Started
 }

@@ -70,9 +70,9 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 	}
 	clock.done("input")
 	layouts := s.snaps.Layouts
-	snap, changed := s.placementSnapshot(f, now)
+	snap, changed := s.placementSnapshot(f)
 	if s.builtHook != nil {
-		s.builtHook(f, snap, now, changed)
+		s.builtHook(f, snap, changed)
 	}
 	if s.snaps.Layouts != layouts {
 		snapshotLayouts.Inc()

@@ -21,7 +21,7 @@ func (s *Scheduler) StartCaches(ctx context.Context, poke func()) (stop func(), 
 		return nil, err
 	}
 	s.caches = c
-	return func() { s.caches = nil; end() }, nil
+	return func() { s.caches, s.built, s.volatile, s.received = nil, takeID{}, nil, nil; end() }, nil
 }
 
 // CacheRevision is the revision the inventories' cache is current to (0

@@ -140,15 +140,16 @@ func clusterReady(c *v1alpha1.Cluster) bool {
 // subtracted from the inventory. A report that still misses some bound
 // members can make a decision too optimistic for a moment; the agents'
 // fit check at prepare catches that and the dispatch is aborted and retried.
-// A gang booked but not started yet counts as starting now, so its time
-// limit (Estimate) ends no earlier than now plus that limit and it has lost
-// no work if it is preempted. The job's latest checkpoint (status.checkpoint)
-// and its interval tell the preemption search how much work a victim loses.
+// A gang booked but not started yet has no start time: the engine counts
+// it as starting at the cycle's time (placement.Allocation.Started), so
+// its allocation does not change from cycle to cycle. The job's latest
+// checkpoint (status.checkpoint) and its interval tell the preemption
+// search how much work a victim loses.
 // The gangs are appended to out.
-func (f *fleet) allocations(now time.Time, out []*placement.Allocation) []*placement.Allocation {
+func (f *fleet) allocations(out []*placement.Allocation) []*placement.Allocation {
 	out = slices.Grow(out, len(f.booked))
 	for i := range f.booked {
-		out = append(out, f.allocation(&f.booked[i], now))
+		out = append(out, f.allocation(&f.booked[i]))
 	}
 	return out
 }
@@ -156,7 +157,7 @@ func (f *fleet) allocations(now time.Time, out []*placement.Allocation) []*place
 // allocation is a reservation's running gang: the form its join entry
 // holds, made once per revision of the reservation, with its times and
 // Counted set again (placement.Builder reads them in place).
-func (f *fleet) allocation(b *bookedJob, now time.Time) *placement.Allocation {
+func (f *fleet) allocation(b *bookedJob) *placement.Allocation {
 	r, j, a := b.res.Object, b.job, b.form
 	counted := false
 	if j != nil && !j.committed.IsZero() && !r.Started.IsZero() {
@@ -165,11 +166,7 @@ func (f *fleet) allocation(b *bookedJob, now time.Time) *placement.Allocation {
 			counted = counted && f.received[c].After(j.committed)
 		}
 	}
-	started := r.Started
-	if started.IsZero() {
-		started = now
-	}
-	a.Started, a.Counted = started, counted
+	a.Started, a.Counted = r.Started, counted
 	a.LastCheckpoint, a.CheckpointInterval = time.Time{}, 0
 	if j != nil {
 		// A checkpoint of an earlier epoch still saved the work up to it.

@@ -72,7 +72,13 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 	s.caches, s.wrote, s.booked = c, 0, 0
 	s.queueWritten = map[string]time.Time{}
 	s.pokeAt = pokeAfter(poke)
-	defer func() { s.caches, s.queueWritten, s.pokeAt = nil, nil, nil; stop() }()
+	defer func() {
+		// The snapshot's running gangs as given from the caches' join go
+		// with the caches (a later leadership builds afresh).
+		s.caches, s.queueWritten, s.pokeAt = nil, nil, nil
+		s.built, s.volatile, s.received = takeID{}, nil, nil
+		stop()
+	}()
 	ticker := s.cfg.Clock.NewTicker(s.cfg.Interval)
 	defer ticker.Stop()
 	s.holds = nil

@@ -117,7 +117,7 @@ type Scheduler struct {
 	received map[string]time.Time
 	// builtHook, set only by tests, sees each cycle's placement snapshot
 	// as built (changed: from what changed since the last take).
-	builtHook func(f *fleet, snap *placement.Snapshot, now time.Time, changed bool)
+	builtHook func(f *fleet, snap *placement.Snapshot, changed bool)
 	// pending and pendingJobs are the last cycle's pending gangs and their
 	// jobs (input), filled again by the next.
 	pending     []placement.Gang

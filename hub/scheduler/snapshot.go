@@ -2,26 +2,22 @@
 
 package scheduler
 
-import (
-	"time"
-
-	"github.com/shoal-dev/shoal/federation/placement"
-)
+import "github.com/shoal-dev/shoal/federation/placement"
 
 // placementSnapshot builds the cycle's placement snapshot (true: from
 // what changed since the last take). When the
 // snapshot builder holds the running gangs of the join's last take, it is
 // given only what changed since (placement.Builder.SnapshotChanged): the
 // reservations changed, added or removed (or whose job changed), and of
-// the rest only those whose running gang changes on its own — booked but
-// not started (it starts now, each cycle) or not yet counted in the
-// inventories (Counted turns true as its clusters report; allocation) —
+// the rest only those whose running gang changes on its own: started and
+// committed but not yet counted in the inventories (Counted turns true as
+// its clusters report after the commit; allocation) —
 // where every one of 65,000 reservations was made into a running gang and
 // visited by the builder each cycle (docs/scale.md, session 20). A
 // counted gang turns uncounted only when its reservation or job changes or
 // a cluster's report goes back in time or away (then, and after a layout
 // change, every reservation is made again).
-func (s *Scheduler) placementSnapshot(f *fleet, now time.Time) (*placement.Snapshot, bool) {
+func (s *Scheduler) placementSnapshot(f *fleet) (*placement.Snapshot, bool) {
 	if rc := f.running; rc != nil && rc.valid && s.built.join != nil && rc.since == s.built && s.receivedOnward(f) {
 		var ch placement.RunningChange
 		ch.Gone = rc.goneIDs
@@ -34,7 +30,7 @@ func (s *Scheduler) placementSnapshot(f *fleet, now time.Time) (*placement.Snaps
 		for name, b := range s.volatile {
 			a := b.form
 			was := a.Counted
-			f.allocation(&b, now)
+			f.allocation(&b)
 			if a.Counted != was {
 				ch.Set = append(ch.Set, a)
 			}
@@ -44,7 +40,7 @@ func (s *Scheduler) placementSnapshot(f *fleet, now time.Time) (*placement.Snaps
 		}
 		for _, i := range rc.at {
 			b := &f.booked[i]
-			ch.Set = append(ch.Set, f.allocation(b, now))
+			ch.Set = append(ch.Set, f.allocation(b))
 			if volatile(b) {
 				s.volatile[b.res.Name] = *b
 			}
@@ -54,7 +50,7 @@ func (s *Scheduler) placementSnapshot(f *fleet, now time.Time) (*placement.Snaps
 			return snap, true
 		}
 	}
-	s.allocs = f.allocations(now, s.allocs[:0])
+	s.allocs = f.allocations(s.allocs[:0])
 	s.volatile = map[string]bookedJob{}
 	for i := range f.booked {
 		if b := &f.booked[i]; volatile(b) {
@@ -70,9 +66,11 @@ func (s *Scheduler) placementSnapshot(f *fleet, now time.Time) (*placement.Snaps
 
 // volatile says whether a reservation's running gang, as allocation last
 // made it, may change while neither the reservation nor its job does: it
-// has not started, or is not counted in the inventories.
+// started and its dispatch committed, but it is not counted in the
+// inventories yet (a gang not started, or not committed, stays uncounted
+// until its reservation or job changes).
 func volatile(b *bookedJob) bool {
-	return b.res.Object.Started.IsZero() || !b.form.Counted
+	return !b.res.Object.Started.IsZero() && b.job != nil && !b.job.committed.IsZero() && !b.form.Counted
 }
 
 // receivedOnward says whether every cluster's report the last snapshot

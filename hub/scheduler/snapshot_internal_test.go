@@ -67,9 +67,9 @@ func TestSnapshotFromChangesIsTheFullOne(t *testing.T) {
 	defer stop()
 	s.caches = c
 	changed, checked := 0, 0
-	s.builtHook = func(f *fleet, got *placement.Snapshot, now time.Time, fromChanges bool) {
+	s.builtHook = func(f *fleet, got *placement.Snapshot, fromChanges bool) {
 		var values []placement.Allocation
-		for _, a := range f.allocations(now, nil) {
+		for _, a := range f.allocations(nil) {
 			values = append(values, *a)
 		}
 		want := placement.NewSnapshot(f.clusters, values)
