@@ -319,9 +319,11 @@ func (x *jobIndex) take(f *fleet, items map[string]store.Item[*cachedJob]) {
 		f.held[name] = *q
 	}
 	f.terminating = maps.Clone(j.terminating)
-	f.reservedPending = make(map[string]bool, len(j.reservedPending))
-	for name := range j.reservedPending {
-		f.reservedPending[name] = true
+	if len(j.reservedPending) > 0 { // rare: nil lets the input skip a lookup per pending job
+		f.reservedPending = make(map[string]bool, len(j.reservedPending))
+		for name := range j.reservedPending {
+			f.reservedPending[name] = true
+		}
 	}
 	j.mu.Unlock()
 	f.finished = maps.Clone(x.finished)
