@@ -5,18 +5,18 @@ package scheduler
 import "github.com/shoal-dev/shoal/federation/placement"
 
 // placementSnapshot builds the cycle's placement snapshot (true: from
-// what changed since the last take). When the
-// snapshot builder holds the running gangs of the join's last take, it is
-// given only what changed since (placement.Builder.SnapshotChanged): the
-// reservations changed, added or removed (or whose job changed), and of
-// the rest only those whose running gang changes on its own: started and
-// committed but not yet counted in the inventories (Counted turns true as
-// its clusters report after the commit; allocation) —
-// where every one of 65,000 reservations was made into a running gang and
-// visited by the builder each cycle (docs/scale.md, session 20). A
-// counted gang turns uncounted only when its reservation or job changes or
-// a cluster's report goes back in time or away (then, and after a layout
-// change, every reservation is made again).
+// what changed since the last take). When the snapshot builder holds the
+// running gangs of the join's last take, it is given only what changed
+// since (placement.Builder.SnapshotChanged): the reservations changed,
+// added or removed (or whose job changed), and of the rest only those
+// whose running gang changes on its own — started and committed but not
+// yet counted in the inventories (Counted turns true as its clusters
+// report after the commit; allocation) — where every one of 65,000
+// reservations was made into a running gang and visited by the builder
+// each cycle (docs/scale.md, session 20). A counted gang turns uncounted
+// only when its reservation or job changes or a cluster's report goes back
+// in time or away; then, after a layout change, and when the builder does
+// not hold the last take's gangs, every reservation is given.
 func (s *Scheduler) placementSnapshot(f *fleet) (*placement.Snapshot, bool) {
 	if rc := f.running; rc != nil && rc.valid && s.built.join != nil && rc.since == s.built && s.receivedOnward(f) {
 		var ch placement.RunningChange
