@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"maps"
+	"reflect"
 	"testing"
 	"time"
 
@@ -110,16 +111,18 @@ func TestCacheRelistOnDemand(t *testing.T) {
 // TestCachedJobKeepsWhatPlacementReads: the cache decodes an unfinished job
 // without its pod templates but with what GangOf reads of them (the
 // tolerations and deadline, of the job and of each role), so the gang is
-// the one of the whole job.
+// the one of the whole job. It keeps every annotation but the spec's hash
+// (and no map when that was the only one).
 func TestCachedJobKeepsWhatPlacementReads(t *testing.T) {
 	deadline, short := int64(600), int64(300)
 	tol := corev1.Toleration{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "ml", Effect: corev1.TaintEffectNoSchedule}
 	tmpl := corev1.PodTemplateSpec{Spec: corev1.PodSpec{Tolerations: []corev1.Toleration{tol}, ActiveDeadlineSeconds: &deadline,
 		Containers: []corev1.Container{{Name: "train", Image: "trainer:1", Env: []corev1.EnvVar{{Name: "A", Value: "b"}}}}}}
 	for name, j := range map[string]*v1alpha1.Job{
-		"gang": {ObjectMeta: metav1.ObjectMeta{Name: "g", Labels: map[string]string{"team": "a"}},
+		"gang": {ObjectMeta: metav1.ObjectMeta{Name: "g", Labels: map[string]string{"team": "a"},
+			Annotations: map[string]string{v1alpha1.AnnotationSpecHash: "abc", v1alpha1.AnnotationPreemptedBy: "big"}},
 			Spec: v1alpha1.JobSpec{Queue: "q", Gang: v1alpha1.Gang{Members: 4, GPUsPerMember: 8}, Template: tmpl}},
-		"roles": {ObjectMeta: metav1.ObjectMeta{Name: "r"},
+		"roles": {ObjectMeta: metav1.ObjectMeta{Name: "r", Annotations: map[string]string{v1alpha1.AnnotationSpecHash: "abc"}},
 			Spec: v1alpha1.JobSpec{Queue: "q", Roles: []v1alpha1.Role{
 				{Name: "worker", Members: 2, GPUsPerMember: 8, Template: tmpl},
 				{Name: "launcher", Members: 1, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{ActiveDeadlineSeconds: &short,
@@ -156,6 +159,14 @@ func TestCachedJobKeepsWhatPlacementReads(t *testing.T) {
 			}
 			if !maps.Equal(c.job.Labels, j.Labels) || c.job.Spec.Queue != "q" {
 				t.Fatalf("cached job %+v lost its metadata or spec", c.job)
+			}
+			wantAnn := maps.Clone(j.Annotations)
+			delete(wantAnn, v1alpha1.AnnotationSpecHash)
+			if len(wantAnn) == 0 {
+				wantAnn = nil
+			}
+			if !reflect.DeepEqual(c.job.Annotations, wantAnn) {
+				t.Fatalf("cached annotations %v, want %v (all but the spec's hash)", c.job.Annotations, wantAnn)
 			}
 		})
 	}

@@ -56,7 +56,7 @@ const cacheWait = 5 * time.Second
 func (s *Scheduler) newCaches() *caches {
 	c := &caches{
 		counters:     newWatched(s.ledger.ClusterVersions()),
-		reservations: newWatched(s.ledger.Reservations()),
+		reservations: newWatched(s.ledger.ReservationsWithoutMembers()),
 		jobs:         newWatched(jobReader(s.st)),
 		queues:       newWatched(s.queues),
 		clusters:     newWatched(s.clusters),

@@ -111,6 +111,7 @@ func (jobCodec) Unmarshal(b []byte) (*cachedJob, error) {
 	// cycle's per-queue counts compare it once per reservation, which is
 	// a pointer comparison for the same string.
 	u.Spec.Queue = unique.Make(u.Spec.Queue).Value()
+	dropSpecHash(&u.Metadata)
 	if st := &u.Status.JobStatus; st.Phase.Terminal() {
 		j := &v1alpha1.Job{ObjectMeta: u.Metadata}
 		j.Spec.Queue = u.Spec.Queue
@@ -133,4 +134,21 @@ func (jobCodec) Unmarshal(b []byte) (*cachedJob, error) {
 // cachedJobs.
 func jobReader(st *store.Store) store.Reader[*cachedJob] {
 	return store.NewReader(st, jobs.Kind, jobCodec{})
+}
+
+// dropSpecHash removes the spec's hash from a cached job's annotations,
+// and the map when it was the only one. Every job carries it (64 hex
+// digits under a long key, in a map of its own: some 300 bytes of heap a
+// job); only a resubmission's comparison reads it (hub/jobs, on the
+// stored job), and a change of the spec that changes it is a change of
+// the spec the cache sees anyway.
+func dropSpecHash(m *metav1.ObjectMeta) {
+	if _, ok := m.Annotations[v1alpha1.AnnotationSpecHash]; !ok {
+		return
+	}
+	if len(m.Annotations) == 1 {
+		m.Annotations = nil
+		return
+	}
+	delete(m.Annotations, v1alpha1.AnnotationSpecHash)
 }
