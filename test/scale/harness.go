@@ -46,7 +46,7 @@ func Start(ctx context.Context, cfg Config, progress func(string, ...any)) (*Har
 	}
 	res := &Result{Inputs: Inputs{Clusters: cfg.Clusters, Nodes: cfg.Nodes, Profiles: cfg.Profiles, Jobs: cfg.Jobs,
 		Rate: cfg.Rate, Submitters: cfg.Submitters, Gangs: cfg.Gangs, RunMin: cfg.RunMin.String(),
-		RunMax: cfg.RunMax.String(), Hold: cfg.Hold.String()}}
+		RunMax: cfg.RunMax.String(), Hold: cfg.Hold.String(), HubArgs: cfg.HubArgs}}
 	start := time.Now()
 	hub, err := StartHub(ctx, cfg.Dir, cfg.HubBinary, cfg.HubArgs)
 	if err != nil {

@@ -87,6 +87,9 @@ type Inputs struct {
 	RunMin     string   `json:"runMin"`
 	RunMax     string   `json:"runMax"`
 	Hold       string   `json:"hold"`
+	// HubArgs are the flags given to shoal-hub besides the harness's own
+	// (SCALE_HUB_ARGS, and --profiling when profiles are taken).
+	HubArgs []string `json:"hubArgs,omitempty"`
 }
 
 // ListTiming is one timed job list.
