@@ -97,6 +97,12 @@ func TestJobsAndQueuesOverGRPC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The headers come once the watch is open: the submission below is
+	// after its start and must come through (without this wait the client
+	// may submit before the server has even begun to watch).
+	if _, err := w.Header(); err != nil {
+		t.Fatal(err)
+	}
 	var hdr metadata.MD
 	obj, err := jc.Submit(ctx, &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: []byte(jobJSON)}}, grpc.Header(&hdr))
 	if err != nil || obj.Revision == 0 || hdr.Get(v1alpha1.SubmitResultHeader)[0] != "created" {

@@ -50,7 +50,11 @@ var errWatchInterrupted = errors.New("watch interrupted")
 
 // Watch streams every change of the collection after store revision
 // fromRevision (0: from now on), in revision order, without gaps or
-// duplicates. When the etcd member serving it fails or loses its leader,
+// duplicates. A watch from now starts at the store's revision as Watch
+// returns: every change committed after the call returned is delivered,
+// so a caller that says the watch is open once it returns (the API's
+// Watch answers its headers then) does not miss a write made next. When
+// the etcd member serving it fails or loses its leader,
 // the watch resumes on its own from the last delivered revision. The
 // channel closes when ctx ends or after an Error event: the history was
 // compacted (ErrCompacted), a value could not be decoded, or the store was
@@ -73,16 +77,16 @@ func (c *Collection[T]) WatchProgress(ctx context.Context, fromRevision int64) (
 
 func (c *Collection[T]) watch(ctx context.Context, fromRevision int64, progress bool) <-chan WatchEvent[T] {
 	out := make(chan WatchEvent[T], 64)
+	last := fromRevision
+	var startErr error
+	if last == 0 { // now, before returning (Watch)
+		last, startErr = c.s.Revision(ctx)
+	}
 	go func() {
 		defer close(out)
-		last := fromRevision
-		if last == 0 {
-			rev, err := c.s.Revision(ctx)
-			if err != nil {
-				c.send(ctx, out, WatchEvent[T]{Type: Error, Err: fmt.Errorf("store: watch %s: %w", c.kind, err)})
-				return
-			}
-			last = rev
+		if startErr != nil {
+			c.send(ctx, out, WatchEvent[T]{Type: Error, Err: fmt.Errorf("store: watch %s: %w", c.kind, startErr)})
+			return
 		}
 		backoff := 50 * time.Millisecond
 		for ctx.Err() == nil {

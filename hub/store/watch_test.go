@@ -123,3 +123,31 @@ func TestWatchReportsCompaction(t *testing.T) {
 		t.Fatalf("event after relist %+v", ev)
 	}
 }
+
+// TestWatchFromNowSeesTheNextWrite: a watch from now (revision 0) starts
+// at the revision of its call, so a write made as soon as Watch returns is
+// delivered. (It used to read that revision in its goroutine, after the
+// call returned, and so could start after such a write and miss it: the
+// API's job watch, which answers its headers once Watch returns, lost the
+// event of a submission made right after them, CI, session 21.)
+func TestWatchFromNowSeesTheNextWrite(t *testing.T) {
+	ctx := testCtx(t)
+	c := collection(t, "fromnow")
+	for i := range 20 {
+		wctx, cancel := context.WithCancel(ctx)
+		ch := c.Watch(wctx, 0)
+		name := fmt.Sprintf("j%02d", i)
+		rev := must[int64](t)(c.Create(ctx, name, testObj{Spec: "x"}))
+		select {
+		case ev := <-ch:
+			if ev.Type != store.Added || ev.Name != name || ev.Revision != rev {
+				t.Fatalf("watch %d: first event %+v, want Added %s at %d", i, ev, name, rev)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("watch %d from now missed the write made right after it returned (revision %d)", i, rev)
+		}
+		cancel()
+		for range ch {
+		}
+	}
+}
