@@ -66,7 +66,11 @@ func TestWrongWorldSizeFailsTheGang(t *testing.T) {
 	if testing.Short() {
 		t.Skip("real containers")
 	}
-	submitJob(t, "realnodes", rendezvousJob("rdv-wrong", 2, 1, 1, []string{"--world-size=3", "--timeout=5s"},
+	// The timeout leaves a member time to resolve rank 0's name first: with
+	// 5 s, on a loaded machine, a member could still be waiting for the
+	// cluster's DNS to know rank 0 when it gave up, and its log said only
+	// that (CI, session 21).
+	submitJob(t, "realnodes", rendezvousJob("rdv-wrong", 2, 1, 1, []string{"--world-size=3", "--timeout=20s"},
 		"  failurePolicy: {maxRestarts: 1}\n"))
 	j := waitPhase(t, "rdv-wrong", v1alpha1.JobFailed, 3*time.Minute)
 	if j.Status.Restarts != 1 {
