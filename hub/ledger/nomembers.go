@@ -12,9 +12,10 @@ import (
 // ReservationsWithoutMembers is Reservations decoded without their Members
 // (left nil): for a reader that keeps every reservation in memory and
 // reads only its gang, assignments, clusters and times — the scheduler's
-// cache. A member is about 180 bytes of heap (four names); at 65,000
-// reservations of the scale harness the lists were some 50 MB of the
-// hub's (docs/scale.md, session 21). Nothing is written through it.
+// cache. A member is about 180 bytes of heap (four names); the 65,000
+// reservations of an F-XL run of the scale harness took 86 MB of the
+// hub's heap with their members, 47 MB without (docs/scale.md, session
+// 21). Nothing is written through it.
 func (l *Ledger) ReservationsWithoutMembers() store.Reader[*Reservation] {
 	return store.NewReader(l.st, Kind, withoutMembers{})
 }
