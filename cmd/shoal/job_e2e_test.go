@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/shoal-dev/shoal/internal/freeport"
 )
 
 // startHub builds and starts shoal-hub with embedded etcd in a temporary
@@ -65,12 +66,11 @@ func startHub(t *testing.T) string {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeport.Addr("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
+	return a
 }
 
 // shoal runs the CLI in process with args and stdin; it returns stdout and the error.

@@ -146,3 +146,13 @@ func claim(p int, now time.Time) bool {
 	}
 	return false
 }
+
+// Addr returns "ip:port" for a port Pick chose, for servers that take a
+// listen address.
+func Addr(ip string) (string, error) {
+	p, err := Pick(ip)
+	if err != nil {
+		return "", err
+	}
+	return net.JoinHostPort(ip, strconv.Itoa(p)), nil
+}

@@ -108,3 +108,26 @@ func TestPickNeverHandsOutOnePortTwice(t *testing.T) {
 		seen[p] = true
 	}
 }
+
+// TestAddrsDoNotRepeat takes many addresses in a row, as a test starting
+// several servers does, and checks that none repeats: a port closed by the
+// kernel's port-0 probe may be handed out again at once, which CI's
+// three-replica hub hit ("listen tcp 127.0.0.1:46351: bind: address already
+// in use" — two replicas given one port).
+func TestAddrsDoNotRepeat(t *testing.T) {
+	seen := map[string]bool{}
+	for range 50 {
+		a, err := Addr("127.0.0.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, _, err := net.SplitHostPort(a)
+		if err != nil || host != "127.0.0.1" {
+			t.Fatalf("Addr = %q (%v), want 127.0.0.1:port", a, err)
+		}
+		if seen[a] {
+			t.Fatalf("Addr handed out %s twice", a)
+		}
+		seen[a] = true
+	}
+}

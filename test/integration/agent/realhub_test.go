@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -37,6 +36,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/cahash"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/internal/freeport"
 	"github.com/shoal-dev/shoal/test/framework"
 )
 
@@ -260,12 +260,11 @@ func writeKubeconfig(t *testing.T, cfg *rest.Config, path string) {
 
 func freePort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeport.Addr("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().String()
+	return a
 }
 
 // lockedBuffer is a bytes.Buffer safe for a logger's concurrent writes.

@@ -8,7 +8,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shoal-dev/shoal/internal/freeport"
 	"github.com/shoal-dev/shoal/test/framework"
 	"github.com/shoal-dev/shoal/test/integration/store/etcdcluster"
 )
@@ -46,12 +46,11 @@ type replicaSet struct {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeport.Addr("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
+	return a
 }
 
 // startReplicaSet starts a 3-member etcd with TLS and n shoal-hub replicas

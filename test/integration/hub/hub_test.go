@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,6 +21,7 @@ import (
 
 	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/internal/freeport"
 )
 
 // hubProc is a running shoal-hub.
@@ -39,12 +39,11 @@ type hubProc struct {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeport.Addr("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
+	return a
 }
 
 // startHub runs shoal-hub with a data directory of its own and waits

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,6 +27,7 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	configv1alpha1 "github.com/shoal-dev/shoal/apis/config/v1alpha1"
+	"github.com/shoal-dev/shoal/internal/freeport"
 )
 
 // hubProc is a running shoal-hub with its REST face on.
@@ -43,12 +43,11 @@ type hubProc struct {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	a, err := freeport.Addr("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().String()
+	return a
 }
 
 // startHub runs shoal-hub with --rest-listen and an audit log, and waits
