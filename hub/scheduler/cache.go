@@ -247,6 +247,9 @@ func (c *watched[T]) waitFor(ctx context.Context, rev int64, timeout time.Durati
 	}
 }
 
+// kind is the kind the cache keeps.
+func (c *watched[T]) kind() string { return c.r.Kind() }
+
 // revision is the revision the cache is current to.
 func (c *watched[T]) revision() int64 {
 	c.mu.RLock()
@@ -254,15 +257,8 @@ func (c *watched[T]) revision() int64 {
 	return c.rev
 }
 
-// newestStored is the newest revision of any object of the cache's kind in
-// the store now, read by a keys-only query (each cycle listed and decoded
-// every cluster before: 100 clusters' records): a snapshot waits for the cache to
-// reach it (caches.snapshot), for the small kinds whose writes come from
-// other owners (a cordon, a quota change).
-func (c *watched[T]) newestStored(ctx context.Context) (int64, error) {
-	rev, err := c.r.NewestRevision(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("newest %s: %w", c.r.Kind(), err)
-	}
-	return rev, nil
-}
+// newest is the cache's kind, for store.NewestRevisions: a snapshot waits
+// for the cache to reach the newest revision stored (caches.snapshot), for
+// the small kinds whose writes come from other owners (a cordon, a quota
+// change).
+func (c *watched[T]) newest() store.Newest { return c.r }

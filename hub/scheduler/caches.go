@@ -177,6 +177,7 @@ func (c *caches) start(ctx context.Context, poke func()) (stop func(), err error
 type waiter interface {
 	waitFor(ctx context.Context, rev int64, timeout time.Duration) error
 	relist()
+	kind() string
 }
 
 // snapshot is what one cycle decides on, taken from the caches. The
@@ -193,14 +194,21 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (f *fleet, e
 	// A cache that does not reach a revision it must reach in time lists
 	// again (relist), and the cycle fails: the next one decides.
 	var waited time.Duration
+	var waits []any
+	took := func(what string, t0 time.Time) {
+		d := time.Since(t0)
+		waited += d
+		if ms := d.Milliseconds(); ms > 0 {
+			waits = append(waits, what, ms)
+		}
+	}
 	defer func() {
 		if f != nil {
-			f.waited = waited
+			f.waited, f.waits = waited, waits
 		}
 	}()
 	wait := func(w waiter, rev int64) error {
-		t0 := time.Now()
-		defer func() { waited += time.Since(t0) }()
+		defer took("wait."+w.kind(), time.Now())
 		err := w.waitFor(ctx, rev, cacheWait)
 		if err != nil && ctx.Err() == nil {
 			w.relist()
@@ -233,24 +241,28 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (f *fleet, e
 	}
 	// The caches follow separate watches, so a cordon or a queue change
 	// committed before the job event that started this cycle may not have
-	// reached its cache yet: the queues and clusters (small kinds) are
-	// listed, and their caches must reach the newest revision listed. (A
-	// fresh read listed them after the jobs already.)
-	for _, w := range []interface {
-		waiter
-		newestStored(context.Context) (int64, error)
-	}{c.queues, c.clusters, c.pools} {
-		if !c.following {
-			break
+	// reached its cache yet: the newest revision of each small kind (queues,
+	// clusters, pools) is read, all three in one read, and its cache must
+	// reach it. (A fresh read listed them after the jobs already.)
+	if c.following {
+		small := []interface {
+			waiter
+			newest() store.Newest
+		}{c.queues, c.clusters, c.pools}
+		kinds := make([]store.Newest, len(small))
+		for i, w := range small {
+			kinds[i] = w.newest()
 		}
 		t0 := time.Now()
-		rev, err := w.newestStored(ctx)
-		waited += time.Since(t0)
+		revs, err := store.NewestRevisions(ctx, kinds...)
+		took("newest", t0)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("newest queues, clusters and pools: %w", err)
 		}
-		if err := wait(w, rev); err != nil {
-			return nil, err
+		for i, w := range small {
+			if err := wait(w, revs[i]); err != nil {
+				return nil, err
+			}
 		}
 	}
 	c.snapshotJobs(f, versions)

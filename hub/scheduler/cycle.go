@@ -59,7 +59,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 		clock.done("read")
 		return res, err
 	}
-	clock.doneWaiting("read", f.waited)
+	clock.doneWaiting("read", f.waited, f.waits)
 	res.Revision = f.ledger.Revision
 	pending, reservations = len(f.pendingJobs), len(f.booked)
 	klog.FromContext(ctx).V(4).Info("scheduling on a snapshot", "revisions", f.revisions, "pending", len(f.pendingJobs), "reservations", len(f.booked))

@@ -77,6 +77,11 @@ type fleet struct {
 	// waited is how long reading it waited for the caches to reach the
 	// revisions it needs, and for the store's newest revisions.
 	waited time.Duration
+	// waits name what it waited for, for a slow cycle's log: "wait.<kind>"
+	// (a cache reaching a revision) or "newest" (the store's newest
+	// revisions of the small kinds), each with its milliseconds, when 1 or
+	// more.
+	waits []any
 }
 
 // read takes the fleet a cycle decides on. While the scheduler leads, from

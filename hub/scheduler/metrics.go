@@ -93,7 +93,9 @@ func observeCycle(r Result) {
 type phaseClock struct {
 	start, last time.Time
 	phases      []any // name, milliseconds, … as log keys and values
-	gcs         uint64
+	// waits say what phase "wait" waited for (fleet.waits).
+	waits []any
+	gcs   uint64
 	// cpu0 is the thread's CPU time at the start, lastCPU at the end of
 	// the last phase; threadCPU says the cycle runs on a thread of its own
 	// (Lead) so that it is the cycle's. cpus are the phases' CPU
@@ -155,7 +157,8 @@ func (p *phaseClock) done(phase string) {
 // doneWaiting ends phase, of which waited was spent waiting (for the
 // caches to reach a revision, for the store's answer): counted as phase
 // "wait", the rest as phase.
-func (p *phaseClock) doneWaiting(phase string, waited time.Duration) {
+func (p *phaseClock) doneWaiting(phase string, waited time.Duration, waits []any) {
+	p.waits = append(p.waits, waits...)
 	now := time.Now()
 	waited = min(waited, now.Sub(p.last))
 	p.add("wait", waited)
@@ -188,6 +191,7 @@ func (p *phaseClock) logSlow(logger klog.Logger, res Result, pending, reservatio
 		"placed", len(res.Placed), "waiting", res.Waiting, "explained", res.explained, "conflict", res.Conflict,
 		"gcCycles", gcCycles()-p.gcs)
 	kv = append(kv, p.phases...)
+	kv = append(kv, p.waits...)
 	kv = append(kv, p.cpus...)
 	logger.Info("slow scheduling cycle", kv...)
 }

@@ -49,7 +49,7 @@ func TestSlowCycleLogsItsPhases(t *testing.T) {
 	var lines []string
 	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
 	c := newPhaseClock(false)
-	c.done("read")
+	c.doneWaiting("read", 0, []any{"wait.jobs", int64(5)})
 	c.done("decide")
 	c.end(logger, Result{Placed: []string{"a"}, explained: 1}, 3, 2)
 	if len(lines) != 0 {
@@ -61,7 +61,7 @@ func TestSlowCycleLogsItsPhases(t *testing.T) {
 		t.Fatalf("a slow cycle logged %d lines, want 1", len(lines))
 	}
 	for _, want := range []string{`"msg"="slow scheduling cycle"`, `"pending"=3`, `"reservations"=2`, `"placed"=1`,
-		`"waiting"=2`, `"explained"=1`, `"read"=`, `"decide"=`} {
+		`"waiting"=2`, `"explained"=1`, `"read"=`, `"decide"=`, `"wait.jobs"=5`} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("log %q lacks %s", lines[0], want)
 		}
@@ -76,7 +76,7 @@ func TestSlowCycleLogsItsPhases(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	c = newPhaseClock(true)
 	c.done("read")
-	c.doneWaiting("input", 0)
+	c.doneWaiting("input", 0, nil)
 	c.start = c.start.Add(-slowCycle)
 	c.end(logger, Result{}, 0, 0)
 	for _, want := range []string{`"cpuMs"=`, `"cpu.read"=`, `"cpu.input"=`} {

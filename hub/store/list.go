@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -129,18 +130,65 @@ func (c *Collection[T]) listPage(ctx context.Context, res *ListResult[T], start 
 
 // NewestRevision is the newest mod revision among the kind's objects (0:
 // none), read without reading or decoding any object: one sorted,
-// keys-only range of limit 1.
-func (c *Collection[T]) NewestRevision(ctx context.Context) (rev int64, err error) {
-	defer observe("list", time.Now(), &err)
-	resp, err := c.s.client.Get(ctx, c.dir, clientv3.WithRange(clientv3.GetPrefixRangeEnd(c.dir)),
-		clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(1), clientv3.WithKeysOnly())
+// keys-only range of limit 1. It reads as NewestRevisions does.
+func (c *Collection[T]) NewestRevision(ctx context.Context) (int64, error) {
+	revs, err := NewestRevisions(ctx, c)
 	if err != nil {
-		return 0, mapErr(err)
+		return 0, err
 	}
-	if len(resp.Kvs) == 0 {
-		return 0, nil
+	return revs[0], nil
+}
+
+// Newest is a kind NewestRevisions reads: a Collection or a Reader.
+type Newest interface {
+	// storeDir is the kind's store and key prefix.
+	storeDir() (*Store, string)
+}
+
+func (c *Collection[T]) storeDir() (*Store, string) { return c.s, c.dir }
+
+func (r Reader[T]) storeDir() (*Store, string) { return r.c.storeDir() }
+
+// NewestRevisions is the newest mod revision among the objects of each
+// kind (0: none), in the order given, read in one transaction: one round
+// trip for all the kinds (a scheduling cycle reads three). The kinds must
+// be of one Store. The answer holds every write acknowledged before the
+// call, to any client: on an etcd cluster the read takes the quorum round
+// (linearizable); on the embedded etcd, a single member that answers a
+// write only once it has applied it, it reads what the member has applied
+// (serializable) and skips that round — about 25 ms on the embedded etcd
+// (Collection.getAt), more when it is busy.
+func NewestRevisions(ctx context.Context, kinds ...Newest) (revs []int64, err error) {
+	defer observe("list", time.Now(), &err)
+	if len(kinds) == 0 {
+		return nil, nil
 	}
-	return resp.Kvs[0].ModRevision, nil
+	var s *Store
+	ops := make([]clientv3.Op, len(kinds))
+	for i, k := range kinds {
+		ks, dir := k.storeDir()
+		if s != nil && ks != s {
+			return nil, errors.New("store: NewestRevisions of kinds of different stores")
+		}
+		s = ks
+		opts := []clientv3.OpOption{clientv3.WithRange(clientv3.GetPrefixRangeEnd(dir)),
+			clientv3.WithSort(clientv3.SortByModRevision, clientv3.SortDescend), clientv3.WithLimit(1), clientv3.WithKeysOnly()}
+		if s.server != nil {
+			opts = append(opts, clientv3.WithSerializable())
+		}
+		ops[i] = clientv3.OpGet(dir, opts...)
+	}
+	resp, err := s.client.Txn(ctx).Then(ops...).Commit()
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	revs = make([]int64, len(kinds))
+	for i, r := range resp.Responses {
+		if kvs := r.GetResponseRange().GetKvs(); len(kvs) > 0 {
+			revs[i] = kvs[0].ModRevision
+		}
+	}
+	return revs, nil
 }
 
 func (c *Collection[T]) encodeContinue(tok continueToken) string {

@@ -5,6 +5,7 @@ package store_test
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"testing"
 
@@ -130,6 +131,34 @@ func TestNewestRevision(t *testing.T) {
 	must[int64](t)(other.Create(ctx, "later", testObj{}))
 	if rev := must[int64](t)(c.NewestRevision(ctx)); rev != want {
 		t.Fatalf("newest %d, want %d (o-1's update)", rev, want)
+	}
+}
+
+// TestNewestRevisions reads several kinds' newest revisions in one read,
+// in the order given (0 for an empty kind), each seeing a write
+// acknowledged just before it, and refuses kinds of two stores.
+func TestNewestRevisions(t *testing.T) {
+	ctx := testCtx(t)
+	a, b, empty := collection(t, "newest-a"), collection(t, "newest-b"), collection(t, "newest-empty")
+	for i := range 20 {
+		ra := must[int64](t)(a.Create(ctx, fmt.Sprintf("o-%d", i), testObj{}))
+		rb := must[int64](t)(b.Create(ctx, fmt.Sprintf("o-%d", i), testObj{}))
+		revs, err := store.NewestRevisions(ctx, a, empty, b.Reader())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := []int64{ra, 0, rb}; !slices.Equal(revs, want) {
+			t.Fatalf("after write %d: NewestRevisions = %v, want %v", i, revs, want)
+		}
+	}
+	s2, err := store.Open(ctx, store.Config{DataDir: t.TempDir(), Embedded: store.EmbeddedConfig{UnsafeNoFsync: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s2.Close() }()
+	other := store.NewCollection(s2, "x", store.JSONCodec[testObj]())
+	if _, err := store.NewestRevisions(ctx, a, other); err == nil {
+		t.Fatal("NewestRevisions of two stores' kinds: no error")
 	}
 }
 

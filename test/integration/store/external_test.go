@@ -261,8 +261,18 @@ func checkServing(t *testing.T, ctx context.Context, s *store.Store, jobs *store
 		_, rev, err = jobs.Get(ctx, name)
 		return err
 	})
-	eventually(t, ctx, "update", func(ctx context.Context) error {
-		_, err := jobs.Update(ctx, name, job{Queue: "org/team", Phase: "Running"}, rev)
+	var updated int64
+	eventually(t, ctx, "update", func(ctx context.Context) (err error) {
+		updated, err = jobs.Update(ctx, name, job{Queue: "org/team", Phase: "Running"}, rev)
+		return err
+	})
+	// On a cluster the newest revision is a quorum read: it sees the update
+	// just acknowledged, whichever member answers.
+	eventually(t, ctx, "newest revision", func(ctx context.Context) error {
+		revs, err := store.NewestRevisions(ctx, jobs)
+		if err == nil && revs[0] != updated { // a stale answer is a failure, not retried
+			t.Errorf("newest revision %d, want %d (the update)", revs[0], updated)
+		}
 		return err
 	})
 	eventually(t, ctx, "stale update", func(ctx context.Context) error {
