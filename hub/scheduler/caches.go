@@ -215,6 +215,10 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (f *fleet, e
 		}
 		return err
 	}
+	var smallRevs <-chan newestResult
+	if c.following {
+		smallRevs = c.newestSmall(ctx)
+	}
 	if err := wait(c.counters, booked); err != nil {
 		return nil, err
 	}
@@ -239,33 +243,30 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (f *fleet, e
 	if err := wait(c.reservations, newest); err != nil {
 		return nil, err
 	}
+	c.snapshotJobs(f, versions)
 	// The caches follow separate watches, so a cordon or a queue change
 	// committed before the job event that started this cycle may not have
 	// reached its cache yet: the newest revision of each small kind (queues,
-	// clusters, pools) is read, all three in one read, and its cache must
-	// reach it. (A fresh read listed them after the jobs already.)
-	if c.following {
-		small := []interface {
-			waiter
-			newest() store.Newest
-		}{c.queues, c.clusters, c.pools}
-		kinds := make([]store.Newest, len(small))
-		for i, w := range small {
-			kinds[i] = w.newest()
-		}
+	// clusters, pools) was read (newestSmall, started before the waits
+	// above so that the two overlap), and its cache must reach it. A
+	// snapshot with no pending and no terminating job decides nothing
+	// (Cycle calls no decide), so it does not wait: the read can take
+	// hundreds of milliseconds while etcd commits (its backend blocks reads
+	// for the commit's fsync), and a job submitted meanwhile would wait for
+	// it. (A fresh read listed them after the jobs already.)
+	if c.following && (len(f.pendingJobs) > 0 || len(f.terminating) > 0) {
 		t0 := time.Now()
-		revs, err := store.NewestRevisions(ctx, kinds...)
+		nr := <-smallRevs
 		took("newest", t0)
-		if err != nil {
-			return nil, fmt.Errorf("newest queues, clusters and pools: %w", err)
+		if nr.err != nil {
+			return nil, fmt.Errorf("newest queues, clusters and pools: %w", nr.err)
 		}
-		for i, w := range small {
-			if err := wait(w, revs[i]); err != nil {
+		for i, w := range c.small() {
+			if err := wait(w, nr.revs[i]); err != nil {
 				return nil, err
 			}
 		}
 	}
-	c.snapshotJobs(f, versions)
 	c.queues.mu.RLock()
 	for _, q := range c.queues.items {
 		f.queues = append(f.queues, q.Object)
@@ -285,6 +286,39 @@ func (c *caches) snapshot(ctx context.Context, wrote, booked int64) (f *fleet, e
 		return nil, err
 	}
 	return f, nil
+}
+
+// smallKind is a cache of a small kind whose writes come from other
+// owners (a cordon, a quota change).
+type smallKind interface {
+	waiter
+	newest() store.Newest
+}
+
+// small are the caches of the small kinds, in newestSmall's order.
+func (c *caches) small() []smallKind { return []smallKind{c.queues, c.clusters, c.pools} }
+
+// newestResult is what newestSmall read.
+type newestResult struct {
+	revs []int64
+	err  error
+}
+
+// newestSmall reads the store's newest revision of each small kind, in
+// one read (store.NewestRevisions), in the background: the channel gets
+// the answer.
+func (c *caches) newestSmall(ctx context.Context) <-chan newestResult {
+	out := make(chan newestResult, 1)
+	small := c.small()
+	kinds := make([]store.Newest, len(small))
+	for i, w := range small {
+		kinds[i] = w.newest()
+	}
+	go func() {
+		revs, err := store.NewestRevisions(ctx, kinds...)
+		out <- newestResult{revs, err}
+	}()
+	return out
 }
 
 // snapshotJobs takes the ledger (the booking counters, versions, and the
