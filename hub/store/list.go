@@ -128,17 +128,6 @@ func (c *Collection[T]) listPage(ctx context.Context, res *ListResult[T], start 
 	return res.Items[len(res.Items)-1].Name + "\x00", nil
 }
 
-// NewestRevision is the newest mod revision among the kind's objects (0:
-// none), read without reading or decoding any object: one sorted,
-// keys-only range of limit 1. It reads as NewestRevisions does.
-func (c *Collection[T]) NewestRevision(ctx context.Context) (int64, error) {
-	revs, err := NewestRevisions(ctx, c)
-	if err != nil {
-		return 0, err
-	}
-	return revs[0], nil
-}
-
 // Newest is a kind NewestRevisions reads: a Collection or a Reader.
 type Newest interface {
 	// storeDir is the kind's store and key prefix.
@@ -150,7 +139,9 @@ func (c *Collection[T]) storeDir() (*Store, string) { return c.s, c.dir }
 func (r Reader[T]) storeDir() (*Store, string) { return r.c.storeDir() }
 
 // NewestRevisions is the newest mod revision among the objects of each
-// kind (0: none), in the order given, read in one transaction: one round
+// kind (0: none), in the order given, read without reading or decoding any
+// object (a sorted, keys-only range of limit 1 per kind) in one
+// transaction: one round
 // trip for all the kinds (a scheduling cycle reads three). The kinds must
 // be of one Store. The answer holds every write acknowledged before the
 // call, to any client: on an etcd cluster the read takes the quorum round

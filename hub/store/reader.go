@@ -68,10 +68,6 @@ func (r Reader[T]) List(ctx context.Context, opts ListOptions) (ListResult[T], e
 	return r.c.List(ctx, opts)
 }
 
-// NewestRevision is the newest mod revision among the kind's objects;
-// see Collection.NewestRevision.
-func (r Reader[T]) NewestRevision(ctx context.Context) (int64, error) { return r.c.NewestRevision(ctx) }
-
 // Watch streams the changes after fromRevision; see Collection.Watch.
 func (r Reader[T]) Watch(ctx context.Context, fromRevision int64) <-chan WatchEvent[T] {
 	return r.c.Watch(ctx, fromRevision)
