@@ -3,7 +3,6 @@
 package jobs
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -77,7 +76,7 @@ func (x *jobIndex) hasCluster(cluster string) bool {
 // job decodes the whole job.
 func (x *indexed) job() (*v1alpha1.Job, error) {
 	var j v1alpha1.Job
-	if err := json.Unmarshal(x.raw, &j); err != nil {
+	if err := store.DecodeJSON(x.raw, &j); err != nil {
 		return nil, fmt.Errorf("decode stored job: %w", err)
 	}
 	return &j, nil
@@ -90,7 +89,7 @@ func (indexCodec) Marshal(x *indexed) ([]byte, error) { return x.raw, nil }
 
 func (indexCodec) Unmarshal(b []byte) (*indexed, error) {
 	x := &indexed{raw: b}
-	return x, json.Unmarshal(b, &x.idx)
+	return x, store.DecodeJSON(b, &x.idx)
 }
 
 // rawCodec reads jobs as *indexed without decoding their index: for jobs

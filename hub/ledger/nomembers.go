@@ -3,7 +3,6 @@
 package ledger
 
 import (
-	"encoding/json"
 	"errors"
 
 	"github.com/shoal-dev/shoal/hub/store"
@@ -32,7 +31,7 @@ func (withoutMembers) Unmarshal(b []byte) (*Reservation, error) {
 		*Reservation
 		Members skippedMembers `json:"members"` // shadows Reservation.Members
 	}{Reservation: &Reservation{}}
-	if err := json.Unmarshal(b, &v); err != nil {
+	if err := store.DecodeJSON(b, &v); err != nil {
 		return nil, err
 	}
 	return v.Reservation, nil

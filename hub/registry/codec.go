@@ -50,7 +50,7 @@ func (gzipJSON[T]) Unmarshal(data []byte) (T, error) {
 			return v, err
 		}
 	}
-	err := json.Unmarshal(data, &v)
+	err := store.DecodeJSON(data, &v)
 	return v, err
 }
 

@@ -4,7 +4,6 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -67,7 +66,7 @@ func (r *Registry) Heartbeat(ctx context.Context, cluster, serial string, b Beat
 // generation held afterwards. serial is checked like Heartbeat's.
 func (r *Registry) ReportInventory(ctx context.Context, cluster, serial, session string, generation int64, inventoryJSON []byte) (int64, error) {
 	var inv inventory.Cluster
-	if err := json.Unmarshal(inventoryJSON, &inv); err != nil {
+	if err := store.DecodeJSON(inventoryJSON, &inv); err != nil {
 		return 0, fmt.Errorf("%w: inventory JSON: %w", ErrInvalid, err)
 	}
 	if inv.Name != "" && inv.Name != cluster {
@@ -139,7 +138,7 @@ func (r *Registry) Inventories(ctx context.Context) ([]inventory.Cluster, error)
 	out := make([]inventory.Cluster, 0, len(res.Items))
 	for _, it := range res.Items {
 		var inv inventory.Cluster
-		if err := json.Unmarshal(it.Object.Inventory, &inv); err != nil {
+		if err := store.DecodeJSON(it.Object.Inventory, &inv); err != nil {
 			return nil, fmt.Errorf("inventory of cluster %q: %w", it.Name, err)
 		}
 		inv.Name = it.Name

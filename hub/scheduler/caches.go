@@ -4,7 +4,6 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -106,7 +105,7 @@ func (c *caches) parseInventory(name string, _, cur *store.Item[*registry.Invent
 		return
 	}
 	var p parsedInventory
-	if err := json.Unmarshal(cur.Object.Inventory, &p.inv); err != nil {
+	if err := store.DecodeJSON(cur.Object.Inventory, &p.inv); err != nil {
 		p.err = fmt.Errorf("inventory of cluster %q: %w", name, err)
 	}
 	p.inv.Name = name

@@ -3,12 +3,12 @@
 package scheduler
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/inventory"
 	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/hub/store"
 )
 
 // The GPU states of shoal_fleet_gpus (docs/metrics.md defines each). Every
@@ -107,7 +107,7 @@ func fleetGPUs(f *fleet, snap *placement.Snapshot, states map[string]v1alpha1.Cl
 	}
 	for _, it := range f.unready {
 		var inv inventory.Cluster
-		if json.Unmarshal(it.Object.Inventory, &inv) != nil {
+		if store.DecodeJSON(it.Object.Inventory, &inv) != nil {
 			continue // the scheduler ignores it too; it only reads Ready clusters
 		}
 		// A cordoned or draining cluster still runs its gangs; any other

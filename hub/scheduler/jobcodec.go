@@ -3,7 +3,6 @@
 package scheduler
 
 import (
-	"encoding/json"
 	"errors"
 	"unique"
 
@@ -104,7 +103,7 @@ func (jobCodec) Marshal(*cachedJob) ([]byte, error) { return nil, errReadOnly }
 // decision.
 func (jobCodec) Unmarshal(b []byte) (*cachedJob, error) {
 	var u unfinishedJob
-	if err := json.Unmarshal(b, &u); err != nil {
+	if err := store.DecodeJSON(b, &u); err != nil {
 		return nil, err
 	}
 	// The queue's name is shared by every job of the queue (unique): the

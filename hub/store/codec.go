@@ -10,7 +10,8 @@ type Codec[T any] interface {
 	Unmarshal([]byte) (T, error)
 }
 
-// JSONCodec encodes objects with encoding/json.
+// JSONCodec encodes objects with encoding/json and decodes them with
+// DecodeJSON.
 func JSONCodec[T any]() Codec[T] { return jsonCodec[T]{} }
 
 type jsonCodec[T any] struct{}
@@ -19,6 +20,6 @@ func (jsonCodec[T]) Marshal(obj T) ([]byte, error) { return json.Marshal(obj) }
 
 func (jsonCodec[T]) Unmarshal(b []byte) (T, error) {
 	var obj T
-	err := json.Unmarshal(b, &obj)
+	err := DecodeJSON(b, &obj)
 	return obj, err
 }
