@@ -415,9 +415,15 @@ func (s *Snapshot) onLayout() *Snapshot {
 // 100,000 nodes' reports; and the domains' free GPUs and the domain
 // index's sums are changed only by the nodes whose free GPUs or
 // schedulable flag changed, where a build summed every node into every
-// level afresh. The node and domain buckets are listed afresh, so that
-// their order is the one a fresh build gives. The result equals
-// withCounts(cs, pos, nil).withRunning(r, nil) field for field.
+// level afresh. The node buckets are listed afresh, so that their order is
+// the one a fresh build gives. The domain buckets are kept: setFree moved
+// each domain whose slots changed to its new bucket (indexFree), and the
+// only reader of a bucket, the best-fit walk (bestDomainIndexed), takes
+// the lowest index among equals by comparing, not by a bucket's order;
+// listing 100,000 domains afresh for each member size and level was a
+// third of the F-XL snapshot's CPU (docs/scale.md). The result equals
+// withCounts(cs, pos, nil).withRunning(r, nil) field for field but for the
+// order of the domains within a bucket.
 func (s *Snapshot) recount(cs []inventory.Cluster, pos [][]int32, at []nodeRef, same []bool, r *running, spare *Snapshot) *Snapshot {
 	t := s.onLayout()
 	t.nodes, t.dfree, t.dindex, t.migs = spare.nodes, spare.dfree, spare.dindex, spare.migs
@@ -446,7 +452,9 @@ func (s *Snapshot) recount(cs []inventory.Cluster, pos [][]int32, at []nodeRef, 
 	t.touched, t.isTouched = spare.touched[:0], spare.isTouched
 	t.takeRunning(r, spare)
 	t.buildFreeIndex(&spare.index)
-	t.dindex.bucketDomains(t, &spare.dindex)
+	if !t.dindex.bucketsFit(t) {
+		t.dindex.bucketDomains(t, &spare.dindex)
+	}
 	return t
 }
 

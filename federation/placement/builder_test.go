@@ -239,6 +239,7 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 				values[i] = *a
 			}
 			want := NewSnapshot(fleet, values)
+			checkBuckets(t, got, fmt.Sprintf("seed %d step %d", seed, step))
 			if !reflect.DeepEqual(listsSorted(got), listsSorted(want)) {
 				t.Fatalf("seed %d step %d: differs: %s", seed, step, snapshotDiff(listsSorted(got), listsSorted(want)))
 			}
@@ -275,12 +276,17 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 }
 
 // listsSorted is s with its per-node lists of gangs copied and sorted by
-// gang (a kept gang may be listed in another order than NewSnapshot's,
-// which no reader depends on).
+// gang and its domain buckets listed afresh (a kept gang or domain may be
+// listed in another order than NewSnapshot's, which no reader depends on).
 func listsSorted(s *Snapshot) *Snapshot {
 	t := *s
 	t.touched, t.isTouched = nil, nil // a Builder's record of what its cycle changed
 	t.allocs = s.allocs.flat()        // over the Builder's kept gangs, or not
+	// A recount keeps the domain buckets, moved domain by domain (the
+	// caller checks their filing): list them afresh, in a fresh build's
+	// order.
+	t.dindex.buckets = [numLevels]*bucketIndex{}
+	t.dindex.bucketDomains(&t, &domainIndex{})
 	t.onNode = make([][]*allocation, len(s.onNode))
 	for i, l := range s.onNode {
 		if l != nil {

@@ -160,6 +160,27 @@ func (x *domainIndex) bucketDomains(s *Snapshot, old *domainIndex) {
 	}
 }
 
+// bucketsFit reports whether x has buckets of s's layout at every level
+// with sums of its own (sized for its domains, member sizes and slots), so
+// that a recount can keep them.
+func (x *domainIndex) bucketsFit(s *Snapshot) bool {
+	for l := lvNVLink; l < numLevels; l++ {
+		if x.own[l] != l {
+			continue
+		}
+		b := x.buckets[l]
+		if b == nil || int(b.n) != len(s.levels[l]) || len(b.head) != int(x.stride) {
+			return false
+		}
+		for g := int32(1); g <= x.stride; g++ {
+			if len(b.head[g-1]) != int(s.maxGPUs[l]/g+1) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // zeroed is buf cleared to n zeros if it has room, else a new array.
 func zeroed(buf []int32, n int) []int32 {
 	if cap(buf) < n {
