@@ -427,6 +427,7 @@ func (s *Snapshot) onLayout() *Snapshot {
 func (s *Snapshot) recount(cs []inventory.Cluster, pos [][]int32, at []nodeRef, same []bool, r *running, spare *Snapshot) *Snapshot {
 	t := s.onLayout()
 	t.nodes, t.dfree, t.dindex, t.migs = spare.nodes, spare.dfree, spare.dindex, spare.migs
+	t.scratch = spare.scratch  // buffers a cycle fills before it reads them
 	t.dindex.clearHeldCounts() // spare's reservation marks: t has none
 	t.dindex.heldDoms = [numLevels][]int32{}
 	for ci := range cs {

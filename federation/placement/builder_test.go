@@ -281,6 +281,7 @@ func TestBuilderBuildsWhatNewSnapshotBuilds(t *testing.T) {
 func listsSorted(s *Snapshot) *Snapshot {
 	t := *s
 	t.touched, t.isTouched = nil, nil // a Builder's record of what its cycle changed
+	t.scratch = scratch{}             // buffers, kept from build to build
 	t.allocs = s.allocs.flat()        // over the Builder's kept gangs, or not
 	// A recount keeps the domain buckets, moved domain by domain (the
 	// caller checks their filing): list them afresh, in a fresh build's

@@ -60,6 +60,7 @@ type qnode struct {
 	pending   []*Gang        // leaf: gangs waiting, in FIFO order
 	next      int            // leaf: index of the next pending gang
 	active    int            // pending gangs left in this subtree
+	banded    int            // leaf: gangs of the band being queued (queueBand)
 	share     float64        // queueTree.share's answer while shareOK
 	shareOK   bool           // cleared whenever alloc or usage changes
 }

@@ -27,6 +27,11 @@ type Input struct {
 	Reservations []Reservation
 	// Terminating maps a running gang being preempted to its preemptor.
 	Terminating map[string]string
+	// WaitBuffer, when it has room for every pending gang, is the array
+	// the decision's Waiting is written into (a caller that decides every
+	// cycle passes its last decision's Waiting, which it no longer reads,
+	// instead of a new array of 35,000 waits a cycle).
+	WaitBuffer []Wait
 }
 
 // Reservation holds nodes for a gang that waits at the head of its queue
@@ -63,7 +68,8 @@ type Wait struct {
 	Gang string
 	// Ref is the gang's Gang.Ref.
 	Ref int `json:"-"`
-	// Why explains it.
+	// Why explains it. The waits of gangs a cycle found equal (a class:
+	// waitmemo.go) share one: read only.
 	Why *Unschedulable
 }
 
@@ -214,8 +220,11 @@ func (s *Snapshot) capacityByProduct() map[string]int {
 // pass and not sorted: at 35,000 pending gangs, most submitted within the
 // same second as a thousand others, the sort compared IDs a million times
 // each cycle.
-func sortPending(gs []Gang, o Order) []*Gang {
-	out := make([]*Gang, len(gs))
+func sortPending(gs []Gang, o Order, buf *[]*Gang) []*Gang {
+	if cap(*buf) < len(gs) {
+		*buf = make([]*Gang, len(gs))
+	}
+	out := (*buf)[:len(gs)]
 	for i := range gs {
 		out[i] = &gs[i]
 	}

@@ -14,6 +14,11 @@ type scratch struct {
 	// roles[k] is the index in Gang.Roles of picked[k] after a
 	// heterogeneous gang's placement (roles.go); unused otherwise.
 	roles []int32
+	// order is a cycle's pending gangs in order (sortPending); pend the
+	// array its queues' pending lists are carved from and leaves those
+	// queues (cycle.queueBand). A Builder's next snapshot keeps them.
+	order, pend []*Gang
+	leaves      []*qnode
 }
 
 // pick is a tentative assignment: members on a node.

@@ -96,7 +96,7 @@ type waitKey struct {
 // did not fit, for why.
 type failMemo struct {
 	version uint64
-	why     Unschedulable
+	why     *Unschedulable // shared by the class's waits: read only
 }
 
 // waitKey returns g's class, or false when g is decided in full.

@@ -15,7 +15,9 @@ import (
 // many gangs of few shapes (so that classes repeat), with estimates,
 // reservations, preemptions and departures between cycles, explanations on
 // and off: every decision must be the same, and the classes must answer
-// for some gangs.
+// for some gangs. The side with classes passes an earlier decision's waits
+// as its WaitBuffer, as the hub does: the decision must be written there
+// when it has room, and be the same.
 func TestWaitMemoEquivalence(t *testing.T) {
 	seeds := 200
 	if testing.Short() {
@@ -57,6 +59,7 @@ func runWaitMemo(t *testing.T, seed uint64) int {
 	var pending []Gang
 	next, hits := 0, 0
 	var res []Reservation
+	var waits []Wait // the largest decision's waits, passed as WaitBuffer
 	terminating := map[string]string{}
 	now := t0.Add(time.Hour)
 	for cycle := range 6 {
@@ -77,10 +80,19 @@ func runWaitMemo(t *testing.T, seed uint64) int {
 		want := Schedule(off, in, opts...)
 		memoWaits = true
 		before := memoHits.Load()
-		got := Schedule(on, in, opts...)
+		buf := waits
+		inOn := in
+		inOn.WaitBuffer = buf // the last decision's, as the hub passes it
+		got := Schedule(on, inOn, opts...)
 		hits += int(memoHits.Load() - before)
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("cycle %d: decisions differ with classes of waiting gangs:\n%+v\nwithout:\n%+v", cycle, got, want)
+		}
+		if cap(buf) >= len(in.Pending) && len(got.Waiting) > 0 && &got.Waiting[0] != &buf[:1][0] {
+			t.Fatalf("cycle %d: the decision's waits are not in the WaitBuffer with room for them", cycle)
+		}
+		if cap(got.Waiting) > cap(waits) {
+			waits = got.Waiting
 		}
 		placed := placedIDs(got)
 		var still []Gang

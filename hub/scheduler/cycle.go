@@ -101,6 +101,7 @@ func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error)
 func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapshot, in placement.Input,
 	pend pendingSet, held *store.Cond, now time.Time, res *Result, clock *phaseClock) error {
 	d := placement.Schedule(snap, in, s.cfg.Options...)
+	s.waits = d.Waiting // read by this cycle alone: the next one's WaitBuffer
 	decided := time.Now()
 	clock.done("decide")
 	s.holds = d.Reservations
@@ -159,7 +160,7 @@ func (s *Scheduler) decide(ctx context.Context, f *fleet, snap *placement.Snapsh
 // pass.
 func (s *Scheduler) input(f *fleet, now time.Time) (placement.Input, pendingSet) {
 	in := placement.Input{Now: now, Queues: queuesOf(f.queues), Reservations: s.holds, Terminating: make(map[string]string, len(f.terminating)),
-		Pending: s.pending[:0]}
+		Pending: s.pending[:0], WaitBuffer: s.waits}
 	pend := pendingSet{items: s.pendingJobs.items[:0], forms: s.pendingJobs.forms[:0]}
 	f.tally = f.countJobs()
 	maps.Copy(in.Terminating, f.terminating)

@@ -122,6 +122,9 @@ type Scheduler struct {
 	// jobs (input), filled again by the next.
 	pending     []placement.Gang
 	pendingJobs pendingSet
+	// waits is the last cycle's decision's Waiting, which the next fills
+	// again (placement.Input.WaitBuffer).
+	waits []placement.Wait
 	// queueWritten is when this leadership last wrote each queue's status
 	// (queuestatus.go); pokeAt asks for a cycle after a while (nil when
 	// not leading).

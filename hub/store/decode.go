@@ -21,4 +21,5 @@ var decodeOptions = jsonv1.DefaultOptionsV1()
 // decoding it) and allocates a quarter of the objects
 // (BenchmarkDecodeJob). Decoding stored records (watch events, reads,
 // lists) was a quarter of the hub's CPU at 100,000 jobs (docs/scale.md).
+// An agent's inventory report is read with it too: it is stored as sent.
 func DecodeJSON(b []byte, v any) error { return jsonv2.Unmarshal(b, v, decodeOptions) }
