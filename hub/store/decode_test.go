@@ -49,7 +49,7 @@ func filler(seed int64) *randfill.Filler {
 			r.Raw = []byte(`{"k":1}`)
 		},
 		func(f *metav1.FieldsV1, c randfill.Continue) {
-			f.Raw = []byte(`{"f:spec":{}}`)
+			f.SetRawBytes([]byte(`{"f:spec":{}}`))
 		},
 	)
 }
