@@ -40,7 +40,7 @@ func (s Schema) Version() int { return len(s.Steps) + 1 }
 // Stamp returns raw, a JSON object (or a gzipped one), with the schema's
 // version as its first field, replacing a version stamped before.
 func (s Schema) Stamp(raw []byte) ([]byte, error) {
-	if isGzip(raw) {
+	if IsGzip(raw) {
 		return s.stampGzip(raw)
 	}
 	body, err := unstamped(raw)
@@ -68,8 +68,8 @@ func (s Schema) Upgrade(raw []byte) ([]byte, error) {
 	if err != nil || from >= s.Version() {
 		return raw, err
 	}
-	if isGzip(raw) {
-		if raw, err = gunzip(raw); err != nil {
+	if IsGzip(raw) {
+		if raw, err = Gunzip(raw); err != nil {
 			return nil, err
 		}
 	}
@@ -84,7 +84,7 @@ func (s Schema) Upgrade(raw []byte) ([]byte, error) {
 // StoredVersion is the version raw (JSON or gzipped JSON) was stored at:
 // Legacy when it carries none.
 func StoredVersion(raw []byte) (int, error) {
-	if isGzip(raw) {
+	if IsGzip(raw) {
 		head, err := gunzipHead(raw, 32)
 		if err != nil {
 			return 0, err

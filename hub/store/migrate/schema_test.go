@@ -101,7 +101,7 @@ func TestGzippedRecords(t *testing.T) {
 	if v, err := StoredVersion(got); err != nil || v != 2 {
 		t.Errorf("StoredVersion of the restamped gzipped record = %d, %v; want 2", v, err)
 	}
-	if inner, _ := gunzip(got); string(inner) != `{"storageVersion":2,"a":1}` {
+	if inner, _ := Gunzip(got); string(inner) != `{"storageVersion":2,"a":1}` {
 		t.Errorf("restamped gzipped record holds %s", inner)
 	}
 	// A legacy gzipped record is migrated into plain JSON.
