@@ -83,7 +83,7 @@ func (s *Syncer) refuse(ctx context.Context, vnode string, hub *corev1.Pod, re *
 	s.mu.Lock()
 	s.pods[key(hub.Namespace, hub.Name)] = e
 	s.lost[hub.UID] = true
-	view := e.hubView()
+	view := e.show()
 	s.mu.Unlock()
 	klog.FromContext(ctx).Info("Member refused: its dependencies cannot be copied", append(podKeys(hub), "reason", re.Reason, "message", re.Message)...)
 	if s.recorder != nil {
@@ -107,7 +107,7 @@ func (s *Syncer) reject(ctx context.Context, vnode string, hub *corev1.Pod, reas
 	s.mu.Lock()
 	s.pods[key(hub.Namespace, hub.Name)] = e
 	s.lost[hub.UID] = true
-	view := e.hubView()
+	view := e.show()
 	s.mu.Unlock()
 	klog.FromContext(ctx).Info("Member refused", append(podKeys(hub), "reason", reason, "message", msg)...)
 	metricFailed.WithLabelValues(reason).Inc()

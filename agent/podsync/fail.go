@@ -41,7 +41,7 @@ func (s *Syncer) Fail(ctx context.Context, ns, name, reason, msg string, grace *
 		e.lost = true // not recreated, and no later local event is reported
 		s.lost[e.hub.UID] = true
 		e.status = failedStatus(lp.Status, reason, msg)
-		view, vnode = e.hubView(), e.vnode
+		view, vnode = e.show(), e.vnode
 	}
 	s.mu.Unlock()
 	if view != nil {

@@ -113,16 +113,20 @@ func (s *Syncer) track(ctx context.Context, vnode string, hub, local *corev1.Pod
 	if lp, ok := s.localPod(local.Namespace, local.Name); ok && lp.UID == local.UID {
 		local = lp
 	}
-	e := &entry{vnode: vnode, hub: hub.DeepCopy(), status: *local.Status.DeepCopy(), trace: memberTrace{created: began}, sent: true}
+	e := &entry{vnode: vnode, hub: hub.DeepCopy(), status: localStatus(local), shown: *hub.Status.DeepCopy(),
+		trace: memberTrace{created: began}}
 	if old := s.pods[key(hub.Namespace, hub.Name)]; old != nil && old.hub.UID == hub.UID {
 		e.trace = old.trace
 	}
-	if e.status.Phase == "" {
-		e.status.Phase = corev1.PodPending
-	}
 	e.traceStatus(ctx, time.Now())
 	s.pods[key(hub.Namespace, hub.Name)] = e
-	view := e.hubView()
+	if !hubMoved(&e.shown, &e.status) {
+		// A new local pod (Pending, as its hub pod) or one adopted after
+		// a restart whose status the hub pod shows already.
+		s.mu.Unlock()
+		return
+	}
+	view := e.show()
 	s.mu.Unlock()
 	s.send(vnode, view)
 }
@@ -191,7 +195,7 @@ func (s *Syncer) DeletePod(ctx context.Context, hub *corev1.Pod) error {
 		s.mu.Lock()
 		delete(s.pods, k)
 		e.status = deletedStatus(e.status)
-		view := e.hubView()
+		view := e.show()
 		s.mu.Unlock()
 		s.send(e.vnode, view)
 	}

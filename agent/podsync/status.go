@@ -4,6 +4,7 @@ package podsync
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -67,4 +68,44 @@ func fromLocal(lp *corev1.Pod) *corev1.Pod {
 // member, its Prepared condition included.
 func dropLocalClaims(st *corev1.PodStatus) {
 	st.ResourceClaimStatuses = nil
+}
+
+// localStatus returns a copy of a local pod's status, Pending when it has
+// no phase yet (as the API server defaults it).
+func localStatus(lp *corev1.Pod) corev1.PodStatus {
+	st := *lp.Status.DeepCopy()
+	if st.Phase == "" {
+		st.Phase = corev1.PodPending
+	}
+	return st
+}
+
+// hubMoved says whether a member's status next differs, for its hub pod,
+// from shown (the status the hub pod shows) in more than the local
+// scheduler's progress: its PodScheduled condition while the pod is gated
+// (SchedulingGated) and once it is bound (True). Neither is acted on by
+// the hub, and writing each was two of a member's five status writes to
+// the hub cluster at a gang start; the next change that matters (Prepared,
+// Running, a failure) carries them. The local scheduler's refusal
+// (PodScheduled=False for any other reason) moves the hub pod: the
+// dispatcher names it when a member is late.
+func hubMoved(shown, next *corev1.PodStatus) bool {
+	a, b := *shown, *next
+	a.Conditions, b.Conditions = hubConditions(a.Conditions), hubConditions(b.Conditions)
+	dropLocalClaims(&a)
+	dropLocalClaims(&b)
+	return !equality.Semantic.DeepEqual(a, b)
+}
+
+// hubConditions returns cs without the local scheduler's progress (see
+// hubMoved); cs itself is left as it is.
+func hubConditions(cs []corev1.PodCondition) []corev1.PodCondition {
+	out := make([]corev1.PodCondition, 0, len(cs))
+	for _, c := range cs {
+		if c.Type == corev1.PodScheduled && (c.Status == corev1.ConditionTrue || c.Reason == corev1.PodReasonSchedulingGated) {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }

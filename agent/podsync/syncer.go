@@ -29,9 +29,10 @@ type entry struct {
 	deleting bool
 	lost     bool // the local pod was deleted behind the agent's back
 	status   corev1.PodStatus
-	// sent says status (a local pod's) went to the hub: a local change
-	// that leaves it as it is sends nothing.
-	sent  bool
+	// shown is the status the hub pod shows (what the agent last sent, or
+	// the hub pod's own before that): a local change that leaves it as it
+	// is for the hub (hubMoved) sends nothing.
+	shown corev1.PodStatus
 	trace memberTrace
 }
 
@@ -145,6 +146,14 @@ func (e *entry) hubView() *corev1.Pod {
 	return p
 }
 
+// show returns hubView and records its status as the one the hub pod
+// shows. Called with s.mu held, before the view is sent.
+func (e *entry) show() *corev1.Pod {
+	p := e.hubView()
+	e.shown = *p.Status.DeepCopy()
+	return p
+}
+
 func (s *Syncer) send(vnode string, p *corev1.Pod) {
 	s.mu.Lock()
 	cb := s.notify[vnode]
@@ -165,18 +174,21 @@ func (s *Syncer) localChanged(ctx context.Context, o any) {
 		s.mu.Unlock()
 		return
 	}
-	if e.sent && equality.Semantic.DeepEqual(e.status, lp.Status) {
-		// Its spec or metadata changed (the gate lifted, bound, an
-		// annotation): the hub pod's status stands, and a status write
-		// per change was about a third of a gang start's writes to the
-		// hub cluster.
+	st := localStatus(lp)
+	if equality.Semantic.DeepEqual(e.status, st) {
+		// Its spec or metadata changed (the gate lifted, an annotation).
 		s.mu.Unlock()
 		return
 	}
-	e.status = *lp.Status.DeepCopy()
-	e.sent = true
+	e.status = st
 	e.traceStatus(ctx, time.Now())
-	view, vnode := e.hubView(), e.vnode
+	if !hubMoved(&e.shown, &e.status) {
+		// Only the local scheduler's progress (hubMoved): the hub pod's
+		// status stands; the next change that matters carries it.
+		s.mu.Unlock()
+		return
+	}
+	view, vnode := e.show(), e.vnode
 	s.mu.Unlock()
 	klog.FromContext(ctx).V(3).Info("Local pod changed", append(podKeys(lp), "phase", lp.Status.Phase)...)
 	s.send(vnode, view)
@@ -204,7 +216,7 @@ func (s *Syncer) localDeleted(ctx context.Context, o any) {
 			last = e.status
 		}
 		e.status = deletedStatus(last)
-		view, vnode := e.hubView(), e.vnode
+		view, vnode := e.show(), e.vnode
 		s.mu.Unlock()
 		s.send(vnode, view)
 		return
@@ -216,7 +228,7 @@ func (s *Syncer) localDeleted(ctx context.Context, o any) {
 	e.lost = true
 	s.lost[e.hub.UID] = true
 	e.status = lostStatus(lp.Status)
-	view, vnode := e.hubView(), e.vnode
+	view, vnode := e.show(), e.vnode
 	s.mu.Unlock()
 	klog.FromContext(ctx).Info("Local pod deleted behind the agent's back; reporting, not recreating", podKeys(lp)...)
 	metricLost.Inc()

@@ -152,7 +152,7 @@ func TestLocalChangeWithoutStatusChangeSendsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	lp, _ := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{})
-	lp.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: "SchedulingGated"}}
+	lp.Status.Conditions = []corev1.PodCondition{{Type: v1alpha1.PodConditionPrepared, Status: corev1.ConditionTrue}}
 	lp, err := cs.CoreV1().Pods(localNS).UpdateStatus(ctx, lp, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -175,5 +175,62 @@ func TestLocalChangeWithoutStatusChangeSendsNothing(t *testing.T) {
 	defer n.mu.Unlock()
 	if got := len(n.pods) - sent; got != 1 {
 		t.Errorf("%d statuses sent for a spec change and a status change, want 1 (the status change)", got)
+	}
+}
+
+// TestLocalSchedulerProgressSendsNothing: a new local pod whose status is
+// its hub pod's sends nothing, nor do the local scheduler's SchedulingGated
+// and bound (PodScheduled=True) conditions; the local scheduler's refusal
+// is sent, and so is the bound condition that ends it.
+func TestLocalSchedulerProgressSendsNothing(t *testing.T) {
+	s, cs, n, _ := startSyncer(t)
+	ctx := t.Context()
+	hub := hubPod(nil)
+	hub.Status.Phase = corev1.PodPending
+	if err := s.CreatePod(ctx, "v1", hub); err != nil {
+		t.Fatal(err)
+	}
+	sentNow := func() int {
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		return len(n.pods)
+	}
+	setStatus := func(f func(*corev1.PodStatus)) {
+		t.Helper()
+		lp, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f(&lp.Status)
+		if _, err := cs.CoreV1().Pods(localNS).UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scheduled := func(status corev1.ConditionStatus, reason string) func(*corev1.PodStatus) {
+		return func(st *corev1.PodStatus) {
+			st.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: status, Reason: reason}}
+		}
+	}
+	setStatus(scheduled(corev1.ConditionFalse, corev1.PodReasonSchedulingGated))
+	setStatus(scheduled(corev1.ConditionTrue, ""))
+	// A change that is sent, to know the two before were handled.
+	setStatus(scheduled(corev1.ConditionFalse, corev1.PodReasonUnschedulable))
+	n.wait(t, func(p *corev1.Pod) bool { return len(p.Status.Conditions) == 1 })
+	if got := sentNow(); got != 1 {
+		t.Fatalf("%d statuses sent for a create, the gated and bound conditions and a refusal, want 1 (the refusal)", got)
+	}
+	// Bound after the refusal: sent, the refusal no longer holds.
+	setStatus(scheduled(corev1.ConditionTrue, ""))
+	n.wait(t, func(p *corev1.Pod) bool {
+		return len(p.Status.Conditions) == 1 && p.Status.Conditions[0].Status == corev1.ConditionTrue
+	})
+	setStatus(func(st *corev1.PodStatus) { st.Reason = "x" })
+	setStatus(func(st *corev1.PodStatus) { st.Reason = ""; st.Phase = corev1.PodRunning })
+	p := n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	if got := sentNow(); got != 4 {
+		t.Errorf("%d statuses sent, want 4 (the refusal, bound after it, a reason, running)", got)
+	}
+	if len(p.Status.Conditions) != 1 || p.Status.Conditions[0].Status != corev1.ConditionTrue {
+		t.Errorf("running member's conditions %+v, want the bound condition carried", p.Status.Conditions)
 	}
 }

@@ -219,7 +219,7 @@ func (m *Manager) start(ctx context.Context, p fedinv.Pool) (_ *nodeProvider, er
 	// are never read, and the scoped credentials cannot watch Secrets anyway.
 	unused := informers.NewSharedInformerFactoryWithOptions(hub, 0, informers.WithNamespace(v1alpha1.ClusterNamespace(m.cfg.Cluster)))
 	pc, err := vknode.NewPodController(vknode.PodControllerConfig{
-		PodClient: hub.CoreV1(), EventRecorder: m.recorder,
+		PodClient: hub.CoreV1(), EventRecorder: quietRecorder{m.recorder},
 		Provider:    &provider{node: name, s: m.cfg.Syncer},
 		PodInformer: podInf.Core().V1().Pods(), SkipDownwardAPIResolution: true,
 		SecretInformer: unused.Core().V1().Secrets(), ConfigMapInformer: unused.Core().V1().ConfigMaps(),
