@@ -5,6 +5,7 @@ package gang_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/shoal-dev/shoal/agent/cluster"
 	"github.com/shoal-dev/shoal/agent/gang"
@@ -232,6 +234,66 @@ func TestOneCommitLiftsEveryMemberOfItsEpoch(t *testing.T) {
 				t.Fatalf("%s gated %v after the commit of m1 (epoch 2), want %v", name, gated(lp), w)
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// TestMemberGateLiftedOnce: a member's own commit that comes while its
+// siblings' commit lifts its gate (the cache still showing the gate) does
+// not write again: one patch per member.
+func TestMemberGateLiftedOnce(t *testing.T) {
+	ctx := context.Background()
+	local := fake.NewClientset(gpuNode())
+	var mu sync.Mutex
+	patches := map[string]int{}
+	local.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		patches[a.(k8stesting.PatchAction).GetName()]++
+		mu.Unlock()
+		time.Sleep(50 * time.Millisecond) // the cache shows the gate meanwhile
+		return false, nil, nil
+	})
+	c := syncedCache(t, local)
+	g := gang.New(c)
+	if err := g.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"m0", "m1", "m2", "m3"}
+	for _, n := range names {
+		hub := hubPod(n, "2", "")
+		lp := hub.DeepCopy()
+		if err := g.Mutate(hub, lp); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := local.CoreV1().Pods("ns").Create(ctx, lp, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitCached(t, c, "ns", names...)
+	var wg sync.WaitGroup
+	for _, n := range names { // every member's own commit, at once
+		wg.Go(func() {
+			if err := g.Commit(ctx, hubPod(n, "2", "2")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, n := range names {
+		lp, err := local.CoreV1().Pods("ns").Get(ctx, n, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gated(lp) {
+			t.Errorf("%s still gated after its commit", n)
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // sibling lifts still running would patch now
+	mu.Lock()
+	defer mu.Unlock()
+	for _, n := range names {
+		if patches[n] != 1 {
+			t.Errorf("%s patched %d times, want 1 (patches %v)", n, patches[n], patches)
 		}
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
@@ -60,6 +59,10 @@ type Gate struct {
 	committed map[string]int64
 	// lifts bounds the gates commitSiblings lift at once.
 	lifts chan struct{}
+	// liftCalls are the gate lifts in flight or done that the cache may
+	// not show yet, by member and epoch (lift.go).
+	liftCalls map[string]*liftCall
+	liftPrune int
 	// recent are members prepared here that the cache may not show yet.
 	recent map[string]*corev1.Pod
 	// stopped are the stale members already handed to the stopper, per
@@ -104,7 +107,7 @@ func WithClock(c clock.PassiveClock) Option { return func(g *Gate) { g.clock = c
 // cache; Load (which Run calls) must end before members are accepted.
 func New(c *cluster.Cache, opts ...Option) *Gate {
 	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{}, committed: map[string]int64{},
-		lifts:  make(chan struct{}, siblingLifts),
+		lifts: make(chan struct{}, siblingLifts), liftCalls: map[string]*liftCall{},
 		recent: map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
 		stopped: map[string]map[string]bool{}, watched: map[string]watchedDomain{},
 		stale: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
@@ -320,42 +323,6 @@ func hasGate(p *corev1.Pod) bool {
 		}
 	}
 	return false
-}
-
-// lift removes the gang's scheduling gate from local pod ns/name of the
-// committed epoch (its annotation value) and says whether it did (false:
-// there was none). It blocks on one or a few workload cluster writes.
-func (g *Gate) lift(ctx context.Context, ns, name, epochValue string, epoch int64) (bool, error) {
-	pods := g.local.CoreV1().Pods(ns)
-	for attempt := range 5 {
-		lp, err := g.localPod(ctx, ns, name, attempt == 0)
-		if err != nil {
-			return false, err
-		}
-		if lp.Annotations[v1alpha1.AnnotationEpoch] != epochValue {
-			return false, fmt.Errorf("%w: local pod %s/%s is of epoch %s", ErrStaleEpoch, ns, name, lp.Annotations[v1alpha1.AnnotationEpoch])
-		}
-		var gates []corev1.PodSchedulingGate
-		for _, sg := range lp.Spec.SchedulingGates {
-			if sg.Name != v1alpha1.SchedulingGate {
-				gates = append(gates, sg)
-			}
-		}
-		if len(gates) == len(lp.Spec.SchedulingGates) {
-			return false, nil
-		}
-		lp.Spec.SchedulingGates = gates
-		_, err = pods.Update(ctx, lp, metav1.UpdateOptions{})
-		if apierrors.IsConflict(err) {
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		klog.FromContext(ctx).V(2).Info("gang member committed", "pod", klog.KObj(lp), "epoch", epoch)
-		return true, nil
-	}
-	return false, errors.New("kept conflicting")
 }
 
 // localPod returns a copy of a local pod: from the cache when cached is set
