@@ -31,6 +31,7 @@ import (
 	"github.com/shoal-dev/shoal/agent/vnode"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
+	"github.com/shoal-dev/shoal/internal/kubeclient"
 )
 
 // Agent is one shoal-agent.
@@ -113,7 +114,7 @@ func (a *Agent) localClient() (kubernetes.Interface, error) {
 	if a.cfg.LocalClient != nil {
 		return a.cfg.LocalClient, nil
 	}
-	local, err := kubernetes.NewForConfig(gangSized(a.cfg.Local))
+	local, err := kubernetes.NewForConfig(kubeclient.Sized(a.cfg.Local, clientQPS, clientBurst))
 	if err != nil {
 		return nil, fmt.Errorf("workload cluster client: %w", err)
 	}
@@ -150,7 +151,7 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclie
 	if a.cfg.HubClusterDial != nil {
 		hubCfg.Dial = a.cfg.HubClusterDial
 	}
-	hub, err := kubernetes.NewForConfig(gangSized(hubCfg))
+	hub, err := kubernetes.NewForConfig(kubeclient.Sized(hubCfg, clientQPS, clientBurst))
 	if err != nil {
 		return fmt.Errorf("hub cluster client: %w", err)
 	}
@@ -255,26 +256,10 @@ func encodeReports(ctx context.Context, in <-chan fedinv.Cluster, out chan hubcl
 	}
 }
 
-// Client sizing for gangs: every member of a gang is created, prepared,
-// committed and reported through the agent's two clients within a second
-// or two, so client-go's default 5 QPS (which a kubeconfig or the
-// in-cluster config leaves in place) would take 13 s to start 64 members.
+// Client sizing for gangs (kubeclient.Sized): every member of a gang is
+// created, prepared, committed and reported through the agent's two
+// clients within a second or two.
 const (
 	clientQPS   = 200
 	clientBurst = 400
 )
-
-// gangSized returns a copy of c with room for gang-sized bursts (unless c
-// sets its own limits) and protobuf encoding of the built-in types it
-// reads and writes (cheaper for both ends than JSON).
-func gangSized(c *rest.Config) *rest.Config {
-	c = rest.CopyConfig(c)
-	if c.QPS == 0 && c.RateLimiter == nil {
-		c.QPS, c.Burst = clientQPS, clientBurst
-	}
-	if c.ContentType == "" {
-		c.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-		c.ContentType = "application/vnd.kubernetes.protobuf"
-	}
-	return c
-}

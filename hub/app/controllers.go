@@ -14,6 +14,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/scheduler"
 	"github.com/shoal-dev/shoal/hub/server"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/internal/kubeclient"
 )
 
 // loop is a part of the hub that runs until its ctx ends.
@@ -52,9 +53,8 @@ func schedulingParts(ctx context.Context, st *store.Store, c *Config, rc *rest.C
 		klog.FromContext(ctx).Info("No hub cluster: jobs are scheduled but not dispatched")
 		return loops, checks, nil
 	}
-	rc = rest.CopyConfig(rc)
-	rc.QPS, rc.Burst = 200, 400 // a gang's members are created and stamped at once
-	cs, err := kubernetes.NewForConfig(rc)
+	// A gang's members are created and stamped at once.
+	cs, err := kubernetes.NewForConfig(kubeclient.Sized(rc, 200, 400))
 	if err != nil {
 		return nil, nil, fmt.Errorf("hub cluster client: %w", err)
 	}

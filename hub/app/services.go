@@ -18,6 +18,7 @@ import (
 	"github.com/shoal-dev/shoal/hub/rollout"
 	"github.com/shoal-dev/shoal/hub/server"
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/internal/kubeclient"
 )
 
 // apiServices builds the job and queue services (filtered job lists from
@@ -31,9 +32,7 @@ func apiServices(st *store.Store, rc *rest.Config, memberNS string, ix *jobs.Lis
 		// Every submit makes a dry-run (and reads the objects its template
 		// references): client-go's default of 5 requests a second would
 		// hold submissions to about five a second per replica.
-		rc = rest.CopyConfig(rc)
-		rc.QPS, rc.Burst = 200, 400
-		cs, err := kubernetes.NewForConfig(rc)
+		cs, err := kubernetes.NewForConfig(kubeclient.Sized(rc, 200, 400))
 		if err != nil {
 			return nil, nil, nil, nil, nil, fmt.Errorf("hub cluster client: %w", err)
 		}
