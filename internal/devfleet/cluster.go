@@ -109,19 +109,19 @@ func (c *Cluster) startWorkload(ctx context.Context, f *Fleet, cs kubernetes.Int
 	if err != nil {
 		return err
 	}
-	logs, err := writeKwokLogs(c)
+	nodes, err := c.GPUNodes()
 	if err != nil {
 		return err
 	}
-	kwok, err := add("kwok", "kwok", kwokArgs(c, f.stages, f.pki(), logs))
+	kcfg, err := writeKwokConfig(c, len(nodes)-len(c.RealNodes))
+	if err != nil {
+		return err
+	}
+	kwok, err := add("kwok", "kwok", kwokArgs(c, f.stages, f.pki(), kcfg))
 	if err != nil {
 		return err
 	}
 	if err := c.startRealNodes(ctx, f, cs); err != nil {
-		return err
-	}
-	nodes, err := c.GPUNodes()
-	if err != nil {
 		return err
 	}
 	nodes = nodes[len(c.RealNodes):] // the real nodes took the first names

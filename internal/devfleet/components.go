@@ -108,20 +108,20 @@ func schedulerArgs(c *Cluster) ([]string, error) {
 // node leases (thousands of lease renewals would dominate a small machine).
 // With a Kwok port it also serves the nodes' kubelet endpoint on loopback
 // (TLS with the API servers' certificate), so that `kubectl logs` returns the
-// simulated container log of logsConfig.
-func kwokArgs(c *Cluster, stages []string, pki, logsConfig string) []string {
+// simulated container log config names; config is writeKwokConfig's.
+func kwokArgs(c *Cluster, stages []string, pki, config string) []string {
 	args := []string{
 		"--kubeconfig=" + c.Kubeconfig,
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + AnnotationKWOKNode + "=fake",
 		"--node-lease-duration-seconds=0",
 		"--cidr=10.64.0.1/10",
+		"--config=" + config,
 	}
 	if c.Ports.Kwok != 0 {
 		args = append(args, "--node-ip=127.0.0.1", fmt.Sprintf("--node-port=%d", c.Ports.Kwok),
 			fmt.Sprintf("--server-address=127.0.0.1:%d", c.Ports.Kwok),
-			"--tls-cert-file="+filepath.Join(pki, servingCert), "--tls-private-key-file="+filepath.Join(pki, servingKey),
-			"--config="+logsConfig)
+			"--tls-cert-file="+filepath.Join(pki, servingCert), "--tls-private-key-file="+filepath.Join(pki, servingKey))
 	}
 	for _, s := range stages {
 		args = append(args, "--config="+s)
