@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -130,9 +132,10 @@ func TestGangTimeline(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	for i := range 3 {
+		var err error
 		name := fmt.Sprintf("timeline-%d", i)
 		tl := &timeline{at: map[string]map[string]time.Duration{}}
-		if err := tl.watchPods(ctx, h.kube, metav1.NamespaceAll, "hub", name, hubMilestones); err != nil { // in every cluster namespace
+		if err = tl.watchPods(ctx, h.kube, metav1.NamespaceAll, "hub", name, hubMilestones); err != nil { // in every cluster namespace
 			t.Fatal(err)
 		}
 		for c, cs := range workloads {
@@ -140,33 +143,76 @@ func TestGangTimeline(t *testing.T) {
 				t.Fatal(c, err)
 			}
 		}
+		servers := map[string]kubernetes.Interface{"hub": h.kube}
+		for c, cs := range workloads {
+			servers[c] = cs
+		}
+		before := map[string]map[string]float64{}
+		for n, cs := range servers {
+			if before[n], err = writeRequests(ctx, cs); err != nil {
+				t.Fatal(err)
+			}
+		}
 		j := newJob(name, "bench", members, 256/members, func(j *v1alpha1.Job) { j.Spec.Placement.MaxClusters = 2 })
 		tl.start = time.Now()
-		done := make(chan struct{})
-		go func() { // job-level milestones
-			defer close(done)
-			for ctx.Err() == nil {
-				if cur, _, err := h.jobs.Get(ctx, name); err == nil {
-					for _, c := range cur.Status.Conditions {
-						if c.Status == "True" {
-							tl.mark("job "+c.Type+"/"+c.Reason, name)
-						}
-					}
-					if cur.Status.Phase == v1alpha1.JobRunning {
-						return
-					}
+		d, err := startGangSeen(ctx, j, func(cur *v1alpha1.Job) { // job-level milestones
+			for _, c := range cur.Status.Conditions {
+				if c.Status == "True" {
+					tl.mark("job "+c.Type+"/"+c.Reason, name)
 				}
-				time.Sleep(5 * time.Millisecond)
 			}
-		}()
-		d, err := startGang(ctx, j)
-		<-done
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("gang %s running after %s:\n%s", name, d.Round(time.Millisecond), tl.report())
+		var writes []string
+		for n, cs := range servers {
+			after, err := writeRequests(ctx, cs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range after {
+				if dv := v - before[n][k]; dv > 0 {
+					writes = append(writes, fmt.Sprintf("%-8s %5.0f %s", n, dv, k))
+				}
+			}
+		}
+		sort.Strings(writes)
+		t.Logf("gang %s running after %s:\n%s\nwrites to the API servers until then:\n%s", name, d.Round(time.Millisecond),
+			tl.report(), strings.Join(writes, "\n"))
 		if err := cancelGone(ctx, name); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+// writeRequests returns an API server's count of mutating requests so far
+// (apiserver_request_total), by verb, resource, subresource and code.
+func writeRequests(ctx context.Context, cs kubernetes.Interface) (map[string]float64, error) {
+	b, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	const metric = "apiserver_request_total{"
+	out := map[string]float64{}
+	for line := range strings.Lines(string(b)) {
+		labels, value, ok := strings.Cut(strings.TrimPrefix(line, metric), "} ")
+		if !ok || !strings.HasPrefix(line, metric) {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", line, err)
+		}
+		f := map[string]string{}
+		for kv := range strings.SplitSeq(labels, ",") {
+			k, val, _ := strings.Cut(kv, "=")
+			f[k] = strings.Trim(val, `"`)
+		}
+		if slices.Contains([]string{"GET", "LIST", "WATCH"}, f["verb"]) {
+			continue
+		}
+		out[fmt.Sprintf("%s %s/%s %s", f["verb"], f["resource"], f["subresource"], f["code"])] += v
+	}
+	return out, nil
 }
