@@ -70,8 +70,9 @@ func notStarted(s *scope) []lateMember {
 
 // notPrepared returns the members of the epoch, in index order, that
 // have not reported Prepared: why is "no hub pod" for a member not created
-// yet, else its pod's scheduling reason (SchedulingGated once the workload
-// cluster's scheduler has seen the gated local pod; none before).
+// yet, else the scheduling reason its pod shows (the agent writes the
+// local scheduler's SchedulingGated to the hub pod only with another
+// change, docs/agent.md; often none).
 func notPrepared(s *scope) []lateMember {
 	byName := make(map[string]*corev1.Pod, len(s.pods))
 	for _, p := range s.pods {
