@@ -84,9 +84,10 @@ func localStatus(lp *corev1.Pod) corev1.PodStatus {
 // from shown (the status the hub pod shows) in more than the local
 // scheduler's progress: its PodScheduled condition while the pod is gated
 // (SchedulingGated) and once it is bound (True). Neither is acted on by
-// the hub, and writing each was two of a member's five status writes to
-// the hub cluster at a gang start; the next change that matters (Prepared,
-// Running, a failure) carries them. The local scheduler's refusal
+// the hub, and writing them was about two of a member's 4.4 status writes
+// to the hub cluster at a gang start (docs/scheduling.md, "Session 24");
+// the next change that matters (Prepared, Running, a failure) carries
+// them. The local scheduler's refusal
 // (PodScheduled=False for any other reason) moves the hub pod: the
 // dispatcher names it when a member is late.
 func hubMoved(shown, next *corev1.PodStatus) bool {
