@@ -117,8 +117,9 @@ func (tl *timeline) report() string {
 }
 
 // TestGangTimeline logs when the members of a 64-member gang over two
-// clusters pass each step (hub and local side), to find where the start
-// time goes. It asserts only that the gang runs; set SHOAL_TIMELINE=1
+// clusters pass each step (hub and local side), and each API server's
+// writes until the gang runs, to find where the start time goes. It
+// asserts only that the gang runs; set SHOAL_TIMELINE=1
 // (SHOAL_TIMELINE_MEMBERS=256: 256 members of one GPU instead of 64 of 4).
 func TestGangTimeline(t *testing.T) {
 	skipShort(t)
