@@ -23,22 +23,27 @@ var vkSuccessReasons = map[string]bool{
 // that failed) are kept.
 type quietRecorder struct{ record.EventRecorder }
 
+// dropped says whether quietRecorder drops an event.
+func dropped(eventtype, reason string) bool {
+	return eventtype == corev1.EventTypeNormal && vkSuccessReasons[reason]
+}
+
 func (q quietRecorder) Event(o runtime.Object, eventtype, reason, message string) {
-	if eventtype == corev1.EventTypeNormal && vkSuccessReasons[reason] {
+	if dropped(eventtype, reason) {
 		return
 	}
 	q.EventRecorder.Event(o, eventtype, reason, message)
 }
 
 func (q quietRecorder) Eventf(o runtime.Object, eventtype, reason, format string, args ...any) {
-	if eventtype == corev1.EventTypeNormal && vkSuccessReasons[reason] {
+	if dropped(eventtype, reason) {
 		return
 	}
 	q.EventRecorder.Eventf(o, eventtype, reason, format, args...)
 }
 
 func (q quietRecorder) AnnotatedEventf(o runtime.Object, annotations map[string]string, eventtype, reason, format string, args ...any) {
-	if eventtype == corev1.EventTypeNormal && vkSuccessReasons[reason] {
+	if dropped(eventtype, reason) {
 		return
 	}
 	q.EventRecorder.AnnotatedEventf(o, annotations, eventtype, reason, format, args...)

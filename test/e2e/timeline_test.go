@@ -3,17 +3,19 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
@@ -194,26 +196,21 @@ func writeRequests(ctx context.Context, cs kubernetes.Interface) (map[string]flo
 	if err != nil {
 		return nil, err
 	}
-	const metric = "apiserver_request_total{"
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]float64{}
-	for line := range strings.Lines(string(b)) {
-		labels, value, ok := strings.Cut(strings.TrimPrefix(line, metric), "} ")
-		if !ok || !strings.HasPrefix(line, metric) {
+	for _, m := range fams["apiserver_request_total"].GetMetric() {
+		l := map[string]string{}
+		for _, p := range m.GetLabel() {
+			l[p.GetName()] = p.GetValue()
+		}
+		if slices.Contains([]string{"GET", "LIST", "WATCH"}, l["verb"]) {
 			continue
 		}
-		v, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", line, err)
-		}
-		f := map[string]string{}
-		for kv := range strings.SplitSeq(labels, ",") {
-			k, val, _ := strings.Cut(kv, "=")
-			f[k] = strings.Trim(val, `"`)
-		}
-		if slices.Contains([]string{"GET", "LIST", "WATCH"}, f["verb"]) {
-			continue
-		}
-		out[fmt.Sprintf("%s %s/%s %s", f["verb"], f["resource"], f["subresource"], f["code"])] += v
+		out[fmt.Sprintf("%s %s/%s %s", l["verb"], l["resource"], l["subresource"], l["code"])] += m.GetCounter().GetValue()
 	}
 	return out, nil
 }
