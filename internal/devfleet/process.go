@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -127,6 +128,45 @@ func (p *Process) RSS() int64 {
 	}
 	return 0
 }
+
+// CPU returns the CPU time (user and system) the process has used so far
+// (0 when gone).
+func (p *Process) CPU() time.Duration {
+	if !p.Alive() {
+		return 0
+	}
+	d, _ := CPUTime(p.Pid)
+	return d
+}
+
+// CPUTime reads the CPU time (user and system) process pid has used so far
+// from /proc/PID/stat (utime and stime, fields 14 and 15).
+func CPUTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("parse /proc/%d/stat", pid)
+	}
+	rest := strings.Fields(string(b[i+1:]))
+	if len(rest) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(rest))
+	}
+	ut, _ := strconv.ParseInt(rest[11], 10, 64)
+	st, _ := strconv.ParseInt(rest[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / time.Duration(clockTicks()), nil
+}
+
+// clockTicks is the kernel's USER_HZ, the unit of /proc/PID/stat times.
+var clockTicks = sync.OnceValue(func() int64 {
+	out, err := exec.Command("getconf", "CLK_TCK").Output()
+	if n, perr := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err == nil && perr == nil && n > 0 {
+		return n
+	}
+	return 100
+})
 
 // LogTail returns the last n lines of the process's log.
 func (p *Process) LogTail(n int) string {

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
 // timeline records, per milestone, when each member first reached it.
@@ -156,6 +157,7 @@ func TestGangTimeline(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		cpuBefore := processCPU()
 		j := newJob(name, "bench", members, 256/members, func(j *v1alpha1.Job) { j.Spec.Placement.MaxClusters = 2 })
 		tl.start = time.Now()
 		d, err := startGangSeen(ctx, j, func(cur *v1alpha1.Job) { // job-level milestones
@@ -181,8 +183,8 @@ func TestGangTimeline(t *testing.T) {
 			}
 		}
 		sort.Strings(writes)
-		t.Logf("gang %s running after %s:\n%s\nwrites to the API servers until then:\n%s", name, d.Round(time.Millisecond),
-			tl.report(), strings.Join(writes, "\n"))
+		t.Logf("gang %s running after %s:\n%s\nwrites to the API servers until then:\n%s\n\nCPU seconds until then, by process:\n%s",
+			name, d.Round(time.Millisecond), tl.report(), strings.Join(writes, "\n"), cpuSince(cpuBefore))
 		if err := cancelGone(ctx, name); err != nil {
 			t.Fatal(err)
 		}
@@ -213,4 +215,39 @@ func writeRequests(ctx context.Context, cs kubernetes.Interface) (map[string]flo
 		out[fmt.Sprintf("%s %s/%s %s", l["verb"], l["resource"], l["subresource"], l["code"])] += m.GetCounter().GetValue()
 	}
 	return out, nil
+}
+
+// processCPU returns the CPU time each process of the fleet and the test
+// binary (the hub and the agents) has used so far, by "cluster process".
+func processCPU() map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, c := range fl.Clusters {
+		for _, p := range c.Processes {
+			out[c.Name+" "+p.Name] += p.CPU()
+		}
+	}
+	if d, err := devfleet.CPUTime(os.Getpid()); err == nil {
+		out["test binary (hub, agents)"] = d
+	}
+	return out
+}
+
+// cpuSince lists the CPU time used since before (a processCPU) by
+// process, largest first, with the total.
+func cpuSince(before map[string]time.Duration) string {
+	now := processCPU()
+	var names []string
+	var total time.Duration
+	for n, v := range now {
+		now[n] = v - before[n]
+		total += now[n]
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return now[names[i]] > now[names[j]] })
+	var b strings.Builder
+	for _, n := range names {
+		fmt.Fprintf(&b, "%-28s %6.2f\n", n, now[n].Seconds())
+	}
+	fmt.Fprintf(&b, "%-28s %6.2f", "total", total.Seconds())
+	return b.String()
 }

@@ -3,10 +3,7 @@
 package scale
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"strconv"
 	"strings"
 	"time"
 
@@ -84,36 +81,12 @@ func counterDelta(before, after map[string]*dto.MetricFamily, family string) map
 func cpuTimes(f *devfleet.Fleet) map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for _, p := range f.Processes() {
-		if d, err := cpuTime(p.Pid); err == nil {
+		if d, err := devfleet.CPUTime(p.Pid); err == nil {
 			out[p.Name] += d
 		}
 	}
-	if d, err := cpuTime(os.Getpid()); err == nil {
+	if d, err := devfleet.CPUTime(os.Getpid()); err == nil {
 		out["harness (agents, in-memory clusters)"] = d
 	}
 	return out
-}
-
-// cpuTime reads /proc/PID/stat utime + stime.
-func cpuTime(pid int) (time.Duration, error) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	s := string(stat)
-	rest := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(rest) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(rest))
-	}
-	ut, _ := strconv.ParseInt(rest[11], 10, 64)
-	st, _ := strconv.ParseInt(rest[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / time.Duration(clockTicks()), nil
-}
-
-func clockTicks() int64 {
-	out, err := exec.Command("getconf", "CLK_TCK").Output()
-	if n, perr := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err == nil && perr == nil && n > 0 {
-		return n
-	}
-	return 100
 }
