@@ -89,7 +89,7 @@ func (s *Syncer) refuse(ctx context.Context, vnode string, hub *corev1.Pod, re *
 	if s.recorder != nil {
 		s.recorder.Event(view, corev1.EventTypeWarning, re.Reason, fmt.Sprintf("the member is not started: %s", re.Message))
 	}
-	s.send(vnode, view)
+	s.sendShown(e)
 }
 
 // hasLocal reports whether the cache holds the local pod of hub.
@@ -114,5 +114,5 @@ func (s *Syncer) reject(ctx context.Context, vnode string, hub *corev1.Pod, reas
 	if s.recorder != nil {
 		s.recorder.Event(view, corev1.EventTypeWarning, reason, msg)
 	}
-	s.send(vnode, view)
+	s.sendShown(e)
 }

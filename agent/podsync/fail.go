@@ -36,16 +36,15 @@ func (s *Syncer) Fail(ctx context.Context, ns, name, reason, msg string, grace *
 		s.pods[hk] = e
 	}
 	var view *corev1.Pod
-	var vnode string
 	if !e.lost && !e.deleting && string(e.hub.UID) == hubUID(lp) {
 		e.lost = true // not recreated, and no later local event is reported
 		s.lost[e.hub.UID] = true
 		e.status = failedStatus(lp.Status, reason, msg)
-		view, vnode = e.show(), e.vnode
+		view = e.show()
 	}
 	s.mu.Unlock()
 	if view != nil {
-		s.send(vnode, view)
+		s.sendShown(e)
 		if s.recorder != nil {
 			s.recorder.Event(view, corev1.EventTypeWarning, reason, msg)
 		}

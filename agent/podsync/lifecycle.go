@@ -126,9 +126,9 @@ func (s *Syncer) track(ctx context.Context, vnode string, hub, local *corev1.Pod
 		s.mu.Unlock()
 		return
 	}
-	view := e.show()
+	e.show()
 	s.mu.Unlock()
-	s.send(vnode, view)
+	s.sendShown(e)
 }
 
 // UpdatePod records the newer hub pod (and adopts a local pod after a restart).
@@ -195,9 +195,9 @@ func (s *Syncer) DeletePod(ctx context.Context, hub *corev1.Pod) error {
 		s.mu.Lock()
 		delete(s.pods, k)
 		e.status = deletedStatus(e.status)
-		view := e.show()
+		e.show()
 		s.mu.Unlock()
-		s.send(e.vnode, view)
+		s.sendShown(e)
 	}
 	return nil
 }

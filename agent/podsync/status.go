@@ -3,6 +3,8 @@
 package podsync
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -109,4 +111,62 @@ func hubConditions(cs []corev1.PodCondition) []corev1.PodCondition {
 		out = append(out, c)
 	}
 	return out
+}
+
+// startHold is how long a member's start progress (starting) waits before
+// it is written to its hub pod: a newer status that matters (Running, a
+// failure) replaces it, so a member that starts within it costs one status
+// write to the hub cluster instead of two.
+const startHold = time.Second
+
+// starting says whether next differs from shown, for the hub, only in the
+// kubelet's normal progress starting a Pending pod: its IPs, start time
+// and QoS class, the conditions Initialized, PodReadyToStartContainers,
+// ContainersReady, Ready and PodScheduled, and containers waiting in
+// ContainerCreating or PodInitializing. Any other waiting reason
+// (ErrImagePull, CreateContainerConfigError, ...), a container running or
+// terminated, another phase, a reason or message of the pod, or a change
+// of the Prepared condition is not start progress.
+func starting(shown, next *corev1.PodStatus) bool {
+	if shown.Phase != corev1.PodPending || next.Phase != corev1.PodPending {
+		return false
+	}
+	for _, list := range [][]corev1.ContainerStatus{next.InitContainerStatuses, next.ContainerStatuses} {
+		for _, c := range list {
+			w := c.State.Waiting
+			if c.State.Running != nil || c.State.Terminated != nil ||
+				w != nil && w.Reason != reasonContainerCreating && w.Reason != reasonPodInitializing {
+				return false
+			}
+		}
+	}
+	a, b := startView(shown), startView(next)
+	return equality.Semantic.DeepEqual(a, b)
+}
+
+// The kubelet's waiting reasons of a container it is starting.
+const (
+	reasonContainerCreating = "ContainerCreating"
+	reasonPodInitializing   = "PodInitializing"
+)
+
+// startView returns st without what starting lets change.
+func startView(st *corev1.PodStatus) corev1.PodStatus {
+	v := *st
+	v.Conditions = nil
+	for _, c := range st.Conditions {
+		switch c.Type {
+		case corev1.PodInitialized, corev1.PodReadyToStartContainers, corev1.ContainersReady, corev1.PodReady:
+			continue
+		case corev1.PodScheduled:
+			if c.Status == corev1.ConditionTrue || c.Reason == corev1.PodReasonSchedulingGated {
+				continue
+			}
+		}
+		v.Conditions = append(v.Conditions, c)
+	}
+	v.ContainerStatuses, v.InitContainerStatuses = nil, nil
+	v.HostIP, v.HostIPs, v.PodIP, v.PodIPs, v.StartTime, v.QOSClass = "", nil, "", nil, nil, ""
+	dropLocalClaims(&v)
+	return v
 }

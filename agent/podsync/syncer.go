@@ -33,7 +33,16 @@ type entry struct {
 	// the hub pod's own before that): a local change that leaves it as it
 	// is for the hub (hubMoved) sends nothing.
 	shown corev1.PodStatus
+	// held, while set, writes the start progress the hub pod does not show
+	// yet when it fires (startHold); any status sent stops it.
+	held  *held
 	trace memberTrace
+	// view is the hub view show returned last, the seq-th; sendShown hands
+	// it on (sendMu held; sentSeq: the last one handed on).
+	view    *corev1.Pod
+	seq     uint64
+	sendMu  sync.Mutex
+	sentSeq uint64
 }
 
 // Syncer mirrors hub pods into the local cluster. One Syncer serves all the
@@ -58,6 +67,9 @@ type Syncer struct {
 	// (SetMemberSubject).
 	self   *rbacv1.Subject
 	synced chan struct{}
+	// startHold is how long start progress waits (the constant; shorter in
+	// tests).
+	startHold time.Duration
 }
 
 // New returns a Syncer for the workload cluster c caches. gate (nil for
@@ -69,7 +81,7 @@ func New(c *cluster.Cache, localCfg *rest.Config, gate Gate, recorder record.Eve
 	}
 	return &Syncer{cache: c, local: c.Client(), localCfg: localCfg, gate: gate, recorder: recorder,
 		pods: map[types.NamespacedName]*entry{}, lost: map[types.UID]bool{}, notify: map[string]func(*corev1.Pod){},
-		nsReady: map[string]nsState{}, synced: make(chan struct{})}
+		nsReady: map[string]nsState{}, synced: make(chan struct{}), startHold: startHold}
 }
 
 // SetRecorder sets the recorder of events on hub pods (call before Run; the
@@ -149,9 +161,35 @@ func (e *entry) hubView() *corev1.Pod {
 // show returns hubView and records its status as the one the hub pod
 // shows. Called with s.mu held, before the view is sent.
 func (e *entry) show() *corev1.Pod {
+	if e.held != nil {
+		e.held.timer.Stop()
+		e.held = nil
+	}
 	p := e.hubView()
 	e.shown = *p.Status.DeepCopy()
+	e.view = p
+	e.seq++
 	return p
+}
+
+// sendShown hands the view entry e showed last to its virtual node, unless
+// a call that began later handed it on already, so that a member's views
+// reach virtual-kubelet, which keeps the last one it is given, in the
+// order they were shown: the held start progress (writeHeld, on its
+// timer's goroutine) and a newer status sent at once (on the cache's)
+// could otherwise cross, and the older one overwrite the newer (a hub pod
+// stayed Pending under its Running local pod). Called without s.mu.
+func (s *Syncer) sendShown(e *entry) {
+	e.sendMu.Lock()
+	defer e.sendMu.Unlock()
+	s.mu.Lock()
+	view, seq, vnode := e.view, e.seq, e.vnode
+	s.mu.Unlock()
+	if seq == e.sentSeq {
+		return
+	}
+	e.sentSeq = seq
+	s.send(vnode, view)
 }
 
 func (s *Syncer) send(vnode string, p *corev1.Pod) {
@@ -188,10 +226,38 @@ func (s *Syncer) localChanged(ctx context.Context, o any) {
 		s.mu.Unlock()
 		return
 	}
-	view, vnode := e.show(), e.vnode
+	if starting(&e.shown, &e.status) {
+		// The kubelet starting it: written after startHold unless a
+		// newer status that matters (Running) is sent first.
+		if e.held == nil {
+			k, h := hubKeyOf(lp), &held{}
+			h.timer = time.AfterFunc(s.startHold, func() { s.writeHeld(k, e, h) })
+			e.held = h
+		}
+		s.mu.Unlock()
+		return
+	}
+	e.show()
 	s.mu.Unlock()
 	klog.FromContext(ctx).V(3).Info("Local pod changed", append(podKeys(lp), "phase", lp.Status.Phase)...)
-	s.send(vnode, view)
+	s.sendShown(e)
+}
+
+// held is a status write put off (entry.held).
+type held struct{ timer *time.Timer }
+
+// writeHeld sends, when h fires, the start progress of entry e (at
+// key k) that the hub pod does not show yet, unless e was replaced or a
+// status was sent since (which stopped h).
+func (s *Syncer) writeHeld(k types.NamespacedName, e *entry, h *held) {
+	s.mu.Lock()
+	if s.pods[k] != e || e.held != h || !hubMoved(&e.shown, &e.status) {
+		s.mu.Unlock()
+		return
+	}
+	e.show()
+	s.mu.Unlock()
+	s.sendShown(e)
 }
 
 func (s *Syncer) localDeleted(ctx context.Context, o any) {
@@ -216,9 +282,9 @@ func (s *Syncer) localDeleted(ctx context.Context, o any) {
 			last = e.status
 		}
 		e.status = deletedStatus(last)
-		view, vnode := e.show(), e.vnode
+		e.show()
 		s.mu.Unlock()
-		s.send(vnode, view)
+		s.sendShown(e)
 		return
 	}
 	if e.lost { // stopped by the agent (Fail), which reported it already
@@ -228,7 +294,7 @@ func (s *Syncer) localDeleted(ctx context.Context, o any) {
 	e.lost = true
 	s.lost[e.hub.UID] = true
 	e.status = lostStatus(lp.Status)
-	view, vnode := e.show(), e.vnode
+	view := e.show()
 	s.mu.Unlock()
 	klog.FromContext(ctx).Info("Local pod deleted behind the agent's back; reporting, not recreating", podKeys(lp)...)
 	metricLost.Inc()
@@ -236,5 +302,5 @@ func (s *Syncer) localDeleted(ctx context.Context, o any) {
 		s.recorder.Event(view, corev1.EventTypeWarning, v1alpha1.ReasonLocalPodDeleted,
 			fmt.Sprintf("the pod was deleted in the workload cluster (node %s); it is not recreated", lp.Spec.NodeName))
 	}
-	s.send(vnode, view)
+	s.sendShown(e)
 }

@@ -5,6 +5,7 @@ package podsync
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,17 +196,7 @@ func TestLocalSchedulerProgressSendsNothing(t *testing.T) {
 		defer n.mu.Unlock()
 		return len(n.pods)
 	}
-	setStatus := func(f func(*corev1.PodStatus)) {
-		t.Helper()
-		lp, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f(&lp.Status)
-		if _, err := cs.CoreV1().Pods(localNS).UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setStatus := func(f func(*corev1.PodStatus)) { t.Helper(); setLocalStatus(t, cs, f) }
 	scheduled := func(status corev1.ConditionStatus, reason string) func(*corev1.PodStatus) {
 		return func(st *corev1.PodStatus) {
 			st.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: status, Reason: reason}}
@@ -233,4 +224,132 @@ func TestLocalSchedulerProgressSendsNothing(t *testing.T) {
 	if len(p.Status.Conditions) != 1 || p.Status.Conditions[0].Status != corev1.ConditionTrue {
 		t.Errorf("running member's conditions %+v, want the bound condition carried", p.Status.Conditions)
 	}
+}
+
+// startSyncerHolding is startSyncer with the start progress held for hold,
+// a pod created and a way to set its local status.
+func startSyncerHolding(t *testing.T, hold time.Duration) (*notes, func(func(*corev1.PodStatus))) {
+	t.Helper()
+	s, cs, n, _ := startSyncer(t)
+	s.mu.Lock()
+	s.startHold = hold
+	s.mu.Unlock()
+	ctx := t.Context()
+	hub := hubPod(nil)
+	hub.Status.Phase = corev1.PodPending
+	if err := s.CreatePod(ctx, "v1", hub); err != nil {
+		t.Fatal(err)
+	}
+	return n, func(f func(*corev1.PodStatus)) { t.Helper(); setLocalStatus(t, cs, f) }
+}
+
+// setLocalStatus changes the status of the local pod "p" with f.
+func setLocalStatus(t *testing.T, cs *fake.Clientset, f func(*corev1.PodStatus)) {
+	t.Helper()
+	ctx := t.Context()
+	lp, err := cs.CoreV1().Pods(localNS).Get(ctx, "p", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(&lp.Status)
+	if _, err := cs.CoreV1().Pods(localNS).UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// kubeletStarting is a local status as a kubelet writes it while it
+// creates the containers of a bound pod, waiting for reason.
+func kubeletStarting(reason string) func(*corev1.PodStatus) {
+	return func(st *corev1.PodStatus) {
+		st.Phase, st.HostIP, st.PodIP = corev1.PodPending, "10.0.0.1", "10.1.0.1"
+		st.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue},
+			{Type: corev1.PodInitialized, Status: corev1.ConditionTrue},
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "ContainersNotReady"}}
+		st.ContainerStatuses = []corev1.ContainerStatus{{Name: "c",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}}
+	}
+}
+
+func TestStartProgressReplacedByRunning(t *testing.T) {
+	n, setStatus := startSyncerHolding(t, time.Hour)
+	setStatus(kubeletStarting(reasonContainerCreating))
+	setStatus(func(st *corev1.PodStatus) {
+		st.Phase = corev1.PodRunning
+		st.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	})
+	n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.pods) != 1 {
+		t.Errorf("%d statuses sent for a start then running, want 1 (running)", len(n.pods))
+	}
+}
+
+func TestStartProgressWrittenAfterHold(t *testing.T) {
+	n, setStatus := startSyncerHolding(t, 20*time.Millisecond)
+	setStatus(kubeletStarting(reasonContainerCreating))
+	p := n.wait(t, func(p *corev1.Pod) bool { return len(p.Status.ContainerStatuses) == 1 })
+	if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != reasonContainerCreating || p.Status.PodIP != "10.1.0.1" {
+		t.Errorf("held start progress sent as %+v", p.Status)
+	}
+}
+
+func TestStartTroubleSentAtOnce(t *testing.T) {
+	n, setStatus := startSyncerHolding(t, time.Hour)
+	setStatus(kubeletStarting(reasonContainerCreating))
+	setStatus(kubeletStarting("ErrImagePull"))
+	n.wait(t, func(p *corev1.Pod) bool {
+		return len(p.Status.ContainerStatuses) == 1 && p.Status.ContainerStatuses[0].State.Waiting.Reason == "ErrImagePull"
+	})
+}
+
+// TestHeldStartProgressNeverOverwritesANewerStatus: the held start
+// progress is handed to virtual-kubelet on its timer's goroutine while
+// the Running status comes on the cache's; however the two cross, the
+// last status handed on is Running (virtual-kubelet writes the last one
+// it is given).
+func TestHeldStartProgressNeverOverwritesANewerStatus(t *testing.T) {
+	s, cs, n, _ := startSyncer(t)
+	release, handing := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	s.Notify("v1", func(p *corev1.Pod) {
+		if calls.Add(1) == 1 { // the held view: stall it until Running was sent
+			close(handing)
+			<-release
+		}
+		n.add(p)
+	})
+	s.mu.Lock()
+	s.startHold = 10 * time.Millisecond
+	s.mu.Unlock()
+	ctx := t.Context()
+	hub := hubPod(nil)
+	hub.Status.Phase = corev1.PodPending
+	if err := s.CreatePod(ctx, "v1", hub); err != nil {
+		t.Fatal(err)
+	}
+	setStatus := func(f func(*corev1.PodStatus)) { t.Helper(); setLocalStatus(t, cs, f) }
+	setStatus(kubeletStarting(reasonContainerCreating))
+	<-handing
+	setStatus(func(st *corev1.PodStatus) {
+		st.Phase = corev1.PodRunning
+		st.ContainerStatuses[0].State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	})
+	time.Sleep(50 * time.Millisecond) // the Running status is being sent meanwhile
+	close(release)
+	n.wait(t, func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodRunning })
+	time.Sleep(50 * time.Millisecond)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if last := n.pods[len(n.pods)-1]; last.Status.Phase != corev1.PodRunning {
+		t.Errorf("last status handed on is %s after Running", statusPhases(n.pods))
+	}
+}
+
+func statusPhases(pods []*corev1.Pod) []corev1.PodPhase {
+	var out []corev1.PodPhase
+	for _, p := range pods {
+		out = append(out, p.Status.Phase)
+	}
+	return out
 }
