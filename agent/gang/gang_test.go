@@ -6,13 +6,16 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -35,9 +38,17 @@ func newGate(t *testing.T, objs ...runtime.Object) (*gang.Gate, *fake.Clientset)
 	return g, local
 }
 
-// syncedCache is a running cache of the fake cluster local, synced.
+// syncedCache is a running cache of the fake cluster local, synced and
+// watching its pods (the fake drops the events of objects created between
+// an informer's list and its watch).
 func syncedCache(t *testing.T, local *fake.Clientset) *cluster.Cache {
 	t.Helper()
+	watching := make(chan struct{})
+	var once sync.Once
+	local.PrependWatchReactor("pods", func(k8stesting.Action) (bool, watch.Interface, error) {
+		once.Do(func() { close(watching) })
+		return false, nil, nil
+	})
 	c, err := cluster.New(local)
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +57,7 @@ func syncedCache(t *testing.T, local *fake.Clientset) *cluster.Cache {
 	if !c.WaitForCacheSync(t.Context()) {
 		t.Fatal("cache not synced")
 	}
+	<-watching
 	return c
 }
 
@@ -193,37 +205,66 @@ func TestPrepareWaitsForTerminatingPods(t *testing.T) {
 // here, not only its own (the hub stamps a member only once the whole
 // gang is committed); members of another job or an older epoch keep
 // theirs.
+//
+// A sibling lift that fails is retried (m2's first patch fails), and a
+// member gated before the commit but created after it reached the agent
+// (m3: the cache did not show it to the commit) is lifted too, both
+// without their own stamps (the hub stamps one member per cluster).
 func TestOneCommitLiftsEveryMemberOfItsEpoch(t *testing.T) {
-	ctx := context.Background()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	local := fake.NewClientset(gpuNode())
+	var failed atomic.Bool
+	local.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.(k8stesting.PatchAction).GetName() == "m2" && !failed.Swap(true) {
+			return true, nil, errors.New("the API server is busy")
+		}
+		return false, nil, nil
+	})
 	c := syncedCache(t, local)
 	g := gang.New(c)
-	if err := g.Load(ctx); err != nil {
-		t.Fatal(err)
-	}
+	go func() { _ = g.Run(ctx) }()
+	<-g.Loaded()
 	other := hubPod("other-0", "1", "")
 	other.Labels[v1alpha1.LabelJob] = "other"
+	create := func(lp *corev1.Pod) {
+		t.Helper()
+		// Prepared already, as members are before a commit (the fake's
+		// status update of a prepare would write the gate back).
+		lp.Status.Conditions = []corev1.PodCondition{{Type: v1alpha1.PodConditionPrepared, Status: corev1.ConditionTrue}}
+		if _, err := local.CoreV1().Pods("ns").Create(ctx, lp, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, hub := range []*corev1.Pod{hubPod("old-0", "1", ""), hubPod("m0", "2", ""), hubPod("m1", "2", ""),
 		hubPod("m2", "2", ""), other} {
 		lp := hub.DeepCopy()
 		if err := g.Mutate(hub, lp); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := local.CoreV1().Pods("ns").Create(ctx, lp, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+		create(lp)
 	}
-	// The cache holds every member before the commit comes.
-	waitCached(t, c, "ns", "old-0", "m0", "m1", "m2", "other-0")
+	late := hubPod("m3", "2", "")
+	lateLocal := late.DeepCopy()
+	if err := g.Mutate(late, lateLocal); err != nil || !gated(lateLocal) {
+		t.Fatalf("m3 mutated before the commit: gated %v, %v", gated(lateLocal), err)
+	}
+	// The cache holds every member but m3 before the commit comes (old-0
+	// may be gone already: the gate removes the members of older epochs).
+	waitCached(t, c, "ns", "m0", "m1", "m2", "other-0")
 	if err := g.Commit(ctx, hubPod("m1", "2", "2")); err != nil {
 		t.Fatal(err)
 	}
+	create(lateLocal)
 	// m1's own gate is lifted when Commit returns, its siblings' soon after.
-	want := map[string]bool{"m0": false, "m1": false, "m2": false, "old-0": true, "other-0": true}
+	want := map[string]bool{"m0": false, "m1": false, "m2": false, "m3": false, "old-0": true, "other-0": true}
 	deadline := time.Now().Add(5 * time.Second)
 	for name, w := range want {
 		for {
 			lp, err := local.CoreV1().Pods("ns").Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) && name == "old-0" { // removed as stale, never lifted
+				break
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

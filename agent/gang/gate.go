@@ -16,8 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/shoal-dev/shoal/agent/cluster"
@@ -54,11 +54,12 @@ type Gate struct {
 	// epochs is the newest epoch seen per "<namespace>/<job>".
 	epochs map[string]int64
 	// committed is, per "<namespace>/<job>", the newest epoch whose
-	// commit lifted the gates of all the job's local members here
-	// (commitSiblings).
+	// commit reached this agent (commitSiblings): every local member of it
+	// outside a compute domain is lifted (the lift queue).
 	committed map[string]int64
-	// lifts bounds the gates commitSiblings lift at once.
-	lifts chan struct{}
+	// lifts are the local members of committed epochs whose gate is to be
+	// lifted, retried until it is (lift.go).
+	lifts workqueue.TypedRateLimitingInterface[cache.ObjectName]
 	// liftCalls are the gate lifts in flight or done that the cache may
 	// not show yet, by member and epoch (lift.go).
 	liftCalls map[string]*liftCall
@@ -107,8 +108,9 @@ func WithClock(c clock.PassiveClock) Option { return func(g *Gate) { g.clock = c
 // cache; Load (which Run calls) must end before members are accepted.
 func New(c *cluster.Cache, opts ...Option) *Gate {
 	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{}, committed: map[string]int64{},
-		lifts: make(chan struct{}, siblingLifts), liftCalls: map[string]*liftCall{},
-		recent: map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
+		lifts:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
+		liftCalls: map[string]*liftCall{},
+		recent:    map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
 		stopped: map[string]map[string]bool{}, watched: map[string]watchedDomain{},
 		stale: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	for _, o := range opts {
@@ -204,7 +206,15 @@ func (g *Gate) Mutate(hub, local *corev1.Pod) error {
 	}
 	g.useDomain(hub, local, epoch)
 	if hub.Annotations[v1alpha1.AnnotationCommit] == hub.Annotations[v1alpha1.AnnotationEpoch] {
-		return nil // committed already (agent restart): no gate
+		// Committed already (an agent restart adopting it): no gate, and
+		// its siblings here that still have theirs are lifted.
+		if _, domain := hub.Annotations[v1alpha1.AnnotationComputeDomain]; !domain {
+			g.commitSiblings(localNamespace(hub), job, hub.Labels[v1alpha1.LabelJob], epoch)
+		}
+		return nil
+	}
+	if g.committedEpoch(job) == epoch {
+		return nil // a sibling's commit reached the agent
 	}
 	if hasGate(local) {
 		return nil
@@ -247,31 +257,30 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 		g.watchDomain(hub, epoch)
 	}
 	if _, domain, _ := v1alpha1.MemberComputeDomainOf(hub.Annotations); !domain {
-		g.commitSiblings(ctx, ns, job, hub.Labels[v1alpha1.LabelJob], epoch)
+		g.commitSiblings(ns, job, hub.Labels[v1alpha1.LabelJob], epoch)
 	}
 	return nil
 }
 
-// siblingLifts bounds the gates the Gate's commitSiblings lift at once,
-// all jobs together.
+// siblingLifts is how many gates the lift queue lifts at once, all jobs
+// together.
 const siblingLifts = 16
 
-// siblingTimeout bounds one job's sibling lifts.
-const siblingTimeout = 30 * time.Second
-
-// commitSiblings lifts, the first time a commit of job's epoch reaches
-// this agent, the gate of every local member of that epoch here. The hub
-// stamps the commit on a hub pod only after it stored the commit of the
-// whole gang (hub/dispatch), so one stamp commits them all; waiting for
-// each member's own stamp to travel (a PATCH of the hub pod, the virtual
-// node's watch, a queue) spread a 64-member gang's gate lifts over more
-// than a second. The lifts run in the background (the caller is a
-// virtual-kubelet worker, which also creates the members of other gangs),
-// at most siblingLifts at once over all jobs. Each member's own stamp
-// still comes and lifts its gate if this has not (Commit). Members of a
+// commitSiblings queues, the first time a commit of job's epoch reaches
+// this agent, the lift of the gate of every local member of that epoch
+// here, and records the epoch as committed: a member gated later (the
+// cache had not shown it yet) is queued by its own event (Run). The hub
+// stamps the commit on one member per cluster (its herald) only after it
+// stored the commit of the whole gang (hub/dispatch), so one stamp commits
+// them all: a 256-member gang's 256 stamps were each a write of the hub
+// cluster and a sync of the hub pod here. The lifts run on the lift queue
+// (the caller is a virtual-kubelet worker, which also creates the members
+// of other gangs), siblingLifts at once, each retried with backoff until
+// it is done or the member is gone or of another epoch. Members of a
 // compute domain are left to their own stamps (each commit watches its
-// clique's domain).
-func (g *Gate) commitSiblings(ctx context.Context, ns, job, jobName string, epoch int64) {
+// clique's domain; the hub stamps each of them). It writes nothing: Mutate
+// calls it too, for a stamped member adopted after a restart.
+func (g *Gate) commitSiblings(ns, job, jobName string, epoch int64) {
 	g.mu.Lock()
 	first := g.committed[job] < epoch
 	if first {
@@ -285,33 +294,19 @@ func (g *Gate) commitSiblings(ctx context.Context, ns, job, jobName string, epoc
 	if err != nil {
 		return
 	}
-	want := strconv.FormatInt(epoch, 10)
-	var gated []string
 	for _, p := range pods {
-		if p.Annotations[v1alpha1.AnnotationEpoch] == want && p.DeletionTimestamp == nil && hasGate(p) {
-			gated = append(gated, p.Name)
+		if g.liftDue(p) {
+			g.lifts.Add(cache.MetaObjectToName(p))
 		}
 	}
-	if len(gated) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), siblingTimeout)
-	var wg sync.WaitGroup
-	for _, name := range gated {
-		wg.Go(func() {
-			select {
-			case g.lifts <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			defer func() { <-g.lifts }()
-			if _, err := g.lift(ctx, ns, name, want, epoch); err != nil {
-				klog.FromContext(ctx).V(2).Info("gate of a committed member not lifted yet; its own commit will",
-					"pod", klog.KRef(ns, name), "epoch", epoch, "err", err)
-			}
-		})
-	}
-	go func() { wg.Wait(); cancel() }()
+}
+
+// committedEpoch is the newest epoch of job whose commit reached this
+// agent (0: none).
+func (g *Gate) committedEpoch(job string) int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.committed[job]
 }
 
 // hasGate says whether a local pod still carries the gang's scheduling

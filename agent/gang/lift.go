@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +19,54 @@ import (
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
+
+// liftDue says whether local pod p is a gated member, outside a compute
+// domain, of an epoch whose commit reached this agent: its gate is for the
+// lift queue.
+func (g *Gate) liftDue(p *corev1.Pod) bool {
+	job, epoch, ok := member(p)
+	if !ok || p.DeletionTimestamp != nil || !hasGate(p) || g.committedEpoch(job) != epoch {
+		return false
+	}
+	_, domain := p.Annotations[v1alpha1.AnnotationComputeDomain]
+	return !domain
+}
+
+// runLifts lifts the gates the lift queue holds, siblingLifts at once,
+// until ctx ends.
+func (g *Gate) runLifts(ctx context.Context) {
+	var wg sync.WaitGroup
+	for range siblingLifts {
+		wg.Go(func() {
+			for g.nextLift(ctx) {
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// nextLift lifts one queued gate; a failed lift is retried with backoff.
+func (g *Gate) nextLift(ctx context.Context) bool {
+	k, quit := g.lifts.Get()
+	if quit {
+		return false
+	}
+	defer g.lifts.Done(k)
+	lp, err := g.cache.Pods().Pods(k.Namespace).Get(k.Name)
+	if err != nil || !g.liftDue(lp) {
+		g.lifts.Forget(k) // gone, lifted, or of another epoch
+		return true
+	}
+	v := lp.Annotations[v1alpha1.AnnotationEpoch]
+	epoch, _ := strconv.ParseInt(v, 10, 64)
+	if _, err := g.lift(ctx, k.Namespace, k.Name, v, epoch); err != nil && !errors.Is(err, ErrStaleEpoch) {
+		klog.FromContext(ctx).V(2).Info("gate of a committed member not lifted yet; retrying", "pod", k, "epoch", epoch, "err", err)
+		g.lifts.AddRateLimited(k)
+		return true
+	}
+	g.lifts.Forget(k)
+	return true
+}
 
 // liftCall is one gate lift, shared by every caller that asks for it
 // while it runs and remembered after it succeeded until the cache shows

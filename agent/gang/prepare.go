@@ -33,6 +33,7 @@ func (g *Gate) Run(ctx context.Context) error {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
 	defer q.ShutDown()
 	defer g.stale.ShutDown()
+	defer g.lifts.ShutDown()
 	enqueue := func(o any) {
 		p, ok := o.(*corev1.Pod)
 		if !ok {
@@ -40,6 +41,9 @@ func (g *Gate) Run(ctx context.Context) error {
 		}
 		if needsPrepare(p) {
 			q.Add(cache.MetaObjectToName(p))
+		}
+		if g.liftDue(p) { // gated after its epoch's commit reached the agent
+			g.lifts.Add(cache.MetaObjectToName(p))
 		}
 		if job, epoch, ok := member(p); ok && g.isLoaded() && epoch < g.current(job) {
 			g.stale.Add(job)
@@ -56,10 +60,11 @@ func (g *Gate) Run(ctx context.Context) error {
 	if !g.loadRetrying(ctx) {
 		return nil
 	}
-	go func() { <-ctx.Done(); q.ShutDown(); g.stale.ShutDown() }()
+	go func() { <-ctx.Done(); q.ShutDown(); g.stale.ShutDown(); g.lifts.ShutDown() }()
 	var stale sync.WaitGroup
-	stale.Add(1)
+	stale.Add(2)
 	go func() { defer stale.Done(); g.runStale(ctx) }()
+	go func() { defer stale.Done(); g.runLifts(ctx) }()
 	if g.domains != nil {
 		stale.Add(1)
 		go func() { defer stale.Done(); g.runDomains(ctx, time.Second) }()

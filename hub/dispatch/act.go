@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -114,6 +115,9 @@ func (d *Dispatcher) createMembers(ctx context.Context, s *scope) error {
 			p, err = api.Get(ctx, missing[i].Name, metav1.GetOptions{})
 		}
 		created[i] = p
+		if err == nil {
+			d.pods.own.wrote(j.Name, p)
+		}
 		return err
 	})
 	for _, p := range created {
@@ -124,14 +128,13 @@ func (d *Dispatcher) createMembers(ctx context.Context, s *scope) error {
 	return err
 }
 
-// stamp puts the commit annotation on every member that lacks it.
+// stamp puts the commit annotation on the members that carry the commit
+// to their cluster (toStamp) and lack it.
 func (d *Dispatcher) stamp(ctx context.Context, s *scope) error {
 	epoch := strconv.FormatInt(s.res.Epoch, 10)
-	var todo []*corev1.Pod
-	for _, p := range s.pods {
-		if p.Annotations[v1alpha1.AnnotationCommit] != epoch && p.DeletionTimestamp == nil {
-			todo = append(todo, p)
-		}
+	todo, later := toStamp(s.pods, epoch, s.committed, s.now)
+	if !later.IsZero() {
+		s.wakeAt(later)
 	}
 	if len(todo) == 0 {
 		return nil
@@ -141,9 +144,12 @@ func (d *Dispatcher) stamp(ctx context.Context, s *scope) error {
 	}
 	patch := []byte(fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, v1alpha1.AnnotationCommit, epoch))
 	err := forEach(len(todo), func(i int) error {
-		_, err := d.hub.CoreV1().Pods(todo[i].Namespace).Patch(ctx, todo[i].Name, types.MergePatchType, patch, metav1.PatchOptions{})
+		p, err := d.hub.CoreV1().Pods(todo[i].Namespace).Patch(ctx, todo[i].Name, types.MergePatchType, patch, metav1.PatchOptions{})
 		if isNotFound(err) {
 			return nil // a vanished member fails the gang in follow
+		}
+		if err == nil {
+			d.pods.own.wrote(s.name, p)
 		}
 		return err
 	})
@@ -151,6 +157,58 @@ func (d *Dispatcher) stamp(ctx context.Context, s *scope) error {
 		traceCommit(ctx, s, len(todo))
 	}
 	return err
+}
+
+// stragglersAfter is how long after the commit a member that is not
+// running yet gets its own commit stamp (toStamp).
+const stragglersAfter = 10 * time.Second
+
+// toStamp returns the members of pods (the epoch's) that get the commit
+// stamp now: each cluster's herald (its member of the lowest index: the
+// agent lifts the gates of all the job's members there on one stamp,
+// agent/gang), every member of a compute domain (each commit watches its
+// clique's domain), and, from stragglersAfter after the commit (committed;
+// zero: unknown, at once), every member that does not run yet: that is
+// how an agent of the release before this one, which lifts a member's
+// gate only on its own stamp when a lift fails, still starts the gang.
+// A 256-member gang over two clusters took 256 stamps, each a write of the
+// hub cluster and a sync of its pod by virtual-kubelet; it now takes two.
+// later is when the stragglers are due (zero: none waits for it).
+func toStamp(pods []*corev1.Pod, epoch string, committed, now time.Time) (todo []*corev1.Pod, later time.Time) {
+	herald := map[string]*corev1.Pod{}
+	for _, p := range pods {
+		c := p.Labels[v1alpha1.LabelCluster]
+		if h := herald[c]; h == nil || memberIndex(p) < memberIndex(h) {
+			herald[c] = p
+		}
+	}
+	due := committed.Add(stragglersAfter)
+	for _, p := range pods {
+		if p.Annotations[v1alpha1.AnnotationCommit] == epoch || p.DeletionTimestamp != nil {
+			continue
+		}
+		_, domain := p.Annotations[v1alpha1.AnnotationComputeDomain]
+		st, _ := stateOf(p)
+		waiting := st != memberRunning && st != memberSucceeded && st != memberFailed
+		switch {
+		case herald[p.Labels[v1alpha1.LabelCluster]] == p, domain:
+			todo = append(todo, p)
+		case waiting && !now.Before(due):
+			todo = append(todo, p)
+		case waiting:
+			later = due
+		}
+	}
+	return todo, later
+}
+
+// memberIndex is a member pod's index in its gang (-1 when unreadable).
+func memberIndex(p *corev1.Pod) int {
+	i, err := strconv.Atoi(p.Labels[v1alpha1.LabelMember])
+	if err != nil {
+		return -1
+	}
+	return i
 }
 
 // tearDown deletes every member with the teardown's grace (those on Lost

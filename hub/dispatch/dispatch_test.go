@@ -101,17 +101,26 @@ func (r *rig) pods(job string) []corev1.Pod {
 }
 
 // agent plays every agent: it sets the Prepared condition (or refuses the
-// member with index refuse) and, on committed pods, the phase.
+// member with index refuse) and, on committed pods, the phase. A pod is
+// committed once a member of its epoch on its cluster carries the commit
+// stamp, as the agent lifts all their gates on one stamp (agent/gang).
 func (r *rig) agent(job string, refuse int, phase corev1.PodPhase) {
 	r.T.Helper()
-	for _, p := range r.pods(job) {
+	pods := r.pods(job)
+	stamped := map[string]bool{} // cluster/epoch
+	for _, p := range pods {
+		if c := p.Annotations[v1alpha1.AnnotationCommit]; c != "" && c == p.Annotations[v1alpha1.AnnotationEpoch] {
+			stamped[p.Labels[v1alpha1.LabelCluster]+"/"+c] = true
+		}
+	}
+	for _, p := range pods {
 		p := p
 		ok := corev1.ConditionTrue
 		if p.Labels[v1alpha1.LabelMember] == strconv.Itoa(refuse) {
 			ok = corev1.ConditionFalse
 		}
 		p.Status.Conditions = []corev1.PodCondition{{Type: v1alpha1.PodConditionPrepared, Status: ok, Reason: "NoFit"}}
-		if p.Annotations[v1alpha1.AnnotationCommit] != "" && phase != "" {
+		if stamped[p.Labels[v1alpha1.LabelCluster]+"/"+p.Annotations[v1alpha1.AnnotationEpoch]] && phase != "" {
 			p.Status.Phase = phase
 		}
 		if _, err := r.hub.CoreV1().Pods(p.Namespace).UpdateStatus(r.Ctx, &p, metav1.UpdateOptions{}); err != nil {
@@ -166,10 +175,21 @@ func TestGangPreparesCommitsAndRuns(t *testing.T) {
 	}
 	r.agent("llama", -1, "")
 	r.pass()
-	for _, p := range r.pods("llama") {
-		if p.Annotations[v1alpha1.AnnotationCommit] != "1" {
-			t.Fatalf("member %s not committed: %v", p.Name, p.Annotations)
-		}
+	// One stamp per cluster: its herald, the member of the lowest index.
+	herald, other := v1alpha1.MemberPodName("llama", 1, 0), v1alpha1.MemberPodName("llama", 1, 1)
+	if st := stamps(r.pods("llama")); st[herald] != "1" || st[other] != "" {
+		t.Fatalf("commit stamps %v, want only %s's", st, herald)
+	}
+	// A member not running stragglersAfter (10 s) after the commit gets its own.
+	r.Clock.Step(9 * time.Second)
+	r.pass()
+	if st := stamps(r.pods("llama")); st[other] != "" {
+		t.Fatalf("commit stamps 9 s after the commit %v, want only %s's", st, herald)
+	}
+	r.Clock.Step(time.Second)
+	r.pass()
+	if st := stamps(r.pods("llama")); st[other] != "1" {
+		t.Fatalf("commit stamps 10 s after the commit %v, want both", st)
 	}
 	r.agent("llama", -1, corev1.PodRunning)
 	r.pass()
@@ -329,8 +349,8 @@ func TestPreemptionHonoursGraceAndRequeues(t *testing.T) {
 	}
 }
 
-// TestHubRestartMidCommitFinishesTheCommit fails the commit stamp on one
-// member; a fresh dispatcher (a restarted hub) stamps every member.
+// TestHubRestartMidCommitFinishesTheCommit fails the commit stamp on the
+// cluster's herald; a fresh dispatcher (a restarted hub) stamps it.
 func TestHubRestartMidCommitFinishesTheCommit(t *testing.T) {
 	r := newRig(t)
 	r.Cluster("eu1", node("a", "r", 0), node("b", "r", 0))
@@ -339,7 +359,7 @@ func TestHubRestartMidCommitFinishesTheCommit(t *testing.T) {
 	r.pass()
 	r.agent("llama", -1, "")
 	r.hub.PrependReactor("patch", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if a.(k8stesting.PatchAction).GetName() == v1alpha1.MemberPodName("llama", 1, 1) {
+		if a.(k8stesting.PatchAction).GetName() == v1alpha1.MemberPodName("llama", 1, 0) {
 			return true, nil, errors.New("hub crashed")
 		}
 		return false, nil, nil
@@ -354,11 +374,18 @@ func TestHubRestartMidCommitFinishesTheCommit(t *testing.T) {
 	if err := restarted.Pass(r.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range r.pods("llama") {
-		if p.Annotations[v1alpha1.AnnotationCommit] != "1" {
-			t.Fatalf("member %s not committed after the restart", p.Name)
-		}
+	if st := stamps(r.pods("llama")); st[v1alpha1.MemberPodName("llama", 1, 0)] != "1" {
+		t.Fatalf("herald not committed after the restart: %v", st)
 	}
+}
+
+// stamps returns the commit stamp of each pod, by name.
+func stamps(pods []corev1.Pod) map[string]string {
+	out := map[string]string{}
+	for _, p := range pods {
+		out[p.Name] = p.Annotations[v1alpha1.AnnotationCommit]
+	}
+	return out
 }
 
 // TestHubRestartMidAbortFinishesTheAbort: after the abort is decided, a
@@ -449,9 +476,7 @@ func TestDecisionOfAnOlderHubIsFinished(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.pass()
-	for _, p := range r.pods("llama") {
-		if p.Annotations[v1alpha1.AnnotationCommit] != "1" {
-			t.Fatalf("member %s not committed: %v", p.Name, p.Annotations)
-		}
+	if st := stamps(r.pods("llama")); st[v1alpha1.MemberPodName("llama", 1, 0)] != "1" {
+		t.Fatalf("herald not committed: %v", st)
 	}
 }

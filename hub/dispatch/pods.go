@@ -37,6 +37,7 @@ type memberPods struct {
 	lister   corelisters.PodLister
 	services rendezvousCache
 	copies   *copyCache
+	own      ownWrites
 }
 
 // newMemberPods caches the member pods and rendezvous objects of every
@@ -102,7 +103,7 @@ func (m *memberPods) ofJob(job string) ([]*corev1.Pod, error) {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return m.own.over(job, out, m.informer.LastSyncResourceVersion()), nil
 }
 
 // jobOf is the job of a member pod informer event's object ("" when none).

@@ -50,6 +50,8 @@ type scope struct {
 	aggregate, started, finished bool
 	// create and stamp create the missing members and stamp the commit.
 	create, stamp bool
+	// committed is when the epoch was committed (stamp; zero: unknown).
+	committed time.Time
 	// teardown, when set, deletes every member and then releases the
 	// reservation together with its job transition.
 	teardown *teardown
@@ -346,7 +348,7 @@ func (d *Dispatcher) prepare(s *scope) bool {
 	case prepared == len(s.res.Members):
 		s.decision = &jobs.Decision{Members: memberStatuses(s), Dispatch: s.dispatch(v1alpha1.DispatchCommitted, "",
 			fmt.Sprintf("all %d members prepared; committed epoch %d", prepared, s.res.Epoch))}
-		s.create, s.stamp = false, true
+		s.create, s.stamp, s.committed = false, true, s.now
 		s.wake = s.now.Add(d.cfg.StartTimeout)
 	case disp.Time != nil && s.now.Sub(disp.Time.Time) > d.cfg.PrepareTimeout:
 		d.abort(s, "PrepareTimeout", fmt.Sprintf("%d of %d members prepared within %s; not prepared: %s",
@@ -381,6 +383,9 @@ func (d *Dispatcher) follow(s *scope) bool {
 		return false
 	}
 	s.stamp = true
+	if disp.Time != nil {
+		s.committed = disp.Time.Time
+	}
 	var running, succeeded int
 	for _, p := range s.pods {
 		st, msg := stateOf(p)
