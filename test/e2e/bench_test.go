@@ -5,10 +5,14 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -37,7 +41,7 @@ func BenchmarkGangStart(b *testing.B) {
 				})
 				d, err := startGang(b.Context(), j)
 				if err != nil {
-					b.Fatal(err)
+					b.Fatal(err, "\n", describeMembers(b.Context(), name))
 				}
 				ds = append(ds, d)
 				if d > 5*time.Second { // an outlier: say what the job went through
@@ -135,4 +139,42 @@ func cancelGone(ctx context.Context, name string) error {
 		}
 		return true, nil
 	})
+}
+
+// describeMembers says where job's members are: its hub pods by phase and
+// commit stamp, its local pods by gate, node and phase, and the first few
+// that are not running on either side.
+func describeMembers(ctx context.Context, job string) string {
+	var b strings.Builder
+	hp, err := hubPods(ctx, job)
+	if err != nil {
+		return err.Error()
+	}
+	kinds := map[string]int{}
+	var stuck []string
+	for _, p := range hp {
+		k := fmt.Sprintf("hub %s commit=%q", p.Status.Phase, p.Annotations[v1alpha1.AnnotationCommit])
+		kinds[k]++
+		if p.Status.Phase != corev1.PodRunning && len(stuck) < 5 {
+			stuck = append(stuck, fmt.Sprintf("hub %s/%s: %s", p.Namespace, p.Name, statusKind(&p.Status)))
+		}
+	}
+	lp, err := localPods(ctx, job)
+	if err != nil {
+		return err.Error()
+	}
+	for c, pods := range lp {
+		for _, p := range pods {
+			kinds[fmt.Sprintf("%s gated=%v bound=%v %s", c, len(p.Spec.SchedulingGates) > 0, p.Spec.NodeName != "", p.Status.Phase)]++
+			if p.Status.Phase != corev1.PodRunning && len(stuck) < 10 {
+				stuck = append(stuck, fmt.Sprintf("%s %s: gates %v node %q %s", c, p.Name, p.Spec.SchedulingGates, p.Spec.NodeName,
+					statusKind(&p.Status)))
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		fmt.Fprintf(&b, "%5d %s\n", kinds[k], k)
+	}
+	b.WriteString(strings.Join(stuck, "\n"))
+	return b.String()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -57,7 +58,16 @@ func (tl *timeline) watchPods(ctx context.Context, cs kubernetes.Interface, ns, 
 			}
 		}
 	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: on, UpdateFunc: func(_, o any) { on(o) }}); err != nil {
+	update := func(old, o any) {
+		on(o)
+		op, ok1 := old.(*corev1.Pod)
+		np, ok2 := o.(*corev1.Pod)
+		// Which statuses the hub pods are written with: a milestone per kind.
+		if ok1 && ok2 && side == "hub" && !equality.Semantic.DeepEqual(op.Status, np.Status) {
+			tl.mark("hub status "+statusKind(&np.Status), np.Name)
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: on, UpdateFunc: update}); err != nil {
 		return err
 	}
 	f.Start(ctx.Done())
@@ -65,6 +75,26 @@ func (tl *timeline) watchPods(ctx context.Context, cs kubernetes.Interface, ns, 
 		return ctx.Err()
 	}
 	return nil
+}
+
+// statusKind names a pod status by its phase, conditions and container
+// states.
+func statusKind(st *corev1.PodStatus) string {
+	kind := string(st.Phase)
+	for _, c := range st.Conditions {
+		kind += " " + string(c.Type) + "=" + string(c.Status)
+	}
+	for _, c := range st.ContainerStatuses {
+		switch {
+		case c.State.Waiting != nil:
+			kind += " waiting:" + c.State.Waiting.Reason
+		case c.State.Running != nil:
+			kind += " running"
+		case c.State.Terminated != nil:
+			kind += " terminated:" + c.State.Terminated.Reason
+		}
+	}
+	return kind
 }
 
 func hubMilestones(p *corev1.Pod) []string {
@@ -170,6 +200,7 @@ func TestGangTimeline(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		cpu := cpuSince(cpuBefore) // before the scrapes below, which take some
 		var writes []string
 		for n, cs := range servers {
 			after, err := writeRequests(ctx, cs)
@@ -184,7 +215,7 @@ func TestGangTimeline(t *testing.T) {
 		}
 		sort.Strings(writes)
 		t.Logf("gang %s running after %s:\n%s\nwrites to the API servers until then:\n%s\n\nCPU seconds until then, by process:\n%s",
-			name, d.Round(time.Millisecond), tl.report(), strings.Join(writes, "\n"), cpuSince(cpuBefore))
+			name, d.Round(time.Millisecond), tl.report(), strings.Join(writes, "\n"), cpu)
 		if err := cancelGone(ctx, name); err != nil {
 			t.Fatal(err)
 		}
