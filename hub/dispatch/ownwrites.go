@@ -14,7 +14,7 @@ import (
 // ownWrites holds the member pods the dispatcher wrote (created or
 // stamped) until its cache has received the write. A pass that read the
 // cache before it had them created members again (each refused as
-// existing, then read) and stamped members again: 57 of a 256-member
+// existing, then read) and stamped members again: up to 61 of a 256-member
 // gang's creates were refused so (docs/scheduling.md, "Session 25"). Each
 // write is kept only until the informer's watch has passed its resource
 // version, after which the cache is authoritative (a member deleted since
