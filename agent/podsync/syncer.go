@@ -183,21 +183,14 @@ func (s *Syncer) sendShown(e *entry) {
 	e.sendMu.Lock()
 	defer e.sendMu.Unlock()
 	s.mu.Lock()
-	view, seq, vnode := e.view, e.seq, e.vnode
+	view, seq, cb := e.view, e.seq, s.notify[e.vnode]
 	s.mu.Unlock()
 	if seq == e.sentSeq {
 		return
 	}
 	e.sentSeq = seq
-	s.send(vnode, view)
-}
-
-func (s *Syncer) send(vnode string, p *corev1.Pod) {
-	s.mu.Lock()
-	cb := s.notify[vnode]
-	s.mu.Unlock()
 	if cb != nil {
-		cb(p)
+		cb(view)
 	}
 }
 

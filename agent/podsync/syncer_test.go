@@ -226,9 +226,9 @@ func TestLocalSchedulerProgressSendsNothing(t *testing.T) {
 	}
 }
 
-// startSyncerHolding is startSyncer with the start progress held for hold,
-// a pod created and a way to set its local status.
-func startSyncerHolding(t *testing.T, hold time.Duration) (*notes, func(func(*corev1.PodStatus))) {
+// startSyncerHolding is startSyncer with the start progress held for hold and
+// a pod created: the syncer, its notes and a way to set the local status.
+func startSyncerHolding(t *testing.T, hold time.Duration) (*Syncer, *notes, func(func(*corev1.PodStatus))) {
 	t.Helper()
 	s, cs, n, _ := startSyncer(t)
 	s.mu.Lock()
@@ -240,7 +240,7 @@ func startSyncerHolding(t *testing.T, hold time.Duration) (*notes, func(func(*co
 	if err := s.CreatePod(ctx, "v1", hub); err != nil {
 		t.Fatal(err)
 	}
-	return n, func(f func(*corev1.PodStatus)) { t.Helper(); setLocalStatus(t, cs, f) }
+	return s, n, func(f func(*corev1.PodStatus)) { t.Helper(); setLocalStatus(t, cs, f) }
 }
 
 // setLocalStatus changes the status of the local pod "p" with f.
@@ -271,7 +271,7 @@ func kubeletStarting(reason string) func(*corev1.PodStatus) {
 }
 
 func TestStartProgressReplacedByRunning(t *testing.T) {
-	n, setStatus := startSyncerHolding(t, time.Hour)
+	_, n, setStatus := startSyncerHolding(t, time.Hour)
 	setStatus(kubeletStarting(reasonContainerCreating))
 	setStatus(func(st *corev1.PodStatus) {
 		st.Phase = corev1.PodRunning
@@ -286,7 +286,7 @@ func TestStartProgressReplacedByRunning(t *testing.T) {
 }
 
 func TestStartProgressWrittenAfterHold(t *testing.T) {
-	n, setStatus := startSyncerHolding(t, 20*time.Millisecond)
+	_, n, setStatus := startSyncerHolding(t, 20*time.Millisecond)
 	setStatus(kubeletStarting(reasonContainerCreating))
 	p := n.wait(t, func(p *corev1.Pod) bool { return len(p.Status.ContainerStatuses) == 1 })
 	if w := p.Status.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != reasonContainerCreating || p.Status.PodIP != "10.1.0.1" {
@@ -295,7 +295,7 @@ func TestStartProgressWrittenAfterHold(t *testing.T) {
 }
 
 func TestStartTroubleSentAtOnce(t *testing.T) {
-	n, setStatus := startSyncerHolding(t, time.Hour)
+	_, n, setStatus := startSyncerHolding(t, time.Hour)
 	setStatus(kubeletStarting(reasonContainerCreating))
 	setStatus(kubeletStarting("ErrImagePull"))
 	n.wait(t, func(p *corev1.Pod) bool {
@@ -309,7 +309,7 @@ func TestStartTroubleSentAtOnce(t *testing.T) {
 // last status handed on is Running (virtual-kubelet writes the last one
 // it is given).
 func TestHeldStartProgressNeverOverwritesANewerStatus(t *testing.T) {
-	s, cs, n, _ := startSyncer(t)
+	s, n, setStatus := startSyncerHolding(t, 10*time.Millisecond)
 	release, handing := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int32
 	s.Notify("v1", func(p *corev1.Pod) {
@@ -319,16 +319,6 @@ func TestHeldStartProgressNeverOverwritesANewerStatus(t *testing.T) {
 		}
 		n.add(p)
 	})
-	s.mu.Lock()
-	s.startHold = 10 * time.Millisecond
-	s.mu.Unlock()
-	ctx := t.Context()
-	hub := hubPod(nil)
-	hub.Status.Phase = corev1.PodPending
-	if err := s.CreatePod(ctx, "v1", hub); err != nil {
-		t.Fatal(err)
-	}
-	setStatus := func(f func(*corev1.PodStatus)) { t.Helper(); setLocalStatus(t, cs, f) }
 	setStatus(kubeletStarting(reasonContainerCreating))
 	<-handing
 	setStatus(func(st *corev1.PodStatus) {
