@@ -12,10 +12,10 @@ import (
 // FuzzDecodeCursor feeds arbitrary strings to decodeCursor, which reads
 // the continue token a client sends with ListJobs. Properties: a refusal is
 // store.ErrInvalidContinue; an accepted cursor has a positive revision and
-// batch and a non-negative skip, and re-encodes to a token that decodes to
-// the same cursor.
+// batch and no position of an older hub's token, and re-encodes to a token
+// that decodes to the same cursor.
 func FuzzDecodeCursor(f *testing.F) {
-	for _, c := range []cursor{{Rev: 42, Batch: 500}, {Rev: 7, Store: "eyJrIjoiam9icyJ9", Batch: 100, Skip: 3}} {
+	for _, c := range []cursor{{Rev: 42, Batch: 500}, {Rev: 7, Batch: 100, After: "job-7", Latest: true}, {Rev: 7, Store: "eyJrIjoiam9icyJ9", Batch: 100, Skip: 3}} {
 		f.Add(encodeCursor(c))
 	}
 	f.Add("")
@@ -29,7 +29,7 @@ func FuzzDecodeCursor(f *testing.F) {
 			}
 			return
 		}
-		if c.Rev <= 0 || c.Batch <= 0 || c.Skip < 0 {
+		if c.Rev <= 0 || c.Batch <= 0 || c.Skip != 0 || c.Store != "" {
 			t.Fatalf("decodeCursor(%q) accepted %+v", s, c)
 		}
 		again, err := decodeCursor(encodeCursor(c))
@@ -37,4 +37,15 @@ func FuzzDecodeCursor(f *testing.F) {
 			t.Fatalf("cursor %+v re-decodes as %+v, %v", c, again, err)
 		}
 	})
+}
+
+// TestDecodeCursorRefusesOlderTokens: a token of a hub before the scan
+// kept its position by name (a store token and a count to skip) would
+// start the list over if read as today's; it is refused instead.
+func TestDecodeCursorRefusesOlderTokens(t *testing.T) {
+	for _, c := range []cursor{{Rev: 7, Store: "eyJrIjoiam9icyJ9", Batch: 100, Skip: 3}, {Rev: 7, Batch: 100, Skip: 1}} {
+		if _, err := decodeCursor(encodeCursor(c)); !errors.Is(err, store.ErrInvalidContinue) {
+			t.Errorf("%+v: %v", c, err)
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -50,22 +51,38 @@ type ListResult struct {
 	Revision int64
 }
 
-// cursor is List's continue token: the store page to read again (by its
-// store token, or by revision for the first page), its size, and how many of
-// its items the previous page already went through.
+// cursor is List's continue token: the revision every page reports, the
+// last name the previous page went through, and where the next page is
+// read.
 type cursor struct {
-	Rev   int64  `json:"r"`
-	Store string `json:"c,omitempty"`
-	Batch int64  `json:"b"`
-	Skip  int    `json:"s"`
-	// Index: a page of the list index (listindexed.go), continuing after
-	// the name After.
-	Index bool   `json:"i,omitempty"`
+	// Rev is the first page's revision, which every page reports.
+	Rev int64 `json:"r"`
+	// Batch is how many stored jobs a scan reads at a time.
+	Batch int64 `json:"b"`
+	// After is the last name the previous page went through (returned,
+	// or passed over by the filter); the next page starts after it.
 	After string `json:"a,omitempty"`
+	// Latest: a scan reads the next pages at the newest revision, as a
+	// compaction removed Rev (list.go, List).
+	Latest bool `json:"n,omitempty"`
+	// Index: a page of the list index (listindexed.go).
+	Index bool `json:"i,omitempty"`
+	// Store and Skip were the scan's position in tokens of hubs before
+	// 2026-12-05; such a token is refused (list again).
+	Store string `json:"c,omitempty"`
+	Skip  int    `json:"s,omitempty"`
 }
 
-// List returns a page of jobs matching opts, sorted by name, all read at
-// one store revision.
+// List returns a page of jobs matching opts, sorted by name. An unfiltered
+// list (or a filtered one the list index cannot serve yet) scans the
+// store: every page is read at the first page's revision while etcd keeps
+// it. A list that outlives the compaction retention (a compaction removes
+// that revision between two pages) goes on at the newest revision instead
+// of failing: names are unique and pages follow them in order, so no job
+// is listed twice or left out that existed throughout, a job changed since
+// shows its newer state, and one created or deleted since shows or not by
+// where its name falls. Every page reports the first page's revision; a
+// Watch from it then gets OutOfRange, as for any compacted revision.
 func (s *Service) List(ctx context.Context, opts ListOptions) (ListResult, error) {
 	if opts.Phase != "" && !opts.Phase.Valid() {
 		return ListResult{}, v1alpha1.NewInvalidError("job list", "", field.ErrorList{
@@ -96,20 +113,37 @@ func (s *Service) List(ctx context.Context, opts ListOptions) (ListResult, error
 			return out, err
 		}
 	}
+	return s.scan(ctx, opts, limit, cur)
+}
+
+// scan serves a page of List by reading the store in batches from cur.
+func (s *Service) scan(ctx context.Context, opts ListOptions, limit int64, cur cursor) (ListResult, error) {
 	var out ListResult
 	for {
-		page, err := s.index.List(ctx, store.ListOptions{Limit: cur.Batch, Continue: cur.Store, Revision: cur.Rev})
+		rev := cur.Rev
+		if cur.Latest {
+			rev = 0
+		}
+		page, err := s.index.List(ctx, store.ListOptions{Limit: cur.Batch, After: cur.After, Revision: rev})
+		if errors.Is(err, store.ErrCompacted) && rev > 0 {
+			cur.Latest = true // the first page's revision is gone: go on at the newest
+			listsPastCompaction.Inc()
+			continue
+		}
 		if err != nil {
 			return ListResult{}, err
 		}
-		cur.Rev, out.Revision = page.Revision, page.Revision
-		for i := cur.Skip; i < len(page.Items); i++ {
-			it := page.Items[i]
+		if cur.Rev == 0 {
+			cur.Rev = page.Revision
+		}
+		out.Revision = cur.Rev
+		for _, it := range page.Items {
 			if !opts.match(&it.Object.idx) {
+				cur.After = it.Name
 				continue
 			}
 			if int64(len(out.Items)) == limit {
-				out.Continue = encodeCursor(cursor{Rev: cur.Rev, Store: cur.Store, Batch: cur.Batch, Skip: i})
+				out.Continue = encodeCursor(cur)
 				return out, nil
 			}
 			j, err := it.Object.job()
@@ -117,11 +151,11 @@ func (s *Service) List(ctx context.Context, opts ListOptions) (ListResult, error
 				return ListResult{}, fmt.Errorf("job %q: %w", it.Name, err)
 			}
 			out.Items = append(out.Items, withRevision(j, it.Revision))
+			cur.After = it.Name
 		}
 		if page.Continue == "" {
 			return out, nil
 		}
-		cur.Store, cur.Skip = page.Continue, 0
 		if int64(len(out.Items)) == limit {
 			out.Continue = encodeCursor(cur)
 			return out, nil
@@ -160,8 +194,12 @@ func decodeCursor(s string) (cursor, error) {
 	if err == nil {
 		err = json.Unmarshal(b, &c)
 	}
-	if err == nil && (c.Rev <= 0 || c.Batch <= 0 || c.Skip < 0) {
-		err = fmt.Errorf("revision %d, batch %d, skip %d", c.Rev, c.Batch, c.Skip)
+	switch {
+	case err != nil:
+	case c.Store != "" || c.Skip != 0:
+		err = errors.New("a token of an older hub; list again from the first page")
+	case c.Rev <= 0 || c.Batch <= 0:
+		err = fmt.Errorf("revision %d, batch %d", c.Rev, c.Batch)
 	}
 	if err != nil {
 		return c, fmt.Errorf("%w: job list continue token: %v", store.ErrInvalidContinue, err)

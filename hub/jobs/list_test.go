@@ -8,8 +8,11 @@ import (
 	"slices"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -112,4 +115,103 @@ func TestListRejectsBadInput(t *testing.T) {
 	if _, err := js.List(testCtx(t), jobs.ListOptions{Continue: "garbage!"}); !errors.Is(err, store.ErrInvalidContinue) {
 		t.Errorf("bad token: %v", err)
 	}
+}
+
+// TestListGoesOnPastACompaction: a paged list whose first page's revision
+// a compaction removed goes on at the newest revision instead of failing,
+// unfiltered and filtered (scanning the store), without listing a job
+// twice or leaving out one that existed throughout; a job changed since
+// shows its new state, one created since after the cursor shows, and every
+// page reports the first page's revision.
+func TestListGoesOnPastACompaction(t *testing.T) {
+	ctx := testCtx(t)
+	st, err := store.Open(ctx, store.Config{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	js := jobs.New(st)
+	qs := queues.New(st, js)
+	if _, _, err := qs.Create(ctx, &v1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: "q"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if _, _, _, err := js.Submit(ctx, job(fmt.Sprintf("j-%02d", i), "q"), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, opts := range []jobs.ListOptions{{Limit: 3}, {Limit: 3, Queue: "q"}} {
+		first, err := js.List(ctx, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := names(first.Items)
+		if len(got) != 3 {
+			t.Fatalf("first page %v", got)
+		}
+		// After the first page: one job listed already is deleted, one not
+		// listed yet is created and one changes.
+		if _, _, err := js.Cancel(ctx, got[1]); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := js.Delete(ctx, got[1]); err != nil {
+			t.Fatal(err)
+		}
+		added := "j-04-a" + opts.Queue
+		if _, _, _, err := js.Submit(ctx, job(added, "q"), false); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := js.UpdateStatus(ctx, "j-07", func(s *v1alpha1.JobStatus) error {
+			s.Phase = v1alpha1.JobCancelled
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		rev, err := st.Revision(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := st.Compact(ctx, rev); err != nil {
+			t.Fatal(err)
+		}
+		opts.Continue = first.Continue
+		var phase7 v1alpha1.JobPhase
+		for opts.Continue != "" {
+			page, err := js.List(ctx, opts)
+			if err != nil {
+				t.Fatalf("page after the compaction: %v", err)
+			}
+			if page.Revision != first.Revision {
+				t.Errorf("page reports revision %d, the first page %d", page.Revision, first.Revision)
+			}
+			for _, j := range page.Items {
+				if j.Name == "j-07" {
+					phase7 = j.Status.Phase
+				}
+			}
+			got = append(got, names(page.Items)...)
+			opts.Continue = page.Continue
+		}
+		now := listAll(t, js, jobs.ListOptions{Limit: jobs.MaxListLimit})
+		want := names(first.Items)
+		for _, n := range now {
+			if n > want[2] {
+				want = append(want, n)
+			}
+		}
+		if !slices.Contains(want, added) || !slices.Equal(got, want) {
+			t.Errorf("%+v: listed %v, want %v", opts, got, want)
+		}
+		if phase7 != v1alpha1.JobCancelled {
+			t.Errorf("j-07 listed as %q after it was cancelled", phase7)
+		}
+	}
+}
+
+func names(items []*v1alpha1.Job) []string {
+	out := make([]string, len(items))
+	for i, j := range items {
+		out[i] = j.Name
+	}
+	return out
 }

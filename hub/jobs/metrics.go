@@ -27,11 +27,15 @@ var (
 		Name: "shoal_job_checkpoints_total",
 		Help: "Checkpoints jobs reported that became their latest (repeats and refused reports not counted).",
 	})
+	listsPastCompaction = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "shoal_job_lists_past_compaction_total",
+		Help: "Paged job lists that went on at the newest revision because a compaction removed the revision of their first page.",
+	})
 )
 
 // Register registers the package's metrics on reg; registering again is not an error.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{submissions, submitDuration, retentionDeleted, checkpoints} {
+	for _, c := range []prometheus.Collector{submissions, submitDuration, retentionDeleted, checkpoints, listsPastCompaction} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

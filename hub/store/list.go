@@ -23,6 +23,9 @@ type ListOptions struct {
 	// Revision lists the objects as they were at that store revision
 	// (0: now). Ignored with Continue, which carries its own revision.
 	Revision int64
+	// After starts the list after that name (ignored with Continue): for a
+	// caller that keeps its own cursor (hub/jobs).
+	After string
 }
 
 // Item is one listed object.
@@ -64,6 +67,9 @@ const fullListChunk = 1000
 func (c *Collection[T]) List(ctx context.Context, opts ListOptions) (res ListResult[T], err error) {
 	defer observe("list", time.Now(), &err)
 	start, rev := c.dir, opts.Revision
+	if opts.After != "" {
+		start = c.dir + opts.After + "\x00"
+	}
 	if opts.Continue != "" {
 		tok, err := c.decodeContinue(opts.Continue)
 		if err != nil {
