@@ -27,7 +27,7 @@ type QueueShape struct {
 
 // Histogram series: b buckets + Inf + _sum + _count.
 const (
-	cycleSeries     = 15 + 3       // shoal_scheduler_cycle_duration_seconds
+	cycleSeries     = 29 + 3       // shoal_scheduler_cycle_duration_seconds
 	admissionSeries = 16 + 3       // per queue with a placement
 	dispatchSeries  = 3 * (14 + 3) // the three dispatch latency histograms
 )
@@ -46,7 +46,7 @@ const (
 //	pending jobs, pending GPUs, admitted, fair share   Q each
 //	shoal_jobs                           6 phases
 //	shoal_admission_wait_time_seconds    19 per queue with a placement
-//	shoal_scheduler_cycle_duration_seconds   18
+//	shoal_scheduler_cycle_duration_seconds   32
 //	the three dispatch histograms        3 × 17
 func Series(s Shape) map[string]int {
 	m := map[string]int{

@@ -52,7 +52,7 @@ type Histogram struct {
 	Count uint64  `json:"count"`
 	Mean  float64 `json:"meanSeconds"`
 	// P50 and P99 are the upper bounds of the buckets holding the 50th
-	// and 99th percentile: the histogram's resolution (×2 buckets for the
+	// and 99th percentile: the histogram's resolution (about ×√2 buckets for the
 	// cycle) is all there is. Past the last bucket they are its bound and
 	// P50Above or P99Above says the percentile lies above it (JSON has no
 	// infinity).
