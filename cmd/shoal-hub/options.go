@@ -52,6 +52,9 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.Dispatch.MaxPreparingMembers, "max-preparing-members", dispatch.DefaultMaxPreparingMembers,
 		"the most members of gangs preparing at once; a placed gang beyond it keeps its GPUs and waits in line for the gangs before it to commit or abort (a gang larger than it starts alone)")
 	fs.DurationVar(&c.Dispatch.StartTimeout, "gang-start-timeout", dispatch.DefaultStartTimeout, "how long after the commit every member of a gang has to be Running (image pull included) before the gang is torn down whole and requeued (reason StartTimeout)")
+	fs.IntVar(&c.Scheduler.CycleNice, "scheduler-cycle-nice", 0,
+		"nice value of the leader's scheduling-cycle thread alone, -20 to 19 (0: the process's); below the process's needs CAP_SYS_NICE, "+
+			"without which the hub logs it and runs the cycle at the process's (docs/scheduling.md, \"The cycle's thread\")")
 	fs.DurationVar(&c.AgentCertValidity, "agent-cert-validity", 0, "lifetime of agent client certificates (default 1 year)")
 	fs.DurationVar(&c.UserCertValidity, "user-cert-validity", 0, "lifetime of user client certificates, and the longest `shoal user create/renew --cert-validity` may ask for (default 1 year)")
 	addOIDCFlags(fs, c)
@@ -96,6 +99,9 @@ func (o *options) complete() error {
 			return err
 		}
 		return errors.New(ce.Message(func(field string) string { return flagNames[field] }))
+	}
+	if n := o.cfg.Scheduler.CycleNice; n < -20 || n > 19 {
+		return fmt.Errorf("--scheduler-cycle-nice: %d is not a nice value (-20 to 19)", n)
 	}
 	mountWebUI(&o.cfg, o.webUI)
 	if err := applyMemoryLimit(o.memoryLimit); err != nil {

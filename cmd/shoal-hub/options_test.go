@@ -61,6 +61,8 @@ func TestOptionsComplete(t *testing.T) {
 			o.cfg.ServiceName, o.cfg.AdvertiseAddress = "shoal-hub.shoal-system.svc", "hub.example.com:443"
 		}, "hub.example.com:443", ""},
 		{"shared CA without external etcd", func(o *options) { o.cfg.PKIKeyFile = "key" }, "", "--etcd-endpoints"},
+		{"cycle nice out of range", func(o *options) { o.cfg.Scheduler.CycleNice = -21 }, "", "--scheduler-cycle-nice"},
+		{"cycle nice", func(o *options) { o.cfg.Scheduler.CycleNice = -10 }, "127.0.0.1:7443", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/shoal-dev/shoal/hub/store"
+	"github.com/shoal-dev/shoal/internal/threadprio"
 )
 
 // Run campaigns for leadership and, while leading, runs cycles on the
@@ -49,6 +50,14 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 	// on a busy machine is mostly the wait for a core.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if n := s.cfg.CycleNice; n != 0 {
+		prev, err := threadprio.Set(n)
+		if err != nil {
+			klog.FromContext(ctx).Info("scheduling cycles run at the process's nice value", "wanted", n, "err", err)
+		} else {
+			defer func() { _ = threadprio.Restore(prev) }() // before the thread goes back to the runtime's pool
+		}
+	}
 	s.threadCPU = true
 	defer func() { s.threadCPU = false }()
 	leader.Set(1)

@@ -55,6 +55,13 @@ type Config struct {
 	// 200/s and 1,000; a negative rate: no bound.
 	ExplanationRate  float64
 	ExplanationBurst int
+	// CycleNice is the nice value of the leader's cycle thread (0: the
+	// process's; -20 to 19): below the process's it lets a cycle that
+	// waits for a core get one before the hub's other work and the
+	// machine's other processes (docs/scheduling.md, "The cycle's
+	// thread"). It needs CAP_SYS_NICE; without it the cycle runs at the
+	// process's and the leader logs why once per term.
+	CycleNice int
 }
 
 // Scheduler is the global gang scheduler loop.
