@@ -388,16 +388,18 @@ func (s *Scheduler) booked1(ctx context.Context, f *fleet, r *ledger.Reservation
 // explain asks hub/jobs to record why a job waits when that changed in
 // meaning (explanation.go: not when only counts did), guarded like a
 // booking by held.
+// It returns the revision it wrote at (0: none).
 func (s *Scheduler) explain(ctx context.Context, it store.Item[*v1alpha1.Job], why *placement.Unschedulable,
-	held *store.Cond, now time.Time) error {
+	held *store.Cond, now time.Time) (int64, error) {
 	if it.Object == nil || why == nil || explained(it.Object, why) {
-		return nil
+		return 0, nil
 	}
 	next, err := s.status.Apply(ctx, it, jobs.Explain(string(why.Reason), why.Message, now), guards(held)...)
 	if err == nil && next.Revision != it.Revision {
 		s.wroteAt(next.Revision)
+		return next.Revision, nil
 	}
-	return err
+	return 0, err
 }
 
 // wroteAt records that this leader wrote a job at rev.
@@ -427,16 +429,22 @@ const explainGroup = 16
 // a job that changed is left to the next cycle. A job's first
 // explanation is written at once; an explanation that changed is written
 // as Config.ExplanationRate allows, those whose reason changed first, the
-// rest left to the next cycles (explanationsBehind). It returns how many
-// it explained.
+// rest left to the next cycles (explanationsBehind). A leader hands the
+// groups to its explainer and goes on (explainer.go); otherwise they are
+// written before it returns. It returns how many it explained.
 func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placement.Wait,
 	pend pendingSet, held *store.Cond, now time.Time) (int, error) {
 	var todo, reasons, meanings []placement.Wait
 	m := &meaningMemo{}
+	seen := f.revisions[s.jobs.Kind()]
+	if s.explainer != nil {
+		s.explainer.prune(seen)
+	}
 	for _, w := range waiting {
 		it, pf := pend.job(w.Ref, w.Gang)
 		switch {
 		case it.Object == nil || w.Why == nil || pf.explains(w.Why, m):
+		case s.explainer != nil && s.explainer.skip(it.Name, seen):
 		case pf.explained == nil:
 			todo = append(todo, w)
 		case pf.explained.Reason != string(w.Why.Reason):
@@ -455,54 +463,81 @@ func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placemen
 	explanationsBehind.Set(float64(len(changed) - n))
 	explanationsWritten.WithLabelValues("first").Add(float64(first))
 	explanationsWritten.WithLabelValues("changed").Add(float64(n))
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(explainWorkers)
+	groups := make([][]explainItem, 0, (len(todo)+explainGroup-1)/explainGroup)
 	for lo := 0; lo < len(todo); lo += explainGroup {
-		group := todo[lo:min(lo+explainGroup, len(todo))]
-		g.Go(func() error { return s.explainGroup(gctx, f, group, pend, held, now) })
+		ws := todo[lo:min(lo+explainGroup, len(todo))]
+		g := make([]explainItem, len(ws))
+		for i, w := range ws {
+			g[i] = explainItem{job: pend.item(w.Ref, w.Gang), why: *w.Why}
+		}
+		groups = append(groups, g)
 	}
-	return len(todo), g.Wait()
+	write := func(ctx context.Context, g []explainItem) (int64, error) {
+		return s.explainGroup(ctx, seen, g, held, now)
+	}
+	if s.explainer != nil {
+		s.explainer.start(groups, write)
+		return len(todo), nil
+	}
+	eg, gctx := errgroup.WithContext(ctx)
+	eg.SetLimit(explainWorkers)
+	for _, g := range groups {
+		eg.Go(func() error { _, err := write(gctx, g); return err })
+	}
+	return len(todo), eg.Wait()
+}
+
+// explainItem is what a group's write needs of one waiting job, taken
+// from the cycle's view (which the next cycle fills again) before the
+// cycle goes on.
+type explainItem struct {
+	job store.Item[*v1alpha1.Job] // as cached: its name and revision
+	why placement.Unschedulable
 }
 
 // explainGroup writes a group's explanations in one transaction, or, when
-// that fails, one by one.
-func (s *Scheduler) explainGroup(ctx context.Context, f *fleet, group []placement.Wait,
-	pend pendingSet, held *store.Cond, now time.Time) error {
+// that fails, one by one, reading the jobs whole at revision seen (the
+// cycle's view of them). It returns the newest revision it wrote at.
+func (s *Scheduler) explainGroup(ctx context.Context, seen int64, group []explainItem,
+	held *store.Cond, now time.Time) (int64, error) {
 	cached := make([]store.Item[*v1alpha1.Job], len(group))
-	for i, w := range group {
-		cached[i] = pend.item(w.Ref, w.Gang)
+	for i, it := range group {
+		cached[i] = it.job
 	}
-	whole, err := s.wholeJobs(ctx, f, cached)
+	whole, err := s.wholeJobsAt(ctx, seen, cached)
 	if errors.Is(err, store.ErrConflict) {
-		return nil // a job deleted since: the next cycle explains the rest
+		return 0, nil // a job deleted since: the next cycle explains the rest
 	} else if err != nil {
-		return err
+		return 0, err
 	}
 	if len(group) > 1 {
 		conds, ops := guards(held), make([]store.Op, 0, len(group))
-		for i, w := range group {
-			c, o, _, err := s.status.Ops(whole[i], jobs.Explain(string(w.Why.Reason), w.Why.Message, now))
+		for i, it := range group {
+			c, o, _, err := s.status.Ops(whole[i], jobs.Explain(string(it.why.Reason), it.why.Message, now))
 			if err != nil {
-				return err
+				return 0, err
 			}
 			conds, ops = append(conds, c), append(ops, o)
 		}
 		rev, err := s.st.Txn(ctx).If(conds...).Then(ops...).Commit()
 		if err == nil {
 			s.wroteAt(rev)
-			return nil
+			return rev, nil
 		}
 		if ctx.Err() != nil {
-			return err
+			return 0, err
 		}
 		// A job changed, or the group was refused: each on its own.
 	}
-	for i, w := range group {
-		if err := s.explain(ctx, whole[i], w.Why, held, now); err != nil && !errors.Is(err, store.ErrConflict) {
-			return err
+	newest := int64(0)
+	for i, it := range group {
+		rev, err := s.explain(ctx, whole[i], &it.why, held, now)
+		if err != nil && !errors.Is(err, store.ErrConflict) {
+			return newest, err
 		}
+		newest = max(newest, rev)
 	}
-	return nil
+	return newest, nil
 }
 
 // guards is held as the guards of a status write (none when nil).

@@ -96,7 +96,10 @@ func (s *Scheduler) read(ctx context.Context) (*fleet, error) {
 			return nil, err
 		}
 	}
-	return c.snapshot(ctx, s.wrote, s.booked)
+	s.wroteMu.Lock()
+	wrote := s.wrote // the explainer writes beside the cycle
+	s.wroteMu.Unlock()
+	return c.snapshot(ctx, wrote, s.booked)
 }
 
 // ownNodes is cluster ci's nodes to change (drained nodes, cordoned

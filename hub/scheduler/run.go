@@ -78,12 +78,18 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 	if err != nil {
 		return nil // ctx ended before the caches listed
 	}
-	s.caches, s.wrote, s.booked = c, 0, 0
+	s.wroteMu.Lock()
+	s.wrote = 0
+	s.wroteMu.Unlock()
+	s.caches, s.booked = c, 0
+	s.explainer = newExplainer(ctx)
 	s.queueWritten = map[string]time.Time{}
 	s.pokeAt = pokeAfter(poke)
 	defer func() {
 		// The snapshot's running gangs as given from the caches' join go
 		// with the caches (a later leadership builds afresh).
+		s.explainer.wait() // ctx has ended: the writes in flight end, their guards fail
+		s.explainer = nil
 		s.caches, s.queueWritten, s.pokeAt = nil, nil, nil
 		s.built, s.volatile, s.received = takeID{}, nil, nil
 		stop()

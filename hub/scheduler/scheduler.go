@@ -98,7 +98,8 @@ type Scheduler struct {
 	// newest it booked at; the next snapshot waits until the caches have
 	// them.
 	wrote, booked int64
-	// wroteMu guards wrote while explanations are written concurrently.
+	// wroteMu guards wrote, which the explainer's writes advance beside
+	// the cycles.
 	wroteMu sync.Mutex
 	// snaps builds each cycle's snapshot on the layout of the last one
 	// while the fleet's layout does not change (placement.Builder).
@@ -112,6 +113,9 @@ type Scheduler struct {
 	// explainLimit bounds the changed explanations written
 	// (Config.ExplanationRate).
 	explainLimit *rate.Limiter
+	// explainer writes a leader's explanations beside its cycles (set by
+	// Lead for its term; nil: a cycle writes them itself).
+	explainer *explainer
 	// allocs is the last cycle's running gangs' array, filled again by the
 	// next.
 	allocs []*placement.Allocation

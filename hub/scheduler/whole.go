@@ -20,11 +20,16 @@ import (
 // are read as they are now, and a job changed since fails its guard. A job
 // no longer stored fails with store.ErrConflict, as its write would.
 func (s *Scheduler) wholeJobs(ctx context.Context, f *fleet, items []store.Item[*v1alpha1.Job]) ([]store.Item[*v1alpha1.Job], error) {
+	return s.wholeJobsAt(ctx, f.revisions[s.jobs.Kind()], items)
+}
+
+// wholeJobsAt is wholeJobs for a snapshot that took the jobs at rev.
+func (s *Scheduler) wholeJobsAt(ctx context.Context, rev int64, items []store.Item[*v1alpha1.Job]) ([]store.Item[*v1alpha1.Job], error) {
 	names := make([]string, len(items))
 	for i := range items {
 		names[i] = items[i].Name
 	}
-	read, err := s.jobs.GetAt(ctx, names, f.revisions[s.jobs.Kind()])
+	read, err := s.jobs.GetAt(ctx, names, rev)
 	if errors.Is(err, store.ErrCompacted) {
 		read, err = s.jobs.GetAt(ctx, names, 0)
 	}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package scheduler
+
+import (
+	"context"
+	"sync"
+
+	"k8s.io/klog/v2"
+)
+
+// explainer writes a leader's explanations beside its cycles instead of
+// within them (docs/scheduling.md, "Explanations"): a cycle hands its
+// groups over and goes on, so that its wall time no longer holds the
+// writes' transactions and their wait for the store and for a core (at
+// F-XL the explain phase was most of the slow cycles' time once their
+// thread ran first, docs/scale.md "Session 26"). Lead starts one per
+// term; a Cycle called on its own (tests, a replica without the caches)
+// writes within the cycle as before.
+type explainer struct {
+	ctx   context.Context
+	sem   chan struct{} // explainWorkers transactions at once
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	jobs  map[string]int64 // job name → 0 while its write is in flight, then the revision written
+	fails func(error)
+}
+
+func newExplainer(ctx context.Context) *explainer {
+	log := klog.FromContext(ctx)
+	return &explainer{ctx: ctx, sem: make(chan struct{}, explainWorkers), jobs: map[string]int64{},
+		fails: func(err error) {
+			log.Error(err, "writing waiting jobs' explanations failed; the next cycles explain them again")
+		}}
+}
+
+// skip says whether a cycle whose view of the jobs is at revision seen
+// leaves job alone: its explanation is being written, or was written at
+// a revision the view does not have yet (explaining it again would write
+// what it holds). Entries the view has caught up with are dropped.
+func (e *explainer) skip(job string, seen int64) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rev, ok := e.jobs[job]
+	if ok && rev != 0 && rev <= seen {
+		delete(e.jobs, job)
+		return false
+	}
+	return ok
+}
+
+// prune drops the writes a cycle's view at revision seen has (each
+// cycle, before skip: a job whose explanation the view holds is not asked
+// about again, and would stay otherwise).
+func (e *explainer) prune(seen int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for job, rev := range e.jobs {
+		if rev != 0 && rev <= seen {
+			delete(e.jobs, job)
+		}
+	}
+}
+
+// start writes the groups in the background, at most explainWorkers
+// transactions at once, with write (Scheduler.explainGroup).
+func (e *explainer) start(groups [][]explainItem, write func(context.Context, []explainItem) (int64, error)) {
+	for _, g := range groups {
+		e.mu.Lock()
+		for _, it := range g {
+			e.jobs[it.job.Name] = 0
+		}
+		e.mu.Unlock()
+		e.wg.Go(func() {
+			select {
+			case e.sem <- struct{}{}:
+			case <-e.ctx.Done():
+				e.done(g, 0)
+				return
+			}
+			rev, err := write(e.ctx, g)
+			<-e.sem
+			if err != nil && e.ctx.Err() == nil {
+				e.fails(err)
+			}
+			e.done(g, rev)
+		})
+	}
+}
+
+// done records a group's write: at rev, or dropped (rev 0: not written,
+// the next cycle explains its jobs again).
+func (e *explainer) done(g []explainItem, rev int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, it := range g {
+		if rev > 0 {
+			e.jobs[it.job.Name] = rev
+		} else {
+			delete(e.jobs, it.job.Name)
+		}
+	}
+}
+
+// wait waits for the writes in flight (the end of a term: their guards
+// fail once leadership is lost, and ctx ends them).
+func (e *explainer) wait() { e.wg.Wait() }
