@@ -396,7 +396,6 @@ func (s *Scheduler) explain(ctx context.Context, it store.Item[*v1alpha1.Job], w
 	}
 	next, err := s.status.Apply(ctx, it, jobs.Explain(string(why.Reason), why.Message, now), guards(held)...)
 	if err == nil && next.Revision != it.Revision {
-		s.wroteAt(next.Revision)
 		return next.Revision, nil
 	}
 	return 0, err
@@ -482,7 +481,11 @@ func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placemen
 	eg, gctx := errgroup.WithContext(ctx)
 	eg.SetLimit(explainWorkers)
 	for _, g := range groups {
-		eg.Go(func() error { _, err := write(gctx, g); return err })
+		eg.Go(func() error {
+			rev, err := write(gctx, g)
+			s.wroteAt(rev)
+			return err
+		})
 	}
 	return len(todo), eg.Wait()
 }
@@ -521,7 +524,6 @@ func (s *Scheduler) explainGroup(ctx context.Context, seen int64, group []explai
 		}
 		rev, err := s.st.Txn(ctx).If(conds...).Then(ops...).Commit()
 		if err == nil {
-			s.wroteAt(rev)
 			return rev, nil
 		}
 		if ctx.Err() != nil {

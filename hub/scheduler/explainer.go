@@ -24,6 +24,11 @@ type explainer struct {
 	mu    sync.Mutex
 	jobs  map[string]int64 // job name → 0 while its write is in flight, then the revision written
 	fails func(error)
+	// newest is the newest revision written. The cycles do not wait for
+	// their caches to reach it (skip keeps them from explaining a job
+	// again meanwhile); a cycle whose booking conflicted does
+	// (Scheduler.Lead): a job it booked may have been explained under it.
+	newest int64
 }
 
 func newExplainer(ctx context.Context) *explainer {
@@ -100,6 +105,14 @@ func (e *explainer) done(g []explainItem, rev int64) {
 			delete(e.jobs, it.job.Name)
 		}
 	}
+	e.newest = max(e.newest, rev)
+}
+
+// written is the newest revision an explanation was written at.
+func (e *explainer) written() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.newest
 }
 
 // wait waits for the writes in flight (the end of a term: their guards

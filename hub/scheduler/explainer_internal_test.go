@@ -19,7 +19,8 @@ import (
 // TestLeaderWritesExplanationsBesideItsCycles: a leader's cycles hand the
 // waiting jobs' explanations to its explainer; the explanation is stored,
 // the cycles after it do not write it again (the job's revision stays),
-// and the explainer is gone once the term ends. (A cycle that starts while
+// an explained job is booked once capacity comes, and the explainer is
+// gone once the term ends. (A cycle that starts while
 // a write is in flight is TestExplainerSkipsUntilTheViewHasTheWrite's.)
 func TestLeaderWritesExplanationsBesideItsCycles(t *testing.T) {
 	e := hubtest.New(t)
@@ -54,6 +55,15 @@ func TestLeaderWritesExplanationsBesideItsCycles(t *testing.T) {
 	}
 	if j := e.Job("waits"); j.ResourceVersion != rv {
 		t.Errorf("the waiting job was written again by later cycles: revision %s, then %s", rv, j.ResourceVersion)
+	}
+	// Capacity comes: the explained job is booked.
+	e.Cluster("eu2", inventory.Node{Name: "b", GPUs: 8, CapacityGPUs: 8, Ready: true, Product: "NVIDIA-H100-80GB-HBM3"})
+	for e.Job("waits").Status.Phase != v1alpha1.JobPlaced {
+		if time.Now().After(deadline) {
+			t.Fatalf("the explained job is %s once capacity came", e.Job("waits").Status.Phase)
+		}
+		e.Clock.Step(10 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 	cancel()
 	if err := <-done; err != nil {

@@ -108,6 +108,9 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 			cycles.WithLabelValues("error").Inc()
 			klog.FromContext(ctx).Error(err, "scheduling cycle failed")
 		case res.Conflict:
+			// The next cycle's view holds the explanations written so far:
+			// a booking fails its guard on a job explained under it.
+			s.wroteAt(s.explainer.written())
 			poke()
 		}
 		select {

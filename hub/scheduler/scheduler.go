@@ -94,9 +94,10 @@ type Scheduler struct {
 	// caches are the watch-fed view of the store while this replica leads
 	// (nil otherwise: a cycle then lists the store afresh).
 	caches *caches
-	// wrote is the newest revision this leader wrote a job at, booked the
-	// newest it booked at; the next snapshot waits until the caches have
-	// them.
+	// wrote is the newest revision this leader wrote a job at (its
+	// bookings and preemptions; its explanations only after a conflict,
+	// explainer.newest), booked the newest it booked at; the next snapshot
+	// waits until the caches have them.
 	wrote, booked int64
 	// wroteMu guards wrote, which the explainer's writes advance beside
 	// the cycles.
