@@ -181,19 +181,35 @@ func (h *Harness) Load(ctx context.Context, res *Result) error {
 		h.Progress("first refusal: %s", errs[0])
 	}
 	for _, f := range []struct {
-		name string
-		req  *shoalv1.ListJobsRequest
+		name   string
+		req    *shoalv1.ListJobsRequest
+		repeat int
 	}{
-		{"queue=" + Queue + ",phase=Failed (matches none)", &shoalv1.ListJobsRequest{Queue: Queue, Phase: string(v1alpha1.JobFailed)}},
-		{"phase=Pending", &shoalv1.ListJobsRequest{Phase: string(v1alpha1.JobPending)}},
-		{"all", &shoalv1.ListJobsRequest{}},
+		{"queue=" + Queue + ",phase=Failed (matches none)", &shoalv1.ListJobsRequest{Queue: Queue, Phase: string(v1alpha1.JobFailed)}, 10},
+		{"phase=Pending", &shoalv1.ListJobsRequest{Phase: string(v1alpha1.JobPending)}, 0},
+		{"all", &shoalv1.ListJobsRequest{}, 0},
 	} {
 		d, n, err := timeList(ctx, h.Hub.Jobs, f.req)
 		if err != nil {
 			return fmt.Errorf("list %s: %w", f.name, err)
 		}
-		res.Lists = append(res.Lists, ListTiming{Filter: f.name, Items: n, Seconds: d.Seconds()})
+		lt := ListTiming{Filter: f.name, Items: n, Seconds: d.Seconds()}
 		h.Progress("list %s: %d jobs in %.3f s", f.name, n, d.Seconds())
+		if f.repeat > 0 {
+			var ds []time.Duration
+			for range f.repeat {
+				time.Sleep(200 * time.Millisecond)
+				d, _, err := timeList(ctx, h.Hub.Jobs, f.req)
+				if err != nil {
+					return fmt.Errorf("list %s again: %w", f.name, err)
+				}
+				ds = append(ds, d)
+			}
+			p := percentiles(ds)
+			lt.Repeats = &p
+			h.Progress("list %s %d times more: p50 %.3f s, p99 %.3f s", f.name, f.repeat, p.P50, p.P99)
+		}
+		res.Lists = append(res.Lists, lt)
 	}
 	deadline := time.Now().Add(cfg.Hold)
 	if cfg.WaitFinished {

@@ -97,6 +97,10 @@ type ListTiming struct {
 	Filter  string  `json:"filter"`
 	Items   int     `json:"items"`
 	Seconds float64 `json:"seconds"`
+	// Repeats is the same list timed again, 200 ms apart, after the first
+	// (the filter that matches none, a single call each: a single sample
+	// moved by tens of milliseconds between runs on the loaded machine).
+	Repeats *Percentiles `json:"repeats,omitempty"`
 }
 
 // JobCounts say where the jobs ended.
