@@ -387,8 +387,7 @@ func (s *Scheduler) booked1(ctx context.Context, f *fleet, r *ledger.Reservation
 
 // explain asks hub/jobs to record why a job waits when that changed in
 // meaning (explanation.go: not when only counts did), guarded like a
-// booking by held.
-// It returns the revision it wrote at (0: none).
+// booking by held. It returns the revision it wrote at (0: none).
 func (s *Scheduler) explain(ctx context.Context, it store.Item[*v1alpha1.Job], why *placement.Unschedulable,
 	held *store.Cond, now time.Time) (int64, error) {
 	if it.Object == nil || why == nil || explained(it.Object, why) {
@@ -443,7 +442,7 @@ func (s *Scheduler) explainAll(ctx context.Context, f *fleet, waiting []placemen
 		it, pf := pend.job(w.Ref, w.Gang)
 		switch {
 		case it.Object == nil || w.Why == nil || pf.explains(w.Why, m):
-		case s.explainer != nil && s.explainer.skip(it.Name, seen):
+		case s.explainer != nil && s.explainer.skip(it.Name):
 		case pf.explained == nil:
 			todo = append(todo, w)
 		case pf.explained.Reason != string(w.Why.Reason):

@@ -18,12 +18,12 @@ import (
 // term; a Cycle called on its own (tests, a replica without the caches)
 // writes within the cycle as before.
 type explainer struct {
-	ctx   context.Context
-	sem   chan struct{} // explainWorkers transactions at once
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	jobs  map[string]int64 // job name → 0 while its write is in flight, then the revision written
-	fails func(error)
+	ctx  context.Context
+	sem  chan struct{} // explainWorkers transactions at once
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	jobs map[string]int64 // job name → 0 while its write is in flight, then the revision written
+	log  klog.Logger
 	// newest is the newest revision written. The cycles do not wait for
 	// their caches to reach it (skip keeps them from explaining a job
 	// again meanwhile); a cycle whose booking conflicted does
@@ -32,31 +32,23 @@ type explainer struct {
 }
 
 func newExplainer(ctx context.Context) *explainer {
-	log := klog.FromContext(ctx)
 	return &explainer{ctx: ctx, sem: make(chan struct{}, explainWorkers), jobs: map[string]int64{},
-		fails: func(err error) {
-			log.Error(err, "writing waiting jobs' explanations failed; the next cycles explain them again")
-		}}
+		log: klog.FromContext(ctx)}
 }
 
-// skip says whether a cycle whose view of the jobs is at revision seen
-// leaves job alone: its explanation is being written, or was written at
-// a revision the view does not have yet (explaining it again would write
-// what it holds). Entries the view has caught up with are dropped.
-func (e *explainer) skip(job string, seen int64) bool {
+// skip says whether a cycle leaves job alone: its explanation is being
+// written, or was written at a revision the cycle's view does not have
+// yet (explaining it again would write what it holds). The cycle prunes
+// with its view's revision first, so what is left is one or the other.
+func (e *explainer) skip(job string) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	rev, ok := e.jobs[job]
-	if ok && rev != 0 && rev <= seen {
-		delete(e.jobs, job)
-		return false
-	}
+	_, ok := e.jobs[job]
 	return ok
 }
 
 // prune drops the writes a cycle's view at revision seen has (each
-// cycle, before skip: a job whose explanation the view holds is not asked
-// about again, and would stay otherwise).
+// cycle, before skip).
 func (e *explainer) prune(seen int64) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -86,7 +78,7 @@ func (e *explainer) start(groups [][]explainItem, write func(context.Context, []
 			rev, err := write(e.ctx, g)
 			<-e.sem
 			if err != nil && e.ctx.Err() == nil {
-				e.fails(err)
+				e.log.Error(err, "writing waiting jobs' explanations failed; the next cycles explain them again")
 			}
 			e.done(g, rev)
 		})

@@ -14,21 +14,19 @@ import (
 // process's own value needs CAP_SYS_NICE or RLIMIT_NICE) and returns the
 // value it had, for Restore.
 func Set(n int) (prev int, err error) {
-	tid := unix.Gettid()
-	// The raw syscall answers 20 - nice (1 to 40), as glibc's wrapper undoes.
-	raw, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	prev, err = Get()
 	if err != nil {
-		return 0, fmt.Errorf("read the nice value of thread %d: %w", tid, err)
+		return 0, fmt.Errorf("read the nice value of thread %d: %w", unix.Gettid(), err)
 	}
-	prev = 20 - raw
-	if err := unix.Setpriority(unix.PRIO_PROCESS, tid, n); err != nil {
-		return prev, fmt.Errorf("set the nice value of thread %d to %d: %w", tid, n, err)
+	if err := unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), n); err != nil {
+		return prev, fmt.Errorf("set the nice value of thread %d to %d: %w", unix.Gettid(), n, err)
 	}
 	return prev, nil
 }
 
 // Get is the calling thread's nice value.
 func Get() (int, error) {
+	// The raw syscall answers 20 - nice (1 to 40), as glibc's wrapper undoes.
 	raw, err := unix.Getpriority(unix.PRIO_PROCESS, unix.Gettid())
 	return 20 - raw, err
 }
