@@ -47,7 +47,7 @@ type Result struct {
 func (s *Scheduler) Cycle(ctx context.Context, held *store.Cond) (Result, error) {
 	defer s.observeDuration(s.cfg.Clock.Now())
 	ctx = withCycleStart(ctx, time.Now())
-	clock := newPhaseClock(s.threadCPU)
+	clock := newPhaseClock(s.threadCPU, s.cfg.SlowCycle)
 	var res Result
 	pending, reservations := 0, 0
 	defer func() { clock.end(klog.FromContext(ctx), res, pending, reservations) }()

@@ -103,13 +103,16 @@ type phaseClock struct {
 	cpu0, lastCPU time.Duration
 	threadCPU     bool
 	cpus          []any
+	// slow is the duration from which the cycle is logged (Config.SlowCycle).
+	slow time.Duration
 }
 
 // newPhaseClock starts a cycle's clock; threadCPU says the cycle runs
-// locked to its OS thread, whose CPU time is then the cycle's.
-func newPhaseClock(threadCPU bool) *phaseClock {
+// locked to its OS thread, whose CPU time is then the cycle's; a cycle
+// that takes slow or more is logged.
+func newPhaseClock(threadCPU bool, slow time.Duration) *phaseClock {
 	now := time.Now()
-	p := &phaseClock{start: now, last: now, gcs: gcCycles()}
+	p := &phaseClock{start: now, last: now, gcs: gcCycles(), slow: slow}
 	if threadCPU {
 		p.cpu0, p.threadCPU = cputime.Thread()
 		p.lastCPU = p.cpu0
@@ -172,15 +175,15 @@ func (p *phaseClock) add(phase string, d time.Duration) {
 	p.phases = append(p.phases, phase, d.Milliseconds())
 }
 
-// slowCycle is the duration from which a cycle's phases are logged.
-const slowCycle = 500 * time.Millisecond
+// DefaultSlowCycle is Config.SlowCycle's default.
+const DefaultSlowCycle = 500 * time.Millisecond
 
-// logSlow logs the phases of a cycle that took slowCycle or more, with
+// logSlow logs the phases of a cycle that took p.slow or more, with
 // what it decided on and did, for an operator to see where a slow cycle's
 // time went (the phase counters give only sums).
 func (p *phaseClock) logSlow(logger klog.Logger, res Result, pending, reservations int, cpu time.Duration, cpuKnown bool) {
 	took := time.Since(p.start)
-	if took < slowCycle {
+	if took < p.slow {
 		return
 	}
 	kv := []any{"tookMs", took.Milliseconds()}

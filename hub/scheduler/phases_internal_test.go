@@ -43,19 +43,19 @@ func TestCyclePhasesCounted(t *testing.T) {
 	}
 }
 
-// TestSlowCycleLogsItsPhases: a cycle that took slowCycle or more is
+// TestSlowCycleLogsItsPhases: a cycle that took Config.SlowCycle or more is
 // logged with its phases and what it did; a faster one is not.
 func TestSlowCycleLogsItsPhases(t *testing.T) {
 	var lines []string
 	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{})
-	c := newPhaseClock(false)
+	c := newPhaseClock(false, DefaultSlowCycle)
 	c.doneWaiting("read", 0, []any{"wait.jobs", int64(5)})
 	c.done("decide")
 	c.end(logger, Result{Placed: []string{"a"}, explained: 1}, 3, 2)
 	if len(lines) != 0 {
 		t.Fatalf("a fast cycle logged %q", lines)
 	}
-	c.start = c.start.Add(-slowCycle)
+	c.start = c.start.Add(-DefaultSlowCycle)
 	c.end(logger, Result{Placed: []string{"a"}, Waiting: 2, explained: 1}, 3, 2)
 	if len(lines) != 1 {
 		t.Fatalf("a slow cycle logged %d lines, want 1", len(lines))
@@ -66,6 +66,16 @@ func TestSlowCycleLogsItsPhases(t *testing.T) {
 			t.Errorf("log %q lacks %s", lines[0], want)
 		}
 	}
+	// A lower threshold (--scheduler-slow-cycle) logs a cycle the default
+	// does not.
+	c = newPhaseClock(false, 100*time.Millisecond)
+	c.done("decide")
+	c.start = c.start.Add(-150 * time.Millisecond)
+	c.end(logger, Result{}, 0, 0)
+	if len(lines) != 2 {
+		t.Fatalf("a 150 ms cycle under a 100 ms threshold logged %d lines in all, want 2", len(lines))
+	}
+	lines = lines[:1]
 	if strings.Contains(lines[0], "cpu") {
 		t.Errorf("a cycle on no locked thread logged a CPU time: %q", lines[0])
 	}
@@ -74,10 +84,10 @@ func TestSlowCycleLogsItsPhases(t *testing.T) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	c = newPhaseClock(true)
+	c = newPhaseClock(true, DefaultSlowCycle)
 	c.done("read")
 	c.doneWaiting("input", 0, nil)
-	c.start = c.start.Add(-slowCycle)
+	c.start = c.start.Add(-DefaultSlowCycle)
 	c.end(logger, Result{}, 0, 0)
 	for _, want := range []string{`"cpuMs"=`, `"cpu.read"=`, `"cpu.input"=`} {
 		if !strings.Contains(lines[1], want) {

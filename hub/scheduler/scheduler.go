@@ -62,6 +62,9 @@ type Config struct {
 	// thread"). It needs CAP_SYS_NICE; without it the cycle runs at the
 	// process's and the leader logs why once per term.
 	CycleNice int
+	// SlowCycle is the duration from which a cycle's phases, CPU and waits
+	// are logged ("slow scheduling cycle"); default 500ms.
+	SlowCycle time.Duration
 }
 
 // Scheduler is the global gang scheduler loop.
@@ -176,6 +179,9 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 	}
 	if cfg.FairShareSaveInterval <= 0 {
 		cfg.FairShareSaveInterval = 30 * time.Second
+	}
+	if cfg.SlowCycle <= 0 {
+		cfg.SlowCycle = DefaultSlowCycle
 	}
 	if cfg.Identity == "" {
 		cfg.Identity = "shoal-hub"
