@@ -89,7 +89,15 @@ func Start(ctx context.Context, cfg Config, progress func(string, ...any)) (*Har
 	res.RegisterSeconds = time.Since(start).Seconds()
 	progress("%d clusters × %d nodes registered in %.1f s", cfg.Clusters, cfg.Nodes, res.RegisterSeconds)
 	ready := make(chan struct{})
-	g.Go(func() error { h.tracker.watch(gctx, hub.Jobs, ready); return nil })
+	watchJobs, closeWatch, err := hub.NewJobsClient()
+	if err != nil {
+		return fail(err)
+	}
+	g.Go(func() error {
+		defer func() { _ = closeWatch() }()
+		h.tracker.watch(gctx, watchJobs, ready)
+		return nil
+	})
 	select {
 	case <-ready:
 	case <-ctx.Done():
@@ -172,7 +180,7 @@ func (h *Harness) Load(ctx context.Context, res *Result) error {
 		wg.Go(func() { h.profile(loadCtx, res) })
 	}
 	start := time.Now()
-	lat, errs := cfg.submit(ctx, h.Hub.Jobs, h.tracker)
+	lat, errs := cfg.submit(ctx, h.Hub.NewJobsClient, h.tracker)
 	res.SubmitSeconds = time.Since(start).Seconds()
 	res.SubmitCall, res.SubmitErrors = percentiles(lat), firstN(errs, 20)
 	res.SubmitRate = float64(len(lat)) / res.SubmitSeconds

@@ -70,6 +70,18 @@ func (h *Hub) Pid() int {
 	return 0
 }
 
+// NewJobsClient dials the hub again as the admin: a connection of its
+// own, as another client process has one (the job watch and each
+// submitter use their own, so that no call waits behind another's
+// stream on a shared connection). close closes it.
+func (h *Hub) NewJobsClient() (jobs shoalv1.JobsClient, close func() error, err error) {
+	conn, err := dial(h.Fleet.Shoal.Config)
+	if err != nil {
+		return nil, nil, err
+	}
+	return shoalv1.NewJobsClient(conn), conn.Close, nil
+}
+
 // Stop closes the connection and stops the hub's processes.
 func (h *Hub) Stop() error {
 	_ = h.conn.Close()

@@ -141,9 +141,10 @@ func (t *tracker) submitLatencies() []time.Duration {
 	return out
 }
 
-// submit submits every job of the config at its rate; it returns the
-// submit call latencies and the errors.
-func (c *Config) submit(ctx context.Context, jobs shoalv1.JobsClient, t *tracker) ([]time.Duration, []string) {
+// submit submits every job of the config at its rate from c.Submitters
+// clients, each on a connection of its own (dial); it returns the submit
+// call latencies and the errors.
+func (c *Config) submit(ctx context.Context, dial func() (shoalv1.JobsClient, func() error, error), t *tracker) ([]time.Duration, []string) {
 	lim := rate.NewLimiter(rate.Inf, 1)
 	if c.Rate > 0 {
 		lim = rate.NewLimiter(rate.Limit(c.Rate), max(1, int(c.Rate/10)))
@@ -153,19 +154,38 @@ func (c *Config) submit(ctx context.Context, jobs shoalv1.JobsClient, t *tracker
 	var lat []time.Duration
 	var errs []string
 	var wg sync.WaitGroup
+	type client struct {
+		jobs  shoalv1.JobsClient
+		close func() error
+	}
+	var clients []client
 	for range c.Submitters {
+		jobs, closeConn, err := dial()
+		if err != nil {
+			for _, cl := range clients {
+				_ = cl.close()
+			}
+			return nil, []string{fmt.Sprintf("dial the hub: %v", err)}
+		}
+		clients = append(clients, client{jobs, closeConn})
+	}
+	for _, cl := range clients {
+		jobs, closeConn := cl.jobs, cl.close
 		wg.Go(func() {
+			defer func() { _ = closeConn() }()
 			for i := range next {
 				b, err := json.Marshal(c.buildJob(i))
 				if err != nil {
 					panic(err) // a Job always encodes
 				}
 				start := time.Now()
+				_, err = jobs.Submit(ctx, &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: b}})
+				d := time.Since(start)
+				// Recorded after the call, so that the tracker's lock
+				// (the watch takes it for every event) is in neither time.
 				t.mu.Lock()
 				t.submitted[jobName(i)] = start
 				t.mu.Unlock()
-				_, err = jobs.Submit(ctx, &shoalv1.SubmitJobRequest{Job: &shoalv1.Object{Json: b}})
-				d := time.Since(start)
 				mu.Lock()
 				if err != nil {
 					errs = append(errs, fmt.Sprintf("%s: %v", jobName(i), err))
