@@ -14,6 +14,8 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"github.com/shoal-dev/shoal/internal/kubeindex"
 )
 
 // ErrNotSynced is returned by Run when ctx ends before the cache filled.
@@ -75,16 +77,31 @@ func (c *Cache) PodsOfVirtualNode(vnode string) ([]*corev1.Pod, error) {
 	return c.byIndex(IndexVirtualNode, vnode)
 }
 
-func (c *Cache) byIndex(index, value string) ([]*corev1.Pod, error) {
-	objs, err := c.pods.Informer().GetIndexer().ByIndex(index, value)
-	if err != nil {
-		return nil, err
+// PodsOfJob returns the cached pods labelled as members of job
+// (v1alpha1.LabelJob), in namespace ns, or in every namespace when ns is
+// empty: from an index, not a pass over every pod.
+func (c *Cache) PodsOfJob(ns, job string) ([]*corev1.Pod, error) {
+	pods, err := c.byIndex(IndexJob, job)
+	if err != nil || ns == "" {
+		return pods, err
 	}
-	out := make([]*corev1.Pod, 0, len(objs))
-	for _, o := range objs {
-		out = append(out, o.(*corev1.Pod))
+	out := pods[:0]
+	for _, p := range pods {
+		if p.Namespace == ns {
+			out = append(out, p)
+		}
 	}
 	return out, nil
+}
+
+// PodsOfHubPod returns the cached managed local pods of hub pod ns/name
+// (one, but for a copy left in another namespace).
+func (c *Cache) PodsOfHubPod(ns, name string) ([]*corev1.Pod, error) {
+	return c.byIndex(IndexHubPod, hubPodKey(ns, name))
+}
+
+func (c *Cache) byIndex(index, value string) ([]*corev1.Pod, error) {
+	return kubeindex.Of[*corev1.Pod](c.pods.Informer().GetIndexer(), index, value)
 }
 
 // AddPodHandler registers h for pod events; a handler added after Run

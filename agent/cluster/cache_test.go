@@ -42,10 +42,17 @@ func TestCache(t *testing.T) {
 	other := podOn("other", "n2", "")
 	other.Labels = map[string]string{v1alpha1.LabelManaged: "true"}
 	other.Annotations = map[string]string{v1alpha1.AnnotationVirtualNode: "shoal-eu1-h100"}
+	other.Labels[v1alpha1.LabelJob] = "train"
+	// A managed member in its queue's namespace, whose hub pod is in the
+	// cluster's.
+	elsewhere := podOn("elsewhere", "n2", "")
+	elsewhere.Namespace = "q-team"
+	elsewhere.Labels = map[string]string{v1alpha1.LabelManaged: "true", v1alpha1.LabelJob: "train"}
+	elsewhere.Annotations = map[string]string{v1alpha1.AnnotationHubNamespace: "shoal-c-eu1"}
 	unmanaged := podOn("bound", "n1", "")
 	unmanaged.Annotations = map[string]string{v1alpha1.AnnotationVirtualNode: "shoal-eu1-h100"}
 	cs := fake.NewClientset(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}},
-		unmanaged, podOn("member", "", "n1"), podOn("bound-member", "n1", "n2"), other)
+		unmanaged, podOn("member", "", "n1"), podOn("bound-member", "n1", "n2"), other, elsewhere)
 	c, err := New(cs)
 	if err != nil {
 		t.Fatal(err)
@@ -60,8 +67,8 @@ func TestCache(t *testing.T) {
 	if !c.WaitForCacheSync(ctx, reg) {
 		t.Fatal("not synced")
 	}
-	if seen.Load() != 4 {
-		t.Errorf("handler saw %d pods, want 4", seen.Load())
+	if seen.Load() != 5 {
+		t.Errorf("handler saw %d pods, want 5", seen.Load())
 	}
 	if n, err := c.Nodes().Get("n1"); err != nil || n.Name != "n1" {
 		t.Errorf("node: %v %v", n, err)
@@ -80,6 +87,24 @@ func TestCache(t *testing.T) {
 	if got, _ := c.PodsOfVirtualNode("shoal-eu1-h100"); len(got) != 1 || got[0].Name != "other" {
 		t.Errorf("PodsOfVirtualNode = %v", names(got))
 	}
+	if got, _ := c.PodsOfJob("", "train"); len(got) != 2 || !names(got)["other"] || !names(got)["elsewhere"] {
+		t.Errorf("PodsOfJob(train) = %v, want other and elsewhere", names(got))
+	}
+	if got, _ := c.PodsOfJob("ns", "train"); len(got) != 1 || got[0].Name != "other" {
+		t.Errorf("PodsOfJob(ns, train) = %v, want other", names(got))
+	}
+	if got, _ := c.PodsOfJob("", "none"); len(got) != 0 {
+		t.Errorf("PodsOfJob(none) = %v", names(got))
+	}
+	if got, _ := c.PodsOfHubPod("ns", "other"); len(got) != 1 || got[0].Name != "other" {
+		t.Errorf("PodsOfHubPod(ns/other) = %v", names(got))
+	}
+	if got, _ := c.PodsOfHubPod("shoal-c-eu1", "elsewhere"); len(got) != 1 || got[0].Namespace != "q-team" {
+		t.Errorf("PodsOfHubPod(shoal-c-eu1/elsewhere) = %v, want the local pod in q-team", names(got))
+	}
+	if got, _ := c.PodsOfHubPod("ns", "bound"); len(got) != 0 {
+		t.Errorf("an unmanaged pod is indexed by hub pod: %v", names(got))
+	}
 	p, err := c.Pods().Pods("ns").Get("bound")
 	if err != nil || p.ManagedFields != nil {
 		t.Errorf("cached pod %v (err %v): managed fields kept", p, err)
@@ -87,8 +112,8 @@ func TestCache(t *testing.T) {
 	// A handler added after the sync sees every cached pod.
 	var late atomic.Int32
 	reg2, _ := c.AddPodHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(any) { late.Add(1) }})
-	if !c.WaitForCacheSync(ctx, reg2) || late.Load() != 4 {
-		t.Errorf("late handler saw %d pods, want 4", late.Load())
+	if !c.WaitForCacheSync(ctx, reg2) || late.Load() != 5 {
+		t.Errorf("late handler saw %d pods, want 5", late.Load())
 	}
 	cancel()
 	select {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/internal/kubeindex"
 )
 
 // Pod indexes of the cache.
@@ -19,6 +20,12 @@ const (
 	// IndexVirtualNode indexes the managed local pods by the virtual node
 	// their hub pod is bound to.
 	IndexVirtualNode = "virtualNode"
+	// IndexJob indexes the pods carrying the job label by its value: the
+	// members of a Shoal job, in whatever namespace.
+	IndexJob = "job"
+	// IndexHubPod indexes the managed local pods by their hub pod's
+	// namespace and name ("<namespace>/<name>").
+	IndexHubPod = "hubPod"
 )
 
 var podIndexers = cache.Indexers{
@@ -40,7 +47,17 @@ var podIndexers = cache.Indexers{
 		}
 		return nil, nil
 	},
+	IndexJob: kubeindex.Label(v1alpha1.LabelJob),
+	IndexHubPod: func(o any) ([]string, error) {
+		if p, ok := o.(*corev1.Pod); ok && p.Labels[v1alpha1.LabelManaged] == "true" {
+			return []string{hubPodKey(v1alpha1.HubNamespaceOf(p.Namespace, p.Annotations), p.Name)}, nil
+		}
+		return nil, nil
+	},
 }
+
+// hubPodKey is IndexHubPod's value of hub pod ns/name.
+func hubPodKey(ns, name string) string { return ns + "/" + name }
 
 // stripManagedFields drops metadata.managedFields, which no agent part reads,
 // to bound the cache's memory. (An update built from a cached copy leaves the

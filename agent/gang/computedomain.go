@@ -13,7 +13,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/klog/v2"
@@ -292,7 +291,7 @@ func (g *Gate) checkDomain(ctx context.Context, w watchedDomain) {
 		return
 	}
 	msg := fmt.Sprintf("ComputeDomain %s not Ready %s after the commit: its IMEX daemons did not start", w.name, g.domainTimeout)
-	pods, err := g.cache.Pods().Pods(w.ns).List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: w.job}))
+	pods, err := g.cache.PodsOfJob(w.ns, w.job)
 	if err != nil {
 		return
 	}

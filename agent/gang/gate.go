@@ -13,7 +13,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -290,7 +289,7 @@ func (g *Gate) commitSiblings(ns, job, jobName string, epoch int64) {
 	if !first {
 		return
 	}
-	pods, err := g.cache.Pods().Pods(ns).List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: jobName}))
+	pods, err := g.cache.PodsOfJob(ns, jobName)
 	if err != nil {
 		return
 	}

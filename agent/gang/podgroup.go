@@ -11,7 +11,6 @@ import (
 	schedulingv1beta1 "k8s.io/api/scheduling/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
@@ -46,7 +45,7 @@ func (g *Gate) ensurePodGroup(ctx context.Context, ns, name string, size int32, 
 	} else if !apierrors.IsNotFound(err) {
 		return fmt.Errorf("get PodGroup %s/%s: %w", ns, name, err)
 	}
-	pods, err := g.cache.Pods().Pods(ns).List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: job}))
+	pods, err := g.cache.PodsOfJob(ns, job)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -41,7 +40,7 @@ func (g *Gate) runStale(ctx context.Context) {
 // key) older than its newest epoch, with their own grace period.
 func (g *Gate) removeStale(ctx context.Context, job string) error {
 	ns, name, _ := strings.Cut(job, "/")
-	pods, err := g.cache.Pods().Pods(ns).List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: name}))
+	pods, err := g.cache.PodsOfJob(ns, name)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
@@ -48,7 +47,7 @@ func (s *Syncer) localPodOfHub(ns, name string) (*corev1.Pod, bool) {
 	if hub != nil {
 		return s.LocalPodOf(hub)
 	}
-	pods, err := s.cache.Pods().List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelManaged: "true"}))
+	pods, err := s.cache.PodsOfHubPod(ns, name)
 	if err != nil {
 		return nil, false
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/shoal-dev/shoal/agent/cluster"
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/internal/kubeindex"
 )
 
 // workers is how many jobs are mirrored at once.
@@ -33,22 +34,46 @@ const workers = 4
 // from the job's local members (their queue's).
 type key struct{ job string }
 
-// lists are the listers of one cluster's rendezvous Services and slices.
+// lists are the listers of one cluster's rendezvous Services and slices,
+// with the indexers that find a job's by its label (byJob).
 type lists struct {
 	factory  informers.SharedInformerFactory
 	services corelisters.ServiceLister
 	slices   discoverylisters.EndpointSliceLister
-	synced   []cache.InformerSynced
+	// svcIndex and sliceIndex index the Services and slices by job.
+	svcIndex, sliceIndex cache.Indexer
+	synced               []cache.InformerSynced
 }
+
+// indexJob indexes objects by their job label (v1alpha1.LabelJob).
+const indexJob = "job"
+
+var jobIndexers = cache.Indexers{indexJob: kubeindex.Label(v1alpha1.LabelJob)}
 
 // newLists caches what selector selects in namespace (every namespace
 // when empty).
-func newLists(c kubernetes.Interface, namespace, selector string) *lists {
+func newLists(c kubernetes.Interface, namespace, selector string) (*lists, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
 	svc, sl := f.Core().V1().Services(), f.Discovery().V1().EndpointSlices()
+	for _, inf := range []cache.SharedIndexInformer{svc.Informer(), sl.Informer()} {
+		if err := inf.AddIndexers(jobIndexers); err != nil {
+			return nil, err
+		}
+	}
 	return &lists{factory: f, services: svc.Lister(), slices: sl.Lister(),
-		synced: []cache.InformerSynced{svc.Informer().HasSynced, sl.Informer().HasSynced}}
+		svcIndex: svc.Informer().GetIndexer(), sliceIndex: sl.Informer().GetIndexer(),
+		synced: []cache.InformerSynced{svc.Informer().HasSynced, sl.Informer().HasSynced}}, nil
+}
+
+// servicesOf returns the cached Services of job.
+func (l *lists) servicesOf(job string) ([]*corev1.Service, error) {
+	return kubeindex.Of[*corev1.Service](l.svcIndex, indexJob, job)
+}
+
+// slicesOf returns the cached EndpointSlices of job.
+func (l *lists) slicesOf(job string) ([]*discoveryv1.EndpointSlice, error) {
+	return kubeindex.Of[*discoveryv1.EndpointSlice](l.sliceIndex, indexJob, job)
 }
 
 // Mirror keeps the workload cluster's copies of the hub's rendezvous
@@ -68,10 +93,18 @@ type Mirror struct {
 // cluster of workload.
 func New(hub kubernetes.Interface, hubNamespace string, workload *cluster.Cache) *Mirror {
 	managed := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManaged: "true"}).String()
+	hubLists, err := newLists(hub, hubNamespace, v1alpha1.LabelJob)
+	if err != nil {
+		panic(err) // only on informers already started: these are new
+	}
+	localLists, err := newLists(workload.Client(), metav1.NamespaceAll, v1alpha1.LabelJob+","+managed)
+	if err != nil {
+		panic(err)
+	}
 	return &Mirror{
-		hub:      newLists(hub, hubNamespace, v1alpha1.LabelJob),
+		hub:      hubLists,
 		hubNS:    hubNamespace,
-		local:    newLists(workload.Client(), metav1.NamespaceAll, v1alpha1.LabelJob+","+managed),
+		local:    localLists,
 		client:   workload.Client(),
 		workload: workload,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
@@ -163,13 +196,11 @@ func (m *Mirror) next(ctx context.Context) bool {
 // where <job>-<index>.<job>.<namespace> must resolve); the hub's objects are
 // read from the cluster's hub namespace, the only one the agent may read.
 func (m *Mirror) sync(ctx context.Context, k key) error {
-	byJob := labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: k.job})
-	members, err := m.workload.Pods().List(
-		labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: k.job, v1alpha1.LabelManaged: "true"}))
+	members, err := m.managedMembers(k.job)
 	if err != nil {
 		return err
 	}
-	localSlices, err := m.local.slices.List(byJob)
+	localSlices, err := m.local.slicesOf(k.job)
 	if err != nil {
 		return err
 	}
@@ -187,7 +218,7 @@ func (m *Mirror) sync(ctx context.Context, k key) error {
 	if err := m.applyService(ctx, MirrorService(hubSvc, ns)); err != nil {
 		return err
 	}
-	hubSlices, err := m.hub.slices.EndpointSlices(m.hubNS).List(byJob)
+	hubSlices, err := m.hub.slicesOf(k.job) // the hub lists are of hubNS alone
 	if err != nil {
 		return err
 	}
@@ -215,6 +246,22 @@ func (m *Mirror) sync(ctx context.Context, k key) error {
 	klog.FromContext(ctx).V(4).Info("Rendezvous mirrored", "namespace", ns, "job", k.job,
 		"slices", len(hubSlices), "localMembers", len(members))
 	return nil
+}
+
+// managedMembers returns the job's managed local members (the ones the
+// agent created for its hub pods), in whatever namespace.
+func (m *Mirror) managedMembers(job string) ([]*corev1.Pod, error) {
+	pods, err := m.workload.PodsOfJob("", job)
+	if err != nil {
+		return nil, err
+	}
+	out := pods[:0]
+	for _, p := range pods {
+		if p.Labels[v1alpha1.LabelManaged] == "true" {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // applyService creates the local Service or updates it where it drifted.
@@ -283,7 +330,7 @@ func (m *Mirror) remove(ctx context.Context, k key, keep string, slices []*disco
 			errs = append(errs, m.deleteSlice(ctx, s.Namespace, s.Name))
 		}
 	}
-	svcs, err := m.local.services.List(labels.SelectorFromSet(labels.Set{v1alpha1.LabelJob: k.job}))
+	svcs, err := m.local.servicesOf(k.job)
 	if err != nil {
 		return err
 	}

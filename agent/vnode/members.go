@@ -81,15 +81,17 @@ func (m *members) check(ns, name string) (*corev1.Pod, error) {
 }
 
 // held returns what the node's non-terminated pods request of resource:
-// the GPUs (or MIG slices) Shoal's members hold in the pool.
+// the GPUs (or MIG slices) Shoal's members hold in the pool. It reads the
+// cached pods in place (no copy, no order: it runs on every capacity
+// update, over every member of the node).
 func (m *members) held(resource corev1.ResourceName) int {
-	pods, err := m.list()
+	pods, err := m.lister.List(labels.Everything())
 	if err != nil {
 		return 0
 	}
 	total := 0
 	for _, p := range pods {
-		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		if p.Spec.NodeName != m.node || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
 			continue
 		}
 		total += podRequest(p, resource)

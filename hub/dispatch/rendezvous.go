@@ -13,7 +13,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/ledger"
+	"github.com/shoal-dev/shoal/internal/kubeindex"
 )
 
 // rendezvousCache holds the cached rendezvous Services and EndpointSlices
@@ -47,12 +47,7 @@ const indexJob = "job"
 func newRendezvousCache(f informers.SharedInformerFactory) rendezvousCache {
 	svc, sl := f.Core().V1().Services(), f.Discovery().V1().EndpointSlices()
 	si, ei := svc.Informer(), sl.Informer()
-	byJobLabel := func(o any) ([]string, error) {
-		if m, err := meta.Accessor(o); err == nil && m.GetLabels()[v1alpha1.LabelJob] != "" {
-			return []string{m.GetLabels()[v1alpha1.LabelJob]}, nil
-		}
-		return nil, nil
-	}
+	byJobLabel := kubeindex.Label(v1alpha1.LabelJob)
 	// Cannot fail: the informers are not started yet and the index is new.
 	_ = ei.AddIndexers(cache.Indexers{indexJob: byJobLabel})
 	_ = si.AddIndexers(cache.Indexers{indexJob: byJobLabel})
@@ -62,27 +57,12 @@ func newRendezvousCache(f informers.SharedInformerFactory) rendezvousCache {
 
 // slicesOf returns the cached rendezvous slices of job.
 func (rc rendezvousCache) slicesOf(job string) ([]*discoveryv1.EndpointSlice, error) {
-	return ofJob[*discoveryv1.EndpointSlice](rc.byJob, job)
+	return kubeindex.Of[*discoveryv1.EndpointSlice](rc.byJob, indexJob, job)
 }
 
 // servicesOf returns the cached rendezvous Services of job.
 func (rc rendezvousCache) servicesOf(job string) ([]*corev1.Service, error) {
-	return ofJob[*corev1.Service](rc.servicesByJob, job)
-}
-
-// ofJob returns the objects of type T the indexer holds for job.
-func ofJob[T any](idx cache.Indexer, job string) ([]T, error) {
-	objs, err := idx.ByIndex(indexJob, job)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]T, 0, len(objs))
-	for _, o := range objs {
-		if x, ok := o.(T); ok {
-			out = append(out, x)
-		}
-	}
-	return out, nil
+	return kubeindex.Of[*corev1.Service](rc.servicesByJob, indexJob, job)
 }
 
 // syncRendezvous keeps the job's headless Service and its EndpointSlices,
