@@ -47,16 +47,11 @@ func (s *Syncer) localPodOfHub(ns, name string) (*corev1.Pod, bool) {
 	if hub != nil {
 		return s.LocalPodOf(hub)
 	}
-	pods, err := s.cache.PodsOfHubPod(ns, name)
-	if err != nil {
+	pods, err := s.cache.PodsOfHubPod(ns, name) // indexed by hubKeyOf
+	if err != nil || len(pods) == 0 {
 		return nil, false
 	}
-	for _, lp := range pods {
-		if lp.Name == name && hubKeyOf(lp) == key(ns, name) {
-			return lp, true
-		}
-	}
-	return nil, false
+	return pods[0], true
 }
 
 // localRef is the local namespace and name of hub pod ns/name for the

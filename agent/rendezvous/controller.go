@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -34,12 +33,11 @@ const workers = 4
 // from the job's local members (their queue's).
 type key struct{ job string }
 
-// lists are the listers of one cluster's rendezvous Services and slices,
-// with the indexers that find a job's by its label (byJob).
+// lists are one cluster's cached rendezvous Services (by name and by
+// job) and slices (by job).
 type lists struct {
 	factory  informers.SharedInformerFactory
 	services corelisters.ServiceLister
-	slices   discoverylisters.EndpointSliceLister
 	// svcIndex and sliceIndex index the Services and slices by job.
 	svcIndex, sliceIndex cache.Indexer
 	synced               []cache.InformerSynced
@@ -52,18 +50,16 @@ var jobIndexers = cache.Indexers{indexJob: kubeindex.Label(v1alpha1.LabelJob)}
 
 // newLists caches what selector selects in namespace (every namespace
 // when empty).
-func newLists(c kubernetes.Interface, namespace, selector string) (*lists, error) {
+func newLists(c kubernetes.Interface, namespace, selector string) *lists {
 	f := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(namespace),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = selector }))
 	svc, sl := f.Core().V1().Services(), f.Discovery().V1().EndpointSlices()
-	for _, inf := range []cache.SharedIndexInformer{svc.Informer(), sl.Informer()} {
-		if err := inf.AddIndexers(jobIndexers); err != nil {
-			return nil, err
-		}
-	}
-	return &lists{factory: f, services: svc.Lister(), slices: sl.Lister(),
+	// Cannot fail: the informers are not started yet and the index is new.
+	_ = svc.Informer().AddIndexers(jobIndexers)
+	_ = sl.Informer().AddIndexers(jobIndexers)
+	return &lists{factory: f, services: svc.Lister(),
 		svcIndex: svc.Informer().GetIndexer(), sliceIndex: sl.Informer().GetIndexer(),
-		synced: []cache.InformerSynced{svc.Informer().HasSynced, sl.Informer().HasSynced}}, nil
+		synced: []cache.InformerSynced{svc.Informer().HasSynced, sl.Informer().HasSynced}}
 }
 
 // servicesOf returns the cached Services of job.
@@ -93,18 +89,10 @@ type Mirror struct {
 // cluster of workload.
 func New(hub kubernetes.Interface, hubNamespace string, workload *cluster.Cache) *Mirror {
 	managed := labels.SelectorFromSet(labels.Set{v1alpha1.LabelManaged: "true"}).String()
-	hubLists, err := newLists(hub, hubNamespace, v1alpha1.LabelJob)
-	if err != nil {
-		panic(err) // only on informers already started: these are new
-	}
-	localLists, err := newLists(workload.Client(), metav1.NamespaceAll, v1alpha1.LabelJob+","+managed)
-	if err != nil {
-		panic(err)
-	}
 	return &Mirror{
-		hub:      hubLists,
+		hub:      newLists(hub, hubNamespace, v1alpha1.LabelJob),
 		hubNS:    hubNamespace,
-		local:    localLists,
+		local:    newLists(workload.Client(), metav1.NamespaceAll, v1alpha1.LabelJob+","+managed),
 		client:   workload.Client(),
 		workload: workload,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(

@@ -56,7 +56,7 @@ func (o *options) addFlags(fs *pflag.FlagSet) {
 		"nice value of the leader's scheduling-cycle thread alone, -20 to 19 (0: the process's); below the process's needs CAP_SYS_NICE, "+
 			"without which the hub logs it and runs the cycle at the process's (docs/scheduling.md, \"The cycle's thread\")")
 	fs.DurationVar(&c.Scheduler.SlowCycle, "scheduler-slow-cycle", scheduler.DefaultSlowCycle,
-		"a scheduling cycle that takes this long or longer is logged with its phases, their CPU time and what it waited for (\"slow scheduling cycle\")")
+		"a scheduling cycle that takes this long or longer is logged with its phases, their CPU time and what it waited for (\"slow scheduling cycle\"); 0 or less: the default")
 	fs.DurationVar(&c.AgentCertValidity, "agent-cert-validity", 0, "lifetime of agent client certificates (default 1 year)")
 	fs.DurationVar(&c.UserCertValidity, "user-cert-validity", 0, "lifetime of user client certificates, and the longest `shoal user create/renew --cert-validity` may ask for (default 1 year)")
 	addOIDCFlags(fs, c)

@@ -71,23 +71,23 @@ func (c *Collection[T]) Watch(ctx context.Context, fromRevision int64) <-chan Wa
 // request made while etcd still sends older history is answered later or
 // not at all, so callers ask again when they wait too long.
 //
-// The watch runs on a gRPC watch stream of its own (ProgressStream): etcd
+// The watch runs on a gRPC watch stream of its own (progressStream): etcd
 // answers a progress request only once every watcher of the stream has
 // caught up, and on the stream the hub's other watches share (the
 // scheduler's caches, the dispatcher's, the registry's: inventories among
 // them) one that lags under a burst of writes holds every answer back.
 func (c *Collection[T]) WatchProgress(ctx context.Context, fromRevision int64) (events <-chan WatchEvent[T], request func() error) {
-	ctx = ProgressStream(ctx, c.kind)
+	ctx = progressStream(ctx, c.kind)
 	return c.watch(ctx, fromRevision, true), func() error {
 		return mapErr(c.s.client.RequestProgress(clientv3.WithRequireLeader(ctx)))
 	}
 }
 
-// ProgressStream returns ctx marked so that the etcd watches made with it
+// progressStream returns ctx marked so that the etcd watches made with it
 // (and their progress requests) share a gRPC stream only with others
 // marked with the same name: the etcd client keys its watch streams by
 // the call's outgoing metadata.
-func ProgressStream(ctx context.Context, name string) context.Context {
+func progressStream(ctx context.Context, name string) context.Context {
 	return metadata.AppendToOutgoingContext(ctx, "shoal-watch-stream", name)
 }
 
