@@ -110,9 +110,14 @@ func (c *Cluster) startRealNode(ctx context.Context, f *Fleet, cs kubernetes.Int
 	if err := os.WriteFile(marker, []byte("the local fleet's real nodes mount their own directory here, each in its own mount namespace\n"), 0o644); err != nil {
 		return err
 	}
-	ctrd, err := f.add(c, "containerd-"+n.Name, "/usr/bin/unshare", []string{"--mount", "--propagation", "private", "--",
-		"/bin/sh", "-c", `mkdir -p ` + kubeletDevicePluginDir + ` && mount --bind "$0" ` + kubeletDevicePluginDir + ` && exec "$@"`,
-		n.DevicePluginDir(), bin("containerd"), "--config", filepath.Join(n.Dir, "containerd.toml")})
+	// The kubelet's --root-dir is made an rshared mount of its own in the
+	// namespace before the kubelet starts. Otherwise the kubelet bind-mounts
+	// it onto itself at start (MakeRShared) while its pod-resources server,
+	// started concurrently, creates its socket there and renames it into
+	// place: a rename whose two path lookups straddle that mount fails with
+	// "invalid cross-device link" and the kubelet exits (seen once in CI).
+	ctrd, err := f.add(c, "containerd-"+n.Name, "/usr/bin/unshare",
+		nodeNamespaceArgs(n, bin("containerd"), "--config", filepath.Join(n.Dir, "containerd.toml")))
 	if err != nil {
 		return err
 	}
@@ -162,6 +167,17 @@ func (c *Cluster) startRealNode(ctx context.Context, f *Fleet, cs kubernetes.Int
 		return fmt.Errorf("real node %s: waiting for Ready with its devices allocatable: %w", n.Name, err)
 	}
 	return nil
+}
+
+// nodeNamespaceArgs are unshare's arguments to run cmd in a new mount
+// namespace of node n: its DevicePluginDir mounted at the kubelet's fixed
+// device-plugin directory, and its kubelet root an rshared mount of its
+// own (see startRealNode).
+func nodeNamespaceArgs(n *RealNode, cmd ...string) []string {
+	return append([]string{"--mount", "--propagation", "private", "--",
+		"/bin/sh", "-c", `mkdir -p ` + kubeletDevicePluginDir + ` && mount --bind "$0" ` + kubeletDevicePluginDir +
+			` && root="$1" && shift && mkdir -p "$root" && mount --bind "$root" "$root" && mount --make-rshared "$root" && exec "$@"`,
+		n.DevicePluginDir(), n.KubeletRoot()}, cmd...)
 }
 
 // labelRealNode puts the profile's GFD and topology labels on the node the

@@ -4,6 +4,7 @@ package devfleet
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -100,5 +101,45 @@ func TestRealNodeConfigFiles(t *testing.T) {
 	}
 	if kc := read("kubeconfig"); !strings.Contains(kc, "kubelet-client.crt") {
 		t.Errorf("kubeconfig: %s", kc)
+	}
+}
+
+// TestNodeNamespaceSharesTheKubeletRoot: what a real node's containerd and
+// kubelet run in sees the node's device-plugin directory at the kubelet's
+// fixed path and the kubelet root as an rshared mount before the kubelet
+// starts, so that the kubelet does not bind-mount its root onto itself at
+// start (a mount that raced its pod-resources socket's rename: "invalid
+// cross-device link", the kubelet exited; seen once in CI).
+func TestNodeNamespaceSharesTheKubeletRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mount namespaces need root")
+	}
+	dir := t.TempDir()
+	n := &RealNode{Name: "n1", Dir: filepath.Join(dir, "n1"), SocketDir: filepath.Join(dir, "s")}
+	if err := os.MkdirAll(n.DevicePluginDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("/usr/bin/unshare", nodeNamespaceArgs(n, "/bin/cat", "/proc/self/mountinfo")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("unshare: %v\n%s", err, out)
+	}
+	var root, plugins []string
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		if len(f) < 7 {
+			continue
+		}
+		switch unescapeMount(f[4]) {
+		case n.KubeletRoot():
+			root = append(root, line)
+		case kubeletDevicePluginDir:
+			plugins = append(plugins, line)
+		}
+	}
+	if len(root) != 1 || !strings.Contains(root[0], " shared:") {
+		t.Errorf("want one shared mount at the kubelet root %s, got %d:\n%s", n.KubeletRoot(), len(root), strings.Join(root, ""))
+	}
+	if len(plugins) != 1 {
+		t.Errorf("want one mount at %s, got %d:\n%s", kubeletDevicePluginDir, len(plugins), strings.Join(plugins, ""))
 	}
 }
