@@ -12,6 +12,7 @@ import (
 type cycle struct {
 	s         *Snapshot
 	in        *Input
+	pending   []*Gang // in's pending gangs (pendingRefs)
 	cfg       config
 	qt        *queueTree
 	res       []resv
@@ -101,8 +102,9 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 	}
 	c.in.Terminating = term
 	defer s.clearHolds()
+	c.pending = pendingRefs(c.in, &s.scratch.refs)
 	c.restoreReservations()
-	order := sortPending(in.Pending, cfg.order, &s.scratch.order)
+	order := sortPending(c.pending, cfg.order, &s.scratch.order)
 	if cfg.order == OrderFIFO {
 		for _, g := range order {
 			c.decide(g)
@@ -286,7 +288,7 @@ func (c *cycle) waitFor(g *Gang, r *request, rid int32, hasRes bool, why *Unsche
 
 func (c *cycle) wait(g *Gang, why *Unschedulable) {
 	if c.d.Waiting == nil {
-		if n := len(c.in.Pending) - len(c.d.Placements); cap(c.in.WaitBuffer) >= n {
+		if n := len(c.pending) - len(c.d.Placements); cap(c.in.WaitBuffer) >= n {
 			c.d.Waiting = c.in.WaitBuffer[:0]
 		} else {
 			c.d.Waiting = make([]Wait, 0, n) // room for every gang left

@@ -181,9 +181,15 @@ func runProperty(t *testing.T, seed uint64, st *propStats) {
 		in := Input{Now: now, Pending: pending, Reservations: res, Terminating: terminating,
 			Queues: []Queue{{Name: "a", Weight: 2}, {Name: "b"}}}
 		d := Schedule(s, in, WithReclaim())
-		d2 := Schedule(twin, in, WithReclaim())
+		// The twin is given the same gangs by reference (PendingRefs).
+		byRef := in
+		byRef.Pending, byRef.PendingRefs = nil, make([]*Gang, len(pending))
+		for i := range pending {
+			byRef.PendingRefs[i] = &pending[i]
+		}
+		d2 := Schedule(twin, byRef, WithReclaim())
 		if !reflect.DeepEqual(d, d2) {
-			t.Fatalf("cycle %d: same snapshot and input gave different decisions:\n%+v\n%+v", cycle, d, d2)
+			t.Fatalf("cycle %d: same snapshot and gangs (by value, by reference) gave different decisions:\n%+v\n%+v", cycle, d, d2)
 		}
 		invariants(t, fleet, s)
 		st.placed += len(d.Placements)

@@ -77,8 +77,8 @@ func (c *cycle) restoreReservations() {
 		held[r.Gang] = true
 	}
 	pending := map[string]bool{}
-	for i := range c.in.Pending {
-		if id := c.in.Pending[i].ID; held[id] {
+	for _, g := range c.pending {
+		if id := g.ID; held[id] {
 			pending[id] = true
 		}
 	}

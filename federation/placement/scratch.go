@@ -19,6 +19,8 @@ type scratch struct {
 	// queues (cycle.queueBand). A Builder's next snapshot keeps them.
 	order, pend []*Gang
 	leaves      []*qnode
+	// refs points into Input.Pending when the caller gave no PendingRefs.
+	refs []*Gang
 }
 
 // pick is a tentative assignment: members on a node.

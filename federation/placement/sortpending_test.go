@@ -44,7 +44,7 @@ func TestSortPendingKeys(t *testing.T) {
 				want[i] = &gs[i]
 			}
 			slices.SortStableFunc(want, func(a, b *Gang) int { return comparePending(a, b, o) })
-			if got := sortPending(gs, o, new([]*Gang)); !slices.Equal(got, want) {
+			if got := sortPending(pendingRefs(&Input{Pending: gs}, new([]*Gang)), o, new([]*Gang)); !slices.Equal(got, want) {
 				t.Fatalf("case %d order %d: keys order differs from the stable sort", n, o)
 			}
 			// Given in that order already (the hub's index keeps it), the
@@ -53,7 +53,7 @@ func TestSortPendingKeys(t *testing.T) {
 			for i, g := range want {
 				ordered[i] = *g
 			}
-			for i, g := range sortPending(ordered, o, new([]*Gang)) {
+			for i, g := range sortPending(pendingRefs(&Input{Pending: ordered}, new([]*Gang)), o, new([]*Gang)) {
 				if g != &ordered[i] {
 					t.Fatalf("case %d order %d: an ordered input reordered at %d", n, o, i)
 				}

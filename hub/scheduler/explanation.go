@@ -4,6 +4,7 @@ package scheduler
 
 import (
 	"strings"
+	"unique"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,31 +29,38 @@ func explained(j *v1alpha1.Job, why *placement.Unschedulable) bool {
 	return c.Message == why.Message || meaningOf(c.Message) == meaningOf(why.Message)
 }
 
-// meaningMemo memoizes meaningOf for one cycle (thousands of waiting jobs
-// share a few messages). The last message asked is answered without a
-// lookup: the engine gives the gangs of one class the same message (one
-// string, so the comparison is of its pointer), and hashing a message of
-// a hundred bytes for each of 35,000 waiting gangs was a tenth of a
-// cycle's CPU.
-type meaningMemo struct {
-	by                map[string]string
-	last, lastMeaning string
-	hasLast           bool
+// explanationKey is what a waiting job's explanation means: its reason
+// and its message's meaningOf, interned (unique.Make), so that two equal
+// meanings compare by pointer.
+func explanationKey(reason, message string) unique.Handle[string] {
+	return unique.Make(reason + "\x00" + meaningOf(message))
 }
 
-func (m *meaningMemo) of(msg string) string {
-	if m.hasLast && msg == m.last {
-		return m.lastMeaning
+// meaningMemo memoizes explanationKey for one cycle (thousands of waiting
+// jobs share a few explanations). The last explanation asked is answered
+// without a lookup: the engine gives the gangs of one class the same
+// explanation (one pointer), and hashing a message of a hundred bytes for
+// each of 35,000 waiting gangs was a tenth of a cycle's CPU.
+type meaningMemo struct {
+	by      map[[2]string]unique.Handle[string]
+	last    *placement.Unschedulable
+	lastKey unique.Handle[string]
+}
+
+func (m *meaningMemo) of(why *placement.Unschedulable) unique.Handle[string] {
+	if m.last != nil && why == m.last {
+		return m.lastKey
 	}
-	v, ok := m.by[msg]
+	k := [2]string{string(why.Reason), why.Message}
+	v, ok := m.by[k]
 	if !ok {
-		v = meaningOf(msg)
+		v = explanationKey(k[0], k[1])
 		if m.by == nil {
-			m.by = map[string]string{}
+			m.by = map[[2]string]unique.Handle[string]{}
 		}
-		m.by[msg] = v
+		m.by[k] = v
 	}
-	m.last, m.lastMeaning, m.hasLast = msg, v, true
+	m.last, m.lastKey = why, v
 	return v
 }
 

@@ -2,7 +2,16 @@
 
 package scheduler
 
-import "testing"
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/test/builders/testjob"
+)
 
 func TestMeaningOfMasksCountsNotNames(t *testing.T) {
 	same := [][2]string{
@@ -35,5 +44,36 @@ func TestMeaningOfMasksCountsNotNames(t *testing.T) {
 	}
 	if got, want := meaningOf("needs 32×8 GPUs; 120 are free"), "needs #×# GPUs; # are free"; got != want {
 		t.Errorf("meaningOf = %q, want %q", got, want)
+	}
+}
+
+// TestPendingFormExplains: a job's form carries its explanation's reason
+// and meaning interned, and answers for a wait with the same reason and
+// a message of the same meaning (counts masked), not for another reason
+// or meaning, nor when the job has no explanation.
+func TestPendingFormExplains(t *testing.T) {
+	j := testjob.New("a").Queue("q").Members(4).GPUs(8).Obj()
+	meta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: v1alpha1.JobConditionPlaced, Status: metav1.ConditionFalse,
+		Reason: string(placement.ReasonInsufficientGPUs), Message: "needs 4×8 GPUs; 3 are free on matching nodes"})
+	f := pendingFormOf(j)
+	m := &meaningMemo{}
+	for _, c := range []struct {
+		why  placement.Unschedulable
+		want bool
+	}{
+		{placement.Unschedulable{Reason: placement.ReasonInsufficientGPUs, Message: "needs 4×8 GPUs; 3 are free on matching nodes"}, true},
+		{placement.Unschedulable{Reason: placement.ReasonInsufficientGPUs, Message: "needs 4×8 GPUs; 17 are free on matching nodes"}, true},
+		{placement.Unschedulable{Reason: placement.ReasonFragmented, Message: "needs 4×8 GPUs; 3 are free on matching nodes"}, false},
+		{placement.Unschedulable{Reason: placement.ReasonInsufficientGPUs, Message: "needs 4×8 GPUs in one rack; 3 are free"}, false},
+	} {
+		for range 2 { // asked again: the memo's last answer
+			if got := f.explains(&c.why, m); got != c.want {
+				t.Errorf("explains(%s %q) = %v, want %v", c.why.Reason, c.why.Message, got, c.want)
+			}
+		}
+	}
+	plain := pendingFormOf(testjob.New("b").Queue("q").Members(4).GPUs(8).Obj())
+	if plain.explains(&placement.Unschedulable{Reason: placement.ReasonInsufficientGPUs}, m) {
+		t.Error("a job with no explanation explains a wait")
 	}
 }

@@ -133,9 +133,10 @@ type Scheduler struct {
 	// builtHook, set only by tests, sees each cycle's placement snapshot
 	// as built (changed: from what changed since the last take).
 	builtHook func(f *fleet, snap *placement.Snapshot, changed bool)
-	// pending and pendingJobs are the last cycle's pending gangs and their
-	// jobs (input), filled again by the next.
-	pending     []placement.Gang
+	// pending and pendingJobs are the last cycle's pending gangs (the
+	// gangs of the jobs' cached pending forms) and their jobs (input),
+	// filled again by the next.
+	pending     []*placement.Gang
 	pendingJobs pendingSet
 	// waits is the last cycle's decision's Waiting, which the next fills
 	// again (placement.Input.WaitBuffer).
