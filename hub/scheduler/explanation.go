@@ -20,13 +20,15 @@ import (
 // "...; 118 are free..." mean the same; another reason, or another
 // blocking domain ("the largest free rack has 12×8 (eu1/rack:r7)" against
 // "(eu1/rack:r9)"), does not. The counts in a stored message are as of
-// its last change in meaning (status.placement.time).
+// its last change in meaning (status.placement.time). The meaning is
+// explanationKey's, as a cycle compares it (pendingForm.explains).
 func explained(j *v1alpha1.Job, why *placement.Unschedulable) bool {
 	c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPlaced)
-	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != string(why.Reason) {
+	if c == nil || c.Status != metav1.ConditionFalse {
 		return false
 	}
-	return c.Message == why.Message || meaningOf(c.Message) == meaningOf(why.Message)
+	return c.Reason == string(why.Reason) && c.Message == why.Message ||
+		explanationKey(c.Reason, c.Message) == explanationKey(string(why.Reason), why.Message)
 }
 
 // explanationKey is what a waiting job's explanation means: its reason
