@@ -108,8 +108,11 @@ type Dispatcher struct {
 	// queues is the queue records, read for the pod-security level stamped
 	// on member pods.
 	queues store.Reader[*v1alpha1.Queue]
-	// clusters is the registry's cluster records, read for drains.
+	// clusters is the registry's cluster records, read for drains, and
+	// leases their heartbeats' leases (registry.Lease), read with them for
+	// the agents' last contact with the hub cluster.
 	clusters store.Reader[*v1alpha1.Cluster]
+	leases   store.Reader[*registry.Lease]
 	// pods is the member pod cache of the current leadership (Start).
 	pods *memberPods
 	// nsReady holds the namespaces known to exist, under nsMu.
@@ -186,6 +189,7 @@ func New(st *store.Store, hub kubernetes.Interface, cfg Config) *Dispatcher {
 	return &Dispatcher{cfg: cfg, st: st, hub: hub, ledger: ledger.New(st), jobs: status.Reader(), status: status, nsReady: map[string]bool{},
 		queues:   store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
 		clusters: store.NewReader(st, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]()),
+		leases:   registry.NewLeaseReader(st),
 		state:    store.NewLeaderState(st, Election, cfg.Identity), admit: newAdmission(cfg.MaxPreparingMembers)}
 }
 

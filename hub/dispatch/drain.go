@@ -19,10 +19,27 @@ type drains map[string]*v1alpha1.Cluster
 
 // readClusters reads the clusters (registry records, read-only) and keeps
 // those with a drain, the states of those Lost or NotReady (loss.go) and
-// every cluster's link to the hub cluster (fencewait.go).
+// every cluster's link to the hub cluster (fencewait.go), from the record
+// with its lease applied (registry.Lease: a heartbeat renews the lease and
+// rewrites the record only now and then).
 func (d *Dispatcher) readClusters(ctx context.Context) (drains, lostClusters, heard, error) {
 	out, lost, beats := drains{}, lostClusters{}, heard{}
+	leases := map[string]*registry.Lease{}
 	opts := store.ListOptions{Limit: 1000}
+	for {
+		res, err := d.leases.List(ctx, opts)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("list cluster leases: %w", err)
+		}
+		for _, it := range res.Items {
+			leases[it.Name] = it.Object
+		}
+		if res.Continue == "" {
+			break
+		}
+		opts.Continue = res.Continue
+	}
+	opts = store.ListOptions{Limit: 1000}
 	for {
 		res, err := d.clusters.List(ctx, opts)
 		if err != nil {
@@ -35,6 +52,7 @@ func (d *Dispatcher) readClusters(ctx context.Context) (drains, lostClusters, he
 			if st := it.Object.Status.State; st == v1alpha1.ClusterLost || st == v1alpha1.ClusterNotReady {
 				lost[it.Name] = st
 			}
+			leases[it.Name].Apply(it.Object)
 			beats[it.Name] = linkOf(it.Object)
 		}
 		if res.Continue == "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/jobs"
 	"github.com/shoal-dev/shoal/hub/registry"
+	"github.com/shoal-dev/shoal/hub/store"
 )
 
 // spanning runs a two-member gang with one member on each of eu1 and us1
@@ -137,6 +138,49 @@ func TestHangingMemberOfHeardClusterIsForceDeleted(t *testing.T) {
 	r.pass()
 	if j := r.Job("llama"); j.Status.Phase != v1alpha1.JobPending || r.reserved("llama") {
 		t.Fatalf("phase %s reserved %v, want Pending and released", j.Status.Phase, r.reserved("llama"))
+	}
+}
+
+// TestHangingMemberHeardThroughTheLease: the heartbeat that vouches for
+// the hanging member's agent renewed only the cluster's lease (the
+// registry rewrites the record only now and then, registry.Lease); the
+// dispatcher reads it and force-deletes the member as when the record
+// says so.
+func TestHangingMemberHeardThroughTheLease(t *testing.T) {
+	r := newRig(t)
+	cut := r.restartWithCut("llama")
+	reg := registry.New(r.Store, nil, registry.Config{Clock: r.Clock})
+	beat := func() {
+		t.Helper()
+		if _, err := reg.Heartbeat(r.Ctx, "us1", "", registry.Beat{ClusterReachable: true, HubClusterReachable: ptr.To(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	beat() // at the deletion: no proof; the record is written (its Ready condition is new)
+	records := store.NewCollection(r.Store, registry.KindClusters, store.JSONCodec[*v1alpha1.Cluster]())
+	before, _, err := records.Get(r.Ctx, "us1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Clock.Step(v1alpha1.HubClusterContactWindow + 2*time.Second)
+	beat() // after the deletion and the window: the proof, in the lease only
+	after, _, err := records.Get(r.Ctx, "us1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.Status.LastHubClusterContact.Equal(before.Status.LastHubClusterContact) {
+		t.Fatalf("the second beat rewrote the record's contact (%v → %v): this test needs it in the lease only",
+			before.Status.LastHubClusterContact, after.Status.LastHubClusterContact)
+	}
+	r.live("eu1")
+	r.pass()
+	if n := len(r.pods("llama")); n != 1 {
+		t.Fatalf("%d members, want %s still terminating within ForceDeleteAfter", n, cut)
+	}
+	r.Clock.Step(31*time.Second - v1alpha1.HubClusterContactWindow)
+	r.pass() // force-deleted
+	if n := len(r.pods("llama")); n != 0 {
+		t.Fatalf("%d members left past ForceDeleteAfter on a cluster heard through its lease", n)
 	}
 }
 

@@ -14,16 +14,17 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// GetCluster returns a cluster record with its revision in ResourceVersion.
+// GetCluster returns a cluster record, its lease applied (lease.go), with
+// the record's revision.
 func (r *Registry) GetCluster(ctx context.Context, name string) (*v1alpha1.Cluster, int64, error) {
-	cl, rev, err := r.clusters.Get(ctx, name)
+	lc, err := r.getLeased(ctx, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, 0, fmt.Errorf("%w: cluster %q (shoal cluster list shows the registered ones)", ErrNotFound, name)
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	return cl, rev, nil
+	return lc.c, lc.rev, nil
 }
 
 // ClusterList is one page of clusters.
@@ -35,11 +36,16 @@ type ClusterList struct {
 }
 
 // ListClusters returns a page of clusters whose labels match selector
-// (Kubernetes label-selector syntax; "" matches all).
+// (Kubernetes label-selector syntax; "" matches all), their leases
+// applied.
 func (r *Registry) ListClusters(ctx context.Context, opts store.ListOptions, selector string) (*ClusterList, error) {
 	sel, err := labels.Parse(selector)
 	if err != nil {
 		return nil, fmt.Errorf("%w: selector %q: %w", ErrInvalid, selector, err)
+	}
+	leases, err := r.leaseMap(ctx)
+	if err != nil {
+		return nil, err
 	}
 	res, err := r.clusters.List(ctx, opts)
 	if err != nil {
@@ -48,6 +54,7 @@ func (r *Registry) ListClusters(ctx context.Context, opts store.ListOptions, sel
 	out := &ClusterList{Continue: res.Continue, Revision: res.Revision}
 	for _, it := range res.Items {
 		if sel.Matches(labels.Set(it.Object.Labels)) {
+			leases[it.Name].Object.Apply(it.Object)
 			out.Items = append(out.Items, it.Object)
 			out.Revs = append(out.Revs, it.Revision)
 		}
@@ -84,7 +91,7 @@ func (r *Registry) Remove(ctx context.Context, name string) error {
 	}
 	_, err = r.store.Txn(ctx).
 		If(r.clusters.RevIs(name, rev), r.names.RevIs(allNames, namesRev)).
-		Then(r.clusters.DeleteOp(name), r.uids.DeleteOp(cl.Spec.UID), r.inventories.DeleteOp(name),
+		Then(r.clusters.DeleteOp(name), r.uids.DeleteOp(cl.Spec.UID), r.inventories.DeleteOp(name), r.leases.DeleteOp(name),
 			r.names.PutOp(allNames, names.without(name))).
 		Commit()
 	if errors.Is(err, store.ErrConflict) {

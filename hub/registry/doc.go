@@ -5,8 +5,8 @@
 // inventory report of each cluster, cluster liveness (Ready, NotReady, Lost),
 // cordon and removal, and the GitOps parts of a cluster (the source an admin
 // sets, the status the agent reports, the commit a rollout pins). It is the
-// only writer of the "clusters", "clusteruids", "clusternames",
-// "inventories" and "jointokens" kinds of the store.
+// only writer of the "clusters", "clusterleases", "clusteruids",
+// "clusternames", "inventories" and "jointokens" kinds of the store.
 //
 // # Cluster names
 //
@@ -60,6 +60,12 @@
 // Heartbeats set status.lastHeartbeat. Run re-evaluates every cluster on an
 // interval: silent for longer than the grace → NotReady; longer than the
 // fence timeout → Lost. The clock is injected (k8s.io/utils/clock).
+//
+// A heartbeat renews the cluster's Lease (lease.go) and rewrites the
+// Cluster record only when something else in it changes or its copy of
+// the times is half the grace old; readers of the times apply the lease
+// (Lease.Apply), and every write that evaluates the state is guarded by
+// the lease's revision as well as the record's.
 //
 // # Drains
 //

@@ -53,7 +53,7 @@ func (r *Registry) DrainNode(ctx context.Context, cluster, node string, drain bo
 // changeSpec changes a cluster's spec with change and re-evaluates its
 // drain and state.
 func (r *Registry) changeSpec(ctx context.Context, name string, change func(*v1alpha1.Cluster)) (*v1alpha1.Cluster, int64, error) {
-	cl, rev, err := r.clusters.GuaranteedUpdate(ctx, name, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
+	cl, rev, err := r.updateLeased(ctx, name, func(c *v1alpha1.Cluster) error {
 		wasDrain, wasNodes := c.Spec.Drain, len(c.Spec.DrainedNodes)
 		change(c)
 		switch {
@@ -65,7 +65,7 @@ func (r *Registry) changeSpec(ctx context.Context, name string, change func(*v1a
 			r.setDrained(c, false, "waiting for the dispatcher to move the gangs")
 		}
 		r.evaluate(c)
-		return c, nil
+		return nil
 	})
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, 0, fmt.Errorf("%w: cluster %q (shoal cluster list shows the registered ones)", ErrNotFound, name)

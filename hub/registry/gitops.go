@@ -160,9 +160,9 @@ func DesiredGitOpsSource(c *v1alpha1.Cluster) *v1alpha1.GitOpsSource {
 
 func (r *Registry) updateCluster(ctx context.Context, cluster string, fn func(*v1alpha1.Cluster),
 	guards ...store.Cond) (*v1alpha1.Cluster, int64, error) {
-	c, rev, err := r.clusters.GuaranteedUpdate(ctx, cluster, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
+	c, rev, err := r.updateLeased(ctx, cluster, func(c *v1alpha1.Cluster) error {
 		fn(c)
-		return c, nil
+		return nil
 	}, guards...)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, 0, fmt.Errorf("%w: cluster %q", ErrNotFound, cluster)

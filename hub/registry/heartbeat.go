@@ -31,18 +31,33 @@ type Beat struct {
 }
 
 // Heartbeat records that cluster's agent is alive, and when it said it
-// reaches the hub cluster (LastHubClusterContact). serial is the agent
-// certificate's; "" skips the check that it is the cluster's current one.
+// reaches the hub cluster (LastHubClusterContact): it renews the
+// cluster's Lease, and writes the Cluster record too only when the beat
+// changes something else in it or the record's copy of the times is
+// getting old (lease.go). serial is the agent certificate's; "" skips the
+// check that it is the cluster's current one. It returns the cluster with
+// the lease applied.
 func (r *Registry) Heartbeat(ctx context.Context, cluster, serial string, b Beat) (*v1alpha1.Cluster, error) {
-	cl, _, err := r.clusters.GuaranteedUpdate(ctx, cluster, func(c *v1alpha1.Cluster) (*v1alpha1.Cluster, error) {
+	for {
+		lc, err := r.getLeased(ctx, cluster)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, fmt.Errorf("%w: cluster %q is not registered", ErrCertificateRevoked, cluster)
+		}
+		if err != nil {
+			return nil, err
+		}
+		c := lc.c
 		if err := currentSerial(c, serial); err != nil {
 			return nil, err
 		}
-		now := metav1.NewTime(r.clock.Now())
-		c.Status.LastHeartbeat = &now
+		before := c.DeepCopy()
+		now := r.clock.Now()
+		lease := &Lease{Heartbeat: metav1.NewTime(now), HubClusterContact: c.Status.LastHubClusterContact}
 		if b.HubClusterReachable == nil || *b.HubClusterReachable {
-			c.Status.LastHubClusterContact = &now
+			lease.HubClusterContact = &lease.Heartbeat
 		}
+		c.Status.LastHeartbeat, c.Status.LastHubClusterContact = nil, nil
+		lease.Apply(c)
 		if b.AgentVersion != "" {
 			c.Status.AgentVersion = b.AgentVersion
 		}
@@ -53,12 +68,18 @@ func (r *Registry) Heartbeat(ctx context.Context, cluster, serial string, b Beat
 		meta.SetStatusCondition(&c.Status.Conditions, cond)
 		r.hubClusterBeat(c, b.HubClusterReachable)
 		r.evaluate(c)
-		return c, nil
-	})
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, fmt.Errorf("%w: cluster %q is not registered", ErrCertificateRevoked, cluster)
+		ops := []store.Op{r.leases.PutOp(cluster, lease)}
+		if r.recordChanged(before, c, lc.stored, now) {
+			ops = append(ops, r.clusters.PutOp(cluster, c))
+		}
+		_, err = r.store.Txn(ctx).If(r.guards(cluster, lc)...).Then(ops...).Commit()
+		if err == nil {
+			return c, nil
+		}
+		if !errors.Is(err, store.ErrConflict) || ctx.Err() != nil {
+			return nil, err
+		}
 	}
-	return cl, err
 }
 
 // ReportInventory keeps the report as cluster's latest unless it is older
@@ -83,13 +104,14 @@ func (r *Registry) ReportInventory(ctx context.Context, cluster, serial, session
 		if held != nil && held.SessionID == session && generation <= held.Generation {
 			return held.Generation, nil
 		}
-		cl, clRev, err := r.clusters.Get(ctx, cluster)
+		lc, err := r.getLeased(ctx, cluster)
 		if errors.Is(err, store.ErrNotFound) {
 			return 0, fmt.Errorf("%w: cluster %q is not registered", ErrCertificateRevoked, cluster)
 		}
 		if err != nil {
 			return 0, err
 		}
+		cl := lc.c
 		if err := currentSerial(cl, serial); err != nil {
 			return 0, err
 		}
@@ -98,7 +120,7 @@ func (r *Registry) ReportInventory(ctx context.Context, cluster, serial, session
 		cl.Status.Inventory = Summarize(inv, generation)
 		r.evaluate(cl)
 		_, err = r.store.Txn(ctx).
-			If(r.inventories.RevIs(cluster, invRev), r.clusters.RevIs(cluster, clRev)).
+			If(append(r.guards(cluster, lc), r.inventories.RevIs(cluster, invRev))...).
 			Then(r.inventories.PutOp(cluster, rec), r.clusters.PutOp(cluster, cl)).
 			Commit()
 		if err == nil {

@@ -116,6 +116,10 @@ func (r *Registry) Run(ctx context.Context) error {
 // (drain.go; the reservations are read only while some cluster drains),
 // and writes the ones whose state changed.
 func (r *Registry) Sweep(ctx context.Context) error {
+	leases, err := r.leaseMap(ctx)
+	if err != nil {
+		return err
+	}
 	res, err := r.clusters.List(ctx, store.ListOptions{})
 	if err != nil {
 		return err
@@ -129,12 +133,17 @@ func (r *Registry) Sweep(ctx context.Context) error {
 	var errs []error
 	for _, it := range res.Items {
 		before := it.Object.Status.State
+		l := leases[it.Name]
+		l.Object.Apply(it.Object)
 		drained := r.drainProgress(it.Object, reservations)
 		if !r.evaluate(it.Object) && !drained {
 			continue
 		}
-		_, err := r.clusters.Update(ctx, it.Name, it.Object, it.Revision)
-		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrNotFound) {
+		// Guarded by the lease too: a heartbeat since the read renewed it,
+		// and this evaluation may count the cluster silent for nothing.
+		_, err := r.store.Txn(ctx).If(r.guards(it.Name, &leased{rev: it.Revision, leaseRev: l.Revision})...).
+			Then(r.clusters.PutOp(it.Name, it.Object)).Commit()
+		if errors.Is(err, store.ErrConflict) {
 			continue // a heartbeat or a removal got there first; the next sweep sees it
 		}
 		if err != nil {

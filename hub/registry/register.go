@@ -156,6 +156,7 @@ func (r *Registry) commitRegistration(ctx context.Context, id, secret string, cl
 		_, err = r.store.Txn(ctx).
 			If(r.tokens.RevIs(id, rev), r.clusters.Absent(cl.Name), r.uids.Absent(cl.Spec.UID), r.names.RevIs(allNames, namesRev)).
 			Then(r.tokens.PutOp(id, tok), r.clusters.PutOp(cl.Name, cl), r.uids.PutOp(cl.Spec.UID, uidRecord{Cluster: cl.Name}),
+				r.leases.DeleteOp(cl.Name), // one a hub before leases' removal left
 				r.names.PutOp(allNames, names.with(cl.Name))).
 			Commit()
 		if err == nil {
@@ -191,7 +192,7 @@ func (r *Registry) takenError(ctx context.Context, cl *v1alpha1.Cluster) error {
 // issued and gives the token's use back, so that the agent can retry.
 func (r *Registry) undoRegistration(ctx context.Context, id string, cl *v1alpha1.Cluster) {
 	log := klog.FromContext(ctx)
-	if _, err := r.store.Txn(ctx).Then(r.clusters.DeleteOp(cl.Name), r.uids.DeleteOp(cl.Spec.UID)).Commit(); err != nil {
+	if _, err := r.store.Txn(ctx).Then(r.clusters.DeleteOp(cl.Name), r.uids.DeleteOp(cl.Spec.UID), r.leases.DeleteOp(cl.Name)).Commit(); err != nil {
 		log.Error(err, "Undo registration", "cluster", cl.Name)
 	}
 	if _, _, err := r.names.GuaranteedUpdate(ctx, allNames, func(ns *nameSet) (*nameSet, error) {

@@ -73,6 +73,7 @@ type Registry struct {
 	uids        *store.Collection[uidRecord]
 	names       *store.Collection[*nameSet]
 	inventories *store.Collection[*InventoryRecord]
+	leases      *store.Collection[*Lease]
 	tokens      *store.Collection[*v1alpha1.JoinToken]
 	// signCSR is ca.SignAgentCSR (a seam for the test that a bad token
 	// never reaches the signer).
@@ -123,6 +124,7 @@ func New(s *store.Store, ca *pki.CA, cfg Config) *Registry {
 		uids:        store.NewCollection(s, KindClusterUIDs, store.JSONCodec[uidRecord]()),
 		names:       store.NewCollection(s, KindClusterNames, store.JSONCodec[*nameSet]()),
 		inventories: NewInventoryCollection(s),
+		leases:      store.NewCollection(s, KindClusterLeases, store.JSONCodec[*Lease]()),
 		tokens:      store.NewCollection(s, KindJoinTokens, store.JSONCodec[*v1alpha1.JoinToken]()),
 		signCSR:     ca.SignAgentCSR,
 	}

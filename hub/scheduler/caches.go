@@ -30,8 +30,12 @@ type caches struct {
 	jobs         *watched[*cachedJob]
 	queues       *watched[*v1alpha1.Queue]
 	clusters     *watched[*v1alpha1.Cluster]
-	inventories  *watched[*registry.InventoryRecord]
-	pools        *watched[*v1alpha1.GPUPool]
+	// leases are the clusters' heartbeat leases: read for the heartbeat
+	// gauge only, so a snapshot does not wait for them and their changes
+	// (every heartbeat) do not poke.
+	leases      *watched[*registry.Lease]
+	inventories *watched[*registry.InventoryRecord]
+	pools       *watched[*v1alpha1.GPUPool]
 
 	// The jobs' index (under jobs.mu).
 	index *jobIndex
@@ -59,6 +63,7 @@ func (s *Scheduler) newCaches() *caches {
 		jobs:         newWatched(jobReader(s.st)),
 		queues:       newWatched(s.queues),
 		clusters:     newWatched(s.clusters),
+		leases:       newWatched(s.leases),
 		inventories:  newWatched(s.inventories),
 		pools:        newWatched(s.pools),
 		index:        newJobIndex(),
@@ -131,6 +136,9 @@ func (c *caches) syncAll(ctx context.Context) error {
 	if err := c.clusters.sync(ctx); err != nil {
 		return err
 	}
+	if err := c.leases.sync(ctx); err != nil {
+		return err
+	}
 	if err := c.pools.sync(ctx); err != nil {
 		return err
 	}
@@ -145,7 +153,7 @@ func (c *caches) start(ctx context.Context, poke func()) (stop func(), err error
 	c.following = true
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	ready := make(chan struct{}, 7)
+	ready := make(chan struct{}, 8)
 	run := func(f func(context.Context, func())) {
 		wg.Add(1)
 		go func() {
@@ -158,10 +166,11 @@ func (c *caches) start(ctx context.Context, poke func()) (stop func(), err error
 	run(c.jobs.run)
 	run(c.queues.run)
 	run(c.clusters.run)
+	run(c.leases.run)
 	run(c.inventories.run)
 	run(c.pools.run)
 	stop = func() { cancel(); wg.Wait() }
-	for range 7 {
+	for range 8 {
 		select {
 		case <-ready:
 		case <-ctx.Done():
@@ -354,6 +363,12 @@ func (c *caches) snapshotClusters(f *fleet) error {
 	}
 	f.revisions[c.clusters.r.Kind()] = c.clusters.rev
 	c.clusters.mu.RUnlock()
+	c.leases.mu.RLock()
+	f.leases = make(map[string]*registry.Lease, len(c.leases.items))
+	for name, l := range c.leases.items {
+		f.leases[name] = l.Object
+	}
+	c.leases.mu.RUnlock()
 	slices.SortFunc(f.registered, func(a, b store.Item[*v1alpha1.Cluster]) int { return strings.Compare(a.Name, b.Name) })
 
 	c.inventories.mu.RLock()

@@ -62,6 +62,8 @@ type fleet struct {
 	// Ready, which only the metrics read (fleetmetrics.go).
 	registered []store.Item[*v1alpha1.Cluster]
 	unready    []store.Item[*registry.InventoryRecord]
+	// leases are the clusters' heartbeat leases, for the metrics too.
+	leases map[string]*registry.Lease
 	// pools are the GPU pools; poolFilters their node filters by name
 	// (resolvePools).
 	pools       []*v1alpha1.GPUPool

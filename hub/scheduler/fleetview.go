@@ -10,6 +10,7 @@ import (
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/federation/placement"
+	"github.com/shoal-dev/shoal/hub/registry"
 )
 
 // fleetView is what the fleet and queue gauges show: the end of the last
@@ -46,7 +47,7 @@ func viewOf(f *fleet, snap *placement.Snapshot, queues []placement.Queue, usage 
 		st := c.Object.Status
 		states[c.Name] = st.State
 		cv := clusterView{state: st.State}
-		if hb := st.LastHeartbeat; hb != nil {
+		if hb := registry.LastHeartbeat(c.Object, f.leases[c.Name]); hb != nil {
 			cv.heartbeatAge, cv.hasHeartbeat = now.Sub(hb.Time).Seconds(), true
 		}
 		v.clusters[c.Name] = cv

@@ -79,6 +79,9 @@ type Scheduler struct {
 	// queueStatus asks hub/queues, the owner of Queue records, to write status.
 	queueStatus *queues.StatusWriter
 	clusters    store.Reader[*v1alpha1.Cluster]
+	// leases are the clusters' heartbeat leases (registry.Lease), read for
+	// the heartbeat-age gauge only.
+	leases      store.Reader[*registry.Lease]
 	inventories store.Reader[*registry.InventoryRecord]
 	// pools are hub/pools' GPU pools (cordons, queues' pools).
 	pools store.Reader[*v1alpha1.GPUPool]
@@ -208,6 +211,7 @@ func New(st *store.Store, cfg Config, opts ...Option) *Scheduler {
 		queues:       store.NewReader(st, queues.Kind, store.JSONCodec[*v1alpha1.Queue]()),
 		queueStatus:  queues.NewStatusWriter(st),
 		clusters:     registryClusters(st),
+		leases:       registry.NewLeaseReader(st),
 		inventories:  registryInventories(st),
 		pools:        pools.NewReader(st),
 		fair:         placement.NewFairShare(cfg.FairShareHalfLife),

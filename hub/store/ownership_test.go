@@ -36,6 +36,7 @@ var owners = map[string]string{
 	"clusternames":      "hub/registry",
 	"jointokens":        "hub/registry",
 	"inventories":       "hub/registry",
+	"clusterleases":     "hub/registry",
 	"rollouts":          "hub/rollout",
 	"fairshare":         "hub/scheduler",
 	"holds":             "hub/scheduler",

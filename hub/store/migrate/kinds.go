@@ -13,6 +13,7 @@ var schemas = map[string]Schema{
 	"reservations":      {},
 	"ledgerclusters":    {},
 	"clusters":          {},
+	"clusterleases":     {},
 	"clusteruids":       {},
 	"clusternames":      {},
 	"jointokens":        {},
