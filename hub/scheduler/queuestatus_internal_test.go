@@ -3,6 +3,10 @@
 package scheduler
 
 import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -75,5 +79,49 @@ func TestPokeAfterOnceForCoveredAsks(t *testing.T) {
 	case <-pokes:
 		t.Fatal("a third poke for an ask a scheduled one covered")
 	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// TestQueueWriterWritesTheNewestOnce: the queue writer writes beside the
+// cycle, one write at a time, in the order handed; a queue handed again
+// while its write waits is written once, with the newest status, and
+// wait returns once the writes in flight are done.
+func TestQueueWriterWritesTheNewestOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var wrote []string
+	w := newQueueWriter(ctx, func(_ context.Context, qw queueWrite) error {
+		if qw.q.Name == "a" && qw.st.PendingJobs == 1 {
+			close(entered)
+			<-release // the first write holds the writer
+		}
+		mu.Lock()
+		wrote = append(wrote, fmt.Sprintf("%s=%d", qw.q.Name, qw.st.PendingJobs))
+		mu.Unlock()
+		return nil
+	})
+	hand := func(name string, pending int32) {
+		w.hand(queueWrite{q: &v1alpha1.Queue{ObjectMeta: metav1.ObjectMeta{Name: name}},
+			st: v1alpha1.QueueStatus{PendingJobs: pending}})
+	}
+	hand("a", 1) // returns at once although its write blocks
+	<-entered
+	hand("b", 1)
+	hand("a", 2)
+	hand("b", 2)
+	hand("a", 3)
+	close(release)
+	w.wait()
+	want := []string{"a=1", "b=2", "a=3"}
+	if !slices.Equal(wrote, want) {
+		t.Fatalf("wrote %v, want %v", wrote, want)
+	}
+	cancel()
+	hand("c", 1)
+	w.wait()
+	if len(wrote) != 3 {
+		t.Fatalf("wrote %v after the term ended, want nothing more", wrote)
 	}
 }

@@ -83,13 +83,15 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 	s.wroteMu.Unlock()
 	s.caches, s.booked = c, 0
 	s.explainer = newExplainer(ctx)
+	s.queueWriter = newQueueWriter(ctx, s.writeQueue)
 	s.queueWritten = map[string]time.Time{}
 	s.pokeAt = pokeAfter(poke)
 	defer func() {
 		// The snapshot's running gangs as given from the caches' join go
 		// with the caches (a later leadership builds afresh).
 		s.explainer.wait() // ctx has ended: the writes in flight end, their guards fail
-		s.explainer = nil
+		s.queueWriter.wait()
+		s.explainer, s.queueWriter = nil, nil
 		s.caches, s.queueWritten, s.pokeAt = nil, nil, nil
 		s.built, s.volatile, s.received = takeID{}, nil, nil
 		stop()

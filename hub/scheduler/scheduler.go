@@ -149,6 +149,9 @@ type Scheduler struct {
 	// not leading).
 	queueWritten map[string]time.Time
 	pokeAt       func(time.Duration)
+	// queueWriter writes a leader's queue statuses beside its cycles (set
+	// by Lead; nil: the cycle writes them, queuestatus.go).
+	queueWriter *queueWriter
 }
 
 // State is the scheduler's standing in its election: leading and synced
