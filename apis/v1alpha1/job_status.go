@@ -74,8 +74,13 @@ type JobStatus struct {
 	// Dispatch is the dispatcher's two-phase decision for the epoch, the
 	// machine-readable form of the Dispatched condition.
 	Dispatch *DispatchStatus `json:"dispatch,omitempty"`
-	// SubmitTime is when the hub accepted the job.
-	SubmitTime *metav1.Time `json:"submitTime,omitempty"`
+	// SubmitTime is when the hub accepted the job, to the microsecond:
+	// jobs of one priority are placed in this order, and a hub takes in
+	// hundreds a second (before, whole seconds: the jobs of a second were
+	// ordered by name, and the admission wait counted from the start of
+	// the second). Records written with whole seconds are read as such
+	// (hub/store/migrate).
+	SubmitTime *metav1.MicroTime `json:"submitTime,omitempty"`
 	// StartTime is when every member first ran.
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// CompletionTime is when the job became terminal.

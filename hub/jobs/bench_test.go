@@ -129,13 +129,14 @@ func seed(b *testing.B, st *store.Store, n int) {
 	ctx := context.Background()
 	c := jobs.NewCollection(st)
 	now := metav1.Now()
+	submitted := metav1.NewMicroTime(now.Time)
 	for i := 0; i < n; i += 100 {
 		txn := st.Txn(ctx)
 		for k := i; k < i+100 && k < n; k++ {
 			j := benchJob(fmt.Sprintf("job-%07d", k), benchQueues[k%len(benchQueues)])
 			v1alpha1.SetJobDefaults(j)
 			j.CreationTimestamp = now
-			j.Status = v1alpha1.JobStatus{Phase: v1alpha1.JobPending, SubmitTime: &now}
+			j.Status = v1alpha1.JobStatus{Phase: v1alpha1.JobPending, SubmitTime: &submitted}
 			txn.Then(c.PutOp(j.Name, j))
 		}
 		if _, err := txn.Commit(); err != nil {

@@ -101,13 +101,14 @@ func seedOwned(b *testing.B, st *store.Store, n int) {
 	ctx := context.Background()
 	c := jobs.NewCollection(st)
 	now := metav1.Now()
+	submitted := metav1.NewMicroTime(now.Time)
 	for i := 0; i < n; i += 100 {
 		txn := st.Txn(ctx)
 		for k := i; k < i+100 && k < n; k++ {
 			j := benchJob(fmt.Sprintf("job-%07d", k), benchQueues[k%len(benchQueues)])
 			v1alpha1.SetJobDefaults(j)
 			j.CreationTimestamp = now
-			j.Status = v1alpha1.JobStatus{Phase: v1alpha1.JobPending, SubmitTime: &now, Owner: fmt.Sprintf("user-%02d", k%16)}
+			j.Status = v1alpha1.JobStatus{Phase: v1alpha1.JobPending, SubmitTime: &submitted, Owner: fmt.Sprintf("user-%02d", k%16)}
 			if k%100 == 0 {
 				cl := fmt.Sprintf("cluster-%02d", k/100%10)
 				j.Status.Phase = v1alpha1.JobRunning

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -32,6 +33,12 @@ func TestSubmitStoresPendingAndIsIdempotent(t *testing.T) {
 	got, grev, err := js.Get(ctx, name)
 	if err != nil || grev != rev || got.UID != j.UID || got.Spec.Placement.MaxClusters != 1 {
 		t.Fatalf("get: rev %d/%d, %v", grev, rev, err)
+	}
+	// The submit time is stored to the microsecond (the pending order and
+	// the admission wait count from it), not to the second.
+	if d := j.Status.SubmitTime.Sub(got.Status.SubmitTime.Time); d < 0 || d >= time.Microsecond {
+		t.Errorf("stored submitTime %s, accepted at %s: want it to the microsecond",
+			got.Status.SubmitTime.Format(time.RFC3339Nano), j.Status.SubmitTime.Format(time.RFC3339Nano))
 	}
 	again, arev, res, err := js.Submit(ctx, job(name, q), false)
 	if err != nil || res != jobs.Existing || arev != rev || again.UID != j.UID {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
+	"github.com/shoal-dev/shoal/hub/store/migrate"
 	"github.com/shoal-dev/shoal/internal/devfleet"
 )
 
@@ -155,7 +156,7 @@ func TestUpgradeWithJobsRunning(t *testing.T) {
 	}
 	t.Logf("%d samples of the running jobs' pods across the upgrade, %d changes", samples, len(problems))
 
-	// What the new hub wrote carries version 2; what it never rewrote is
+	// What the new hub wrote carries the current version; what it never rewrote is
 	// still the previous release's and loads all the same.
 	afterPods, err := pods.of(t.Context(), "after")
 	if err != nil {
@@ -166,10 +167,10 @@ func TestUpgradeWithJobsRunning(t *testing.T) {
 	}
 	for _, r := range hubRecords(t, f.Shoal.DataDir)["jobs"] {
 		switch {
-		case r.name == "after" && r.version != 2:
-			t.Errorf("job %s submitted to this release is stored at version %d, want 2", r.name, r.version)
-		case r.name == "queued" && r.version != 2:
-			t.Errorf("job %s placed by this release is stored at version %d, want 2", r.name, r.version)
+		case r.name == "after" && r.version != migrate.For("jobs").Version():
+			t.Errorf("job %s submitted to this release is stored at version %d, want %d", r.name, r.version, migrate.For("jobs").Version())
+		case r.name == "queued" && r.version != migrate.For("jobs").Version():
+			t.Errorf("job %s placed by this release is stored at version %d, want %d", r.name, r.version, migrate.For("jobs").Version())
 		}
 	}
 

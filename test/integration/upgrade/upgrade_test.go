@@ -141,14 +141,14 @@ func TestUpgradeFromPreviousRelease(t *testing.T) {
 	waitPhase(t, hub, "after", v1alpha1.JobCancelled)
 	want["after"] = v1alpha1.JobCancelled
 
-	// What the new hub wrote carries version 2; what it never rewrote is
+	// What the new hub wrote carries the current version; what it never rewrote is
 	// still the previous release's and loads all the same.
 	if err := hubProcess(t, f).Stop(10 * time.Second); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range hubRecords(t, f.Shoal.DataDir)["jobs"] {
-		if r.name == "after" && r.version != 2 {
-			t.Errorf("job %s submitted to this release is stored at version %d, want 2", r.name, r.version)
+		if r.name == "after" && r.version != migrate.For("jobs").Version() {
+			t.Errorf("job %s submitted to this release is stored at version %d, want %d", r.name, r.version, migrate.For("jobs").Version())
 		}
 	}
 
