@@ -45,7 +45,7 @@ func breakdown(before, after map[string]*dto.MetricFamily) (map[string]Histogram
 	counters := map[string]float64{}
 	for _, fam := range []string{"shoal_dispatch_decisions_total", "shoal_dispatch_reconciles_total", "shoal_dispatch_passes_total",
 		"shoal_scheduler_cycles_total", "shoal_scheduler_placed_total", "shoal_scheduler_cycle_phase_seconds_total",
-		"shoal_scheduler_explanations_total", "shoal_job_lists_past_compaction_total"} {
+		"shoal_scheduler_explanations_total", "shoal_job_lists_past_compaction_total", "shoal_scheduler_cache_events_total"} {
 		for k, v := range counterDelta(before, after, fam) {
 			counters[k] = v
 		}

@@ -279,6 +279,7 @@ func (h *Harness) Load(ctx context.Context, res *Result) error {
 		res.HarnessRSSMiB = mib(self)
 	}
 	res.SubmitToPlaced = percentiles(h.tracker.submitLatencies())
+	res.LatePlacements = h.latePlacements(ctx, start, 5)
 	res.InventoryToHub = percentiles(probes)
 	if probeErr != nil {
 		res.InventoryError = probeErr.Error()
@@ -367,4 +368,35 @@ func (h *Harness) profile(ctx context.Context, res *Result) {
 	}
 	h.Progress("hub CPU profile of %s in %s", h.cfg.CPUProfile, h.cfg.ProfileFile)
 	res.CPUProfile = h.cfg.ProfileFile
+}
+
+// latePlacements are the n slowest placements of the run with what the
+// hub holds of their jobs now (what a reader needs to tell a job that
+// waited for capacity from one held back by the hub).
+func (h *Harness) latePlacements(ctx context.Context, start time.Time, n int) []LatePlacement {
+	out := h.tracker.slowest(n)
+	for i := range out {
+		lp := &out[i]
+		lp.SubmittedAtS = lp.submitted.Sub(start).Seconds()
+		obj, err := h.Hub.Jobs.Get(ctx, &shoalv1.GetJobRequest{Name: lp.Job})
+		if err != nil {
+			lp.Error = err.Error()
+			continue
+		}
+		var j v1alpha1.Job
+		if err := json.Unmarshal(obj.GetJson(), &j); err != nil {
+			lp.Error = err.Error()
+			continue
+		}
+		lp.Members, lp.GPUsPerMember = j.Spec.Gang.Members, j.Spec.Gang.GPUsPerMember
+		lp.Priority, lp.Queue = string(j.Spec.PriorityClass), j.Spec.Queue
+		lp.Phase, lp.Epoch, lp.Restarts = string(j.Status.Phase), j.Status.Epoch, j.Status.Restarts
+		for _, c := range j.Status.Conditions {
+			lp.Conditions = append(lp.Conditions, fmt.Sprintf("%s=%s %s at %.1f s: %s", c.Type, c.Status, c.Reason,
+				c.LastTransitionTime.Sub(start).Seconds(), c.Message))
+		}
+		h.Progress("slow placement: %s %.1f s after its submission (%.1f s into the load): %d × %d GPUs, %s, epoch %d, %v",
+			lp.Job, lp.Seconds, lp.SubmittedAtS, lp.Members, lp.GPUsPerMember, lp.Phase, lp.Epoch, lp.Conditions)
+	}
+	return out
 }

@@ -3,9 +3,11 @@
 package scale
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -126,6 +128,21 @@ func (t *tracker) counts() (placed, ran int, phases map[v1alpha1.JobPhase]int) {
 		phases[p]++
 	}
 	return len(t.placed), len(t.running), phases
+}
+
+// slowest is the n placed jobs with the longest submit → placed, the
+// slowest first.
+func (t *tracker) slowest(n int) []LatePlacement {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []LatePlacement
+	for name, at := range t.placed {
+		if s, ok := t.submitted[name]; ok {
+			out = append(out, LatePlacement{Job: name, Seconds: at.Sub(s).Seconds(), submitted: s})
+		}
+	}
+	slices.SortFunc(out, func(a, b LatePlacement) int { return cmp.Compare(b.Seconds, a.Seconds) })
+	return out[:min(n, len(out))]
 }
 
 // submitLatencies is submit → placed of every placed job.

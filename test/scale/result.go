@@ -2,6 +2,8 @@
 
 package scale
 
+import "time"
+
 // Result is what one harness run measured; make bench-scale writes it as
 // JSON (bench/results/scale-<time>.json).
 type Result struct {
@@ -20,6 +22,9 @@ type Result struct {
 	// SubmitToPlaced is from the start of a job's Submit call to the watch
 	// event that shows it past Pending, of every job placed in the run.
 	SubmitToPlaced Percentiles `json:"submitToPlaced"`
+	// LatePlacements are the jobs with the longest submit → placed, with
+	// what their records say at the end of the run.
+	LatePlacements []LatePlacement `json:"latePlacements,omitempty"`
 	// Cycle is the hub's scheduling cycle histogram over the load (from
 	// the first submission to the end).
 	Cycle Histogram `json:"schedulingCycle"`
@@ -109,4 +114,24 @@ type JobCounts struct {
 	Ran     int            `json:"ran"`
 	Aborted int            `json:"abortedOnce"`
 	Phases  map[string]int `json:"phases"`
+}
+
+// LatePlacement is one of a run's slowest placements: the job, its submit
+// → placed, when its Submit call began (seconds after the load's start)
+// and, read from the hub at the end of the run, its spec's size,
+// priority and queue, its epoch and restarts, and its conditions.
+type LatePlacement struct {
+	Job           string   `json:"job"`
+	Seconds       float64  `json:"seconds"`
+	SubmittedAtS  float64  `json:"submittedAtSeconds"`
+	Members       int32    `json:"members,omitempty"`
+	GPUsPerMember int32    `json:"gpusPerMember,omitempty"`
+	Priority      string   `json:"priority,omitempty"`
+	Queue         string   `json:"queue,omitempty"`
+	Phase         string   `json:"phase,omitempty"`
+	Epoch         int64    `json:"epoch,omitempty"`
+	Restarts      int32    `json:"restarts,omitempty"`
+	Conditions    []string `json:"conditions,omitempty"`
+	Error         string   `json:"error,omitempty"`
+	submitted     time.Time
 }
