@@ -79,8 +79,8 @@ type JobStatus struct {
 	// hundreds a second (before, whole seconds: the jobs of a second were
 	// ordered by name, and the admission wait counted from the start of
 	// the second). Records written with whole seconds are read as such
-	// (hub/store/migrate).
-	SubmitTime *metav1.MicroTime `json:"submitTime,omitempty"`
+	// (MicroTime reads both).
+	SubmitTime *MicroTime `json:"submitTime,omitempty"`
 	// StartTime is when every member first ran.
 	StartTime *metav1.Time `json:"startTime,omitempty"`
 	// CompletionTime is when the job became terminal.

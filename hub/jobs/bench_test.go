@@ -129,7 +129,7 @@ func seed(b *testing.B, st *store.Store, n int) {
 	ctx := context.Background()
 	c := jobs.NewCollection(st)
 	now := metav1.Now()
-	submitted := metav1.NewMicroTime(now.Time)
+	submitted := v1alpha1.NewMicroTime(now.Time)
 	for i := 0; i < n; i += 100 {
 		txn := st.Txn(ctx)
 		for k := i; k < i+100 && k < n; k++ {

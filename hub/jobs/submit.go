@@ -164,7 +164,7 @@ func (s *Service) admit(ctx context.Context, in *v1alpha1.Job, levels *levelMemo
 	j.Annotations[v1alpha1.AnnotationSpecHash] = hash
 	tracing.Attempt{}.Annotate(j.Annotations) // the hub's own (SubmitAs), never the client's
 	j.UID, j.CreationTimestamp, j.Generation = uuid.NewUUID(), now, 1
-	submitted := metav1.NewMicroTime(now.Time)
+	submitted := v1alpha1.NewMicroTime(now.Time)
 	j.Status = v1alpha1.JobStatus{Phase: v1alpha1.JobPending, SubmitTime: &submitted, Conditions: []metav1.Condition{{
 		Type: v1alpha1.JobConditionAdmitted, Status: metav1.ConditionTrue, Reason: "Queued",
 		Message: fmt.Sprintf("accepted into queue %s", j.Spec.Queue), LastTransitionTime: now, ObservedGeneration: 1,

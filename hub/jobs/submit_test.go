@@ -36,7 +36,7 @@ func TestSubmitStoresPendingAndIsIdempotent(t *testing.T) {
 	}
 	// The submit time is stored to the microsecond (the pending order and
 	// the admission wait count from it), not to the second.
-	if d := j.Status.SubmitTime.Sub(got.Status.SubmitTime.Time); d < 0 || d >= time.Microsecond {
+	if d := j.Status.SubmitTime.Sub(got.Status.SubmitTime.Time.Time); d < 0 || d >= time.Microsecond {
 		t.Errorf("stored submitTime %s, accepted at %s: want it to the microsecond",
 			got.Status.SubmitTime.Format(time.RFC3339Nano), j.Status.SubmitTime.Format(time.RFC3339Nano))
 	}

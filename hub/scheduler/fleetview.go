@@ -112,7 +112,7 @@ func className(class string) string {
 // False (the requeue). ok is false when neither is known.
 func admissionWaitStart(j *v1alpha1.Job) (time.Time, bool) {
 	if j.Status.Epoch == 0 && j.Status.SubmitTime != nil {
-		return j.Status.SubmitTime.Time, true
+		return j.Status.SubmitTime.Time.Time, true
 	}
 	c := meta.FindStatusCondition(j.Status.Conditions, v1alpha1.JobConditionPlaced)
 	if c != nil && c.Status == metav1.ConditionFalse {

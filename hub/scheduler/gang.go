@@ -68,7 +68,7 @@ func GangOf(j *v1alpha1.Job) placement.Gang {
 		setRoles(&g, s)
 	}
 	if j.Status.SubmitTime != nil {
-		g.Submitted = j.Status.SubmitTime.Time
+		g.Submitted = j.Status.SubmitTime.Time.Time
 	} else {
 		g.Submitted = j.CreationTimestamp.Time
 	}

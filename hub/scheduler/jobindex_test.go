@@ -129,7 +129,7 @@ func TestJobIndexCountsAsARecount(t *testing.T) {
 			// Priorities and submission times of a few values, so that
 			// the pending order's every key decides some pairs.
 			j.Spec.PriorityClass = []v1alpha1.PriorityClass{v1alpha1.PriorityBatch, v1alpha1.PriorityProduction, v1alpha1.PrioritySpot}[rng.IntN(3)]
-			at := metav1.NewMicroTime(time.Unix(1_700_000_000+rng.Int64N(3), 0))
+			at := v1alpha1.NewMicroTime(time.Unix(1_700_000_000+rng.Int64N(3), 0))
 			j.Status.SubmitTime = &at
 			if rng.IntN(4) == 0 {
 				j.Status.Conditions = []metav1.Condition{{Type: v1alpha1.JobConditionPreempted, Status: metav1.ConditionTrue}}

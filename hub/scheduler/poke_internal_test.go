@@ -54,7 +54,7 @@ func TestJobChangesThatWakeTheScheduler(t *testing.T) {
 		{"finished", job(running, nil), job(v1alpha1.JobSucceeded, nil), true},
 		{"pending job's explanation", job(v1alpha1.JobPending, nil), job(v1alpha1.JobPending, explained), false},
 		{"pending job's submission time", job(v1alpha1.JobPending, nil), job(v1alpha1.JobPending, func(j *v1alpha1.Job) {
-			j.Status.SubmitTime = &metav1.MicroTime{Time: time.Unix(100, 0)}
+			j.Status.SubmitTime = &v1alpha1.MicroTime{Time: metav1.NewTime(time.Unix(100, 0))}
 		}), true},
 		{"new epoch", job(placed, nil), job(placed, func(j *v1alpha1.Job) { j.Status.Epoch = 2 }), true},
 		{"priority class", job(running, nil), job(running, func(j *v1alpha1.Job) { j.Spec.PriorityClass = "production" }), true},

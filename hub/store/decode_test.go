@@ -35,6 +35,9 @@ func filler(seed int64) *randfill.Filler {
 		func(t *metav1.MicroTime, c randfill.Continue) {
 			*t = metav1.NewMicroTime(time.Unix(c.Int63n(4e9), c.Int63n(1e9)).Truncate(time.Microsecond))
 		},
+		func(t *v1alpha1.MicroTime, c randfill.Continue) {
+			*t = v1alpha1.NewMicroTime(time.Unix(c.Int63n(4e9), c.Int63n(1e9)).Truncate(time.Microsecond))
+		},
 		func(t *time.Time, c randfill.Continue) {
 			*t = time.Unix(c.Int63n(4e9), c.Int63n(1e9)).UTC()
 		},

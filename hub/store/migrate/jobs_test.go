@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
-	"time"
 
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/store/migrate"
@@ -140,39 +139,5 @@ func TestPreviousReleaseRecords(t *testing.T) {
 	}
 	if members == 0 {
 		t.Error("the recorded jobs have no members: the fixture proves nothing")
-	}
-}
-
-// TestJobV3SubmitTimeToTheMicrosecond: a job whose submitTime has whole
-// seconds (every release before version 3) reads as the same instant
-// with a zero fraction, which metav1.MicroTime decodes; a user's
-// annotation named submitTime in the pod template is not touched; the
-// step is idempotent, and a record in the new form passes unchanged.
-func TestJobV3SubmitTimeToTheMicrosecond(t *testing.T) {
-	jobs := migrate.For("jobs")
-	raw := []byte(`{"metadata":{"name":"x"},"spec":{"template":{"metadata":{"annotations":{"submitTime":"2020-01-01T00:00:00Z"}}}},` +
-		`"status":{"phase":"Pending","submitTime":"2026-12-01T17:55:16Z"}}`)
-	up, err := jobs.Upgrade(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := decodeJob(t, up)
-	want := time.Date(2026, 12, 1, 17, 55, 16, 0, time.UTC)
-	if j.Status.SubmitTime == nil || !j.Status.SubmitTime.Time.Equal(want) {
-		t.Fatalf("submitTime %v, want %v (%s)", j.Status.SubmitTime, want, up)
-	}
-	if got := j.Spec.Template.Annotations["submitTime"]; got != "2020-01-01T00:00:00Z" {
-		t.Errorf("the template's annotation became %q", got)
-	}
-	again, err := jobs.Upgrade(up)
-	if err != nil || !bytes.Equal(again, up) {
-		t.Errorf("the step is not idempotent:\n%s\n%s (%v)", up, again, err)
-	}
-	micro := []byte(`{"metadata":{"name":"y"},"status":{"submitTime":"2026-12-01T17:55:16.123456Z"}}`)
-	if up, err := jobs.Upgrade(micro); err != nil || !bytes.Equal(up, micro) {
-		t.Errorf("a microsecond submitTime changed: %s (%v)", up, err)
-	}
-	if j := decodeJob(t, micro); j.Status.SubmitTime.Nanosecond() != 123456000 {
-		t.Errorf("decoded %v, want the fraction kept", j.Status.SubmitTime)
 	}
 }

@@ -8,7 +8,7 @@ import "sort"
 // hub/store/ownership_test.go lists the same kinds). A kind whose records
 // never changed has no steps: version 1, the same as a legacy record.
 var schemas = map[string]Schema{
-	"jobs":              {Steps: []Step{jobMemberNamespaces, jobSubmitTimeMicro}},
+	"jobs":              {Steps: []Step{jobMemberNamespaces}},
 	"queues":            {},
 	"reservations":      {},
 	"ledgerclusters":    {},

@@ -124,8 +124,8 @@ func TestEveryKindIsVersioned(t *testing.T) {
 			t.Errorf("kind %s has version %d", k, v)
 		}
 	}
-	if For("jobs").Version() != 3 {
-		t.Errorf("jobs are at version %d, want 3 (member namespaces, submit time to the microsecond)", For("jobs").Version())
+	if For("jobs").Version() != 2 {
+		t.Errorf("jobs are at version %d, want 2 (member namespaces)", For("jobs").Version())
 	}
 	if For("widgets").Version() != Legacy {
 		t.Error("a kind without a schema is not at the legacy version")
