@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/klog/v2"
+
 	"github.com/shoal-dev/shoal/federation/placement"
 	"github.com/shoal-dev/shoal/hub/store"
 )
@@ -59,6 +61,14 @@ func (s *Scheduler) saveHolds(ctx context.Context, held *store.Cond) error {
 	}
 	if _, err := txn.Then(s.holdStore.PutOp(holdsRecord, &holdsState{Holds: s.holds})).Commit(); err != nil {
 		return fmt.Errorf("save head-of-queue reservations: %w", err)
+	}
+	log := klog.FromContext(ctx)
+	if log.V(2).Enabled() {
+		held := make([]string, 0, len(s.holds))
+		for _, h := range s.holds {
+			held = append(held, fmt.Sprintf("%s on %d nodes of %s", h.Gang, len(h.Nodes), h.Domain))
+		}
+		log.V(2).Info("head-of-queue reservations changed", "holds", held)
 	}
 	s.holdsSaved = slices.Clone(s.holds)
 	return nil
