@@ -36,7 +36,7 @@ func BuildDRA(cluster string, nodes []*corev1.Node, pods []*corev1.Pod, keys Lab
 	devices := dra.Nodes()
 	migs := dra.MIGNodes()
 	class, mapped := dra.ExtendedGPUClass()
-	out := Cluster{Name: cluster}
+	out := Cluster{Name: cluster, Gangs: gangMembers(pods)}
 	for _, kn := range nodes {
 		if kn == nil {
 			continue
@@ -198,6 +198,33 @@ func usageByNode(pods []*corev1.Pod) map[string]map[string]int64 {
 		}
 	}
 	return used
+}
+
+// gangMembers counts the bound, non-terminated member pods of each Shoal
+// gang (Cluster.Gangs): pods with the job label and an epoch, the pods
+// usageByNode counts. Never nil.
+func gangMembers(pods []*corev1.Pod) map[string]int32 {
+	out := map[string]int32{}
+	for _, p := range pods {
+		if p == nil || p.Spec.NodeName == "" ||
+			p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		job := p.Labels[v1alpha1.LabelJob]
+		epoch := p.Labels[v1alpha1.LabelEpoch]
+		if epoch == "" {
+			epoch = p.Annotations[v1alpha1.AnnotationEpoch]
+		}
+		if job == "" || epoch == "" {
+			continue
+		}
+		e, err := strconv.ParseInt(epoch, 10, 64)
+		if err != nil {
+			continue
+		}
+		out[GangKey(job, e)]++
+	}
+	return out
 }
 
 // PodGPURequests returns the pod's effective request of each GPU resource

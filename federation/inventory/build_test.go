@@ -3,11 +3,13 @@
 package inventory
 
 import (
+	"maps"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/test/builders/testnode"
 )
 
@@ -143,5 +145,50 @@ func TestPodGPURequestsPerResource(t *testing.T) {
 		if IsGPUResource(r) != want {
 			t.Errorf("IsGPUResource(%q) = %v", r, !want)
 		}
+	}
+}
+
+// TestBuildCountsGangMembers: Gangs counts, per gang epoch, the member
+// pods bound and not terminated (the pods whose GPUs UsedGPUs counts):
+// not a gated member without a node, a finished one, or a pod that is no
+// member; the epoch is the label's, else the annotation's. A cluster
+// without members has an empty map, not nil (nil: an agent before Gangs).
+func TestBuildCountsGangMembers(t *testing.T) {
+	member := func(node string, phase corev1.PodPhase, job, labelEpoch, annotationEpoch string) *corev1.Pod {
+		p := pod(node, phase, gpu(1))
+		p.Labels = map[string]string{v1alpha1.LabelJob: job}
+		if labelEpoch != "" {
+			p.Labels[v1alpha1.LabelEpoch] = labelEpoch
+		}
+		if annotationEpoch != "" {
+			p.Annotations = map[string]string{v1alpha1.AnnotationEpoch: annotationEpoch}
+		}
+		return p
+	}
+	nodes := []*corev1.Node{testnode.New("a").Capacity(ResourceGPU, 8, 8).Obj()}
+	pods := []*corev1.Pod{
+		member("a", corev1.PodRunning, "train", "2", ""),
+		member("a", corev1.PodPending, "train", "2", ""), // bound, not running yet: holds its GPU
+		member("", corev1.PodPending, "train", "2", ""),  // gated: no node
+		member("a", corev1.PodSucceeded, "train", "2", ""),
+		member("a", corev1.PodRunning, "train", "1", ""), // the old epoch, terminating
+		member("a", corev1.PodRunning, "infer", "", "3"),
+		pod("a", corev1.PodRunning, gpu(1)), // no member
+	}
+	c := Build("eu1", nodes, pods, DefaultLabelKeys())
+	want := map[string]int32{GangKey("train", 2): 2, GangKey("train", 1): 1, GangKey("infer", 3): 1}
+	if !maps.Equal(c.Gangs, want) {
+		t.Fatalf("gangs %v, want %v", c.Gangs, want)
+	}
+	if used := c.Nodes[0].UsedGPUs; used != 5 {
+		t.Fatalf("used %d GPUs, want 5 (the bound pods)", used)
+	}
+	if empty := Build("eu1", nodes, nil, DefaultLabelKeys()); empty.Gangs == nil || len(empty.Gangs) != 0 {
+		t.Fatalf("no members: gangs %#v, want an empty map", empty.Gangs)
+	}
+	moved := c
+	moved.Gangs = map[string]int32{GangKey("train", 2): 1, GangKey("train", 1): 2, GangKey("infer", 3): 1}
+	if moved.Hash() == c.Hash() || moved.Equal(c) {
+		t.Fatal("a change of the gangs alone is not a change of the inventory")
 	}
 }

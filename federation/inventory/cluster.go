@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"reflect"
 	"sort"
+	"strconv"
 )
 
 // Cluster is the GPU inventory of one workload cluster. The agent sends it to
@@ -27,7 +28,17 @@ type Cluster struct {
 	// (computedomains in resource.nvidia.com/v1beta1), detected by the
 	// agent: only such clusters take compute-domain gangs.
 	ComputeDomains bool `json:"computeDomains,omitempty"`
+	// Gangs counts the member pods of each Shoal gang bound to a node of
+	// the cluster and not terminated, by GangKey: the members whose GPUs
+	// the nodes' UsedGPUs include. The hub's scheduler stops subtracting a
+	// gang's reservation from the nodes once the inventory holds every
+	// member of it (hub/scheduler, "Counted"). An empty map when the
+	// cluster runs none; nil from agents before it.
+	Gangs map[string]int32 `json:"gangs"`
 }
+
+// GangKey is the key of a gang's epoch in Cluster.Gangs.
+func GangKey(job string, epoch int64) string { return job + "/" + strconv.FormatInt(epoch, 10) }
 
 // Equal reports whether two inventories have the same content. Generation is
 // ignored: it numbers reports, it is not content.
@@ -95,6 +106,11 @@ func (c Cluster) Hash() uint64 {
 		str(t.Message)
 	}
 	flag(c.ComputeDomains)
+	num(int64(len(c.Gangs)))
+	for _, k := range sortedKeys(c.Gangs) {
+		str(k)
+		num(int64(c.Gangs[k]))
+	}
 	num(int64(len(c.Nodes)))
 	for i := range c.Nodes {
 		n := &c.Nodes[i]

@@ -19,16 +19,28 @@ import (
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
-// TestRunningGangIsNotCountedTwice: once a committed gang runs and its
-// cluster reported after the commit, its GPUs are in the inventory's used
-// count and must not be subtracted again; before that report they must be.
+// TestRunningGangIsNotCountedTwice: once a committed gang runs and the
+// inventory holds its members (Cluster.Gangs), its GPUs are in the
+// inventory's used count and must not be subtracted again; before that
+// they must be, even from a report received after the commit: one built
+// before the members were bound shows their GPUs free, and counting the
+// gang from it booked another gang onto them. An agent that does not
+// count gangs (Gangs nil) has the gang counted from its first report
+// after the commit, as before.
 func TestRunningGangIsNotCountedTwice(t *testing.T) {
 	for name, tc := range map[string]struct {
 		reportAfterCommit bool
+		used              int
+		gangs             map[string]int32
+		second            int32 // GPUs of the second gang's one member
 		wantPlaced        bool
 	}{
-		"report after the commit includes the gang": {reportAfterCommit: true, wantPlaced: true},
-		"no report since the commit: subtract it":   {reportAfterCommit: false, wantPlaced: false},
+		"report after the commit includes the gang": {reportAfterCommit: true, used: 4, second: 4, wantPlaced: true},
+		"no report since the commit: subtract it":   {reportAfterCommit: false, used: 4, second: 4, wantPlaced: false},
+		"the inventory holds the gang's members": {reportAfterCommit: true, used: 4, second: 4, wantPlaced: true,
+			gangs: map[string]int32{inventory.GangKey("first", 1): 1}},
+		"a report after the commit built before the bind: subtract it": {reportAfterCommit: true, used: 0, second: 8,
+			wantPlaced: false, gangs: map[string]int32{}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
@@ -68,8 +80,8 @@ func TestRunningGangIsNotCountedTwice(t *testing.T) {
 			if !tc.reportAfterCommit {
 				received = commit.Add(-time.Second)
 			}
-			report(t, e, "eu1", received, node("a", "r", 4))
-			e.Submit("second", 1, 4)
+			report(t, e, "eu1", received, tc.gangs, node("a", "r", tc.used))
+			e.Submit("second", 1, tc.second)
 			res, err := s.Cycle(e.Ctx, nil)
 			if err != nil {
 				t.Fatal(err)
@@ -81,11 +93,11 @@ func TestRunningGangIsNotCountedTwice(t *testing.T) {
 	}
 }
 
-// report replaces a cluster's inventory report.
-func report(t *testing.T, e *env, cluster string, received time.Time, nodes ...inventory.Node) {
+// report replaces a cluster's inventory report (gangs: its Gangs).
+func report(t *testing.T, e *env, cluster string, received time.Time, gangs map[string]int32, nodes ...inventory.Node) {
 	t.Helper()
 	invs := store.NewCollection(e.Store, registry.KindInventories, store.JSONCodec[*registry.InventoryRecord]())
-	b, err := json.Marshal(inventory.Cluster{Name: cluster, Nodes: nodes})
+	b, err := json.Marshal(inventory.Cluster{Name: cluster, Nodes: nodes, Gangs: gangs})
 	if err != nil {
 		t.Fatal(err)
 	}

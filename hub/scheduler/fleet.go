@@ -64,6 +64,9 @@ type fleet struct {
 	unready    []store.Item[*registry.InventoryRecord]
 	// leases are the clusters' heartbeat leases, for the metrics too.
 	leases map[string]*registry.Lease
+	// gangs maps a Ready cluster to its inventory's gang members
+	// (holdsMembers; nil map: an agent that does not count them).
+	gangs map[string]map[string]int32
 	// pools are the GPU pools; poolFilters their node filters by name
 	// (resolvePools).
 	pools       []*v1alpha1.GPUPool
@@ -145,11 +148,19 @@ func clusterReady(c *v1alpha1.Cluster) bool {
 
 // allocations turns the ledger into the snapshot's running gangs. A gang
 // counts as already included in the inventory once every member ran and
-// every cluster it uses reported after the commit (members are gated, so
-// hold no GPUs in the inventory, until then); before, its GPUs are
-// subtracted from the inventory. A report that still misses some bound
-// members can make a decision too optimistic for a moment; the agents'
-// fit check at prepare catches that and the dispatch is aborted and retried.
+// the inventory of every cluster it uses holds all its members there
+// (inventory.Cluster.Gangs: the bound member pods of each gang, whose GPUs
+// the nodes' UsedGPUs include); before, its GPUs are subtracted from the
+// inventory. Members are gated until the commit, so hold no GPUs in the
+// inventory until then; a report after the commit may still miss members
+// bound after it was built, and counting the gang from it made the GPUs
+// of those members look free: the scheduler booked another gang onto
+// them (58 nodes of a 10-cluster load run held more GPUs of bookings than
+// they have, docs/scale.md "Session 29"), which the agents' fit check
+// refused at prepare. An agent before Gangs sends none; its cluster
+// counts the gang from its first report after the commit, as before.
+// Once counted, a reservation stays counted until it changes (its form
+// is made again).
 // A gang booked but not started yet has no start time: the engine counts
 // it as starting at the cycle's time (placement.Allocation.Started), so
 // its allocation does not change from cycle to cycle. The job's latest
@@ -169,11 +180,11 @@ func (f *fleet) allocations(out []*placement.Allocation) []*placement.Allocation
 // Counted set again (placement.Builder reads them in place).
 func (f *fleet) allocation(b *bookedJob) *placement.Allocation {
 	r, j, a := b.res.Object, b.job, b.form
-	counted := false
-	if j != nil && !j.committed.IsZero() && !r.Started.IsZero() {
+	counted := a.Counted && !r.Started.IsZero()
+	if !counted && j != nil && !j.committed.IsZero() && !r.Started.IsZero() {
 		counted = true
 		for _, c := range r.Clusters {
-			counted = counted && f.received[c].After(j.committed)
+			counted = counted && f.holdsMembers(c, r, j.committed)
 		}
 	}
 	a.Started, a.Counted = r.Started, counted
@@ -183,6 +194,30 @@ func (f *fleet) allocation(b *bookedJob) *placement.Allocation {
 		a.LastCheckpoint, a.CheckpointInterval = j.checkpointAt, j.checkpointEvery
 	}
 	return a
+}
+
+// holdsMembers says whether cluster c's inventory holds every member of
+// reservation r on c's nodes (Cluster.Gangs; a bound member of a CPU-only
+// role counts there too, and is not asked for), or, from an agent that
+// does not count gangs, whether c reported after the commit.
+func (f *fleet) holdsMembers(c string, r *ledger.Reservation, committed time.Time) bool {
+	if f.gangs == nil {
+		f.gangs = make(map[string]map[string]int32, len(f.clusters))
+		for i := range f.clusters {
+			f.gangs[f.clusters[i].Name] = f.clusters[i].Gangs
+		}
+	}
+	gangs, ok := f.gangs[c]
+	if !ok || gangs == nil {
+		return f.received[c].After(committed)
+	}
+	want := 0 // the members placed on c's nodes (the scheduler's reservations carry no Members)
+	for i := range r.Assignments {
+		if r.Assignments[i].Cluster == c {
+			want += r.Assignments[i].Members
+		}
+	}
+	return int(gangs[inventory.GangKey(r.Job, r.Epoch)]) >= want
 }
 
 // job is the job of a reservation of the snapshot, by name.
