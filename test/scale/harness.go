@@ -280,6 +280,17 @@ func (h *Harness) Load(ctx context.Context, res *Result) error {
 	}
 	res.SubmitToPlaced = percentiles(h.tracker.submitLatencies())
 	res.LatePlacements = h.latePlacements(ctx, start, 5)
+	perNode := map[string]int{}
+	for _, c := range h.Clusters {
+		perNode[c.Workload.Name] = c.Workload.Profile.GPUsPerNode()
+	}
+	over, err := overbookedNodes(ctx, h.Hub.Jobs, perNode)
+	if err != nil {
+		return fmt.Errorf("bookings per node: %w", err)
+	}
+	res.OverbookedNodes = len(over)
+	res.OverbookedExamples = over[:min(len(over), 10)]
+	h.Progress("nodes booked beyond their GPUs: %d %v", len(over), res.OverbookedExamples)
 	res.InventoryToHub = percentiles(probes)
 	if probeErr != nil {
 		res.InventoryError = probeErr.Error()

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	shoalv1 "github.com/shoal-dev/shoal/apis/proto/shoal/v1alpha1"
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	fedinv "github.com/shoal-dev/shoal/federation/inventory"
 )
 
@@ -254,4 +255,49 @@ func percentiles(ds []time.Duration) Percentiles {
 		return s[max(0, min(i, len(s)-1))].Seconds()
 	}
 	return Percentiles{N: len(s), P50: at(0.5), P99: at(0.99), Max: s[len(s)-1].Seconds()}
+}
+
+// overbookedNodes lists every job the hub holds booked (placed or
+// running) and sums the GPUs its members are booked on per node, against
+// each node's GPUs (its cluster's profile): the nodes booked beyond them,
+// "cluster/node booked N of M GPUs", sorted, and how many there are. The
+// hub's rule is that no GPU is booked twice; the agents' fit check at
+// prepare would refuse such a gang, but a run that ends before the
+// dispatcher reaches it shows nothing else of it.
+func overbookedNodes(ctx context.Context, jobs shoalv1.JobsClient, gpusPerNode map[string]int) ([]string, error) {
+	booked := map[string]int{}
+	req := &shoalv1.ListJobsRequest{Options: &shoalv1.ListOptions{Limit: 500}}
+	for {
+		resp, err := jobs.List(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range resp.GetItems() {
+			var j v1alpha1.Job
+			if err := json.Unmarshal(it.GetJson(), &j); err != nil {
+				return nil, err
+			}
+			if p := j.Status.Phase; p != v1alpha1.JobPlaced && p != v1alpha1.JobRunning {
+				continue
+			}
+			for _, m := range j.Status.Members {
+				if m.Node != "" {
+					booked[m.Cluster+"/"+m.Node] += int(j.Spec.Gang.GPUsPerMember)
+				}
+			}
+		}
+		if resp.GetMeta().GetContinue() == "" {
+			break
+		}
+		req.Options.Continue = resp.Meta.Continue
+	}
+	var out []string
+	for node, n := range booked {
+		cluster, _, _ := strings.Cut(node, "/")
+		if have, ok := gpusPerNode[cluster]; ok && n > have {
+			out = append(out, fmt.Sprintf("%s booked %d of %d GPUs", node, n, have))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

@@ -25,6 +25,12 @@ type Result struct {
 	// LatePlacements are the jobs with the longest submit → placed, with
 	// what their records say at the end of the run.
 	LatePlacements []LatePlacement `json:"latePlacements,omitempty"`
+	// OverbookedNodes counts the nodes on which the placed and running
+	// jobs, at the end of the run, hold more GPUs than the node has
+	// (the hub's bookings; none is the rule), OverbookedExamples names up
+	// to ten.
+	OverbookedNodes    int      `json:"overbookedNodes"`
+	OverbookedExamples []string `json:"overbookedExamples,omitempty"`
 	// Cycle is the hub's scheduling cycle histogram over the load (from
 	// the first submission to the end).
 	Cycle Histogram `json:"schedulingCycle"`
