@@ -24,22 +24,11 @@ type drains map[string]*v1alpha1.Cluster
 // rewrites the record only now and then).
 func (d *Dispatcher) readClusters(ctx context.Context) (drains, lostClusters, heard, error) {
 	out, lost, beats := drains{}, lostClusters{}, heard{}
-	leases := map[string]*registry.Lease{}
-	opts := store.ListOptions{Limit: 1000}
-	for {
-		res, err := d.leases.List(ctx, opts)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("list cluster leases: %w", err)
-		}
-		for _, it := range res.Items {
-			leases[it.Name] = it.Object
-		}
-		if res.Continue == "" {
-			break
-		}
-		opts.Continue = res.Continue
+	leases, err := registry.ListLeases(ctx, d.leases)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("list cluster leases: %w", err)
 	}
-	opts = store.ListOptions{Limit: 1000}
+	opts := store.ListOptions{Limit: 1000}
 	for {
 		res, err := d.clusters.List(ctx, opts)
 		if err != nil {
@@ -52,7 +41,7 @@ func (d *Dispatcher) readClusters(ctx context.Context) (drains, lostClusters, he
 			if st := it.Object.Status.State; st == v1alpha1.ClusterLost || st == v1alpha1.ClusterNotReady {
 				lost[it.Name] = st
 			}
-			leases[it.Name].Apply(it.Object)
+			leases[it.Name].Object.Apply(it.Object)
 			beats[it.Name] = linkOf(it.Object)
 		}
 		if res.Continue == "" {

@@ -148,10 +148,17 @@ func (r *Registry) updateLeased(ctx context.Context, name string, fn func(*v1alp
 
 // leaseMap reads every lease, by cluster name, with its revision.
 func (r *Registry) leaseMap(ctx context.Context) (map[string]store.Item[*Lease], error) {
+	return ListLeases(ctx, NewLeaseReader(r.store))
+}
+
+// ListLeases reads every lease of leases (NewLeaseReader), by cluster
+// name, with its revision; a cluster without one is absent (its zero Item
+// has a nil Object, which Apply ignores).
+func ListLeases(ctx context.Context, leases store.Reader[*Lease]) (map[string]store.Item[*Lease], error) {
 	out := map[string]store.Item[*Lease]{}
 	opts := store.ListOptions{Limit: 1000}
 	for {
-		res, err := r.leases.List(ctx, opts)
+		res, err := leases.List(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
