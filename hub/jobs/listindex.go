@@ -126,7 +126,9 @@ func (ix *ListIndex) follow(ctx context.Context) error {
 		case store.Added, store.Modified:
 			ix.put(ev.Name, &ev.Object.idx, ev.Revision)
 		}
-		ix.advance(ev.Revision)
+		if !ev.More { // the rest of a transaction's jobs (a batch submission) follow
+			ix.advance(ev.Revision)
+		}
 		ix.mu.Unlock()
 	}
 	return ctx.Err()

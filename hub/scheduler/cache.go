@@ -167,11 +167,19 @@ func (c *watched[T]) follow(ctx context.Context) error {
 		if ev.Type == store.Error {
 			return ev.Err
 		}
-		// Apply what is already buffered with it under one lock: the
-		// events of one transaction arrive together.
+		// Apply what is already buffered with it under one lock, and at
+		// least up to the last event of its revision: the events of one
+		// transaction are sent one after the other (WatchEvent.More), and
+		// a cache that advanced to a transaction's revision after part of
+		// it let a cycle decide without the rest of its bookings.
 		batch := []store.WatchEvent[T]{ev}
-		for len(ch) > 0 {
-			next, ok := <-ch
+		for len(ch) > 0 || batch[len(batch)-1].More {
+			var next store.WatchEvent[T]
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("watch stopped: %w", ctx.Err())
+			case next, ok = <-ch:
+			}
 			if !ok || next.Type == store.Error {
 				c.apply(batch)
 				if !ok {
@@ -210,7 +218,9 @@ func (c *watched[T]) apply(batch []store.WatchEvent[T]) {
 			}
 			matters = matters || c.matters(oldp, &it)
 		}
-		c.advance(ev.Revision)
+		if !ev.More {
+			c.advance(ev.Revision) // the whole of its transaction is applied
+		}
 	}
 	c.mu.Unlock()
 	cacheEvents.WithLabelValues(c.r.Kind()).Add(float64(len(batch)))

@@ -40,6 +40,14 @@ type WatchEvent[T any] struct {
 	// revision); resume a watch from it. A Txn's writes share one revision:
 	// resume from it only after handling all events of that revision.
 	Revision int64
+	// More says that more events of the same Revision follow: the writes
+	// of one Txn (etcd sends a revision's events together, and Watch sends
+	// them one after the other). A cache fed by the watch holds every
+	// change up to Revision only once it applied the event without More;
+	// one that called itself current to Revision after the first event of
+	// a transaction of 15 bookings let a scheduling cycle decide without
+	// the other 14 and book their GPUs again (docs/scale.md, session 30).
+	More bool
 	// Err is set on Error events. errors.Is(Err, ErrCompacted) means the
 	// history needed is gone: List again and watch from the list's Revision.
 	Err error
@@ -155,11 +163,15 @@ func (c *Collection[T]) watchOnce(ctx context.Context, out chan<- WatchEvent[T],
 			last = rev
 			continue
 		}
-		for _, e := range resp.Events {
+		for i, e := range resp.Events {
 			ev, err := c.event(e)
 			if err != nil {
 				return last, err
 			}
+			// etcd never splits a revision's events over responses (its
+			// watch batches end between revisions; this watch asks for no
+			// fragments).
+			ev.More = i+1 < len(resp.Events) && resp.Events[i+1].Kv.ModRevision == e.Kv.ModRevision
 			if !c.send(ctx, out, ev) {
 				return last, nil
 			}

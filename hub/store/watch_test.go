@@ -151,3 +151,36 @@ func TestWatchFromNowSeesTheNextWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchMarksTheEventsOfATransaction: the writes of one Txn share a
+// revision and are sent one by one; every one but the last says more of
+// its revision follow (More), live and from history alike, so that a
+// cache does not call itself current to the revision after the first.
+func TestWatchMarksTheEventsOfATransaction(t *testing.T) {
+	ctx := testCtx(t)
+	c := collection(t, "txn")
+	other := collection(t, "txnother")
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	from := must[int64](t)(shared.Revision(ctx))
+	live := c.Watch(wctx, 0)
+	var ops []store.Op
+	for i := range 5 {
+		ops = append(ops, c.PutOp(fmt.Sprintf("m%d", i), testObj{Spec: "x"}))
+	}
+	ops = append(ops, other.PutOp("elsewhere", testObj{})) // same revision, another collection: not in this watch
+	rev := must[int64](t)(shared.Txn(ctx).Then(ops...).Commit())
+	single := must[int64](t)(c.Create(ctx, "alone", testObj{}))
+	history := c.Watch(wctx, from)
+	for name, ch := range map[string]<-chan store.WatchEvent[testObj]{"live": live, "history": history} {
+		for i := range 5 {
+			ev := next(t, ch)
+			if ev.Revision != rev || ev.Name != fmt.Sprintf("m%d", i) || ev.More != (i < 4) {
+				t.Fatalf("%s: event %d: %s at %d, more %v; want m%d at %d, more %v", name, i, ev.Name, ev.Revision, ev.More, i, rev, i < 4)
+			}
+		}
+		if ev := next(t, ch); ev.Revision != single || ev.More {
+			t.Fatalf("%s: the write alone: %s at %d, more %v; want at %d, no more", name, ev.Name, ev.Revision, ev.More, single)
+		}
+	}
+}
