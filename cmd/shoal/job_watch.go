@@ -24,7 +24,9 @@ func newJobWatchCommand() *cobra.Command {
 		Use:   "watch [NAME]",
 		Short: "Stream changes to jobs (one job when NAME is given) until interrupted",
 		Long: "Prints one line per change: event, revision, name, phase, clusters. Resume an interrupted " +
-			"watch with --revision set to the last revision printed.",
+			"watch with --revision set to the last revision printed. The jobs of one batch submission " +
+			"(and a booking's jobs) share one revision: a watch interrupted among them misses the rest " +
+			"when resumed from it; resume from the revision before it to see them all (some lines repeat).",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := outCheck(output); err != nil {

@@ -20,8 +20,10 @@ type Event struct {
 
 // Watch streams the changes to jobs (only to job name when it is not
 // empty) after revision fromRevision (0: from now). Resume by passing the
-// Revision of the last event seen. The channel closes when ctx ends or
-// after an error event.
+// Revision of the last event seen; the jobs written in one transaction (a
+// batch submission) share a revision, so a watch that ended among them
+// resumes from the revision before to miss none. The channel closes when
+// ctx ends or after an error event.
 func (s *Service) Watch(ctx context.Context, fromRevision int64, name string) <-chan Event {
 	out := make(chan Event, 16)
 	in := s.jobs.Watch(ctx, fromRevision)
