@@ -130,3 +130,35 @@ func TestListReplicasOfAnInferenceService(t *testing.T) {
 		}
 	}
 }
+
+// TestListIndexSeesAWholeBatchAtOnce: the jobs of a batch submission are
+// stored in few transactions, each of one store revision; a list filtered
+// by the index right after the batch returns them all. The index once
+// called itself current to a transaction's revision after its first jobs
+// (docs/scheduling.md, "Incremental state").
+func TestListIndexSeesAWholeBatchAtOnce(t *testing.T) {
+	ctx := testCtx(t)
+	q := uniq("qb")
+	ix := runIndex(t)
+	js, _ := services(t, []jobs.Option{jobs.WithListIndex(ix)}, q)
+	owner := uniq("bob")
+	for round := range 5 {
+		items := make([]jobs.BatchItem, 200)
+		for i := range items {
+			items[i].In = job(uniq("b"), q)
+		}
+		js.SubmitBatchAs(ctx, items, owner, false)
+		for i, it := range items {
+			if it.Err != nil {
+				t.Fatalf("round %d: item %d refused: %v", round, i, it.Err)
+			}
+		}
+		res, err := js.List(ctx, jobs.ListOptions{Queue: q, Owner: owner, Limit: 5000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := (round + 1) * len(items); len(res.Items) != want {
+			t.Fatalf("round %d: the list right after the batch has %d jobs, want %d", round, len(res.Items), want)
+		}
+	}
+}
