@@ -4,6 +4,7 @@ package placement
 
 import (
 	"slices"
+	"unique"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -17,7 +18,8 @@ type cycle struct {
 	qt        *queueTree
 	res       []resv
 	resByGang map[string]int32
-	held      int // GPUs of the domains held
+	resIDs    idFilter // resByGang's gangs, ever (a first test before a lookup)
+	held      int      // GPUs of the domains held
 	total     int
 	headSeen  map[string]bool
 	gen       uint64          // this cycle's Snapshot.cycles: allocation.placedIn of the gangs it places
@@ -30,9 +32,9 @@ type cycle struct {
 	chosen    int                 // victims chosen so far
 	candCache map[int32]candMemo  // candidates by preemptor priority
 	uses      map[usesKey][]usage // candidateUses cache
-	admits    map[admitKey]admitMemo
+	admits    map[unique.Handle[admitKey]]admitMemo
 	at        []int32 // decide's buffer of a placement's nodes
-	fails     map[waitKey]failMemo
+	fails     map[failKey]failMemo
 	filters   map[filterKeyT]filters // request's resolved filters
 	d         Decision
 }
@@ -53,11 +55,16 @@ type admitMemo struct {
 
 // admitAny is c.qt.admitAny over g's candidate usages, remembered while
 // the tree does not change; each refusal returned is a fresh copy.
-func (c *cycle) admitAny(g *Gang) *Unschedulable {
-	k := admitKey{g.Queue, usesKeyOf(g), g.GPUs()}
+func (c *cycle) admitAny(g *Gang, cls *classMemo) *Unschedulable {
+	var k unique.Handle[admitKey]
+	if cls != nil {
+		k = cls.admit
+	} else {
+		k = unique.Make(admitKey{g.Queue, usesKeyOf(g), g.GPUs()})
+	}
 	m, ok := c.admits[k]
 	if !ok || m.version != c.qt.version {
-		why := c.qt.admitAny(g.Queue, c.candidateUses(g), k.gpus) // may add the queue: read the version after
+		why := c.qt.admitAny(g.Queue, c.candidateUses(g), k.Value().gpus) // may add the queue: read the version after
 		m = admitMemo{c.qt.version, why}
 		c.admits[k] = m
 	}
@@ -88,7 +95,7 @@ func Schedule(s *Snapshot, in Input, opts ...Option) Decision {
 	}
 	c := &cycle{s: s, in: &in, cfg: cfg, resByGang: map[string]int32{}, headSeen: map[string]bool{},
 		waiting: map[string]bool{}, uses: map[usesKey][]usage{},
-		admits: map[admitKey]admitMemo{}, fails: map[waitKey]failMemo{},
+		admits: map[unique.Handle[admitKey]]admitMemo{}, fails: map[failKey]failMemo{},
 		candCache: map[int32]candMemo{}, filters: map[filterKeyT]filters{}}
 	s.cycles++
 	c.gen = s.cycles
@@ -165,16 +172,20 @@ func (c *cycle) decide(g *Gang) {
 		c.wait(g, &Unschedulable{ReasonNoMatchingNodes, err.Error()})
 		return
 	}
-	if why := c.admitAny(g); why != nil {
+	var cls *classMemo
+	if m, ok := classOf(g); ok {
+		cls = &m
+	}
+	if why := c.admitAny(g, cls); why != nil {
 		c.wait(g, why) // no product it accepts is within quota: hold and preempt nothing
 		return
 	}
 	var rid int32
 	hasRes := false
-	if len(c.resByGang) > 0 { // most cycles hold none: no lookup by ID per gang
+	if len(c.resByGang) > 0 && c.resIDs.mayHold(g.ID) { // most gangs hold none: no lookup by ID per gang
 		rid, hasRes = c.resByGang[g.ID]
 	}
-	key, memo := c.waitKey(g, hasRes)
+	key, memo := c.waitKey(g, hasRes, cls)
 	if memo {
 		if m, ok := c.fails[key]; ok && m.version == c.s.version {
 			// Nothing a placement reads changed since a gang of the same
@@ -321,8 +332,10 @@ func (c *cycle) fairShare(order []*Gang) {
 // before the next band is queued.
 func (c *cycle) queueBand(band []*Gang) {
 	leaves := c.s.scratch.leaves[:0]
+	leafOf := c.s.scratch.leafOf[:0] // each gang's queue, found once
 	for _, g := range band {
 		leaf := c.qt.get(g.Queue)
+		leafOf = append(leafOf, leaf)
 		if leaf.banded == 0 {
 			leaves = append(leaves, leaf)
 		}
@@ -340,15 +353,16 @@ func (c *cycle) queueBand(band []*Gang) {
 		at += leaf.banded
 		leaf.banded = 0
 	}
-	for _, g := range band {
-		leaf := c.qt.get(g.Queue)
+	for i, g := range band {
+		leaf := leafOf[i]
 		leaf.pending = append(leaf.pending, g)
 		for n := leaf; n != nil; n = n.parent {
 			n.active++
 		}
 	}
 	clear(leaves)
-	c.s.scratch.leaves = leaves[:0]
+	clear(leafOf)
+	c.s.scratch.leaves, c.s.scratch.leafOf = leaves[:0], leafOf[:0]
 }
 
 // pick takes the next gang: at each level the child (or the queue itself)

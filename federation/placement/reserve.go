@@ -33,6 +33,7 @@ func (c *cycle) hold(gang string, l int, d int32, nodes []int32, backfill bool) 
 	rid := int32(len(c.res))
 	c.res = append(c.res, resv{gang: gang, level: l, dom: d, nodes: nodes, live: true})
 	c.resByGang[gang] = rid
+	c.resIDs.add(gang)
 	start := c.in.Now.UnixNano()
 	if backfill {
 		if t, known := c.s.drainTime(nodes, start); known {
@@ -73,12 +74,14 @@ func (c *cycle) restoreReservations() {
 	// Which reservations' gangs are pending: the reservations are few, the
 	// pending gangs tens of thousands.
 	held := make(map[string]bool, len(c.in.Reservations))
+	var ids idFilter
 	for _, r := range c.in.Reservations {
 		held[r.Gang] = true
+		ids.add(r.Gang)
 	}
 	pending := map[string]bool{}
 	for _, g := range c.pending {
-		if id := g.ID; held[id] {
+		if id := g.ID; ids.mayHold(id) && held[id] {
 			pending[id] = true
 		}
 	}

@@ -19,6 +19,7 @@ type scratch struct {
 	// queues (cycle.queueBand). A Builder's next snapshot keeps them.
 	order, pend []*Gang
 	leaves      []*qnode
+	leafOf      []*qnode // queueBand's queue of each gang of the band
 	// refs points into Input.Pending when the caller gave no PendingRefs.
 	refs []*Gang
 }

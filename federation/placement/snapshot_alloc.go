@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unique"
 )
 
 // ErrUnknownGang is returned by Release for a gang the snapshot does not hold.
@@ -33,6 +34,7 @@ func (s *Snapshot) assume(g Gang, p Placement, started time.Time, at []int32) (*
 	if _, dup := s.allocs.get(g.ID); dup {
 		return nil, fmt.Errorf("%w: gang %s already holds GPUs", ErrConflict, g.ID)
 	}
+	g.class = unique.Handle[classMemo]{} // the pending gang's memo, not the allocation's
 	a := &Allocation{Gang: g, Assignments: p.Assignments, Started: started}
 	for k, as := range a.Assignments {
 		gpm := int32(g.gpmOf(as.Role))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -138,6 +139,11 @@ type Gang struct {
 	// returns it in the gang's Placement and Wait, so the caller finds its
 	// record without a lookup by ID.
 	Ref int `json:"-"`
+
+	// class is the engine's memo of the gang's class (classmemo.go): set
+	// by the first cycle that decides the gang, reused while the gang has
+	// the fields it was made from. Copies made for allocations drop it.
+	class unique.Handle[classMemo]
 }
 
 // PoolFilter is one GPU pool as placement filters nodes by it: a node is

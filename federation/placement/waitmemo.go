@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"sync/atomic"
+	"unique"
 
 	"github.com/shoal-dev/shoal/federation/inventory"
 )
@@ -89,7 +90,6 @@ type waitKey struct {
 	required    inventory.Level
 	maxClusters int
 	policy      Policy
-	mayUse      uint64 // bit h: may use the nodes held by reservation h
 }
 
 // failMemo is a class's answer: at snapshot version, a gang of the class
@@ -99,17 +99,20 @@ type failMemo struct {
 	why     *Unschedulable // shared by the class's waits: read only
 }
 
-// waitKey returns g's class, or false when g is decided in full.
-func (c *cycle) waitKey(g *Gang, hasRes bool) (waitKey, bool) {
-	if !memoWaits || hasRes || len(c.s.holdStart) > 64 {
-		return waitKey{}, false
+// failKey is a waiting gang's class in a cycle: its class's wait key
+// (classMemo) and which reservations' held nodes it may use.
+type failKey struct {
+	wait   unique.Handle[waitKey]
+	mayUse uint64 // bit h: may use the nodes held by reservation h
+}
+
+// waitKey returns g's class (cls: its classMemo, nil for a gang with
+// roles), or false when g is decided in full.
+func (c *cycle) waitKey(g *Gang, hasRes bool, cls *classMemo) (failKey, bool) {
+	if !memoWaits || hasRes || len(c.s.holdStart) > 64 || cls == nil || !cls.classed {
+		return failKey{}, false
 	}
-	f, ok := filterKey(g)
-	if !ok {
-		return waitKey{}, false
-	}
-	k := waitKey{filterKeyT: f, gpm: int32(g.GPUsPerMember), need: int32(g.Members), mig: g.sliceResource(),
-		required: g.Topology.Required, maxClusters: g.MaxClusters, policy: g.Policy}
+	k := failKey{wait: cls.wait}
 	endsAt := int64(math.MaxInt64) // as request sets it
 	if g.Estimate > 0 {
 		endsAt = c.in.Now.Add(g.Estimate).UnixNano()
