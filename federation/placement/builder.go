@@ -243,6 +243,11 @@ type running struct {
 	// bookings changed since the last build (recount counts them again).
 	changed   []int32
 	isChanged []bool
+	// listed lists, once each (isListed marks them), the nodes whose
+	// lists of gangs (s.onNode) changed since the last build: a build
+	// copies only those into the last build's array (takeRunning).
+	listed   []int32
+	isListed []bool
 }
 
 // kept is a running gang as booked: its allocation, and what its booking
@@ -266,7 +271,8 @@ func newRunning(layout *Snapshot) *running {
 	s := layout.onLayout()
 	s.nodes, s.onNode = layout.nodes, make([][]*allocation, len(layout.nodes))
 	return &running{s: s, byGang: map[string]*kept{}, booked: make([]int32, len(layout.nodes)),
-		bookedMig: map[int32]map[string]int32{}, isChanged: make([]bool, len(layout.nodes))}
+		bookedMig: map[int32]map[string]int32{}, isChanged: make([]bool, len(layout.nodes)),
+		isListed: make([]bool, len(layout.nodes))}
 }
 
 // clearChanged forgets the nodes whose bookings changed (a build read
@@ -279,6 +285,20 @@ func (r *running) clearChanged() {
 		r.isChanged[i] = false
 	}
 	r.changed = r.changed[:0]
+	for _, i := range r.listed {
+		r.isListed[i] = false
+	}
+	r.listed = r.listed[:0]
+}
+
+// markListed records that al's nodes' lists of gangs changed.
+func (r *running) markListed(al *allocation) {
+	for _, i := range al.nodes {
+		if !r.isListed[i] {
+			r.isListed[i] = true
+			r.listed = append(r.listed, i)
+		}
+	}
 }
 
 // bulk books every gang of running on a fresh running, as addRunning does
@@ -309,6 +329,7 @@ func (r *running) add(a *Allocation, gen uint64) {
 		k.at[j], k.gpus[j] = i, as.Members*a.Gang.gpmOf(as.Role)
 	}
 	k.al = r.s.add(a, false, k.at)
+	r.markListed(k.al)
 	r.byGang[a.Gang.ID] = k
 	a.kept = k
 	r.use(k, 1)
@@ -318,6 +339,7 @@ func (r *running) add(a *Allocation, gen uint64) {
 func (r *running) remove(k *kept) {
 	r.s.sumRunning(k.al, -1)
 	r.s.unlist(k.al)
+	r.markListed(k.al)
 	r.s.allocs.remove(k.al.Gang.ID)
 	delete(r.byGang, k.al.Gang.ID)
 	k.gone = true
@@ -447,11 +469,11 @@ func (s *Snapshot) recount(cs []inventory.Cluster, pos [][]int32, at []nodeRef, 
 	if len(t.migs) == 0 {
 		t.migs = nil
 	}
+	t.takeRunning(r, spare) // reads spare.touched
 	for _, i := range spare.touched {
 		spare.isTouched[i] = false
 	}
 	t.touched, t.isTouched = spare.touched[:0], spare.isTouched
-	t.takeRunning(r, spare)
 	t.buildFreeIndex(&spare.index)
 	if !t.dindex.bucketsFit(t) {
 		t.dindex.bucketDomains(t, &spare.dindex)
@@ -527,8 +549,18 @@ func (t *Snapshot) withRunning(r *running, spare *Snapshot) *Snapshot {
 func (t *Snapshot) takeRunning(r *running, spare *Snapshot) {
 	t.allocs = over(r.s.allocs.own) // r.s has no base: it is the Builder's own
 	if spare != nil {
+		// spare's lists are r's as of the last build but where spare's
+		// cycle (spare.touched) or a booking since (r.listed) changed
+		// them: only those are copied. Copying all 100,000 list headers
+		// each cycle was a fifth of the F-XL cycle's CPU, most of it the
+		// garbage collector's write barriers (docs/scale.md, session 30).
 		t.onNode = spare.onNode
-		copy(t.onNode, r.s.onNode)
+		for _, i := range spare.touched {
+			t.onNode[i] = r.s.onNode[i]
+		}
+		for _, i := range r.listed {
+			t.onNode[i] = r.s.onNode[i]
+		}
 	} else {
 		t.onNode = slices.Clone(r.s.onNode)
 	}

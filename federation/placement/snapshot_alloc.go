@@ -160,6 +160,7 @@ func (s *Snapshot) listAll() {
 // gangs it keeps.
 func (s *Snapshot) list(al *allocation) {
 	for _, i := range al.nodes {
+		s.touch(i) // a Builder copies the changed lists back (takeRunning)
 		l := s.onNode[i]
 		s.onNode[i] = append(l[:len(l):len(l)], al)
 	}
@@ -167,6 +168,7 @@ func (s *Snapshot) list(al *allocation) {
 
 func (s *Snapshot) unlist(al *allocation) {
 	for _, i := range al.nodes {
+		s.touch(i)
 		l := s.onNode[i]
 		if !slices.Contains(l, al) {
 			continue
