@@ -22,17 +22,15 @@ import (
 // changed since gets a new one. Interned, the classes of many gangs share
 // one value and cost nothing once no gang holds them.
 type classMemo struct {
-	queue, mig, strategy string
-	shared               bool
-	nProducts            int    // -1: Products is nil
-	products             string // Products joined by NUL
-	members, gpm         int
-	maxClusters          int
-	required             inventory.Level
-	policy               Policy
-	classed              bool // filterKey holds: decided by class
-	admit                unique.Handle[admitKey]
-	wait                 unique.Handle[waitKey] // mayUse 0; set when classed
+	filters      filterKeyT // products and sharing (filterKeyOf)
+	queue, mig   string
+	members, gpm int
+	maxClusters  int
+	required     inventory.Level
+	policy       Policy
+	classed      bool // filterKey holds: decided by class
+	admit        unique.Handle[admitKey]
+	wait         unique.Handle[waitKey] // mayUse 0; set when classed
 }
 
 // classOf returns g's class, made and kept in g when g has none or its
@@ -47,16 +45,12 @@ func classOf(g *Gang) (classMemo, bool) {
 			return m, true
 		}
 	}
-	m := classMemo{queue: g.Queue, mig: g.MIGResource, shared: g.Shared != nil, nProducts: productCount(g),
-		products: strings.Join(g.Products, "\x00"), members: g.Members, gpm: g.GPUsPerMember,
-		maxClusters: g.MaxClusters, required: g.Topology.Required, policy: g.Policy, classed: classable(g)}
-	if g.Shared != nil {
-		m.strategy = g.Shared.Strategy
-	}
+	m := classMemo{filters: filterKeyOf(g), queue: g.Queue, mig: g.MIGResource, members: g.Members,
+		gpm: g.GPUsPerMember, maxClusters: g.MaxClusters, required: g.Topology.Required, policy: g.Policy,
+		classed: classable(g)}
 	m.admit = unique.Make(admitKey{g.Queue, usesKeyOf(g), g.GPUs()})
 	if m.classed {
-		f, _ := filterKey(g)
-		m.wait = unique.Make(waitKey{filterKeyT: f, gpm: int32(g.GPUsPerMember), need: int32(g.Members),
+		m.wait = unique.Make(waitKey{filterKeyT: m.filters, gpm: int32(g.GPUsPerMember), need: int32(g.Members),
 			mig: g.sliceResource(), required: g.Topology.Required, maxClusters: g.MaxClusters, policy: g.Policy})
 	}
 	g.class = unique.Make(m)
@@ -66,47 +60,33 @@ func classOf(g *Gang) (classMemo, bool) {
 // matches says whether g (without roles) still has the fields m was made
 // from.
 func (m *classMemo) matches(g *Gang) bool {
-	return g.Queue == m.queue && g.MIGResource == m.mig && (g.Shared != nil) == m.shared &&
-		(g.Shared == nil || g.Shared.Strategy == m.strategy) && g.Members == m.members &&
+	return g.Queue == m.queue && g.MIGResource == m.mig && g.Members == m.members &&
 		g.GPUsPerMember == m.gpm && g.MaxClusters == m.maxClusters && g.Topology.Required == m.required &&
-		g.Policy == m.policy && productCount(g) == m.nProducts && joinedIs(g.Products, m.products) &&
-		classable(g) == m.classed
+		g.Policy == m.policy && sameFilterKey(g, &m.filters) && classable(g) == m.classed
 }
 
-// productCount is len(g.Products), -1 when nil.
-func productCount(g *Gang) int {
-	if g.Products == nil {
-		return -1
-	}
-	return len(g.Products)
-}
-
-// classable says whether filterKey holds for a gang without roles.
+// classable says whether g has no filters but products and sharing
+// (filterKey holds for it, roles apart).
 func classable(g *Gang) bool {
 	return g.Devices == nil && g.ClusterSelector == nil && len(g.Clusters) == 0 && len(g.Pools) == 0 &&
 		len(g.Tolerations) == 0 && !g.ComputeDomain
 }
 
 // joinedIs says whether parts joined by NUL are joined, without joining
-// them.
+// more than one.
 func joinedIs(parts []string, joined string) bool {
-	switch len(parts) {
-	case 0:
-		return joined == ""
-	case 1:
-		return parts[0] == joined
+	if len(parts) <= 1 {
+		return strings.Join(parts, "\x00") == joined // no copy of none or one
 	}
-	rest := joined
+	rest, ok := joined, true
 	for i, p := range parts {
-		if !strings.HasPrefix(rest, p) {
-			return false
-		}
-		rest = rest[len(p):]
-		if i < len(parts)-1 {
-			if !strings.HasPrefix(rest, "\x00") {
+		if i > 0 {
+			if rest, ok = strings.CutPrefix(rest, "\x00"); !ok {
 				return false
 			}
-			rest = rest[1:]
+		}
+		if rest, ok = strings.CutPrefix(rest, p); !ok {
+			return false
 		}
 	}
 	return rest == ""

@@ -54,25 +54,34 @@ type filterKeyT struct {
 // compute domain (whose class filter, the free cliques, changes within a
 // cycle as compute-domain gangs are placed).
 func filterKey(g *Gang) (filterKeyT, bool) {
-	if len(g.Roles) > 0 || g.Devices != nil || g.ClusterSelector != nil || len(g.Clusters) > 0 ||
-		len(g.Pools) > 0 || len(g.Tolerations) > 0 || g.ComputeDomain {
+	if len(g.Roles) > 0 || !classable(g) {
 		return filterKeyT{}, false
 	}
-	k := filterKeyT{shared: g.Shared != nil, nProducts: len(g.Products)}
+	return filterKeyOf(g), true
+}
+
+// filterKeyOf is g's products and sharing as a filterKeyT, whatever its
+// other filters.
+func filterKeyOf(g *Gang) filterKeyT {
+	k := filterKeyT{shared: g.Shared != nil, nProducts: len(g.Products), products: strings.Join(g.Products, "\x00")}
 	if g.Shared != nil {
 		k.strategy = g.Shared.Strategy
 	}
-	switch len(g.Products) {
-	case 0:
-		if g.Products == nil {
-			k.nProducts = -1
-		}
-	case 1:
-		k.products = g.Products[0]
-	default:
-		k.products = strings.Join(g.Products, "\x00")
+	if g.Products == nil {
+		k.nProducts = -1
 	}
-	return k, true
+	return k
+}
+
+// sameFilterKey says whether g's products and sharing are still k
+// (filterKeyOf), comparing instead of joining.
+func sameFilterKey(g *Gang, k *filterKeyT) bool {
+	n := len(g.Products)
+	if g.Products == nil {
+		n = -1
+	}
+	return (g.Shared != nil) == k.shared && (g.Shared == nil || g.Shared.Strategy == k.strategy) &&
+		n == k.nProducts && joinedIs(g.Products, k.products)
 }
 
 // filters are a request's resolved filters, shared by the gangs of a
