@@ -78,7 +78,8 @@ func joinedIs(parts []string, joined string) bool {
 	if len(parts) <= 1 {
 		return strings.Join(parts, "\x00") == joined // no copy of none or one
 	}
-	rest, ok := joined, true
+	rest := joined
+	var ok bool
 	for i, p := range parts {
 		if i > 0 {
 			if rest, ok = strings.CutPrefix(rest, "\x00"); !ok {
