@@ -23,10 +23,11 @@ func newJobWatchCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch [NAME]",
 		Short: "Stream changes to jobs (one job when NAME is given) until interrupted",
-		Long: "Prints one line per change: event, revision, name, phase, clusters. Resume an interrupted " +
-			"watch with --revision set to the last revision printed. The jobs of one batch submission " +
-			"(and a booking's jobs) share one revision: a watch interrupted among them misses the rest " +
-			"when resumed from it; resume from the revision before it to see them all (some lines repeat).",
+		Long: "Prints one line per change: event, revision, name, phase, clusters. When it ends it " +
+			"prints, on standard error, the --revision that resumes it missing nothing: the last revision " +
+			"printed, or the one before it when the watch ended among the jobs of one transaction (a batch " +
+			"submission's jobs, a booking's, share a revision; the lines of that revision already printed " +
+			"then come again). Structured output (-o json|yaml) carries \"more\": true on such events.",
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := outCheck(output); err != nil {
@@ -47,7 +48,10 @@ func newJobWatchCommand() *cobra.Command {
 			if err != nil {
 				return outCallError("watch jobs", err)
 			}
-			err = printJobEvents(cmd.OutOrStdout(), stream, output)
+			resume, err := printJobEvents(cmd.OutOrStdout(), stream, output)
+			if resume > 0 {
+				fmt.Fprintf(cmd.ErrOrStderr(), "resume with --revision %d\n", resume)
+			}
 			if ctx.Err() != nil || pastDeadline(ctx) {
 				return nil // interrupted or past the caller's deadline: the normal end of a watch
 			}
@@ -66,8 +70,9 @@ func pastDeadline(ctx context.Context) bool {
 	return ok && !time.Now().Before(dl)
 }
 
-// printJobEvents prints events until the stream ends.
-func printJobEvents(w io.Writer, stream shoalv1.Jobs_WatchClient, output string) error {
+// printJobEvents prints events until the stream ends and returns the
+// revision a watch resumes from to miss none after them (0: none came).
+func printJobEvents(w io.Writer, stream shoalv1.Jobs_WatchClient, output string) (resume int64, err error) {
 	tw := outTable(w)
 	if output == "table" || output == "wide" {
 		fmt.Fprintln(tw, "EVENT\tREVISION\tNAME\tQUEUE\tPHASE\tCLUSTERS")
@@ -76,18 +81,26 @@ func printJobEvents(w io.Writer, stream shoalv1.Jobs_WatchClient, output string)
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			return nil
+			return resume, nil
 		}
 		if err != nil {
-			return outCallError("watch jobs", err)
+			return resume, outCallError("watch jobs", err)
 		}
 		j, err := decodeJob(ev.Object)
 		if err != nil {
-			return err
+			return resume, err
 		}
-		if ok, err := outStructured(w, output, map[string]any{"type": ev.Type.String(), "object": j}); ok {
+		resume = ev.Object.Revision
+		if ev.More {
+			resume-- // the rest of this revision's jobs are still to come
+		}
+		line := map[string]any{"type": ev.Type.String(), "object": j}
+		if ev.More {
+			line["more"] = true
+		}
+		if ok, err := outStructured(w, output, line); ok {
 			if err != nil {
-				return err
+				return resume, err
 			}
 			continue
 		}

@@ -15,15 +15,20 @@ type Event struct {
 	Type     store.EventType
 	Job      *v1alpha1.Job
 	Revision int64
-	Err      error
+	// More says that more changes of Revision (one transaction's) follow
+	// in the store's history, shown by this watch or not: a watch that
+	// ends here resumes from Revision-1 to miss none of them. Never set on
+	// a watch of one job (a transaction writes a job once).
+	More bool
+	Err  error
 }
 
 // Watch streams the changes to jobs (only to job name when it is not
 // empty) after revision fromRevision (0: from now). Resume by passing the
-// Revision of the last event seen; the jobs written in one transaction (a
-// batch submission) share a revision, so a watch that ended among them
-// resumes from the revision before to miss none. The channel closes when
-// ctx ends or after an error event.
+// Revision of the last event seen, or the revision before it when that
+// event has More set (the jobs written in one transaction, a batch
+// submission, share a revision). The channel closes when ctx ends or after
+// an error event.
 func (s *Service) Watch(ctx context.Context, fromRevision int64, name string) <-chan Event {
 	out := make(chan Event, 16)
 	in := s.jobs.Watch(ctx, fromRevision)
@@ -33,7 +38,7 @@ func (s *Service) Watch(ctx context.Context, fromRevision int64, name string) <-
 			if ev.Type != store.Error && name != "" && ev.Name != name {
 				continue
 			}
-			e := Event{Type: ev.Type, Revision: ev.Revision, Err: ev.Err}
+			e := Event{Type: ev.Type, Revision: ev.Revision, More: ev.More && name == "", Err: ev.Err}
 			if ev.Object != nil {
 				e.Job = withRevision(ev.Object, ev.Revision)
 			}

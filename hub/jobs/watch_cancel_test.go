@@ -3,6 +3,7 @@
 package jobs_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -103,5 +104,60 @@ func TestCancel(t *testing.T) {
 	}
 	if err := qs.Delete(ctx, q); err != nil {
 		t.Errorf("delete queue without active jobs: %v", err)
+	}
+}
+
+// TestWatchMarksTheJobsOfABatch: a batch submission's jobs share one
+// revision; every event of it but the last says more follow, a watch
+// resumed from the revision before the marked event sees the rest, and
+// a watch of one job never marks its event.
+func TestWatchMarksTheJobsOfABatch(t *testing.T) {
+	ctx, q := testCtx(t), uniq("wm")
+	js, _ := services(t, nil, q)
+	start, err := js.List(ctx, jobs.ListOptions{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]jobs.BatchItem, 5)
+	for i := range items {
+		items[i].In = job(uniq(fmt.Sprintf("wm%d", i)), q)
+	}
+	js.SubmitBatchAs(ctx, items, "alice", false)
+	rev := items[0].Revision
+	for i, it := range items {
+		if it.Err != nil || it.Revision != rev {
+			t.Fatalf("item %d: %v at revision %d, want one transaction at %d", i, it.Err, it.Revision, rev)
+		}
+	}
+	all := js.Watch(ctx, start.Revision, "")
+	var seen []jobs.Event
+	for len(seen) < len(items) {
+		if ev := next(t, all); ev.Revision == rev {
+			seen = append(seen, ev)
+		}
+	}
+	for i, ev := range seen {
+		if want := i < len(items)-1; ev.More != want {
+			t.Errorf("event %d of %d of the batch: more %v, want %v", i+1, len(items), ev.More, want)
+		}
+	}
+	// Ended after the second: resumed from the revision before, the
+	// watch shows the three it missed (and the two it had, again).
+	resumed := js.Watch(ctx, seen[1].Revision-1, "")
+	got := map[string]bool{}
+	for range items {
+		ev := next(t, resumed)
+		if ev.Revision != rev {
+			t.Fatalf("resumed from %d: event at %d", rev-1, ev.Revision)
+		}
+		got[ev.Job.Name] = true
+	}
+	for _, it := range items {
+		if !got[it.In.Name] {
+			t.Errorf("resumed watch missed %s", it.In.Name)
+		}
+	}
+	if ev := next(t, js.Watch(ctx, start.Revision, items[2].In.Name)); ev.Job.Name != items[2].In.Name || ev.More {
+		t.Errorf("watch of one job: %s more %v, want %s without more", ev.Job.Name, ev.More, items[2].In.Name)
 	}
 }

@@ -109,7 +109,7 @@ func (s *jobsServer) Watch(req *shoalv1.WatchJobsRequest, stream grpc.ServerStre
 		if err != nil {
 			return err
 		}
-		if err := stream.Send(&shoalv1.WatchEvent{Type: eventType(ev.Type), Object: o}); err != nil {
+		if err := stream.Send(&shoalv1.WatchEvent{Type: eventType(ev.Type), Object: o, More: ev.More}); err != nil {
 			return err
 		}
 	}

@@ -242,9 +242,19 @@ func (x *ListMeta) GetRevision() int64 {
 
 // WatchEvent is one change to a watched object.
 type WatchEvent struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Type          WatchEvent_Type        `protobuf:"varint,1,opt,name=type,proto3,enum=shoal.v1alpha1.WatchEvent_Type" json:"type,omitempty"`
-	Object        *Object                `protobuf:"bytes,2,opt,name=object,proto3" json:"object,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Type   WatchEvent_Type        `protobuf:"varint,1,opt,name=type,proto3,enum=shoal.v1alpha1.WatchEvent_Type" json:"type,omitempty"`
+	Object *Object                `protobuf:"bytes,2,opt,name=object,proto3" json:"object,omitempty"`
+	// More says that the hub's history holds more changes of this event's
+	// revision after it: the writes of one transaction (a batch submission,
+	// a booking of several jobs) share a revision and are sent one after
+	// the other. A watch that ends on an event with more set resumes from
+	// revision - 1 to see the rest (the events of that revision it already
+	// had come again); one that ends on an event without it resumes from
+	// its revision and misses nothing. It is set from the history, so it
+	// may be set when the rest are changes this watch does not show (another
+	// job's, one its caller may not see).
+	More          bool `protobuf:"varint,3,opt,name=more,proto3" json:"more,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -293,6 +303,13 @@ func (x *WatchEvent) GetObject() *Object {
 	return nil
 }
 
+func (x *WatchEvent) GetMore() bool {
+	if x != nil {
+		return x.More
+	}
+	return false
+}
+
 var File_shoal_v1alpha1_common_proto protoreflect.FileDescriptor
 
 const file_shoal_v1alpha1_common_proto_rawDesc = "" +
@@ -306,11 +323,12 @@ const file_shoal_v1alpha1_common_proto_rawDesc = "" +
 	"\bcontinue\x18\x02 \x01(\tR\bcontinue\"B\n" +
 	"\bListMeta\x12\x1a\n" +
 	"\bcontinue\x18\x01 \x01(\tR\bcontinue\x12\x1a\n" +
-	"\brevision\x18\x02 \x01(\x03R\brevision\"\xb5\x01\n" +
+	"\brevision\x18\x02 \x01(\x03R\brevision\"\xc9\x01\n" +
 	"\n" +
 	"WatchEvent\x123\n" +
 	"\x04type\x18\x01 \x01(\x0e2\x1f.shoal.v1alpha1.WatchEvent.TypeR\x04type\x12.\n" +
-	"\x06object\x18\x02 \x01(\v2\x16.shoal.v1alpha1.ObjectR\x06object\"B\n" +
+	"\x06object\x18\x02 \x01(\v2\x16.shoal.v1alpha1.ObjectR\x06object\x12\x12\n" +
+	"\x04more\x18\x03 \x01(\bR\x04more\"B\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\t\n" +
 	"\x05ADDED\x10\x01\x12\f\n" +
