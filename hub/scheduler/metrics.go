@@ -103,6 +103,10 @@ type phaseClock struct {
 	cpu0, lastCPU time.Duration
 	threadCPU     bool
 	cpus          []any
+	// delay0 is the thread's run delay at the start (cputime.RunDelay),
+	// when runDelay says the kernel accounts it.
+	delay0   time.Duration
+	runDelay bool
 	// slow is the duration from which the cycle is logged (Config.SlowCycle).
 	slow time.Duration
 }
@@ -116,6 +120,7 @@ func newPhaseClock(threadCPU bool, slow time.Duration) *phaseClock {
 	if threadCPU {
 		p.cpu0, p.threadCPU = cputime.Thread()
 		p.lastCPU = p.cpu0
+		p.delay0, p.runDelay = cputime.RunDelay()
 	}
 	return p
 }
@@ -189,6 +194,13 @@ func (p *phaseClock) logSlow(logger klog.Logger, res Result, pending, reservatio
 	kv := []any{"tookMs", took.Milliseconds()}
 	if cpuKnown {
 		kv = append(kv, "cpuMs", cpu.Milliseconds())
+		if d, ok := cputime.RunDelay(); ok && p.runDelay {
+			// The rest of the wall time the thread neither ran nor
+			// waited for a core: its goroutine blocked (the phases'
+			// "wait" among it) or waited for the Go scheduler.
+			coreWait := d - p.delay0
+			kv = append(kv, "coreWaitMs", coreWait.Milliseconds(), "offCoreMs", (took - cpu - coreWait).Milliseconds())
+		}
 	}
 	kv = append(kv, "pending", pending, "reservations", reservations,
 		"placed", len(res.Placed), "waiting", res.Waiting, "explained", res.explained, "conflict", res.Conflict,

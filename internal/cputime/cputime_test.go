@@ -4,6 +4,7 @@ package cputime_test
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +32,43 @@ func TestThreadCountsWorkNotSleep(t *testing.T) {
 		}
 		if time.Since(start) > 10*time.Second {
 			t.Fatal("10 s of busy work did not count 20 ms of CPU")
+		}
+	}
+}
+
+// TestRunDelayCountsTheWaitForACore: where the kernel accounts it, a
+// locked thread busy beside more busy threads than cores has waited for
+// a core, and the wait never goes back.
+func TestRunDelayCountsTheWaitForACore(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	d0, ok := cputime.RunDelay()
+	if !ok {
+		t.Skip("the kernel does not account run delay here (sysctl kernel.task_delayacct=0)")
+	}
+	// More Ps than cores, so that the busy threads all run at once and
+	// the wait is the kernel's, not the Go scheduler's.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4 * runtime.NumCPU()))
+	var stop atomic.Bool
+	for range 2 * runtime.NumCPU() {
+		go func() {
+			runtime.LockOSThread() // an OS thread of its own, competing for the cores
+			defer runtime.UnlockOSThread()
+			for !stop.Load() { // busy on purpose
+			}
+		}()
+	}
+	defer stop.Store(true)
+	for start := time.Now(); ; {
+		d, _ := cputime.RunDelay()
+		if d < d0 {
+			t.Fatalf("run delay went back from %v to %v", d0, d)
+		}
+		if d-d0 >= 5*time.Millisecond {
+			return
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("busy beside %d busy threads on %d cores for 10 s, the thread waited %v for a core", 2*runtime.NumCPU(), runtime.NumCPU(), d-d0)
 		}
 	}
 }

@@ -39,6 +39,12 @@ type Process struct {
 // With dieWithParent the kernel kills it when the caller dies (a test binary
 // killed by its timeout must not leave API servers behind).
 func startProcess(name, bin string, args []string, logPath string, dieWithParent bool) (*Process, error) {
+	return startProcessEnv(name, bin, args, nil, logPath, dieWithParent)
+}
+
+// startProcessEnv is startProcess with env (KEY=VALUE) added to the
+// caller's environment.
+func startProcessEnv(name, bin string, args, env []string, logPath string, dieWithParent bool) (*Process, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err
@@ -46,6 +52,9 @@ func startProcess(name, bin string, args []string, logPath string, dieWithParent
 	defer func() { _ = logf.Close() }()
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Dir = filepath.Dir(logPath)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if dieWithParent {

@@ -34,6 +34,9 @@ type ShoalOptions struct {
 	// HubArgs and AgentArgs are extra flags for shoal-hub and every
 	// shoal-agent (tests: --tracing-endpoint).
 	HubArgs, AgentArgs []string
+	// HubEnv is added to shoal-hub's environment (KEY=VALUE; the load
+	// harness's SCALE_HUB_ENV, e.g. GOMAXPROCS=4).
+	HubEnv []string
 	// NoREST starts the hub without --rest-listen, for a shoal-hub older
 	// than the REST face (the upgrade test's previous release); HubState.REST
 	// is then empty.
@@ -155,7 +158,7 @@ func (f *Fleet) startHub(ctx context.Context, hub *Cluster) error {
 	} else {
 		args = append(args, fmt.Sprintf("--rest-listen=127.0.0.1:%d", hub.Ports.ShoalREST))
 	}
-	p, err := f.add(hub, HubProcess, o.HubBinary, append(args, o.HubArgs...))
+	p, err := f.addEnv(hub, HubProcess, o.HubBinary, append(args, o.HubArgs...), o.HubEnv)
 	if err != nil {
 		return err
 	}
@@ -321,7 +324,12 @@ func (f *Fleet) process(c *Cluster, name string) *Process {
 
 // add starts one process of cluster c (its log in c's directory) and records it.
 func (f *Fleet) add(c *Cluster, name, bin string, args []string) (*Process, error) {
-	p, err := startProcess(name, bin, args, filepath.Join(c.Dir, name+".log"), f.opts.DieWithParent)
+	return f.addEnv(c, name, bin, args, nil)
+}
+
+// addEnv is add with env added to the process's environment.
+func (f *Fleet) addEnv(c *Cluster, name, bin string, args, env []string) (*Process, error) {
+	p, err := startProcessEnv(name, bin, args, env, filepath.Join(c.Dir, name+".log"), f.opts.DieWithParent)
 	if p != nil {
 		f.record(c, p)
 	}

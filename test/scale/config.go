@@ -52,9 +52,11 @@ type Config struct {
 	// of the load, after a forced collection, into HeapProfileFile.
 	HeapProfile     bool
 	HeapProfileFile string
-	// HubBinary is shoal-hub; HubArgs extra flags for it.
+	// HubBinary is shoal-hub; HubArgs extra flags for it, HubEnv
+	// variables added to its environment (KEY=VALUE).
 	HubBinary string
 	HubArgs   []string
+	HubEnv    []string
 	// Dir holds the hub's data and logs.
 	Dir string
 }
@@ -108,7 +110,8 @@ func (c *Config) defaults() error {
 // separated), SCALE_WAIT (1: wait for every job to finish),
 // SCALE_CPU_PROFILE (a duration: record a CPU profile of the hub that long
 // from the first submission), SCALE_HEAP_PROFILE (1: a heap profile of the
-// hub at the end) and SCALE_HUB_ARGS. Defaults: F-XL
+// hub at the end), SCALE_HUB_ARGS and SCALE_HUB_ENV (KEY=VALUE ...,
+// added to the hub's environment, e.g. GOMAXPROCS=4). Defaults: F-XL
 // (100 clusters × 1,000 nodes of hgx-h100, 8 GPUs each; 100,000 jobs of
 // an hour each, as fast as they go in, held 2 minutes).
 func FromEnv() (Config, error) {
@@ -154,6 +157,12 @@ func FromEnv() (Config, error) {
 	}
 	c.WaitFinished = os.Getenv("SCALE_WAIT") == "1"
 	c.HubArgs = strings.Fields(os.Getenv("SCALE_HUB_ARGS"))
+	c.HubEnv = strings.Fields(os.Getenv("SCALE_HUB_ENV"))
+	for _, kv := range c.HubEnv {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			errs = append(errs, "SCALE_HUB_ENV: "+kv+" is not KEY=VALUE")
+		}
+	}
 	c.HeapProfile = os.Getenv("SCALE_HEAP_PROFILE") == "1"
 	if c.CPUProfile > 0 || c.HeapProfile {
 		c.HubArgs = append(c.HubArgs, "--profiling")

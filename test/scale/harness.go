@@ -46,9 +46,9 @@ func Start(ctx context.Context, cfg Config, progress func(string, ...any)) (*Har
 	}
 	res := &Result{Inputs: Inputs{Clusters: cfg.Clusters, Nodes: cfg.Nodes, Profiles: cfg.Profiles, Jobs: cfg.Jobs,
 		Rate: cfg.Rate, Submitters: cfg.Submitters, Gangs: cfg.Gangs, RunMin: cfg.RunMin.String(),
-		RunMax: cfg.RunMax.String(), Hold: cfg.Hold.String(), HubArgs: cfg.HubArgs}}
+		RunMax: cfg.RunMax.String(), Hold: cfg.Hold.String(), HubArgs: cfg.HubArgs, HubEnv: cfg.HubEnv}}
 	start := time.Now()
-	hub, err := StartHub(ctx, cfg.Dir, cfg.HubBinary, cfg.HubArgs)
+	hub, err := StartHub(ctx, cfg.Dir, cfg.HubBinary, cfg.HubArgs, cfg.HubEnv)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start the hub: %w", err)
 	}

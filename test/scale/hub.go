@@ -29,13 +29,14 @@ type Hub struct {
 }
 
 // StartHub starts the hub cluster (etcd, kube-apiserver,
-// kube-controller-manager) and shoal-hub from hubBinary in dir, with no
-// workload cluster, and dials the hub as the admin.
-func StartHub(ctx context.Context, dir, hubBinary string, hubArgs []string) (*Hub, error) {
+// kube-controller-manager) and shoal-hub from hubBinary in dir (with
+// hubArgs, and hubEnv added to its environment), with no workload cluster,
+// and dials the hub as the admin.
+func StartHub(ctx context.Context, dir, hubBinary string, hubArgs, hubEnv []string) (*Hub, error) {
 	opts := devfleet.Options{Dir: dir, NoWorkloads: true, DieWithParent: true,
 		// No shoal-agent process is started (no workload cluster), but the
 		// options want an executable: the harness runs the agents in process.
-		Shoal: &devfleet.ShoalOptions{HubBinary: hubBinary, AgentBinary: hubBinary, HubArgs: hubArgs}}
+		Shoal: &devfleet.ShoalOptions{HubBinary: hubBinary, AgentBinary: hubBinary, HubArgs: hubArgs, HubEnv: hubEnv}}
 	var f *devfleet.Fleet
 	var err error
 	for range 3 { // ports are picked before they are bound: another fleet may take one first

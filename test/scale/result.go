@@ -101,6 +101,8 @@ type Inputs struct {
 	// HubArgs are the flags given to shoal-hub besides the harness's own
 	// (SCALE_HUB_ARGS, and --profiling when profiles are taken).
 	HubArgs []string `json:"hubArgs,omitempty"`
+	// HubEnv is what SCALE_HUB_ENV added to the hub's environment.
+	HubEnv []string `json:"hubEnv,omitempty"`
 }
 
 // ListTiming is one timed job list.
