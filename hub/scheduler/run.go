@@ -56,6 +56,9 @@ func (s *Scheduler) Lead(ctx context.Context, lead store.Leadership) error {
 			klog.FromContext(ctx).Info("scheduling cycles run at the process's nice value", "wanted", n, "err", err)
 		} else {
 			defer func() { _ = threadprio.Restore(prev) }() // before the thread goes back to the runtime's pool
+			if n < prev {
+				defer spareProcs(klog.FromContext(ctx))()
+			}
 		}
 	}
 	s.threadCPU = true
