@@ -50,7 +50,13 @@ func spareProcs(logger klog.Logger) func() {
 		defer spare.mu.Unlock()
 		spare.users--
 		if spare.users == 0 && runtime.GOMAXPROCS(0) == spare.raised { // nobody changed it since
-			runtime.GOMAXPROCS(spare.prev)
+			// Back to the runtime's default, which follows the CPUs the
+			// process may use (a GOMAXPROCS call turns that off), unless
+			// the value before was not the default.
+			runtime.SetDefaultGOMAXPROCS()
+			if runtime.GOMAXPROCS(0) != spare.prev {
+				runtime.GOMAXPROCS(spare.prev)
+			}
 		}
 	}
 }
