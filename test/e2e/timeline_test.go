@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -153,7 +154,9 @@ func (tl *timeline) report() string {
 // clusters pass each step (hub and local side), and each API server's
 // writes until the gang runs, to find where the start time goes. It
 // asserts only that the gang runs; set SHOAL_TIMELINE=1
-// (SHOAL_TIMELINE_MEMBERS=256: 256 members of one GPU instead of 64 of 4).
+// (SHOAL_TIMELINE_MEMBERS=256: 256 members of one GPU instead of 64 of 4;
+// SHOAL_TIMELINE_CPUPROFILE=FILE: a CPU profile of the test binary, the
+// hub and the agents, over the three gangs).
 func TestGangTimeline(t *testing.T) {
 	skipShort(t)
 	if os.Getenv("SHOAL_TIMELINE") == "" {
@@ -165,6 +168,17 @@ func TestGangTimeline(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
+	if path := os.Getenv("SHOAL_TIMELINE_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = f.Close() }()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for i := range 3 {
 		var err error
 		name := fmt.Sprintf("timeline-%d", i)
