@@ -35,7 +35,7 @@ func TestObjectsAreEmbedded(t *testing.T) {
 		{"nested", &shoalv1.CreateJoinTokenResponse{Token: "t", JoinToken: obj},
 			`{"agentCommand":"","caHash":"","joinToken":{"json":` + record + `,"revision":"12"},"token":"t"}`},
 		{"stream chunk", map[string]any{"result": &shoalv1.WatchEvent{Type: shoalv1.WatchEvent_ADDED, Object: obj}},
-			`{"result":{"object":{"json":` + record + `,"revision":"12"},"type":"ADDED"}}`},
+			`{"result":{"more":false,"object":{"json":` + record + `,"revision":"12"},"type":"ADDED"}}`},
 		{"error chunk", map[string]proto.Message{"error": status.New(codes.PermissionDenied, "no").Proto()},
 			`{"error":{"code":7,"details":[],"message":"no"}}`},
 		{"no object", &shoalv1.WhoAmIResponse{User: "u"},
