@@ -37,14 +37,9 @@ type Process struct {
 // startProcess starts bin detached from the caller's terminal (own process
 // group), with output to logPath and its pid written to logPath's .pid twin.
 // With dieWithParent the kernel kills it when the caller dies (a test binary
-// killed by its timeout must not leave API servers behind).
-func startProcess(name, bin string, args []string, logPath string, dieWithParent bool) (*Process, error) {
-	return startProcessEnv(name, bin, args, nil, logPath, dieWithParent)
-}
-
-// startProcessEnv is startProcess with env (KEY=VALUE) added to the
-// caller's environment.
-func startProcessEnv(name, bin string, args, env []string, logPath string, dieWithParent bool) (*Process, error) {
+// killed by its timeout must not leave API servers behind). env (KEY=VALUE)
+// is added to the caller's environment.
+func startProcess(name, bin string, args, env []string, logPath string, dieWithParent bool) (*Process, error) {
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, err

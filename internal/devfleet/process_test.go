@@ -14,7 +14,7 @@ import (
 
 func startSleep(t *testing.T, dir string) *Process {
 	t.Helper()
-	p, err := startProcess("sleep", "/bin/sleep", []string{"60"}, filepath.Join(dir, "sleep.log"), true)
+	p, err := startProcess("sleep", "/bin/sleep", []string{"60"}, nil, filepath.Join(dir, "sleep.log"), true)
 	if err != nil {
 		t.Fatal(err)
 	}

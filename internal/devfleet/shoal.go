@@ -329,7 +329,7 @@ func (f *Fleet) add(c *Cluster, name, bin string, args []string) (*Process, erro
 
 // addEnv is add with env added to the process's environment.
 func (f *Fleet) addEnv(c *Cluster, name, bin string, args, env []string) (*Process, error) {
-	p, err := startProcessEnv(name, bin, args, env, filepath.Join(c.Dir, name+".log"), f.opts.DieWithParent)
+	p, err := startProcess(name, bin, args, env, filepath.Join(c.Dir, name+".log"), f.opts.DieWithParent)
 	if p != nil {
 		f.record(c, p)
 	}
