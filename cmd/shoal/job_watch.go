@@ -91,11 +91,9 @@ func printJobEvents(w io.Writer, stream shoalv1.Jobs_WatchClient, output string)
 			return resume, err
 		}
 		resume = ev.Object.Revision
-		if ev.More {
-			resume-- // the rest of this revision's jobs are still to come
-		}
 		line := map[string]any{"type": ev.Type.String(), "object": j}
 		if ev.More {
+			resume-- // the rest of this revision's jobs are still to come
 			line["more"] = true
 		}
 		if ok, err := outStructured(w, output, line); ok {
