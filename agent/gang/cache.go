@@ -4,13 +4,30 @@ package gang
 
 import (
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/shoal-dev/shoal/apis/v1alpha1"
 )
+
+// recentUnseen is how long a member this agent prepared and created counts
+// on its node while the cache does not show the pod at all: the cache shows
+// a create within moments, so an entry older than this is a pod deleted
+// before the cache saw it.
+const recentUnseen = 30 * time.Second
+
+// recentPod is a member this agent prepared that the cache may not show
+// (yet) as prepared, and when it was remembered.
+type recentPod struct {
+	pod *corev1.Pod
+	at  time.Time
+}
 
 // podsOn returns, from the shared cache, the pods bound to a node and the
 // gang members targeting it (the latter as this agent last prepared them
-// when the cache lags).
+// when the cache lags, those it created prepared included before the cache
+// shows them).
 func (g *Gate) podsOn(node string) ([]*corev1.Pod, error) {
 	out, err := g.cache.PodsOnNode(node)
 	if err != nil {
@@ -20,34 +37,85 @@ func (g *Gate) podsOn(node string) ([]*corev1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
+	seen := make(map[string]bool, len(members))
 	for _, p := range members {
+		seen[p.Namespace+"/"+p.Name] = true
 		out = append(out, g.fresher(p))
 	}
-	return out, nil
+	return append(out, g.unseen(node, seen)...), nil
 }
 
 // prepared remembers a member this agent just prepared, until the cache
-// shows it, so the next member on the same node counts its GPUs.
+// shows it prepared, so the next member on the same node counts its GPUs.
 func (g *Gate) prepared(p *corev1.Pod) {
+	node := p.Annotations[v1alpha1.AnnotationTargetNode]
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.recent[p.Namespace+"/"+p.Name] = p
+	if g.recent[node] == nil {
+		g.recent[node] = map[string]recentPod{}
+	}
+	g.recent[node][p.Namespace+"/"+p.Name] = recentPod{pod: p, at: g.clock.Now()}
 }
 
 // fresher returns the recently prepared version of p when the cache lags.
 func (g *Gate) fresher(p *corev1.Pod) *corev1.Pod {
+	node := p.Annotations[v1alpha1.AnnotationTargetNode]
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	k := p.Namespace + "/" + p.Name
-	r, ok := g.recent[k]
+	r, ok := g.recent[node][k]
 	if !ok {
 		return p
 	}
-	if preparedCondition(p) != nil || p.UID != r.UID {
-		delete(g.recent, k)
+	if v1alpha1.PreparedCondition(p) != nil || p.UID != r.pod.UID {
+		g.forgetRecent(node, k)
 		return p
 	}
-	return r
+	return r.pod
+}
+
+// shown forgets a remembered member once the cache shows its pod prepared,
+// gone (deleted: tombstone true), or replaced by another pod of its name:
+// from then on the cache counts it, or nothing does. Run calls it on every
+// cached pod event, so that the last members prepared on a node are not
+// left remembered after their pods are gone, holding GPUs the next gang's
+// members need.
+func (g *Gate) shown(p *corev1.Pod, deleted bool) {
+	node := p.Annotations[v1alpha1.AnnotationTargetNode]
+	k := p.Namespace + "/" + p.Name
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r, ok := g.recent[node][k]
+	if ok && (deleted || v1alpha1.PreparedCondition(p) != nil || p.UID != r.pod.UID) {
+		g.forgetRecent(node, k)
+	}
+}
+
+// unseen returns the members prepared here that target node and that the
+// cache does not hold (seen: those it does), and forgets every one of the
+// node's remembered not shown within recentUnseen.
+func (g *Gate) unseen(node string, seen map[string]bool) []*corev1.Pod {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []*corev1.Pod
+	now := g.clock.Now()
+	for k, r := range g.recent[node] {
+		switch {
+		case now.Sub(r.at) > recentUnseen:
+			g.forgetRecent(node, k)
+		case !seen[k]:
+			out = append(out, r.pod)
+		}
+	}
+	return out
+}
+
+// forgetRecent drops a remembered member; g.mu is held.
+func (g *Gate) forgetRecent(node, k string) {
+	delete(g.recent[node], k)
+	if len(g.recent[node]) == 0 {
+		delete(g.recent, node)
+	}
 }
 
 // lockNode serialises prepares targeting one node.

@@ -6,13 +6,18 @@
 // Prepare: Mutate, called by the pod syncer before it creates a local pod,
 // puts the scheduling gate (v1alpha1.SchedulingGate) on the local pod of
 // every gang member (a hub pod with the epoch annotation) and refuses
-// members of an epoch older than one already seen for the same job. Run
-// watches the gated local pods in the shared cache of agent/cluster, checks
-// that each fits on its target node (every GPU and MIG resource it asks for
-// free there, by the request rule of federation/inventory, counting the
-// other prepared members that target it) and reports the pod condition
-// v1alpha1.PodConditionPrepared, True or False with a reason; the condition
-// flows back to the hub pod with the rest of the status.
+// members of an epoch older than one already seen for the same job.
+// PrepareCreate, called just before the create, checks that the member fits
+// on its target node (every GPU and MIG resource it asks for free there, by
+// the request rule of federation/inventory, counting the other prepared
+// members that target it) and, when it does, creates it prepared
+// (v1alpha1.AnnotationPrepared, which stands for the Prepared condition,
+// v1alpha1.PreparedCondition). Run watches the gated local pods in the
+// shared cache of agent/cluster and prepares the others after their create
+// (a compute-domain member, one waiting for terminating pods, one that
+// does not fit, a pod an older agent made), reporting the pod condition
+// v1alpha1.PodConditionPrepared, True or False with a reason; either flows
+// back to the hub pod with the rest of the status.
 //
 // Commit: when the hub stamps the commit annotation (the epoch) on the hub
 // pod, Commit lifts the gate on the local pod and the cluster's

@@ -107,7 +107,7 @@ func usage(lp *corev1.Pod, target string, onNode []*corev1.Pod) (used, terminati
 			}
 			continue
 		}
-		c := preparedCondition(p)
+		c := v1alpha1.PreparedCondition(p)
 		if p.Spec.NodeName == "" && p.Annotations[v1alpha1.AnnotationTargetNode] == target &&
 			c != nil && c.Status == corev1.ConditionTrue && p.DeletionTimestamp == nil {
 			for r, v := range memberNeed(p) { // prepared, not yet bound: holds its GPUs (and devices)

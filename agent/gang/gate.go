@@ -63,8 +63,9 @@ type Gate struct {
 	// not show yet, by member and epoch (lift.go).
 	liftCalls map[string]*liftCall
 	liftPrune int
-	// recent are members prepared here that the cache may not show yet.
-	recent map[string]*corev1.Pod
+	// recent are members prepared here that the cache may not show (yet)
+	// as prepared, by target node and "<namespace>/<name>" (cache.go).
+	recent map[string]map[string]recentPod
 	// stopped are the stale members already handed to the stopper, per
 	// job, so a job queued twice before the cache shows the deletion is
 	// not stopped twice.
@@ -109,7 +110,7 @@ func New(c *cluster.Cache, opts ...Option) *Gate {
 	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{}, committed: map[string]int64{},
 		lifts:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
 		liftCalls: map[string]*liftCall{},
-		recent:    map[string]*corev1.Pod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
+		recent:    map[string]map[string]recentPod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
 		stopped: map[string]map[string]bool{}, watched: map[string]watchedDomain{},
 		stale: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
 	for _, o := range opts {

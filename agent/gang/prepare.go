@@ -28,7 +28,8 @@ const workers = 8
 
 // Run loads the epochs (Load), then prepares gated gang members of the
 // local cluster and removes stale ones until ctx ends. Fit checks read the
-// shared cache of nodes and pods; each prepare costs one status update.
+// shared cache of nodes and pods; each prepare here costs one status
+// update (most members are created prepared instead: PrepareCreate).
 func (g *Gate) Run(ctx context.Context) error {
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]())
 	defer q.ShutDown()
@@ -39,6 +40,7 @@ func (g *Gate) Run(ctx context.Context) error {
 		if !ok {
 			return
 		}
+		g.shown(p, false)
 		if needsPrepare(p) {
 			q.Add(cache.MetaObjectToName(p))
 		}
@@ -49,8 +51,16 @@ func (g *Gate) Run(ctx context.Context) error {
 			g.stale.Add(job)
 		}
 	}
+	gone := func(o any) {
+		if t, ok := o.(cache.DeletedFinalStateUnknown); ok {
+			o = t.Obj
+		}
+		if p, ok := o.(*corev1.Pod); ok {
+			g.shown(p, true)
+		}
+	}
 	reg, err := g.cache.AddPodHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue,
-		UpdateFunc: func(_, o any) { enqueue(o) }})
+		UpdateFunc: func(_, o any) { enqueue(o) }, DeleteFunc: gone})
 	if err != nil {
 		return err
 	}
@@ -120,27 +130,66 @@ func (g *Gate) prepareKey(ctx context.Context, k cache.ObjectName) error {
 	return g.Prepare(ctx, lp)
 }
 
-// needsPrepare: a gated gang member without a Prepared condition yet.
+// needsPrepare: a gated gang member without a Prepared condition yet
+// (neither in its status nor created prepared).
 func needsPrepare(p *corev1.Pod) bool {
 	if _, _, ok := member(p); !ok || p.DeletionTimestamp != nil {
 		return false
 	}
-	return hasGate(p) && preparedCondition(p) == nil
+	return hasGate(p) && v1alpha1.PreparedCondition(p) == nil
 }
 
-func preparedCondition(p *corev1.Pod) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == v1alpha1.PodConditionPrepared {
-			return &p.Status.Conditions[i]
+// PrepareCreate prepares a gang member before the pod syncer creates its
+// local pod (podsync.Gate; after Mutate). When the gated member fits its
+// target node now, it records the epoch (before the hub can commit it, as
+// Prepare does) and marks local v1alpha1.AnnotationPrepared, which stands
+// for the Prepared condition: the member is reported Prepared with its
+// first status, and its prepare costs no write of the pod and no pass
+// through Run's queue (at a 256-member gang start, 256 status writes to
+// the workload clusters). The target node stays locked until done is
+// called, so that the next member on the node counts this one. Anything
+// else (a member of a compute domain, one that does not fit yet, a failed
+// read or record write) leaves the pod unmarked, and Run prepares it after
+// the create as before.
+func (g *Gate) PrepareCreate(ctx context.Context, hub, local *corev1.Pod) (done func(created *corev1.Pod)) {
+	nothing := func(*corev1.Pod) {}
+	job, epoch, ok := member(local)
+	if !ok || !hasGate(local) || v1alpha1.PreparedCondition(local) != nil || !g.isLoaded() {
+		return nothing
+	}
+	if _, domain := hub.Annotations[v1alpha1.AnnotationComputeDomain]; domain {
+		return nothing // prepareDomain makes the domain, owned by the created pods
+	}
+	if g.current(job) != epoch {
+		return nothing
+	}
+	if g.record != nil {
+		if err := g.record.save(ctx, g.local, job, epoch, g.clock.Now()); err != nil {
+			klog.FromContext(ctx).V(2).Info("Gang member prepared after its create", "pod", klog.KObj(local), "err", err)
+			return nothing
 		}
 	}
-	return nil
+	unlock := func() {}
+	if target := local.Annotations[v1alpha1.AnnotationTargetNode]; target != "" {
+		unlock = g.lockNode(target) // a member with no target holds no GPUs of a node
+	}
+	if reason, _, err := g.fit(local); err != nil || reason != "" || g.current(job) != epoch {
+		unlock()
+		return nothing
+	}
+	local.Annotations[v1alpha1.AnnotationPrepared] = string(corev1.ConditionTrue)
+	return func(created *corev1.Pod) {
+		defer unlock()
+		if created != nil && v1alpha1.PreparedCondition(created) != nil {
+			g.prepared(created)
+		}
+	}
 }
 
 // Prepare checks a gated member's fit and reports the Prepared condition.
 func (g *Gate) Prepare(ctx context.Context, lp *corev1.Pod) error {
 	job, epoch, _ := member(lp)
-	cond := corev1.PodCondition{Type: v1alpha1.PodConditionPrepared, Status: corev1.ConditionTrue, Reason: "Fits",
+	cond := corev1.PodCondition{Type: v1alpha1.PodConditionPrepared, Status: corev1.ConditionTrue, Reason: v1alpha1.ReasonFits,
 		LastTransitionTime: metav1.Now()}
 	if g.current(job) > epoch {
 		cond.Status, cond.Reason = corev1.ConditionFalse, v1alpha1.ReasonStaleEpoch

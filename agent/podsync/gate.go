@@ -21,6 +21,13 @@ type Gate interface {
 	// it reads and writes memory only. An error refuses the pod; nothing is
 	// created.
 	Mutate(hub, local *corev1.Pod) error
+	// PrepareCreate may prepare the local pod (after Mutate) just before
+	// it is created, marking it so that it needs no write of its own
+	// after the create (for a gang member: the fit check and
+	// v1alpha1.AnnotationPrepared). It may block on workload-cluster
+	// writes, bounded by ctx. done must be called once the create has
+	// returned, with the pod it made (nil when it made none).
+	PrepareCreate(ctx context.Context, hub, local *corev1.Pod) (done func(created *corev1.Pod))
 	// Commit sees every newer version of a tracked hub pod (for a gang
 	// member: the hub's commit, on which it lifts the gate). It may block on
 	// writes to the workload cluster, bounded by ctx.
@@ -32,3 +39,6 @@ type noGate struct{}
 
 func (noGate) Mutate(_, _ *corev1.Pod) error             { return nil }
 func (noGate) Commit(context.Context, *corev1.Pod) error { return nil }
+func (noGate) PrepareCreate(context.Context, *corev1.Pod, *corev1.Pod) func(*corev1.Pod) {
+	return func(*corev1.Pod) {}
+}

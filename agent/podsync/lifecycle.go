@@ -80,7 +80,13 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 		return err
 	}
 	pods := s.local.CoreV1().Pods(lk.Namespace)
+	done := s.gate.PrepareCreate(ctx, hub, lp)
 	created, err := pods.Create(ctx, lp, metav1.CreateOptions{})
+	if err == nil {
+		done(created)
+	} else {
+		done(nil)
+	}
 	if apierrors.IsAlreadyExists(err) {
 		created, err = pods.Get(ctx, lk.Name, metav1.GetOptions{})
 		if err == nil && created.Annotations[v1alpha1.AnnotationHubUID] != string(hub.UID) {

@@ -73,13 +73,27 @@ func dropLocalClaims(st *corev1.PodStatus) {
 }
 
 // localStatus returns a copy of a local pod's status, Pending when it has
-// no phase yet (as the API server defaults it).
+// no phase yet (as the API server defaults it), with the Prepared condition
+// of a pod created prepared (v1alpha1.PreparedCondition).
 func localStatus(lp *corev1.Pod) corev1.PodStatus {
 	st := *lp.Status.DeepCopy()
 	if st.Phase == "" {
 		st.Phase = corev1.PodPending
 	}
+	if c := v1alpha1.PreparedCondition(lp); c != nil && !hasCondition(st.Conditions, c.Type) {
+		st.Conditions = append(st.Conditions, *c) // created prepared (agent/gang PrepareCreate)
+	}
 	return st
+}
+
+// hasCondition says whether cs holds a condition of type t.
+func hasCondition(cs []corev1.PodCondition, t corev1.PodConditionType) bool {
+	for _, c := range cs {
+		if c.Type == t {
+			return true
+		}
+	}
+	return false
 }
 
 // hubMoved says whether a member's status next differs, for its hub pod,
