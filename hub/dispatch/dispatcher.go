@@ -129,6 +129,9 @@ type Dispatcher struct {
 	// memberWrites is when Lead last wrote each job's member phases
 	// (deferMembers), by job name.
 	memberWrites sync.Map
+	// sliceWrites is when Lead last wrote each job's rendezvous
+	// EndpointSlices (deferSlices), by job name.
+	sliceWrites sync.Map
 	// held is the guard of the leadership Run holds (nil: none, Pass
 	// driven by hand): leadership.go.
 	held *store.Cond

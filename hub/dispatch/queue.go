@@ -77,6 +77,7 @@ func (d *Dispatcher) reconcileJob(ctx context.Context, job string) error {
 		d.setWake(job, time.Time{})
 		if s == nil && err == nil { // nothing left of the job here
 			d.memberWrites.Delete(job)
+			d.sliceWrites.Delete(job)
 			d.admit.done(job, 0, false)
 			return d.forget(ctx, job)
 		}

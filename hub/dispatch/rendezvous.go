@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -88,16 +89,26 @@ func (d *Dispatcher) syncRendezvous(ctx context.Context, s *scope) error {
 			byName[types.NamespacedName{Namespace: sl.Namespace, Name: sl.Name}] = sl
 		}
 	}
+	wants := make(map[string][]*discoveryv1.EndpointSlice, len(namespaces))
+	for _, ns := range namespaces {
+		wants[ns] = endpointSlices(j, ns, s.pods)
+	}
+	later := d.deferSlices(s, byName, wants)
 	var errs []error
+	wrote := false
 	for _, ns := range namespaces {
 		if err := d.applyService(ctx, j, ns, s.create && missingMembers(s)); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		for _, want := range endpointSlices(j, ns, s.pods) {
+		for _, want := range wants[ns] {
 			k := types.NamespacedName{Namespace: ns, Name: want.Name}
 			cur, ok := byName[k]
 			delete(byName, k)
+			if later || ok && sameSlice(cur, want) {
+				continue
+			}
+			wrote = true
 			if err := d.applySlice(ctx, cur, ok, want); err != nil {
 				errs = append(errs, fmt.Errorf("rendezvous endpoint slice %s: %w", k, err))
 			}
@@ -106,11 +117,108 @@ func (d *Dispatcher) syncRendezvous(ctx context.Context, s *scope) error {
 	for k := range byName { // the gang shrank below a slice, changed address family or left a cluster
 		errs = append(errs, d.deleteSlice(ctx, k.Namespace, k.Name))
 	}
+	if wrote && d.coalescing() {
+		d.sliceWrites.Store(j.Name, s.now)
+	}
 	errs = append(errs, d.dropServices(ctx, j.Name, namespaces))
 	if n := len(s.pods); n > 0 {
 		klog.FromContext(ctx).V(4).Info("Rendezvous synced", "members", n, "namespaces", len(namespaces))
 	}
 	return errors.Join(errs...)
+}
+
+// rendezvousEvery is how often, at most, Lead writes a job's rendezvous
+// EndpointSlices while its members only gain addresses (a gang starting,
+// its members' addresses arriving one after another): every write is the
+// whole slice, up to 1,000 endpoints, in the hub cluster and again in each
+// member cluster by its agent's mirror (a 256-member gang over two
+// clusters wrote its two hub slices 72 times). A change that drops or
+// moves an address (it may be another pod's next), that lists member 0
+// (MASTER_ADDR) or that lists the last member is written at once.
+const rendezvousEvery = 500 * time.Millisecond
+
+// deferSlices says whether the slices the pass would write (wants, by
+// namespace, against the cached have) wait: Lead runs, the job's slices
+// were written less than rendezvousEvery ago, and every change only adds
+// members other than member 0 without listing the last one. It then sets
+// the pass's wake for the reconcile that writes them.
+func (d *Dispatcher) deferSlices(s *scope, have map[types.NamespacedName]*discoveryv1.EndpointSlice,
+	wants map[string][]*discoveryv1.EndpointSlice) bool {
+	next, ok := d.writtenWithin(&d.sliceWrites, s, rendezvousEvery)
+	if !ok {
+		return false
+	}
+	master := v1alpha1.MemberHostname(s.name, 0)
+	gains, wanted := false, 0
+	for ns, ws := range wants {
+		listed := 0
+		for _, w := range ws {
+			cur, ok := have[types.NamespacedName{Namespace: ns, Name: w.Name}]
+			if !ok {
+				return false // a new slice
+			}
+			more, ok := onlyGains(cur, w, master)
+			if !ok {
+				return false
+			}
+			gains = gains || more
+			listed += len(w.Endpoints)
+		}
+		wanted += len(ws)
+		if listed >= len(s.res.Members) {
+			return false // the last member
+		}
+	}
+	if !gains || wanted != countIn(have, wants) {
+		return false // nothing to write, or a slice to delete
+	}
+	s.wakeAt(next)
+	return true
+}
+
+// countIn counts the slices of have in the namespaces of wants.
+func countIn(have map[types.NamespacedName]*discoveryv1.EndpointSlice, wants map[string][]*discoveryv1.EndpointSlice) int {
+	n := 0
+	for k := range have {
+		if _, ok := wants[k.Namespace]; ok {
+			n++
+		}
+	}
+	return n
+}
+
+// onlyGains says whether want is cur with endpoints added (more) and
+// nothing else changed, none of the added ones named master (ok).
+func onlyGains(cur, want *discoveryv1.EndpointSlice, master string) (more, ok bool) {
+	if cur.AddressType != want.AddressType || !equality.Semantic.DeepEqual(cur.Ports, want.Ports) ||
+		!equality.Semantic.DeepEqual(cur.Labels, want.Labels) || len(want.Endpoints) < len(cur.Endpoints) {
+		return false, false
+	}
+	had := make(map[string]discoveryv1.Endpoint, len(cur.Endpoints))
+	for _, e := range cur.Endpoints {
+		if e.Hostname == nil {
+			return false, false
+		}
+		had[*e.Hostname] = e
+	}
+	kept := 0
+	for _, e := range want.Endpoints {
+		if e.Hostname == nil {
+			return false, false
+		}
+		c, seen := had[*e.Hostname]
+		switch {
+		case !seen && *e.Hostname == master:
+			return false, false
+		case !seen:
+			more = true
+		case !equality.Semantic.DeepEqual(c, e):
+			return false, false
+		default:
+			kept++
+		}
+	}
+	return more, kept == len(cur.Endpoints)
 }
 
 // clusterNamespaces are the hub namespaces of the clusters that hold a

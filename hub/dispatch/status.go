@@ -4,6 +4,7 @@ package dispatch
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -75,21 +76,28 @@ const memberStatusEvery = 500 * time.Millisecond
 // were written less than memberStatusEvery ago. It then sets s.wake for the
 // reconcile that writes them. Pass, driven by hand, writes every change.
 func (d *Dispatcher) deferMembers(s *scope) bool {
-	if s.started || s.finished || !d.coalescing() {
+	if s.started || s.finished {
 		return false
 	}
-	v, ok := d.memberWrites.Load(s.name)
+	next, ok := d.writtenWithin(&d.memberWrites, s, memberStatusEvery)
+	if ok {
+		s.wakeAt(next)
+	}
+	return ok
+}
+
+// writtenWithin says whether Lead runs and wrote what written records for
+// s's job (by job name) less than every ago, and when every is over.
+func (d *Dispatcher) writtenWithin(written *sync.Map, s *scope, every time.Duration) (time.Time, bool) {
+	if !d.coalescing() {
+		return time.Time{}, false
+	}
+	v, ok := written.Load(s.name)
 	if !ok {
-		return false
+		return time.Time{}, false
 	}
-	next := v.(time.Time).Add(memberStatusEvery)
-	if !s.now.Before(next) {
-		return false
-	}
-	if s.wake.IsZero() || next.Before(s.wake) {
-		s.wake = next
-	}
-	return true
+	next := v.(time.Time).Add(every)
+	return next, s.now.Before(next)
 }
 
 // membersWritten records when job's member phases were written.
