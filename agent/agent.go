@@ -177,6 +177,7 @@ func (a *Agent) runNodes(ctx context.Context, g *errgroup.Group, keeper *hubclie
 	copies := deps.New(hub, v1alpha1.ClusterNamespace(a.cfg.Cluster), workload)
 	syncer.SetDependencies(copies)
 	gate.SetStopper(syncer)
+	gate.SetCreator(syncer) // prepared members are created at their commit
 	fenced := fence.New(a.cfg.FenceTimeout, syncer, nil)
 	// The hub's fence timeout as last told (kept with the credentials, so
 	// that an agent restarted inside a cut fences by it too), then from

@@ -48,9 +48,14 @@ func (g *Gate) podsOn(node string) ([]*corev1.Pod, error) {
 // prepared remembers a member this agent just prepared, until the cache
 // shows it prepared, so the next member on the same node counts its GPUs.
 func (g *Gate) prepared(p *corev1.Pod) {
-	node := p.Annotations[v1alpha1.AnnotationTargetNode]
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.rememberPrepared(p)
+}
+
+// rememberPrepared is prepared with g.mu held.
+func (g *Gate) rememberPrepared(p *corev1.Pod) {
+	node := p.Annotations[v1alpha1.AnnotationTargetNode]
 	if g.recent[node] == nil {
 		g.recent[node] = map[string]recentPod{}
 	}
@@ -92,8 +97,9 @@ func (g *Gate) shown(p *corev1.Pod, deleted bool) {
 }
 
 // unseen returns the members prepared here that target node and that the
-// cache does not hold (seen: those it does), and forgets every one of the
-// node's remembered not shown within recentUnseen.
+// cache does not hold (seen: those it does), the held ones included, and
+// forgets every one of the node's remembered not shown within
+// recentUnseen.
 func (g *Gate) unseen(node string, seen map[string]bool) []*corev1.Pod {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -107,7 +113,7 @@ func (g *Gate) unseen(node string, seen map[string]bool) []*corev1.Pod {
 			out = append(out, r.pod)
 		}
 	}
-	return out
+	return append(out, g.heldOn(node, seen)...)
 }
 
 // forgetRecent drops a remembered member; g.mu is held.

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -63,6 +64,12 @@ type Gate struct {
 	// not show yet, by member and epoch (lift.go).
 	liftCalls map[string]*liftCall
 	liftPrune int
+	// creator creates held members at their commit (nil: none are held);
+	// holds are the held members, creates the held members of committed
+	// epochs to create (hold.go).
+	creator Creator
+	holds   holds
+	creates workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	// recent are members prepared here that the cache may not show (yet)
 	// as prepared, by target node and "<namespace>/<name>" (cache.go).
 	recent map[string]map[string]recentPod
@@ -110,6 +117,7 @@ func New(c *cluster.Cache, opts ...Option) *Gate {
 	g := &Gate{cache: c, local: c.Client(), clock: clock.RealClock{}, epochs: map[string]int64{}, committed: map[string]int64{},
 		lifts:     workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[cache.ObjectName]()),
 		liftCalls: map[string]*liftCall{},
+		creates:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName]()),
 		recent:    map[string]map[string]recentPod{}, nodeLocks: map[string]*sync.Mutex{}, loaded: make(chan struct{}),
 		stopped: map[string]map[string]bool{}, watched: map[string]watchedDomain{},
 		stale: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())}
@@ -249,12 +257,19 @@ func (g *Gate) Commit(ctx context.Context, hub *corev1.Pod) error {
 			return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
 		}
 	}
-	lifted, err := g.lift(ctx, ns, hub.Name, hub.Annotations[v1alpha1.AnnotationEpoch], epoch)
-	if err != nil {
-		return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
-	}
-	if lifted {
-		g.watchDomain(hub, epoch)
+	if k := (types.NamespacedName{Namespace: hub.Namespace, Name: hub.Name}); g.isHeld(k) {
+		// Held at its prepare (never a compute-domain member): created now.
+		if err := g.createHeld(ctx, k); err != nil {
+			return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
+		}
+	} else {
+		lifted, err := g.lift(ctx, ns, hub.Name, hub.Annotations[v1alpha1.AnnotationEpoch], epoch)
+		if err != nil {
+			return fmt.Errorf("commit %s/%s: %w", hub.Namespace, hub.Name, err)
+		}
+		if lifted {
+			g.watchDomain(hub, epoch)
+		}
 	}
 	if _, domain, _ := v1alpha1.MemberComputeDomainOf(hub.Annotations); !domain {
 		g.commitSiblings(ns, job, hub.Labels[v1alpha1.LabelJob], epoch)
@@ -283,12 +298,17 @@ const siblingLifts = 16
 func (g *Gate) commitSiblings(ns, job, jobName string, epoch int64) {
 	g.mu.Lock()
 	first := g.committed[job] < epoch
+	var held []types.NamespacedName
 	if first {
 		g.committed[job] = epoch
+		held = g.heldOf(job, epoch)
 	}
 	g.mu.Unlock()
 	if !first {
 		return
+	}
+	for _, k := range held {
+		g.creates.Add(k)
 	}
 	pods, err := g.cache.PodsOfJob(ns, jobName)
 	if err != nil {

@@ -35,10 +35,16 @@ func (g *Gate) liftDue(p *corev1.Pod) bool {
 // runLifts lifts the gates the lift queue holds, siblingLifts at once,
 // until ctx ends.
 func (g *Gate) runLifts(ctx context.Context) {
+	runWorkers(siblingLifts, func() bool { return g.nextLift(ctx) })
+}
+
+// runWorkers runs next on n goroutines, each until next returns false, and
+// returns when all have.
+func runWorkers(n int, next func() bool) {
 	var wg sync.WaitGroup
-	for range siblingLifts {
+	for range n {
 		wg.Go(func() {
-			for g.nextLift(ctx) {
+			for next() {
 			}
 		})
 	}

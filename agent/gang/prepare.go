@@ -35,6 +35,7 @@ func (g *Gate) Run(ctx context.Context) error {
 	defer q.ShutDown()
 	defer g.stale.ShutDown()
 	defer g.lifts.ShutDown()
+	defer g.creates.ShutDown()
 	enqueue := func(o any) {
 		p, ok := o.(*corev1.Pod)
 		if !ok {
@@ -70,11 +71,12 @@ func (g *Gate) Run(ctx context.Context) error {
 	if !g.loadRetrying(ctx) {
 		return nil
 	}
-	go func() { <-ctx.Done(); q.ShutDown(); g.stale.ShutDown(); g.lifts.ShutDown() }()
+	go func() { <-ctx.Done(); q.ShutDown(); g.stale.ShutDown(); g.lifts.ShutDown(); g.creates.ShutDown() }()
 	var stale sync.WaitGroup
-	stale.Add(2)
+	stale.Add(3)
 	go func() { defer stale.Done(); g.runStale(ctx) }()
 	go func() { defer stale.Done(); g.runLifts(ctx) }()
+	go func() { defer stale.Done(); g.runCreates(ctx) }()
 	if g.domains != nil {
 		stale.Add(1)
 		go func() { defer stale.Done(); g.runDomains(ctx, time.Second) }()
@@ -146,27 +148,34 @@ func needsPrepare(p *corev1.Pod) bool {
 // for the Prepared condition: the member is reported Prepared with its
 // first status, and its prepare costs no write of the pod and no pass
 // through Run's queue (at a 256-member gang start, 256 status writes to
-// the workload clusters). The target node stays locked until done is
+// the workload clusters). With a Creator (SetCreator) such a member is
+// held (hold true): its pod is not created now but at its epoch's commit,
+// ungated (hold.go), and its GPUs count on its node from here; at a gang
+// start that saves the gate's lift, one more write per member in the
+// workload cluster, and keeps the members' creates off the clusters before
+// the commit. Members of a native-gang slice (their PodGroup gates them
+// together) and members whose epoch's commit reached the agent already
+// are not held. Otherwise the target node stays locked until done is
 // called, so that the next member on the node counts this one. Anything
 // else (a member of a compute domain, one that does not fit yet, a failed
 // read or record write) leaves the pod unmarked, and Run prepares it after
 // the create as before.
-func (g *Gate) PrepareCreate(ctx context.Context, hub, local *corev1.Pod) (done func(created *corev1.Pod)) {
+func (g *Gate) PrepareCreate(ctx context.Context, hub, local *corev1.Pod) (done func(created *corev1.Pod), hold bool) {
 	nothing := func(*corev1.Pod) {}
 	job, epoch, ok := member(local)
 	if !ok || !hasGate(local) || v1alpha1.PreparedCondition(local) != nil || !g.isLoaded() {
-		return nothing
+		return nothing, false
 	}
 	if _, domain := hub.Annotations[v1alpha1.AnnotationComputeDomain]; domain {
-		return nothing // prepareDomain makes the domain, owned by the created pods
+		return nothing, false // prepareDomain makes the domain, owned by the created pods
 	}
 	if g.current(job) != epoch {
-		return nothing
+		return nothing, false
 	}
 	if g.record != nil {
 		if err := g.record.save(ctx, g.local, job, epoch, g.clock.Now()); err != nil {
 			klog.FromContext(ctx).V(2).Info("Gang member prepared after its create", "pod", klog.KObj(local), "err", err)
-			return nothing
+			return nothing, false
 		}
 	}
 	unlock := func() {}
@@ -175,15 +184,19 @@ func (g *Gate) PrepareCreate(ctx context.Context, hub, local *corev1.Pod) (done 
 	}
 	if reason, _, err := g.fit(local); err != nil || reason != "" || g.current(job) != epoch {
 		unlock()
-		return nothing
+		return nothing, false
 	}
 	local.Annotations[v1alpha1.AnnotationPrepared] = string(corev1.ConditionTrue)
+	if _, _, slice := g.sliceGroup(hub, epoch); !slice && g.creator != nil && g.hold(hub, local, job, epoch) {
+		unlock() // counted on the node as held from here
+		return nothing, true
+	}
 	return func(created *corev1.Pod) {
 		defer unlock()
 		if created != nil && v1alpha1.PreparedCondition(created) != nil {
 			g.prepared(created)
 		}
-	}
+	}, false
 }
 
 // Prepare checks a gated member's fit and reports the Prepared condition.

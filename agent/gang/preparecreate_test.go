@@ -27,6 +27,17 @@ func mutated(t *testing.T, g *gang.Gate, hub *corev1.Pod) *corev1.Pod {
 	return lp
 }
 
+// prepareCreate is PrepareCreate with a create that made nothing, for a
+// gate without a Creator (nothing is held).
+func prepareCreate(t *testing.T, g *gang.Gate, hub, local *corev1.Pod) {
+	t.Helper()
+	done, hold := g.PrepareCreate(t.Context(), hub, local)
+	if hold {
+		t.Fatal("held by a gate without a creator")
+	}
+	done(nil)
+}
+
 func markedPrepared(p *corev1.Pod) bool {
 	return p.Annotations[v1alpha1.AnnotationPrepared] == string(corev1.ConditionTrue)
 }
@@ -45,7 +56,7 @@ func TestPrepareCreateMarksAFittingMember(t *testing.T) {
 	}
 	a := hubPod("a", "1", "") // 8 GPUs on the 8-GPU n1
 	la := mutated(t, g, a)
-	done := g.PrepareCreate(t.Context(), a, la)
+	done, _ := g.PrepareCreate(t.Context(), a, la)
 	if !markedPrepared(la) {
 		t.Fatal("a fitting member was not created prepared")
 	}
@@ -62,14 +73,14 @@ func TestPrepareCreateMarksAFittingMember(t *testing.T) {
 	b := hubPod("b", "1", "")
 	b.Labels[v1alpha1.LabelJob] = "other"
 	lb := mutated(t, g, b)
-	g.PrepareCreate(t.Context(), b, lb)(nil)
+	prepareCreate(t, g, b, lb)
 	if markedPrepared(lb) {
 		t.Fatal("a member was created prepared on GPUs a prepared member not yet in the cache holds")
 	}
 
 	clock.Step(time.Minute) // a's pod never showed up: deleted before the cache saw it
 	lb = mutated(t, g, b)
-	g.PrepareCreate(t.Context(), b, lb)(nil)
+	prepareCreate(t, g, b, lb)
 	if !markedPrepared(lb) {
 		t.Fatal("a member that never showed up still holds the node's GPUs")
 	}
@@ -82,10 +93,10 @@ func TestPrepareCreateHoldsTheNodeUntilCreated(t *testing.T) {
 	a, b := hubPod("a", "1", ""), hubPod("b", "1", "")
 	b.Labels[v1alpha1.LabelJob] = "other"
 	la, lb := mutated(t, g, a), mutated(t, g, b)
-	done := g.PrepareCreate(t.Context(), a, la)
+	done, _ := g.PrepareCreate(t.Context(), a, la)
 	returned := make(chan bool)
 	go func() {
-		g.PrepareCreate(t.Context(), b, lb)(nil)
+		prepareCreate(t, g, b, lb)
 		returned <- markedPrepared(lb)
 	}()
 	select {
@@ -117,7 +128,7 @@ func TestPrepareCreateLeavesTheRestToRun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			g, _ := newGate(t, gpuNode())
 			lp := mutated(t, g, hub)
-			g.PrepareCreate(t.Context(), hub, lp)(nil)
+			prepareCreate(t, g, hub, lp)
 			if markedPrepared(lp) {
 				t.Fatal("created prepared")
 			}
@@ -125,7 +136,7 @@ func TestPrepareCreateLeavesTheRestToRun(t *testing.T) {
 			next := hubPod("next", "1", "")
 			next.Labels[v1alpha1.LabelJob] = "next"
 			ln := mutated(t, g, next)
-			g.PrepareCreate(t.Context(), next, ln)(nil)
+			prepareCreate(t, g, next, ln)
 			if !markedPrepared(ln) {
 				t.Fatal("the next member on the node was not prepared")
 			}

@@ -26,8 +26,14 @@ type Gate interface {
 	// after the create (for a gang member: the fit check and
 	// v1alpha1.AnnotationPrepared). It may block on workload-cluster
 	// writes, bounded by ctx. done must be called once the create has
-	// returned, with the pod it made (nil when it made none).
-	PrepareCreate(ctx context.Context, hub, local *corev1.Pod) (done func(created *corev1.Pod))
+	// returned, with the pod it made (nil when it made none). hold says
+	// the pod is prepared and must not be created now: the syncer reports
+	// it Pending and Prepared, and creates it when the gate asks
+	// (Syncer.CreateHeld, at the commit).
+	PrepareCreate(ctx context.Context, hub, local *corev1.Pod) (done func(created *corev1.Pod), hold bool)
+	// Release says the hub pod is being deleted: a member held since
+	// PrepareCreate will not be created.
+	Release(hub *corev1.Pod)
 	// Commit sees every newer version of a tracked hub pod (for a gang
 	// member: the hub's commit, on which it lifts the gate). It may block on
 	// writes to the workload cluster, bounded by ctx.
@@ -39,6 +45,7 @@ type noGate struct{}
 
 func (noGate) Mutate(_, _ *corev1.Pod) error             { return nil }
 func (noGate) Commit(context.Context, *corev1.Pod) error { return nil }
-func (noGate) PrepareCreate(context.Context, *corev1.Pod, *corev1.Pod) func(*corev1.Pod) {
-	return func(*corev1.Pod) {}
+func (noGate) PrepareCreate(context.Context, *corev1.Pod, *corev1.Pod) (func(*corev1.Pod), bool) {
+	return func(*corev1.Pod) {}, false
 }
+func (noGate) Release(*corev1.Pod) {}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
@@ -79,22 +80,31 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	if refused, err := s.ensureDeps(ctx, vnode, hub, lp); refused || err != nil {
 		return err
 	}
-	pods := s.local.CoreV1().Pods(lk.Namespace)
-	done := s.gate.PrepareCreate(ctx, hub, lp)
-	created, err := pods.Create(ctx, lp, metav1.CreateOptions{})
+	done, hold := s.gate.PrepareCreate(ctx, hub, lp)
+	if hold && s.hasLocal(hub) { // an earlier agent run made it: adopted below
+		s.gate.Release(hub)
+		hold = false
+	}
+	if hold {
+		switch err := s.admitted(ctx, hub, lp); {
+		case apierrors.IsAlreadyExists(err): // made meanwhile: adopted below
+			s.gate.Release(hub)
+		case err != nil:
+			s.gate.Release(hub)
+			return fmt.Errorf("create local pod %s: %w", lk, err)
+		default:
+			s.hold(ctx, vnode, hub, lp, began)
+			return nil
+		}
+	}
+	created, err := s.createLocal(ctx, hub, lp)
 	if err == nil {
 		done(created)
 	} else {
 		done(nil)
 	}
-	if apierrors.IsAlreadyExists(err) {
-		created, err = pods.Get(ctx, lk.Name, metav1.GetOptions{})
-		if err == nil && created.Annotations[v1alpha1.AnnotationHubUID] != string(hub.UID) {
-			return errdefs.AsInvalidInput(fmt.Errorf("local pod %s exists and belongs to another hub pod", lk))
-		}
-	}
 	if err != nil {
-		return fmt.Errorf("create local pod %s: %w", lk, err)
+		return err
 	}
 	if hasDevices {
 		if err := s.ensureClaim(ctx, created, devices); err != nil {
@@ -105,6 +115,175 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 	metricCreated.Inc()
 	s.track(ctx, vnode, hub, created, began)
 	return nil
+}
+
+// createLocal creates local pod lp of hub, or returns the one of the same
+// name an earlier agent run made for it.
+func (s *Syncer) createLocal(ctx context.Context, hub, lp *corev1.Pod) (*corev1.Pod, error) {
+	pods := s.local.CoreV1().Pods(lp.Namespace)
+	created, err := pods.Create(ctx, lp, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		created, err = pods.Get(ctx, lp.Name, metav1.GetOptions{})
+		if err == nil && created.Annotations[v1alpha1.AnnotationHubUID] != string(hub.UID) {
+			return nil, errdefs.AsInvalidInput(fmt.Errorf("local pod %s/%s exists and belongs to another hub pod", lp.Namespace, lp.Name))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("create local pod %s/%s: %w", lp.Namespace, lp.Name, err)
+	}
+	return created, nil
+}
+
+// refused says whether a create failed for good: the request itself was
+// refused (rights, quota, admission, validation), not the API server's
+// answer lost or delayed.
+func refused(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) ||
+		apierrors.IsRequestEntityTooLargeError(err) || errdefs.IsInvalidInput(err)
+}
+
+// refuseHeld reports held member k (entry e), whose create the workload
+// cluster refused after the commit, Failed with the refusal, and never
+// creates it: the hub restarts or ends the gang as for any member that
+// failed.
+func (s *Syncer) refuseHeld(ctx context.Context, k types.NamespacedName, e *entry, err error) {
+	msg := fmt.Sprintf("the workload cluster refused the member's pod at its create after the commit: %v", err)
+	s.mu.Lock()
+	if s.pods[k] != e || e.deleting || e.lost {
+		s.mu.Unlock()
+		return
+	}
+	e.pending, e.lost = nil, true
+	s.lost[e.hub.UID] = true
+	e.status = failedStatus(e.status, v1alpha1.ReasonLocalCreateRefused, msg)
+	view := e.show()
+	s.mu.Unlock()
+	klog.FromContext(ctx).Info("Held member refused at its create", append(podKeys(view), "err", err)...)
+	if s.recorder != nil {
+		s.recorder.Event(view, corev1.EventTypeWarning, v1alpha1.ReasonLocalCreateRefused, msg)
+	}
+	metricFailed.WithLabelValues(v1alpha1.ReasonLocalCreateRefused).Inc()
+	s.sendShown(e)
+}
+
+// maxAdmitted bounds the admissions remembered (Syncer.admits): past it
+// they are forgotten, and the next member of each job is dry-run again.
+const maxAdmitted = 4096
+
+// admitted asks the workload cluster, by a server-side dry-run create of
+// the first member of each job's epoch the agent holds in a namespace,
+// whether it would take the member's pod: its rights there (RBAC), the
+// namespace's pod security and the cluster's admission webhooks refuse a
+// held member now, before the hub can commit, as they refused the create
+// of a gated member. A ResourceQuota counts only the pods created, so a
+// quota the whole gang would exceed refuses members only at their create,
+// after the commit (Syncer.CreateHeld).
+func (s *Syncer) admitted(ctx context.Context, hub, lp *corev1.Pod) error {
+	k := lp.Namespace + "/" + hub.Labels[v1alpha1.LabelJob] + "/" + hub.Annotations[v1alpha1.AnnotationEpoch]
+	s.mu.Lock()
+	ok := s.admits[k]
+	s.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if _, err := s.local.CoreV1().Pods(lp.Namespace).Create(ctx, lp, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.admits) >= maxAdmitted {
+		clear(s.admits)
+	}
+	s.admits[k] = true
+	return nil
+}
+
+// hold records a hub pod whose member the gate holds: prepared, its local
+// pod lp created only at the commit (CreateHeld). The hub pod is reported
+// Pending and Prepared meanwhile.
+func (s *Syncer) hold(ctx context.Context, vnode string, hub, lp *corev1.Pod, began time.Time) {
+	st := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: v1alpha1.PodConditionPrepared,
+		Status: corev1.ConditionTrue, Reason: v1alpha1.ReasonFits, LastTransitionTime: metav1.Now()}}}
+	k := key(hub.Namespace, hub.Name)
+	s.mu.Lock()
+	e := &entry{vnode: vnode, hub: hub.DeepCopy(), status: st, shown: *hub.Status.DeepCopy(), pending: lp,
+		trace: memberTrace{created: began}}
+	if old := s.pods[k]; old != nil && old.hub.UID == hub.UID {
+		e.trace = old.trace
+		keepPrepared(&e.status, &old.status)
+	}
+	keepPrepared(&e.status, &e.shown)
+	e.traceStatus(ctx, time.Now())
+	s.pods[k] = e
+	if !hubMoved(&e.shown, &e.status) {
+		s.mu.Unlock()
+		return
+	}
+	e.show()
+	s.mu.Unlock()
+	klog.FromContext(ctx).V(2).Info("Member prepared; its local pod is created at the commit", append(podKeys(hub), "virtualNode", vnode)...)
+	s.sendShown(e)
+}
+
+// CreateHeld creates, ungated, the local pod of a hub pod the gate held
+// (agent/gang.Creator: its epoch is committed) and returns it; nil when
+// the hub pod is no longer held (deleted, lost, or created already). A
+// pod created while its hub pod's deletion began is deleted again.
+func (s *Syncer) CreateHeld(ctx context.Context, hubNamespace, hubName string) (*corev1.Pod, error) {
+	k := key(hubNamespace, hubName)
+	s.mu.Lock()
+	e := s.pods[k]
+	if e == nil || e.pending == nil || e.deleting || e.lost {
+		s.mu.Unlock()
+		return nil, nil
+	}
+	lp, hub, vnode := e.pending.DeepCopy(), e.hub.DeepCopy(), e.vnode
+	s.mu.Unlock()
+	if s.allowed != nil { // the fence, as for any new member
+		if err := s.allowed(); err != nil {
+			return nil, fmt.Errorf("create local pod %s/%s: %w", lp.Namespace, lp.Name, err)
+		}
+	}
+	began := time.Now()
+	lp.Spec.SchedulingGates = slices.DeleteFunc(lp.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool {
+		return g.Name == v1alpha1.SchedulingGate
+	})
+	if len(lp.Spec.SchedulingGates) == 0 {
+		lp.Spec.SchedulingGates = nil
+	}
+	created, err := s.createLocal(ctx, hub, lp)
+	if refused(err) {
+		s.refuseHeld(ctx, k, e, err)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	gone := s.pods[k] != e || e.deleting || e.lost
+	if !gone {
+		e.pending = nil
+		hub = e.hub.DeepCopy()
+	}
+	s.mu.Unlock()
+	if gone {
+		uid := created.UID
+		err := s.local.CoreV1().Pods(created.Namespace).Delete(ctx, created.Name,
+			metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("delete local pod %s/%s of a hub pod deleted meanwhile: %w", created.Namespace, created.Name, err)
+		}
+		return nil, nil
+	}
+	if devices, ok, err := memberDevices(hub); err == nil && ok {
+		if err := s.ensureClaim(ctx, created, devices); err != nil {
+			return nil, err
+		}
+	}
+	klog.FromContext(ctx).V(2).Info("Local pod created at the commit", append(podKeys(hub), "local", klog.KObj(created), "virtualNode", vnode)...)
+	metricCreated.Inc()
+	s.track(ctx, vnode, hub, created, began)
+	return created, nil
 }
 
 // track records a hub pod and pushes the local pod's current status; began
@@ -122,8 +301,12 @@ func (s *Syncer) track(ctx context.Context, vnode string, hub, local *corev1.Pod
 	e := &entry{vnode: vnode, hub: hub.DeepCopy(), status: localStatus(local), shown: *hub.Status.DeepCopy(),
 		trace: memberTrace{created: began}}
 	if old := s.pods[key(hub.Namespace, hub.Name)]; old != nil && old.hub.UID == hub.UID {
-		e.trace = old.trace
+		// What the agent sent last (a held member's Prepared), which the
+		// hub pod read may not show yet.
+		e.trace, e.shown = old.trace, old.shown
+		keepPrepared(&e.status, &old.status)
 	}
+	keepPrepared(&e.status, &e.shown)
 	e.traceStatus(ctx, time.Now())
 	s.pods[key(hub.Namespace, hub.Name)] = e
 	if !hubMoved(&e.shown, &e.status) {
@@ -177,7 +360,9 @@ func (s *Syncer) DeletePod(ctx context.Context, hub *corev1.Pod) error {
 	}
 	e.deleting = true
 	lost := e.lost
+	e.pending = nil
 	s.mu.Unlock()
+	s.gate.Release(hub)
 	if s.deps != nil {
 		s.deps.Release(hub)
 	}

@@ -86,6 +86,29 @@ func localStatus(lp *corev1.Pod) corev1.PodStatus {
 	return st
 }
 
+// keepPrepared gives next's Prepared condition the transition time of
+// prev's when both say the same: a member held at its prepare is reported
+// Prepared before its local pod exists, and the condition its pod stands
+// for once created (v1alpha1.PreparedCondition, dated at the create) must
+// not move the hub pod again for its time alone.
+func keepPrepared(next, prev *corev1.PodStatus) {
+	var was *corev1.PodCondition
+	for i := range prev.Conditions {
+		if prev.Conditions[i].Type == v1alpha1.PodConditionPrepared {
+			was = &prev.Conditions[i]
+		}
+	}
+	if was == nil {
+		return
+	}
+	for i := range next.Conditions {
+		c := &next.Conditions[i]
+		if c.Type == v1alpha1.PodConditionPrepared && c.Status == was.Status && c.Reason == was.Reason && c.Message == was.Message {
+			c.LastTransitionTime = was.LastTransitionTime
+		}
+	}
+}
+
 // hasCondition says whether cs holds a condition of type t.
 func hasCondition(cs []corev1.PodCondition, t corev1.PodConditionType) bool {
 	for _, c := range cs {
@@ -109,6 +132,12 @@ func hasCondition(cs []corev1.PodCondition, t corev1.PodConditionType) bool {
 func hubMoved(shown, next *corev1.PodStatus) bool {
 	a, b := *shown, *next
 	a.Conditions, b.Conditions = hubConditions(a.Conditions), hubConditions(b.Conditions)
+	if a.QOSClass == "" || b.QOSClass == "" {
+		// A held member's status is reported before its local pod exists
+		// (the API server sets the class at the create): the next change
+		// that matters carries it.
+		a.QOSClass, b.QOSClass = "", ""
+	}
 	dropLocalClaims(&a)
 	dropLocalClaims(&b)
 	return !equality.Semantic.DeepEqual(a, b)

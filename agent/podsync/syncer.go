@@ -35,8 +35,12 @@ type entry struct {
 	shown corev1.PodStatus
 	// held, while set, writes the start progress the hub pod does not show
 	// yet when it fires (startHold); any status sent stops it.
-	held  *held
-	trace memberTrace
+	held *held
+	// pending is the local pod of a member the gate holds (prepared, to
+	// be created at its commit: CreateHeld); nil once created, or for a
+	// pod created at once.
+	pending *corev1.Pod
+	trace   memberTrace
 	// view is the hub view show returned last, the seq-th; sendShown hands
 	// it on (sendMu held; sentSeq: the last one handed on).
 	view    *corev1.Pod
@@ -63,6 +67,9 @@ type Syncer struct {
 	lost    map[types.UID]bool
 	notify  map[string]func(*corev1.Pod)
 	nsReady map[string]nsState
+	// admits are the jobs' epochs whose members the workload cluster
+	// admitted (admitted), by "<namespace>/<job>/<epoch>".
+	admits map[string]bool
 	// self is the agent's RBAC subject in the workload cluster
 	// (SetMemberSubject).
 	self   *rbacv1.Subject
@@ -81,7 +88,7 @@ func New(c *cluster.Cache, localCfg *rest.Config, gate Gate, recorder record.Eve
 	}
 	return &Syncer{cache: c, local: c.Client(), localCfg: localCfg, gate: gate, recorder: recorder,
 		pods: map[types.NamespacedName]*entry{}, lost: map[types.UID]bool{}, notify: map[string]func(*corev1.Pod){},
-		nsReady: map[string]nsState{}, synced: make(chan struct{}), startHold: startHold}
+		nsReady: map[string]nsState{}, admits: map[string]bool{}, synced: make(chan struct{}), startHold: startHold}
 }
 
 // SetRecorder sets the recorder of events on hub pods (call before Run; the
@@ -206,6 +213,7 @@ func (s *Syncer) localChanged(ctx context.Context, o any) {
 		return
 	}
 	st := localStatus(lp)
+	keepPrepared(&st, &e.status)
 	if equality.Semantic.DeepEqual(e.status, st) {
 		// Its spec or metadata changed (the gate lifted, an annotation).
 		s.mu.Unlock()

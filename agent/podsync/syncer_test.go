@@ -45,13 +45,19 @@ func (n *notes) wait(t *testing.T, ok func(*corev1.Pod) bool) *corev1.Pod {
 
 func startSyncer(t *testing.T) (*Syncer, *fake.Clientset, *notes, *record.FakeRecorder) {
 	t.Helper()
-	cs := fake.NewClientset()
+	return startSyncerWith(t, fake.NewClientset(), nil)
+}
+
+// startSyncerWith starts a Syncer with gate (nil: none) on the fake
+// cluster cs.
+func startSyncerWith(t *testing.T, cs *fake.Clientset, gate Gate) (*Syncer, *fake.Clientset, *notes, *record.FakeRecorder) {
+	t.Helper()
 	c, err := cluster.New(cs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec := record.NewFakeRecorder(10)
-	s := New(c, nil, nil, rec)
+	s := New(c, nil, gate, rec)
 	n := &notes{}
 	s.Notify("v1", n.add)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -269,6 +269,11 @@ const (
 	// a compute-domain gang that cannot get one: its cluster does not serve
 	// ComputeDomains, or its target node has no NVLink clique.
 	ReasonNoComputeDomain = "NoComputeDomain"
+	// ReasonLocalCreateRefused: the workload cluster refused the local pod
+	// of a member held since its prepare when the agent created it at the
+	// commit (a ResourceQuota the gang exceeds, an admission webhook); the
+	// member is reported failed and not created again.
+	ReasonLocalCreateRefused = "LocalCreateRefused"
 )
 
 // virtualNodePrefix is the name prefix of every virtual node.

@@ -194,13 +194,11 @@ func waitNoPods(t *testing.T, cs kubernetes.Interface, ns, job string) {
 	})
 }
 
+// prepared says whether a local pod is prepared: by its status condition,
+// or created prepared (v1alpha1.PreparedCondition).
 func prepared(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == v1alpha1.PodConditionPrepared {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	c := v1alpha1.PreparedCondition(p)
+	return c != nil && c.Status == corev1.ConditionTrue
 }
 
 func scheduledMessage(p *corev1.Pod) string {
