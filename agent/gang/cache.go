@@ -37,7 +37,13 @@ func (g *Gate) podsOn(node string) ([]*corev1.Pod, error) {
 	if err != nil {
 		return nil, err
 	}
-	seen := make(map[string]bool, len(members))
+	// Every pod the cache holds for the node, bound ones included: a
+	// member created at its commit is often bound before its create has
+	// returned here, and must not be counted again from memory.
+	seen := make(map[string]bool, len(out)+len(members))
+	for _, p := range out {
+		seen[p.Namespace+"/"+p.Name] = true
+	}
 	for _, p := range members {
 		seen[p.Namespace+"/"+p.Name] = true
 		out = append(out, g.fresher(p))
@@ -53,8 +59,13 @@ func (g *Gate) prepared(p *corev1.Pod) {
 	g.rememberPrepared(p)
 }
 
-// rememberPrepared is prepared with g.mu held.
+// rememberPrepared is prepared with g.mu held. A pod the cache shows
+// already is not remembered: its event, which forgets it (shown), came
+// before.
 func (g *Gate) rememberPrepared(p *corev1.Pod) {
+	if c, err := g.cache.Pods().Pods(p.Namespace).Get(p.Name); err == nil && c.UID == p.UID && v1alpha1.PreparedCondition(c) != nil {
+		return
+	}
 	node := p.Annotations[v1alpha1.AnnotationTargetNode]
 	if g.recent[node] == nil {
 		g.recent[node] = map[string]recentPod{}

@@ -143,3 +143,41 @@ func TestPrepareCreateLeavesTheRestToRun(t *testing.T) {
 		})
 	}
 }
+
+// TestPreparedMemberBoundCountsOnce: a member created prepared that the
+// cache shows bound already (the create's answer came after the cache's
+// event) counts once on its node, as a bound pod, not again from memory.
+func TestPreparedMemberBoundCountsOnce(t *testing.T) {
+	local := fake.NewClientset(gpuNode())
+	c := syncedCache(t, local)
+	g := gang.New(c) // Run not started: no cache event forgets a
+	if err := g.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	half := func(p *corev1.Pod) *corev1.Pod {
+		p.Spec.Containers[0].Resources = limits(map[string]int64{"nvidia.com/gpu": 4})
+		return p
+	}
+	a := half(hubPod("a", "1", ""))
+	la := mutated(t, g, a)
+	done, _ := g.PrepareCreate(t.Context(), a, la)
+	if !markedPrepared(la) {
+		t.Fatal("a not prepared")
+	}
+	created := la.DeepCopy()
+	created.UID = "uid-a"
+	done(created) // remembered: the cache does not show it yet
+	bound := created.DeepCopy()
+	bound.Spec.NodeName, bound.Spec.SchedulingGates = "n1", nil
+	if _, err := local.CoreV1().Pods("ns").Create(t.Context(), bound, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitCached(t, c, "ns", "a")
+	b := half(hubPod("b", "1", ""))
+	b.Labels[v1alpha1.LabelJob] = "other"
+	lb := mutated(t, g, b)
+	prepareCreate(t, g, b, lb)
+	if !markedPrepared(lb) {
+		t.Fatal("4 free GPUs refused: the bound member counted twice")
+	}
+}
