@@ -63,10 +63,13 @@ func (g *Gate) prepared(p *corev1.Pod) {
 // already is not remembered: its event, which forgets it (shown), came
 // before.
 func (g *Gate) rememberPrepared(p *corev1.Pod) {
+	node := p.Annotations[v1alpha1.AnnotationTargetNode]
+	if node == "" {
+		return // holds no node's GPUs: nothing to count
+	}
 	if c, err := g.cache.Pods().Pods(p.Namespace).Get(p.Name); err == nil && c.UID == p.UID && v1alpha1.PreparedCondition(c) != nil {
 		return
 	}
-	node := p.Annotations[v1alpha1.AnnotationTargetNode]
 	if g.recent[node] == nil {
 		g.recent[node] = map[string]recentPod{}
 	}
@@ -98,6 +101,9 @@ func (g *Gate) fresher(p *corev1.Pod) *corev1.Pod {
 // members need.
 func (g *Gate) shown(p *corev1.Pod, deleted bool) {
 	node := p.Annotations[v1alpha1.AnnotationTargetNode]
+	if node == "" {
+		return // no member of a node: never remembered (every pod of the cluster comes here)
+	}
 	k := p.Namespace + "/" + p.Name
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -98,11 +98,7 @@ func (s *Syncer) CreatePod(ctx context.Context, vnode string, hub *corev1.Pod) e
 		}
 	}
 	created, err := s.createLocal(ctx, hub, lp)
-	if err == nil {
-		done(created)
-	} else {
-		done(nil)
-	}
+	done(created) // nil when it made none
 	if err != nil {
 		return err
 	}
