@@ -11,7 +11,8 @@
 // on its target node (every GPU and MIG resource it asks for free there, by
 // the request rule of federation/inventory, counting the other prepared
 // members that target it) and, when it does, holds it: the pod syncer
-// reports it Prepared and creates its local pod only at the commit
+// reports it Prepared (with the other held members of its epoch, on one
+// hub pod: v1alpha1.PodConditionPreparedMembers) and creates its local pod only at the commit
 // (hold.go), or, for a member whose commit came already or of a
 // native-gang slice, creates it prepared (v1alpha1.AnnotationPrepared,
 // which stands for the Prepared condition, v1alpha1.PreparedCondition).

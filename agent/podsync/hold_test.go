@@ -5,6 +5,8 @@ package podsync
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -192,4 +195,80 @@ func TestHeldMemberRefusals(t *testing.T) {
 			t.Fatalf("a refused member asked again: %v, %v", created, err)
 		}
 	})
+}
+
+// TestHeldMembersReportedOnOneHubPod: the held members of one job epoch
+// are reported Prepared by the report on one of their hub pods (the
+// carrier, the first held), rewritten as members join; the other hub pods
+// are written neither then nor at their create after the commit, and each
+// shows its own Prepared condition with its first status that matters
+// (Running), the carrier's report dropped.
+func TestHeldMembersReportedOnOneHubPod(t *testing.T) {
+	s, cs, n, _ := startHoldingSyncer(t)
+	ctx := t.Context()
+	member := func(i int) *corev1.Pod {
+		p := hubPod(nil)
+		p.Name, p.UID = fmt.Sprintf("j-e1-%d", i), types.UID(fmt.Sprintf("uid-%d", i))
+		p.Labels[v1alpha1.LabelJob], p.Labels[v1alpha1.LabelEpoch], p.Labels[v1alpha1.LabelMember] = "j", "1", strconv.Itoa(i)
+		p.Spec.NodeName = "v1"
+		return p
+	}
+	hubs := map[int]*corev1.Pod{}
+	for _, i := range []int{2, 0, 1} {
+		hubs[i] = member(i)
+		if err := s.CreatePod(ctx, "v1", hubs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.wait(t, func(p *corev1.Pod) bool { return p.Name == "j-e1-2" && v1alpha1.PreparedMembersReport(p) == "0-2" })
+	onlyCarrier := func(when string) {
+		t.Helper()
+		n.mu.Lock()
+		defer n.mu.Unlock()
+		for _, p := range n.pods {
+			if p.Name != "j-e1-2" || !prepared(p) || p.Status.Phase != corev1.PodPending {
+				t.Fatalf("%s: status of %s sent (%s, prepared %v), want only the carrier's", when, p.Name, p.Status.Phase, prepared(p))
+			}
+		}
+		if len(n.pods) > 3 {
+			t.Fatalf("%s: %d statuses sent for three members, want at most one per member held", when, len(n.pods))
+		}
+	}
+	onlyCarrier("held")
+	for i := range 3 {
+		if created, err := s.CreateHeld(ctx, hubNS, hubs[i].Name); err != nil || created == nil {
+			t.Fatalf("CreateHeld %d: %v, %v", i, created, err)
+		}
+	}
+	local := map[int]*corev1.Pod{}
+	for deadline := time.Now().Add(5 * time.Second); len(local) < 3; time.Sleep(10 * time.Millisecond) {
+		for i, h := range hubs {
+			if lp, ok := s.LocalPodOf(h); ok {
+				local[i] = lp
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the cache never showed the created pods")
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // the handlers after the cache's
+	onlyCarrier("created")
+	for _, i := range []int{1, 2} {
+		lp := local[i].DeepCopy()
+		lp.Status.Phase = corev1.PodRunning
+		if _, err := cs.CoreV1().Pods(lp.Namespace).UpdateStatus(ctx, lp, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		name := hubs[i].Name
+		got := n.wait(t, func(p *corev1.Pod) bool { return p.Name == name && p.Status.Phase == corev1.PodRunning })
+		if !prepared(got) || v1alpha1.PreparedMembersReport(got) != "" {
+			t.Fatalf("%s running: prepared %v, report %q; want its own Prepared and no report", name, prepared(got), v1alpha1.PreparedMembersReport(got))
+		}
+	}
+	s.mu.Lock()
+	left := len(s.reports)
+	s.mu.Unlock()
+	if left != 0 {
+		t.Fatalf("%d reports kept after every member was created", left)
+	}
 }

@@ -150,6 +150,7 @@ func (s *Syncer) refuseHeld(ctx context.Context, k types.NamespacedName, e *entr
 		return
 	}
 	e.pending, e.lost = nil, true
+	s.leaveReport(e)
 	s.lost[e.hub.UID] = true
 	e.status = failedStatus(e.status, v1alpha1.ReasonLocalCreateRefused, msg)
 	view := e.show()
@@ -195,8 +196,10 @@ func (s *Syncer) admitted(ctx context.Context, hub, lp *corev1.Pod) error {
 }
 
 // hold records a hub pod whose member the gate holds: prepared, its local
-// pod lp created only at the commit (CreateHeld). The hub pod is reported
-// Pending and Prepared meanwhile.
+// pod lp created only at the commit (CreateHeld). The member is reported
+// Prepared meanwhile by its epoch's report (joinReport), on the hub pod of
+// one held member of the epoch in this cluster; its own hub pod stays
+// Pending until its local pod's status moves it.
 func (s *Syncer) hold(ctx context.Context, vnode string, hub, lp *corev1.Pod, began time.Time) {
 	st := corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: v1alpha1.PodConditionPrepared,
 		Status: corev1.ConditionTrue, Reason: v1alpha1.ReasonFits, LastTransitionTime: metav1.Now()}}}
@@ -211,14 +214,12 @@ func (s *Syncer) hold(ctx context.Context, vnode string, hub, lp *corev1.Pod, be
 	keepPrepared(&e.status, &e.shown)
 	e.traceStatus(ctx, time.Now())
 	s.pods[k] = e
-	if !hubMoved(&e.shown, &e.status) {
-		s.mu.Unlock()
-		return
-	}
-	e.show()
+	send := s.joinReport(k, e)
 	s.mu.Unlock()
 	klog.FromContext(ctx).V(2).Info("Member prepared; its local pod is created at the commit", append(podKeys(hub), "virtualNode", vnode)...)
-	s.sendShown(e)
+	if send != nil {
+		s.sendShown(send)
+	}
 }
 
 // CreateHeld creates, ungated, the local pod of a hub pod the gate held
@@ -259,6 +260,7 @@ func (s *Syncer) CreateHeld(ctx context.Context, hubNamespace, hubName string) (
 	gone := s.pods[k] != e || e.deleting || e.lost
 	if !gone {
 		e.pending = nil
+		s.leaveReport(e)
 		hub = e.hub.DeepCopy()
 	}
 	s.mu.Unlock()
@@ -356,7 +358,10 @@ func (s *Syncer) DeletePod(ctx context.Context, hub *corev1.Pod) error {
 	}
 	e.deleting = true
 	lost := e.lost
-	e.pending = nil
+	if e.pending != nil {
+		e.pending = nil
+		s.leaveReport(e)
+	}
 	s.mu.Unlock()
 	s.gate.Release(hub)
 	if s.deps != nil {

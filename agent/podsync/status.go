@@ -121,7 +121,9 @@ func hasCondition(cs []corev1.PodCondition, t corev1.PodConditionType) bool {
 
 // hubMoved says whether a member's status next differs, for its hub pod,
 // from shown (the status the hub pod shows) in more than the local
-// scheduler's progress: its PodScheduled condition while the pod is gated
+// scheduler's progress and the report of held members the pod may carry
+// (joinReport, which writes it; the hub reads it only before the commit,
+// and the next status written drops it): its PodScheduled condition while the pod is gated
 // (SchedulingGated) and once it is bound (True). Neither is acted on by
 // the hub, and writing them was about two of a member's 4.4 status writes
 // to the hub cluster at a gang start (docs/scheduling.md, "Session 24");
@@ -148,7 +150,8 @@ func hubMoved(shown, next *corev1.PodStatus) bool {
 func hubConditions(cs []corev1.PodCondition) []corev1.PodCondition {
 	out := make([]corev1.PodCondition, 0, len(cs))
 	for _, c := range cs {
-		if c.Type == corev1.PodScheduled && (c.Status == corev1.ConditionTrue || c.Reason == corev1.PodReasonSchedulingGated) {
+		if c.Type == corev1.PodScheduled && (c.Status == corev1.ConditionTrue || c.Reason == corev1.PodReasonSchedulingGated) ||
+			c.Type == v1alpha1.PodConditionPreparedMembers {
 			continue
 		}
 		out = append(out, c)
@@ -199,7 +202,8 @@ func startView(st *corev1.PodStatus) corev1.PodStatus {
 	v.Conditions = nil
 	for _, c := range st.Conditions {
 		switch c.Type {
-		case corev1.PodInitialized, corev1.PodReadyToStartContainers, corev1.ContainersReady, corev1.PodReady:
+		case corev1.PodInitialized, corev1.PodReadyToStartContainers, corev1.ContainersReady, corev1.PodReady,
+			v1alpha1.PodConditionPreparedMembers:
 			continue
 		case corev1.PodScheduled:
 			if c.Status == corev1.ConditionTrue || c.Reason == corev1.PodReasonSchedulingGated {

@@ -70,6 +70,8 @@ type Syncer struct {
 	// admits are the jobs' epochs whose members the workload cluster
 	// admitted (admitted), by "<namespace>/<job>/<epoch>".
 	admits map[string]bool
+	// reports are the reports of held members, by job epoch (report.go).
+	reports map[reportKey]*report
 	// self is the agent's RBAC subject in the workload cluster
 	// (SetMemberSubject).
 	self   *rbacv1.Subject
@@ -88,7 +90,7 @@ func New(c *cluster.Cache, localCfg *rest.Config, gate Gate, recorder record.Eve
 	}
 	return &Syncer{cache: c, local: c.Client(), localCfg: localCfg, gate: gate, recorder: recorder,
 		pods: map[types.NamespacedName]*entry{}, lost: map[types.UID]bool{}, notify: map[string]func(*corev1.Pod){},
-		nsReady: map[string]nsState{}, admits: map[string]bool{}, synced: make(chan struct{}), startHold: startHold}
+		nsReady: map[string]nsState{}, admits: map[string]bool{}, reports: map[reportKey]*report{}, synced: make(chan struct{}), startHold: startHold}
 }
 
 // SetRecorder sets the recorder of events on hub pods (call before Run; the

@@ -3,6 +3,7 @@
 package v1alpha1_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -38,5 +39,36 @@ func TestPreparedCondition(t *testing.T) {
 	other.Annotations[v1alpha1.AnnotationPrepared] = "False"
 	if c := v1alpha1.PreparedCondition(other); c != nil {
 		t.Fatalf("an annotation other than True: %+v", c)
+	}
+}
+
+// TestFormatAndParseMembers: indices in any order, repeated, come back
+// sorted and once, as ranges; malformed reports are refused.
+func TestFormatAndParseMembers(t *testing.T) {
+	for _, tc := range []struct {
+		in   []int32
+		want string
+	}{
+		{nil, ""},
+		{[]int32{0}, "0"},
+		{[]int32{3, 1, 2, 2, 0, 7, 9, 8, 5}, "0-3,5,7-9"},
+		{[]int32{255, 0, 1, 128, 129, 130}, "0-1,128-130,255"},
+	} {
+		got := v1alpha1.FormatMembers(tc.in)
+		if got != tc.want {
+			t.Fatalf("FormatMembers(%v) = %q, want %q", tc.in, got, tc.want)
+		}
+		var back []int32
+		if err := v1alpha1.ParseMembers(got, 1000, func(i int32) { back = append(back, i) }); err != nil {
+			t.Fatal(err)
+		}
+		if v1alpha1.FormatMembers(back) != tc.want || len(back) != len(slices.Compact(slices.Sorted(slices.Values(tc.in)))) {
+			t.Fatalf("ParseMembers(%q) = %v", got, back)
+		}
+	}
+	for _, bad := range []string{"x", "1-", "-1", "3-1", "1,,2", "0-5000", "1.5", "99999999999"} {
+		if err := v1alpha1.ParseMembers(bad, 1000, func(int32) {}); err == nil {
+			t.Fatalf("ParseMembers(%q) accepted", bad)
+		}
 	}
 }

@@ -131,8 +131,10 @@ const SchedulingGate = Prefix + "gang"
 const TaintVirtual = Prefix + "virtual"
 
 // PodConditionPrepared is the pod condition the agent reports on a hub member
-// pod: True when the local pod exists behind its gate and fits, False with a
-// reason when it cannot.
+// pod: True when the member fits (its local pod behind its gate, or held
+// until the commit), False with a reason when it cannot. A held member is
+// reported first by its epoch's report (PodConditionPreparedMembers) and
+// shows this condition with its next status.
 const PodConditionPrepared = Prefix + "Prepared"
 
 // PodConditionNodeReclaimed is the pod condition the agent sets, True, on

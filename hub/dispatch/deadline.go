@@ -79,11 +79,12 @@ func notPrepared(s *scope) []lateMember {
 		byName[p.Name] = p
 	}
 	var out []lateMember
+	reported := reportedPrepared(s.pods)
 	for _, m := range s.res.Members {
 		p := byName[v1alpha1.MemberPodName(s.name, s.res.Epoch, m.Index)]
 		why := "no hub pod"
 		if p != nil {
-			if st, _ := stateOf(p); st != memberWaiting {
+			if st, _ := stateWith(p, reported); st != memberWaiting {
 				continue
 			}
 			why = schedulingReason(p)

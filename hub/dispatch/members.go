@@ -126,6 +126,47 @@ func stateOf(p *corev1.Pod) (memberState, string) {
 	return memberWaiting, ""
 }
 
+// reportedPrepared returns the names of the members that an agent's
+// report (v1alpha1.PodConditionPreparedMembers, on any hub pod of pods)
+// names as prepared: only members of the carrier's own cluster and epoch
+// count, so an agent cannot speak for another cluster's members. A
+// malformed report counts the members it named before the fault.
+func reportedPrepared(pods []*corev1.Pod) map[string]bool {
+	var out map[string]bool
+	var byName map[string]*corev1.Pod
+	for _, c := range pods {
+		msg := v1alpha1.PreparedMembersReport(c)
+		if msg == "" {
+			continue
+		}
+		if byName == nil {
+			byName, out = make(map[string]*corev1.Pod, len(pods)), map[string]bool{}
+			for _, p := range pods {
+				byName[p.Name] = p
+			}
+		}
+		job, cluster, epoch := c.Labels[v1alpha1.LabelJob], c.Labels[v1alpha1.LabelCluster], epochOf(c)
+		_ = v1alpha1.ParseMembers(msg, len(pods), func(i int32) {
+			name := v1alpha1.MemberPodName(job, epoch, i)
+			if p := byName[name]; p != nil && p.Labels[v1alpha1.LabelCluster] == cluster && epochOf(p) == epoch {
+				out[name] = true
+			}
+		})
+	}
+	return out
+}
+
+// stateWith is stateOf with the agents' reports (reportedPrepared): a
+// member a report names is Prepared unless its own hub pod says more (a
+// Prepared False, a phase).
+func stateWith(p *corev1.Pod, reported map[string]bool) (memberState, string) {
+	st, msg := stateOf(p)
+	if st == memberWaiting && reported[p.Name] {
+		return memberPrepared, ""
+	}
+	return st, msg
+}
+
 // epochOf returns the epoch label of a hub pod (0 when unparsable).
 func epochOf(p *corev1.Pod) int64 {
 	e, _ := strconv.ParseInt(p.Labels[v1alpha1.LabelEpoch], 10, 64)
@@ -136,8 +177,9 @@ func epochOf(p *corev1.Pod) int64 {
 func memberStatuses(s *scope) []v1alpha1.MemberStatus {
 	byName := map[string]memberState{}
 	pods := map[string]*corev1.Pod{}
+	reported := reportedPrepared(s.pods)
 	for _, p := range s.pods {
-		st, _ := stateOf(p)
+		st, _ := stateWith(p, reported)
 		byName[p.Name] = st
 		pods[p.Name] = p
 	}

@@ -335,8 +335,9 @@ func (d *Dispatcher) prepare(s *scope) bool {
 	}
 	s.create = true
 	var prepared int
+	reported := reportedPrepared(s.pods)
 	for _, p := range s.pods {
-		switch st, msg := stateOf(p); st {
+		switch st, msg := stateWith(p, reported); st {
 		case memberUnprepared, memberFailed:
 			d.abort(s, "PrepareFailed", msg)
 			return true

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 func etcdArgs(c *Cluster) []string {
@@ -22,7 +23,8 @@ func etcdArgs(c *Cluster) []string {
 }
 
 // apiserverArgs keeps kube-apiserver lean for small machines: no priority and
-// fairness, no profiling. The admission plugins that rely on a full control
+// fairness, no profiling (SHOAL_DEV_PROFILING=1 turns /debug/pprof on, to
+// profile a benchmark's API servers). The admission plugins that rely on a full control
 // plane are off: ServiceAccount (KWOK pods need no tokens; the hub cluster
 // has no controller making service accounts) and TaintNodesByCondition (its
 // not-ready taint would never be lifted). With saTokens (a cluster whose
@@ -48,7 +50,7 @@ func apiserverArgs(c *Cluster, pki string, saTokens bool) []string {
 		"--authorization-mode=Node,RBAC",
 		"--disable-admission-plugins=" + disabledAdmission(saTokens),
 		"--enable-priority-and-fairness=false",
-		"--profiling=false", "--allow-privileged=true",
+		"--profiling=" + strconv.FormatBool(os.Getenv("SHOAL_DEV_PROFILING") != ""), "--allow-privileged=true",
 		"--endpoint-reconciler-type=none",
 		"--max-requests-inflight=1000", "--max-mutating-requests-inflight=500",
 		"--v=0",

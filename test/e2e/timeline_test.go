@@ -7,9 +7,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -56,6 +58,12 @@ func (tl *timeline) watchPods(ctx context.Context, cs kubernetes.Interface, ns, 
 		if p, ok := o.(*corev1.Pod); ok {
 			for _, m := range milestones(p) {
 				tl.mark(side+" "+m, p.Name)
+			}
+			if side == "hub" { // the members an agent's report names prepared
+				epoch, _ := strconv.ParseInt(p.Labels[v1alpha1.LabelEpoch], 10, 64)
+				_ = v1alpha1.ParseMembers(v1alpha1.PreparedMembersReport(p), 1<<16, func(i int32) {
+					tl.mark("hub 2 prepared", v1alpha1.MemberPodName(job, epoch, i))
+				})
 			}
 		}
 	}
@@ -156,7 +164,10 @@ func (tl *timeline) report() string {
 // asserts only that the gang runs; set SHOAL_TIMELINE=1
 // (SHOAL_TIMELINE_MEMBERS=256: 256 members of one GPU instead of 64 of 4;
 // SHOAL_TIMELINE_CPUPROFILE=FILE: a CPU profile of the test binary, the
-// hub and the agents, over the three gangs).
+// hub and the agents, from each gang's submit until it runs, in
+// FILE-<gang>; SHOAL_TIMELINE_APIPROFILE=DIR: a 5 s CPU profile of each
+// API server from each gang's submit; the API servers serve profiles when
+// the fleet started with SHOAL_DEV_PROFILING=1).
 func TestGangTimeline(t *testing.T) {
 	skipShort(t)
 	if os.Getenv("SHOAL_TIMELINE") == "" {
@@ -168,17 +179,6 @@ func TestGangTimeline(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	if path := os.Getenv("SHOAL_TIMELINE_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() { _ = f.Close() }()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			t.Fatal(err)
-		}
-		defer pprof.StopCPUProfile()
-	}
 	for i := range 3 {
 		var err error
 		name := fmt.Sprintf("timeline-%d", i)
@@ -201,6 +201,8 @@ func TestGangTimeline(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		profiled := profileAPIServers(ctx, t, servers, name)
+		stopProfile := profileTestBinary(t, name)
 		cpuBefore := processCPU()
 		j := newJob(name, "bench", members, 256/members, func(j *v1alpha1.Job) { j.Spec.Placement.MaxClusters = 2 })
 		tl.start = time.Now()
@@ -215,6 +217,8 @@ func TestGangTimeline(t *testing.T) {
 			t.Fatal(err)
 		}
 		cpu := cpuSince(cpuBefore) // before the scrapes below, which take some
+		stopProfile()
+		profiled.Wait()
 		var writes []string
 		for n, cs := range servers {
 			after, err := writeRequests(ctx, cs)
@@ -234,6 +238,49 @@ func TestGangTimeline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// profileTestBinary starts a CPU profile of the test binary into
+// SHOAL_TIMELINE_CPUPROFILE-<gang> when that is set; the func returned
+// stops it.
+func profileTestBinary(t *testing.T, gang string) func() {
+	path := os.Getenv("SHOAL_TIMELINE_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path + "-" + gang)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}
+}
+
+// profileAPIServers writes a 5 s CPU profile of each API server, from
+// now, to SHOAL_TIMELINE_APIPROFILE/<gang>-<server>.pprof when that is set.
+func profileAPIServers(ctx context.Context, t *testing.T, servers map[string]kubernetes.Interface, gang string) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	dir := os.Getenv("SHOAL_TIMELINE_APIPROFILE")
+	if dir == "" {
+		return &wg
+	}
+	for n, cs := range servers {
+		wg.Go(func() {
+			b, err := cs.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").Param("seconds", "5").DoRaw(ctx)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(dir, gang+"-"+n+".pprof"), b, 0o644)
+			}
+			if err != nil {
+				t.Errorf("profile of %s: %v", n, err)
+			}
+		})
+	}
+	return &wg
 }
 
 // writeRequests returns an API server's count of mutating requests so far
