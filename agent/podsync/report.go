@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,11 +22,14 @@ type reportKey struct{ ns, job, epoch string }
 // (v1alpha1.PodConditionPreparedMembers): their hub pods by index, and the
 // member whose hub pod carries the report. Instead of a status write per
 // held member, the carrier's status is written with every member held so
-// far; virtual-kubelet writes the last status it was given for a pod, so
-// members held while a write is queued ride on one write.
+// far, reportWindow after the first member held since the last write;
+// virtual-kubelet writes the last status it was given for a pod, so
+// members held while a write is queued ride on it too.
 type report struct {
 	members map[int32]types.NamespacedName
 	carrier types.NamespacedName
+	// flushing is set while a flushReport is due.
+	flushing bool
 }
 
 // reportOf returns the report key of hub pod p and its member index; ok is
@@ -40,13 +44,20 @@ func reportOf(p *corev1.Pod) (rk reportKey, idx int32, ok bool) {
 	return reportKey{ns: p.Namespace, job: job, epoch: epoch}, int32(i), true
 }
 
+// reportWindow is how long a report waits, from the first member that
+// joins it unsent, for more members of the burst virtual-kubelet hands the
+// agent, so that one write names them all and the report is formatted
+// once per write, not once per member.
+const reportWindow = 5 * time.Millisecond
+
 // joinReport adds held member k (entry e, its status Pending and Prepared)
-// to its epoch's report and returns the entry whose hub pod must be
-// written for it: the report's carrier, which e becomes when the report
-// has none held; nil when nothing is to be written (the carrier shows the
-// same report already). A member that is not the carrier counts as shown
-// Prepared: the hub reads it from the report, and its own condition
-// reaches its hub pod with its next status. Called with s.mu held.
+// to its epoch's report and returns e when it is reported on its own hub
+// pod instead (it names no job, epoch or index) and that must be written;
+// nil otherwise. The report is written by flushReport, on the report's
+// carrier, reportWindow after the first member that joined it unsent. A
+// member that is not the carrier counts as shown Prepared: the hub reads
+// it from the report, and its own condition reaches its hub pod with its
+// next status. Called with s.mu held.
 func (s *Syncer) joinReport(k types.NamespacedName, e *entry) *entry {
 	rk, idx, ok := reportOf(e.hub)
 	if !ok {
@@ -62,20 +73,58 @@ func (s *Syncer) joinReport(k types.NamespacedName, e *entry) *entry {
 		s.reports[rk] = r
 	}
 	r.members[idx] = k
-	if c := s.pods[r.carrier]; c == nil || c.pending == nil || c.deleting || c.lost {
+	if !s.heldEntry(r.carrier) {
 		r.carrier = k
 	}
-	c := s.pods[r.carrier]
-	if c != e {
+	if r.carrier != k {
 		e.shown = *e.status.DeepCopy()
 	}
+	if !r.flushing {
+		r.flushing = true
+		time.AfterFunc(reportWindow, func() { s.flushReport(rk, r) })
+	}
+	return nil
+}
+
+// heldEntry says whether hub pod k is a member held now.
+func (s *Syncer) heldEntry(k types.NamespacedName) bool {
+	e := s.pods[k]
+	return e != nil && e.pending != nil && !e.deleting && !e.lost
+}
+
+// flushReport writes report r of rk on its carrier (another held member
+// of it when the carrier is no longer held), unless the carrier shows it
+// already or no member is held any more (the commit came).
+func (s *Syncer) flushReport(rk reportKey, r *report) {
+	s.mu.Lock()
+	r.flushing = false
+	if s.reports[rk] != r {
+		s.mu.Unlock()
+		return
+	}
+	if !s.heldEntry(r.carrier) {
+		r.carrier = types.NamespacedName{}
+		for _, k := range r.members {
+			if s.heldEntry(k) {
+				r.carrier = k
+				break
+			}
+		}
+		if r.carrier.Name == "" {
+			s.mu.Unlock()
+			return
+		}
+	}
+	c := s.pods[r.carrier]
 	msg := v1alpha1.FormatMembers(slices.Collect(maps.Keys(r.members)))
 	setReport(&c.status, msg)
 	if reportMessage(&c.shown) == msg && !hubMoved(&c.shown, &c.status) {
-		return nil
+		s.mu.Unlock()
+		return
 	}
 	c.show()
-	return c
+	s.mu.Unlock()
+	s.sendShown(c)
 }
 
 // leaveReport drops a member that is no longer held (created, refused,
