@@ -42,19 +42,10 @@ func TestStartDeadlineTearsDownWholeGang(t *testing.T) {
 	// A fresh name per run: a resubmitted name is the cancelled job (-count).
 	job := fmt.Sprintf("start-late-%d", startRuns.Add(1))
 	c := spare()
-	hold := &commitHold{prefix: job + "-e", released: make(chan struct{})}
-	defer hold.release()
-	h.dispStop()
-	h.dispStop = h.run(h.rctx, h.dispatcherWith(func(cfg *app.Config) {
-		cfg.HubCluster = rest.CopyConfig(cfg.HubCluster)
-		cfg.HubCluster.Wrap(hold.wrap)
+	hold := holdCommits(t, job, func(cfg *app.Config) {
 		// Backoff long enough that the job is not placed again in the test.
 		cfg.Dispatch.StartTimeout, cfg.Dispatch.Backoff, cfg.Dispatch.MaxBackoff = startTimeout, time.Hour, time.Hour
-	}).Run)
-	defer func() {
-		h.dispStop()
-		h.dispStop = h.run(h.rctx, h.newDispatcher().Run)
-	}()
+	})
 
 	submit(t, newJob(job, "e2e", 2, 8, onCluster(c)))
 	var (
@@ -146,6 +137,28 @@ func waitEvent(t *testing.T, events <-chan jobs.Event, timeout time.Duration, ma
 			t.Fatalf("no matching job event within %v", timeout)
 		}
 	}
+}
+
+// holdCommits replaces the hub's dispatcher by one whose commit stamps
+// on job's hub pods wait until the returned hold is released (and whose
+// config mutate changes, when not nil); the usual dispatcher is back, and
+// the hold released, when the test ends.
+func holdCommits(t *testing.T, job string, mutate func(*app.Config)) *commitHold {
+	hold := &commitHold{prefix: job + "-e", released: make(chan struct{})}
+	h.dispStop()
+	h.dispStop = h.run(h.rctx, h.dispatcherWith(func(cfg *app.Config) {
+		cfg.HubCluster = rest.CopyConfig(cfg.HubCluster)
+		cfg.HubCluster.Wrap(hold.wrap)
+		if mutate != nil {
+			mutate(cfg)
+		}
+	}).Run)
+	t.Cleanup(func() {
+		hold.release()
+		h.dispStop()
+		h.dispStop = h.run(h.rctx, h.newDispatcher().Run)
+	})
+	return hold
 }
 
 // dispatcherWith is a dispatcher replica whose config mutate changes.

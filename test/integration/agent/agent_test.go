@@ -5,6 +5,7 @@ package agent
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"strings"
@@ -157,10 +158,18 @@ func TestAgent(t *testing.T) {
 		if got := hub.registered[0]; got.ClusterUid != string(ks.UID) || got.ClusterName != clusterName || got.Labels["region"] != "eu" {
 			t.Errorf("register request = %+v", got)
 		}
-		sec, err := work.CoreV1().Secrets("shoal-system").Get(ctx, hubclient.SecretName, metav1.GetOptions{})
-		if err != nil || len(sec.Data["tls.key"]) == 0 || len(sec.Data["hub.kubeconfig"]) == 0 {
-			t.Errorf("credentials secret: %v", err)
-		}
+		// The agent stores its credentials after the hub answered, which
+		// the hub's count of registrations does not wait for.
+		eventually(t, 10*time.Second, "credentials stored", func(ctx context.Context) (bool, error) {
+			sec, err := work.CoreV1().Secrets("shoal-system").Get(ctx, hubclient.SecretName, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if len(sec.Data["tls.key"]) == 0 || len(sec.Data["hub.kubeconfig"]) == 0 {
+				return false, errors.New("the secret lacks tls.key or hub.kubeconfig")
+			}
+			return true, nil
+		})
 	})
 
 	t.Run("virtual nodes", func(t *testing.T) {
