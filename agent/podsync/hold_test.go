@@ -272,3 +272,51 @@ func TestHeldMembersReportedOnOneHubPod(t *testing.T) {
 		t.Fatalf("%d reports kept after every member was created", left)
 	}
 }
+
+// TestHeldMembersShareOneDryRun: the members of a job's epoch that arrive
+// at once on several workers are admitted by one dry-run create, not one
+// each.
+func TestHeldMembersShareOneDryRun(t *testing.T) {
+	cs := fake.NewClientset()
+	var mu sync.Mutex
+	dryRuns := 0
+	release := make(chan struct{})
+	cs.PrependReactor("create", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		c := a.(k8stesting.CreateActionImpl)
+		if len(c.CreateOptions.DryRun) == 0 {
+			return false, nil, nil
+		}
+		mu.Lock()
+		dryRuns++
+		mu.Unlock()
+		<-release // the others arrive meanwhile
+		return true, c.GetObject(), nil
+	})
+	s, _, n, _ := startSyncerWith(t, cs, &holdingGate{})
+	ctx := t.Context()
+	const members = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, members)
+	for i := range members {
+		p := hubPod(nil)
+		p.Name, p.UID = fmt.Sprintf("j-e1-%d", i), types.UID(fmt.Sprintf("uid-%d", i))
+		p.Labels[v1alpha1.LabelJob], p.Labels[v1alpha1.LabelEpoch], p.Labels[v1alpha1.LabelMember] = "j", "1", strconv.Itoa(i)
+		p.Spec.NodeName = "v1"
+		wg.Go(func() { errs <- s.CreatePod(ctx, "v1", p) })
+	}
+	time.Sleep(200 * time.Millisecond) // every member is asking
+	close(release)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	n.wait(t, func(p *corev1.Pod) bool { return v1alpha1.PreparedMembersReport(p) == fmt.Sprintf("0-%d", members-1) })
+	mu.Lock()
+	defer mu.Unlock()
+	if dryRuns != 1 {
+		t.Fatalf("%d dry-run creates for %d members of one epoch arriving at once, want 1", dryRuns, members)
+	}
+}

@@ -183,16 +183,28 @@ func (s *Syncer) admitted(ctx context.Context, hub, lp *corev1.Pod) error {
 	if ok {
 		return nil
 	}
-	if _, err := s.local.CoreV1().Pods(lp.Namespace).Create(ctx, lp, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.admits) >= maxAdmitted {
-		clear(s.admits)
-	}
-	s.admits[k] = true
-	return nil
+	// The members of a slice arrive together on several virtual-kubelet
+	// workers: one dry-run answers them all (each was one more create
+	// for the workload cluster's API server, 16 of a 128-member slice's).
+	_, err, _ := s.admitting.Do(k, func() (any, error) {
+		s.mu.Lock()
+		done := s.admits[k] // a flight that ended since the read above
+		s.mu.Unlock()
+		if done {
+			return nil, nil
+		}
+		if _, err := s.local.CoreV1().Pods(lp.Namespace).Create(ctx, lp, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.admits) >= maxAdmitted {
+			clear(s.admits)
+		}
+		s.admits[k] = true
+		return nil, nil
+	})
+	return err
 }
 
 // hold records a hub pod whose member the gate holds: prepared, its local

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -70,6 +71,9 @@ type Syncer struct {
 	// admits are the jobs' epochs whose members the workload cluster
 	// admitted (admitted), by "<namespace>/<job>/<epoch>".
 	admits map[string]bool
+	// admitting shares one dry-run among the members of a job's epoch
+	// that ask at once (admitted).
+	admitting singleflight.Group
 	// reports are the reports of held members, by job epoch (report.go).
 	reports map[reportKey]*report
 	// self is the agent's RBAC subject in the workload cluster
