@@ -106,23 +106,67 @@ func (s *Service) admitAll(ctx context.Context, items []BatchItem, hashes []stri
 }
 
 // putChunk stores the admitted items idx in one transaction, or one by one
-// (put) when that transaction's guards fail or the chunk cannot go
-// together. Each queue of the chunk is read again first (serializably),
-// so that the transaction is guarded on its revision now, not at the
-// batch's admission; an item whose queue's pod-security level changed
-// meanwhile is checked against the new level.
+// (put) when that transaction's guards fail for another reason than a
+// queue's revision, or the chunk cannot go together. Each queue of the
+// chunk is read again first (serializably), so that the transaction is
+// guarded on its revision now, not at the batch's admission; an item whose
+// queue's pod-security level changed meanwhile is checked against the new
+// level. When the transaction fails and a queue's revision moved (the
+// scheduler writes a queue's status about once a second under a steady
+// intake, and every such write failed the chunks in flight), the queues
+// are read again (linearizably) and the chunk is tried again, up to
+// maxAttempts times: stored one by one, a chunk of 100 took 100
+// transactions.
 func (s *Service) putChunk(ctx context.Context, items []BatchItem, hashes []string, idx []int, owner string, start time.Time, levels *levelMemo) {
-	one := func(i int) {
+	together, alone, reads := s.chunkOf(ctx, items, idx, start, levels, true)
+	if s.beforeWrite != nil {
+		s.beforeWrite()
+	}
+	for attempt := 1; len(together) > 0; attempt++ {
+		rev, err := s.commitChunk(ctx, items, together, reads)
+		if err == nil {
+			batchTxns.WithLabelValues("committed").Inc()
+			for _, i := range together {
+				it := &items[i]
+				traceSubmit(ctx, it.Job, start)
+				it.Job, it.Revision, it.Result = withRevision(it.Job, rev), rev, Created
+				observeSubmit(start, Created, nil)
+			}
+			break
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			for _, i := range together {
+				items[i].Job, items[i].Err = nil, err
+				observeSubmit(start, "", err)
+			}
+			break
+		}
+		if attempt == maxAttempts || !s.queuesMoved(ctx, reads) {
+			batchTxns.WithLabelValues("split").Inc()
+			alone = append(together, alone...) // a name taken meanwhile: each gets its own answer
+			break
+		}
+		batchTxns.WithLabelValues("queue_moved").Inc()
+		var more []int
+		together, more, reads = s.chunkOf(ctx, items, together, start, levels, false)
+		alone = append(alone, more...)
+	}
+	for _, i := range alone {
 		it := &items[i]
 		it.Job, it.Revision, it.Result, it.Err = s.put(ctx, it.Job, hashes[i], owner, start, levels)
 		observeSubmit(start, it.Result, it.Err)
 	}
-	if s.beforeWrite != nil {
-		s.beforeWrite()
-	}
-	var together, alone []int
+}
+
+// chunkOf sorts the admitted items idx into those that can be stored
+// together (a name once, a queue that exists and is not being deleted) and
+// those to store alone (put answers them), reading each queue again into
+// levels (serializably or not), and refuses an item whose queue's
+// pod-security level changed so that it now forbids it.
+func (s *Service) chunkOf(ctx context.Context, items []BatchItem, idx []int, start time.Time, levels *levelMemo,
+	serializable bool) (together, alone []int, reads map[string]queueRead) {
 	names := make(map[string]bool, len(idx))
-	reads := map[string]queueRead{}
+	reads = map[string]queueRead{}
 	changed := map[string]bool{}
 	for _, i := range idx {
 		j := items[i].Job
@@ -134,7 +178,7 @@ func (s *Service) putChunk(ctx context.Context, items []BatchItem, hashes []stri
 		if !ok {
 			var err error
 			var ch bool
-			qr, ch, err = s.refresh(ctx, j.Spec.Queue, levels, true)
+			qr, ch, err = s.refresh(ctx, j.Spec.Queue, levels, serializable)
 			if err != nil {
 				alone = append(alone, i) // put answers with the same error
 				continue
@@ -155,36 +199,38 @@ func (s *Service) putChunk(ctx context.Context, items []BatchItem, hashes []stri
 		names[j.Name] = true
 		together = append(together, i)
 	}
-	if len(together) > 0 {
-		txn := s.store.Txn(ctx)
-		for q, qr := range reads {
-			if qr.q != nil {
-				txn.If(s.queues.RevIs(q, qr.rev))
-			}
-		}
-		for _, i := range together {
-			j := items[i].Job
-			txn.If(s.jobs.Absent(j.Name)).Then(s.jobs.PutOp(j.Name, j))
-		}
-		rev, err := txn.Commit()
-		switch {
-		case err == nil:
-			for _, i := range together {
-				it := &items[i]
-				traceSubmit(ctx, it.Job, start)
-				it.Job, it.Revision, it.Result = withRevision(it.Job, rev), rev, Created
-				observeSubmit(start, Created, nil)
-			}
-		case errors.Is(err, store.ErrConflict):
-			alone = append(together, alone...)
-		default:
-			for _, i := range together {
-				items[i].Job, items[i].Err = nil, err
-				observeSubmit(start, "", err)
-			}
+	return together, alone, reads
+}
+
+// commitChunk stores the jobs of items idx in one transaction, guarded on
+// each queue's revision as read and on each name's absence.
+func (s *Service) commitChunk(ctx context.Context, items []BatchItem, idx []int, reads map[string]queueRead) (int64, error) {
+	txn := s.store.Txn(ctx)
+	for q, qr := range reads {
+		if qr.q != nil {
+			txn.If(s.queues.RevIs(q, qr.rev))
 		}
 	}
-	for _, i := range alone {
-		one(i)
+	for _, i := range idx {
+		j := items[i].Job
+		txn.If(s.jobs.Absent(j.Name)).Then(s.jobs.PutOp(j.Name, j))
 	}
+	return txn.Commit()
+}
+
+// queuesMoved says whether a queue of reads is at another revision now (a
+// linearizable read): a chunk's transaction that failed for it alone can
+// be tried again. A failed read says no (the items are then stored one by
+// one, each answered on its own).
+func (s *Service) queuesMoved(ctx context.Context, reads map[string]queueRead) bool {
+	for name, qr := range reads {
+		_, rev, err := s.queues.Get(ctx, name)
+		if errors.Is(err, store.ErrNotFound) {
+			rev, err = 0, nil
+		}
+		if err == nil && rev != qr.rev {
+			return true
+		}
+	}
+	return false
 }

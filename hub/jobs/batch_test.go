@@ -15,6 +15,7 @@ import (
 	"github.com/shoal-dev/shoal/apis/v1alpha1"
 	"github.com/shoal-dev/shoal/hub/errs"
 	"github.com/shoal-dev/shoal/hub/jobs"
+	"github.com/shoal-dev/shoal/hub/queues"
 	"github.com/shoal-dev/shoal/hub/store"
 )
 
@@ -103,6 +104,45 @@ func TestSubmitBatchTakenNameFallsBack(t *testing.T) {
 	}
 	if items[0].Revision != items[99].Revision || items[100].Revision == items[0].Revision {
 		t.Errorf("revisions %d %d %d: want the first 100 in one transaction", items[0].Revision, items[99].Revision, items[100].Revision)
+	}
+}
+
+// TestSubmitBatchTriesAgainWhenTheQueueStatusMoved: a queue status written
+// between a chunk's read of its queue and its transaction (the scheduler
+// writes the counts about once a second under a steady intake) fails the
+// transaction's guard; the chunk is tried again, still in one transaction,
+// instead of storing its jobs one by one.
+func TestSubmitBatchTriesAgainWhenTheQueueStatusMoved(t *testing.T) {
+	ctx, q := testCtx(t), uniq("bq")
+	js, qs := services(t, nil, q)
+	status := queues.NewStatusWriter(shared)
+	writes := 0
+	js.BeforeWrite(func() {
+		writes++
+		cur, rev, err := qs.Get(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := status.SetStatus(ctx, cur, rev, v1alpha1.QueueStatus{PendingJobs: int32(writes)}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var items []jobs.BatchItem
+	for i := range 150 { // two transactions: 100 and 50 jobs
+		items = append(items, jobs.BatchItem{In: job(fmt.Sprintf("%s-%d", uniq("s"), i), q)})
+	}
+	js.SubmitBatchAs(ctx, items, "alice", false)
+	for i, it := range items {
+		if it.Err != nil || it.Result != jobs.Created {
+			t.Fatalf("item %d: %q %v", i, it.Result, it.Err)
+		}
+	}
+	if items[0].Revision != items[99].Revision || items[100].Revision != items[149].Revision || items[0].Revision == items[100].Revision {
+		t.Errorf("revisions %d %d %d %d: want each chunk stored in one transaction", items[0].Revision, items[99].Revision,
+			items[100].Revision, items[149].Revision)
+	}
+	if writes != 2 {
+		t.Errorf("%d chunk writes tried, want 2 (the status written before the first try of each)", writes)
 	}
 }
 

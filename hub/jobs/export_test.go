@@ -28,5 +28,6 @@ var everyCondition = []string{v1alpha1.JobConditionAdmitted, v1alpha1.JobConditi
 func (ix *ListIndex) Fresh(ctx context.Context) error { return ix.fresh(ctx) }
 
 // BeforeWrite runs fn after a submission's jobs were admitted and before
-// they are written (each put, each batch transaction).
+// they are written (each put; each batch chunk, after its queues were read
+// again).
 func (s *Service) BeforeWrite(fn func()) { s.beforeWrite = fn }

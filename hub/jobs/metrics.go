@@ -23,6 +23,10 @@ var (
 		Help:    "Latency of job submissions, validation and store write included.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	})
+	batchTxns = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "shoal_job_batch_transactions_total",
+		Help: "Store transactions of batched submissions (up to 100 jobs each). outcome: committed; queue_moved (a queue's revision moved, its status written meanwhile: tried again); split (a name taken meanwhile, or tries used up: its jobs stored one by one).",
+	}, []string{"outcome"})
 	checkpoints = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "shoal_job_checkpoints_total",
 		Help: "Checkpoints jobs reported that became their latest (repeats and refused reports not counted).",
@@ -35,7 +39,7 @@ var (
 
 // Register registers the package's metrics on reg; registering again is not an error.
 func Register(reg prometheus.Registerer) error {
-	for _, c := range []prometheus.Collector{submissions, submitDuration, retentionDeleted, checkpoints, listsPastCompaction} {
+	for _, c := range []prometheus.Collector{submissions, submitDuration, batchTxns, retentionDeleted, checkpoints, listsPastCompaction} {
 		if err := reg.Register(c); err != nil {
 			var are prometheus.AlreadyRegisteredError
 			if !errors.As(err, &are) {

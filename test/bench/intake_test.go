@@ -214,6 +214,10 @@ func runIntake(b *testing.B, bins *devfleet.ShoalOptions, cli string, o intake.O
 	prof()
 	b.Logf("%s, batch %d, %d clients: %d jobs in %.1f s, %.0f jobs/s", res.Method, res.Batch, res.Clients,
 		res.Accepted, res.Seconds, res.JobsPerSec)
+	if len(res.BatchTransactions) > 0 {
+		b.Logf("  batch transactions: %d committed, %d failed for a queue's status and tried again, %d split into single writes",
+			res.BatchTransactions["committed"], res.BatchTransactions["queue_moved"], res.BatchTransactions["split"])
+	}
 	for _, s := range res.Stages {
 		b.Logf("  stored %6d-%6d: %7.0f jobs/s; call p50/p99 client %.1f/%.1f ms, hub %.1f/%.1f ms",
 			s.StoredBefore, s.StoredAfter, s.JobsPerSec, s.ClientP50ms, s.ClientP99ms, s.ServerP50ms, s.ServerP99ms)

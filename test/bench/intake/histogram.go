@@ -58,27 +58,56 @@ func (h histogram) quantile(q float64) float64 {
 // scrapeHistogram reads the method's series of rpcHistogram from url; a
 // hub that has not served the method yet has an empty one.
 func scrapeHistogram(ctx context.Context, url, method string) (histogram, error) {
+	fams, err := scrape(ctx, url)
+	if err != nil || fams == nil {
+		return histogram{}, err
+	}
+	return pick(fams[rpcHistogram], method), nil
+}
+
+// batchCounter is the family of the hub's batch transactions by outcome.
+const batchCounter = "shoal_job_batch_transactions_total"
+
+// scrapeOutcomes reads batchCounter from url, by outcome.
+func scrapeOutcomes(ctx context.Context, url string) (map[string]float64, error) {
+	fams, err := scrape(ctx, url)
+	if err != nil || fams == nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, m := range fams[batchCounter].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "outcome" {
+				out[l.GetValue()] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out, nil
+}
+
+// scrape reads the metric families url serves; nil when url is empty.
+func scrape(ctx context.Context, url string) (map[string]*dto.MetricFamily, error) {
 	if url == "" {
-		return histogram{}, nil
+		return nil, nil
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return histogram{}, err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return histogram{}, err
+		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return histogram{}, fmt.Errorf("GET %s: %s", url, resp.Status)
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(resp.Body)
 	if err != nil {
-		return histogram{}, fmt.Errorf("parse %s: %w", url, err)
+		return nil, fmt.Errorf("parse %s: %w", url, err)
 	}
-	return pick(fams[rpcHistogram], method), nil
+	return fams, nil
 }
 
 // pick returns the series of fam whose method label is method.

@@ -107,6 +107,10 @@ type Result struct {
 	Stages     []Stage `json:"stages"`
 	// Cordoned: the clusters were cordoned (Options.Cordon).
 	Cordoned bool `json:"cordoned"`
+	// BatchTransactions are the hub's store transactions of batched
+	// submissions during the run, by outcome (committed, queue_moved,
+	// split: shoal_job_batch_transactions_total).
+	BatchTransactions map[string]int `json:"batchTransactions,omitempty"`
 }
 
 // Dial opens a connection to the hub; Run opens Clients of them.
@@ -133,6 +137,10 @@ func Run(ctx context.Context, dial Dial, opts Options) (Result, error) {
 		defer func() { _ = c.Close() }()
 		conns[i] = shoalv1.NewJobsClient(c)
 	}
+	txnsBefore, err := scrapeOutcomes(ctx, opts.MetricsURL)
+	if err != nil {
+		return res, err
+	}
 	per := (opts.Jobs + opts.Stages - 1) / opts.Stages
 	start := time.Now()
 	stored := 0
@@ -153,6 +161,18 @@ func Run(ctx context.Context, dial Dial, opts Options) (Result, error) {
 		res.Accepted += st.Accepted
 	}
 	res.JobsPerSec = float64(res.Accepted) / res.Seconds
+	txnsAfter, err := scrapeOutcomes(ctx, opts.MetricsURL)
+	if err != nil {
+		return res, err
+	}
+	for k, v := range txnsAfter {
+		if n := int(v - txnsBefore[k]); n > 0 {
+			if res.BatchTransactions == nil {
+				res.BatchTransactions = map[string]int{}
+			}
+			res.BatchTransactions[k] = n
+		}
+	}
 	return res, nil
 }
 
