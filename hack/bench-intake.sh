@@ -31,7 +31,7 @@ load=$(cut -d' ' -f1 /proc/loadavg)
 
 echo "== intake through the real shoal-hub (one fleet per mode)" >&2
 SHOAL_BENCH_OUT="$tmp" go test ./test/bench -run '^$' -bench '^BenchmarkIntake$' -benchtime 1x -timeout 60m -v \
-  | tee "$tmp/bench.txt" | grep -E 'jobs/s|stored|transactions' >&2
+  | tee "$tmp/bench.txt" | grep -E 'jobs/s|stored|transactions|guard' >&2
 
 python3 - "$tmp/intake.json" "$out/intake-$stamp.json" <<PY
 import json, sys

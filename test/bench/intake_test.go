@@ -214,6 +214,7 @@ func runIntake(b *testing.B, bins *devfleet.ShoalOptions, cli string, o intake.O
 	prof()
 	b.Logf("%s, batch %d, %d clients: %d jobs in %.1f s, %.0f jobs/s", res.Method, res.Batch, res.Clients,
 		res.Accepted, res.Seconds, res.JobsPerSec)
+	b.Logf("  store transactions that failed a guard and were written again: %d", res.StoreConflicts)
 	if len(res.BatchTransactions) > 0 {
 		b.Logf("  batch transactions: %d committed, %d failed for a queue's status and tried again, %d split into single writes",
 			res.BatchTransactions["committed"], res.BatchTransactions["queue_moved"], res.BatchTransactions["split"])

@@ -65,24 +65,45 @@ func scrapeHistogram(ctx context.Context, url, method string) (histogram, error)
 	return pick(fams[rpcHistogram], method), nil
 }
 
-// batchCounter is the family of the hub's batch transactions by outcome.
-const batchCounter = "shoal_job_batch_transactions_total"
+// batchCounter is the family of the hub's batch transactions by outcome,
+// storeCounter that of its store requests (operation, result).
+const (
+	batchCounter = "shoal_job_batch_transactions_total"
+	storeCounter = "shoal_store_requests_total"
+)
 
-// scrapeOutcomes reads batchCounter from url, by outcome.
-func scrapeOutcomes(ctx context.Context, url string) (map[string]float64, error) {
+// counts are the counters Run reports: batch transactions by outcome, and
+// the store's transactions that failed a guard (conflict: a submission's
+// queue or name changed between its read and its write).
+type counts struct {
+	outcomes  map[string]float64
+	conflicts float64
+}
+
+// scrapeCounts reads the counts from url.
+func scrapeCounts(ctx context.Context, url string) (counts, error) {
 	fams, err := scrape(ctx, url)
 	if err != nil || fams == nil {
-		return nil, err
+		return counts{}, err
 	}
-	out := map[string]float64{}
+	c := counts{outcomes: map[string]float64{}}
 	for _, m := range fams[batchCounter].GetMetric() {
 		for _, l := range m.GetLabel() {
 			if l.GetName() == "outcome" {
-				out[l.GetValue()] = m.GetCounter().GetValue()
+				c.outcomes[l.GetValue()] = m.GetCounter().GetValue()
 			}
 		}
 	}
-	return out, nil
+	for _, m := range fams[storeCounter].GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		if labels["operation"] == "txn" && labels["result"] == "conflict" {
+			c.conflicts += m.GetCounter().GetValue()
+		}
+	}
+	return c, nil
 }
 
 // scrape reads the metric families url serves; nil when url is empty.

@@ -111,6 +111,11 @@ type Result struct {
 	// submissions during the run, by outcome (committed, queue_moved,
 	// split: shoal_job_batch_transactions_total).
 	BatchTransactions map[string]int `json:"batchTransactions,omitempty"`
+	// StoreConflicts are the hub's store transactions during the run that
+	// failed a guard (shoal_store_requests_total{operation="txn",
+	// result="conflict"}): each is a submission, or a batch's transaction,
+	// written again.
+	StoreConflicts int `json:"storeConflicts"`
 }
 
 // Dial opens a connection to the hub; Run opens Clients of them.
@@ -137,7 +142,7 @@ func Run(ctx context.Context, dial Dial, opts Options) (Result, error) {
 		defer func() { _ = c.Close() }()
 		conns[i] = shoalv1.NewJobsClient(c)
 	}
-	txnsBefore, err := scrapeOutcomes(ctx, opts.MetricsURL)
+	before, err := scrapeCounts(ctx, opts.MetricsURL)
 	if err != nil {
 		return res, err
 	}
@@ -161,12 +166,13 @@ func Run(ctx context.Context, dial Dial, opts Options) (Result, error) {
 		res.Accepted += st.Accepted
 	}
 	res.JobsPerSec = float64(res.Accepted) / res.Seconds
-	txnsAfter, err := scrapeOutcomes(ctx, opts.MetricsURL)
+	after, err := scrapeCounts(ctx, opts.MetricsURL)
 	if err != nil {
 		return res, err
 	}
-	for k, v := range txnsAfter {
-		if n := int(v - txnsBefore[k]); n > 0 {
+	res.StoreConflicts = int(after.conflicts - before.conflicts)
+	for k, v := range after.outcomes {
+		if n := int(v - before.outcomes[k]); n > 0 {
 			if res.BatchTransactions == nil {
 				res.BatchTransactions = map[string]int{}
 			}
