@@ -4,6 +4,8 @@ package intake
 
 import (
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -49,5 +51,32 @@ func TestHistogramQuantilesOfAStage(t *testing.T) {
 	}
 	if h := pick(fams[rpcHistogram], "Jobs/SubmitBatch"); len(h.counts) != 0 {
 		t.Errorf("a method the hub has not served: %+v", h)
+	}
+}
+
+// TestScrapeCounts reads the batch transactions by outcome and the
+// store's failed transactions (only operation txn, result conflict) from
+// a hub's /metrics, as Run does before and after the load.
+func TestScrapeCounts(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte(`# TYPE shoal_job_batch_transactions_total counter
+shoal_job_batch_transactions_total{outcome="committed"} 200
+shoal_job_batch_transactions_total{outcome="queue_moved"} 7
+# TYPE shoal_store_requests_total counter
+shoal_store_requests_total{operation="txn",result="conflict"} 3
+shoal_store_requests_total{operation="txn",result="ok"} 500
+shoal_store_requests_total{operation="update",result="conflict"} 9
+`))
+	}))
+	defer srv.Close()
+	c, err := scrapeCounts(t.Context(), srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.outcomes["committed"] != 200 || c.outcomes["queue_moved"] != 7 || c.outcomes["split"] != 0 || c.conflicts != 3 {
+		t.Errorf("counts %+v, want 200 committed, 7 queue_moved, 3 conflicts", c)
+	}
+	if c, err := scrapeCounts(t.Context(), ""); err != nil || c.outcomes != nil {
+		t.Errorf("no URL: %+v, %v", c, err)
 	}
 }
