@@ -111,12 +111,12 @@ func (s *Service) admitAll(ctx context.Context, items []BatchItem, hashes []stri
 // chunk is read again first (serializably), so that the transaction is
 // guarded on its revision now, not at the batch's admission; an item whose
 // queue's pod-security level changed meanwhile is checked against the new
-// level. When the transaction fails and a queue's revision moved (the
-// scheduler writes a queue's status about once a second under a steady
-// intake, and every such write failed the chunks in flight), the queues
-// are read again (linearizably) and the chunk is tried again, up to
-// maxAttempts times: stored one by one, a chunk of 100 took 100
-// transactions.
+// level. When the transaction fails, the queues are read again
+// (linearizably) and the chunk sorted and checked again against them;
+// when a queue's revision moved (the scheduler writes a queue's status
+// about once a second under a steady intake, and every such write failed
+// the chunks in flight) it is tried again, up to maxAttempts times: stored
+// one by one, a chunk of 100 took 100 transactions.
 func (s *Service) putChunk(ctx context.Context, items []BatchItem, hashes []string, idx []int, owner string, start time.Time, levels *levelMemo) {
 	together, alone, reads := s.chunkOf(ctx, items, idx, start, levels, true)
 	if s.beforeWrite != nil {
@@ -141,14 +141,18 @@ func (s *Service) putChunk(ctx context.Context, items []BatchItem, hashes []stri
 			}
 			break
 		}
-		if attempt == maxAttempts || !s.queuesMoved(ctx, reads) {
+		var next, more []int
+		var now map[string]queueRead
+		if attempt < maxAttempts {
+			next, more, now = s.chunkOf(ctx, items, together, start, levels, false)
+		}
+		if !moved(reads, now) { // a name taken meanwhile, or the tries used up
 			batchTxns.WithLabelValues("split").Inc()
-			alone = append(together, alone...) // a name taken meanwhile: each gets its own answer
+			alone = append(together, alone...) // each gets its own answer
 			break
 		}
 		batchTxns.WithLabelValues("queue_moved").Inc()
-		var more []int
-		together, more, reads = s.chunkOf(ctx, items, together, start, levels, false)
+		together, reads = next, now
 		alone = append(alone, more...)
 	}
 	for _, i := range alone {
@@ -218,17 +222,13 @@ func (s *Service) commitChunk(ctx context.Context, items []BatchItem, idx []int,
 	return txn.Commit()
 }
 
-// queuesMoved says whether a queue of reads is at another revision now (a
-// linearizable read): a chunk's transaction that failed for it alone can
-// be tried again. A failed read says no (the items are then stored one by
-// one, each answered on its own).
-func (s *Service) queuesMoved(ctx context.Context, reads map[string]queueRead) bool {
+// moved says whether a queue read before (reads) is at another revision
+// in a later read (now): a chunk's transaction that failed for it can be
+// tried again. A queue now lacks (its read failed) counts as unmoved; a
+// queue deleted since reads at revision 0, as moved.
+func moved(reads, now map[string]queueRead) bool {
 	for name, qr := range reads {
-		_, rev, err := s.queues.Get(ctx, name)
-		if errors.Is(err, store.ErrNotFound) {
-			rev, err = 0, nil
-		}
-		if err == nil && rev != qr.rev {
+		if n, ok := now[name]; ok && n.rev != qr.rev {
 			return true
 		}
 	}
