@@ -65,6 +65,16 @@ func prepared(p *corev1.Pod) bool {
 	return c != nil && c.Status == corev1.ConditionTrue
 }
 
+// epochMember is the hub pod of member i of job j's epoch 1, bound to
+// virtual node v1.
+func epochMember(i int) *corev1.Pod {
+	p := hubPod(nil)
+	p.Name, p.UID = fmt.Sprintf("j-e1-%d", i), types.UID(fmt.Sprintf("uid-%d", i))
+	p.Labels[v1alpha1.LabelJob], p.Labels[v1alpha1.LabelEpoch], p.Labels[v1alpha1.LabelMember] = "j", "1", strconv.Itoa(i)
+	p.Spec.NodeName = "v1"
+	return p
+}
+
 // TestHeldMemberReportedPreparedThenCreatedUngated: a member the gate
 // holds has no local pod and is reported Pending and Prepared; CreateHeld
 // creates it without the gang's gate, once, and its status is not written
@@ -206,16 +216,9 @@ func TestHeldMemberRefusals(t *testing.T) {
 func TestHeldMembersReportedOnOneHubPod(t *testing.T) {
 	s, cs, n, _ := startHoldingSyncer(t)
 	ctx := t.Context()
-	member := func(i int) *corev1.Pod {
-		p := hubPod(nil)
-		p.Name, p.UID = fmt.Sprintf("j-e1-%d", i), types.UID(fmt.Sprintf("uid-%d", i))
-		p.Labels[v1alpha1.LabelJob], p.Labels[v1alpha1.LabelEpoch], p.Labels[v1alpha1.LabelMember] = "j", "1", strconv.Itoa(i)
-		p.Spec.NodeName = "v1"
-		return p
-	}
 	hubs := map[int]*corev1.Pod{}
 	for _, i := range []int{2, 0, 1} {
-		hubs[i] = member(i)
+		hubs[i] = epochMember(i)
 		if err := s.CreatePod(ctx, "v1", hubs[i]); err != nil {
 			t.Fatal(err)
 		}
@@ -298,10 +301,7 @@ func TestHeldMembersShareOneDryRun(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, members)
 	for i := range members {
-		p := hubPod(nil)
-		p.Name, p.UID = fmt.Sprintf("j-e1-%d", i), types.UID(fmt.Sprintf("uid-%d", i))
-		p.Labels[v1alpha1.LabelJob], p.Labels[v1alpha1.LabelEpoch], p.Labels[v1alpha1.LabelMember] = "j", "1", strconv.Itoa(i)
-		p.Spec.NodeName = "v1"
+		p := epochMember(i)
 		wg.Go(func() { errs <- s.CreatePod(ctx, "v1", p) })
 	}
 	time.Sleep(200 * time.Millisecond) // every member is asking
